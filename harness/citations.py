@@ -1,0 +1,63 @@
+"""Citation checks: a claim stands only on evidence that exists, succeeded, concerns the claimed
+component, and carries the numbers the claim states."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from harness.models import Finding
+
+# A number on its own, not the digits inside an identifier such as gpu3, mlx5_3 or a017.
+_NUMBER = re.compile(r"(?<![A-Za-z0-9_.])[-+]?\d+(?:\.\d+)?(?![A-Za-z0-9_])")
+
+
+def numbers_in(text: str) -> set[float]:
+    out = set()
+    for m in _NUMBER.finditer(text):
+        try:
+            out.add(round(float(m.group()), 6))
+        except ValueError:
+            continue
+    return out
+
+
+def _record_text(rec: dict[str, Any]) -> str:
+    parts = [rec.get("summary", "")]
+    for sig in rec.get("signals") or []:
+        parts.append(sig.get("detail", ""))
+        parts.append(json.dumps(sig.get("values", {})))
+    parts.append(json.dumps(rec.get("data", {}), default=str)[:200_000])
+    return "\n".join(parts)
+
+
+def _concerns(rec: dict[str, Any], component: str | None) -> bool:
+    if component in (None, "job"):
+        return True
+    host = component.split("/", 1)[0]
+    if component in (rec.get("covered") or []) or host in (rec.get("covered") or []):
+        return True
+    return any(s.get("component") in (component, host) for s in rec.get("signals") or [])
+
+
+def check(finding: Finding, records: dict[str, dict[str, Any]], component: str | None) -> Finding:
+    """Return the finding with ``verified`` and ``problem`` set."""
+    if not finding.evidence:
+        return finding.model_copy(update={"verified": False, "problem": "cites no evidence"})
+    texts = []
+    for ev in finding.evidence:
+        rec = records.get(ev)
+        if rec is None:
+            return finding.model_copy(update={"verified": False, "problem": f"{ev} does not exist"})
+        if rec.get("status") != "ok":
+            return finding.model_copy(update={"verified": False, "problem": f"{ev} did not succeed ({rec.get('status')})"})
+        if not _concerns(rec, component):
+            return finding.model_copy(update={"verified": False, "problem": f"{ev} does not concern {component}"})
+        texts.append(_record_text(rec))
+    carried = numbers_in("\n".join(texts))
+    missing = sorted(n for n in numbers_in(finding.claim) if n not in carried)
+    if missing:
+        shown = ", ".join(f"{n:g}" for n in missing[:3])
+        return finding.model_copy(update={"verified": False, "problem": f"the cited evidence does not carry {shown}"})
+    return finding.model_copy(update={"verified": True, "problem": None})

@@ -1,0 +1,160 @@
+"""The ``forensic`` command line.
+
+Exit codes: 0 when an investigation ran to a verdict of any status, 2 for unusable input (one
+line on stderr saying why), 1 for an internal error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from harness.budget import Limits
+from sandbox import BundleError, ForensicError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="An autonomous investigator for GPU training fleets.")
+bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks: speed and accuracy of the detectors.")
+app.add_typer(bench_app, name="bench")
+
+err = Console(stderr=True)
+
+
+def _fail(code: int, message: str) -> None:
+    err.print(f"forensic: {message}", markup=False, highlight=False)
+    raise typer.Exit(code)
+
+
+def default_state_dir() -> Path:
+    base = os.environ.get("FORENSIC_STATE_DIR") or os.path.join(
+        os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state"), "forensic"
+    )
+    return Path(base)
+
+
+def _checkpointer(path: Path | None):
+    """A SQLite checkpointer at ``path`` (None: an in-memory one)."""
+    if path is None:
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        return InMemorySaver()
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return SqliteSaver(sqlite3.connect(str(path), check_same_thread=False))
+
+
+@app.command()
+def investigate(
+    bundle: Annotated[Path, typer.Argument(help="Incident bundle folder (or an evaluation case holding bundle/).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the forensic.report/v1 JSON document.")] = False,
+    budget_tool_calls: Annotated[int, typer.Option(help="Hard limit on tool calls.", min=0)] = 40,
+    budget_wall_s: Annotated[float, typer.Option(help="Hard limit on working time, seconds.", min=0.001)] = 300.0,
+    budget_tokens: Annotated[int, typer.Option(help="Hard limit on model tokens.", min=0)] = 200_000,
+    budget_cost_usd: Annotated[float, typer.Option(help="Hard limit on model cost, USD.", min=0.0)] = 1.0,
+    planner: Annotated[str, typer.Option(help="graph (default, no model) or llm.")] = "graph",
+    checkpoint: Annotated[Optional[Path], typer.Option(help="SQLite checkpoint file (default: state dir).")] = None,
+    no_checkpoint: Annotated[bool, typer.Option("--no-checkpoint", help="Keep checkpoints in memory only.")] = False,
+    thread: Annotated[Optional[str], typer.Option(help="Thread id for this run (default: generated).")] = None,
+    resume: Annotated[Optional[str], typer.Option(help="Resume a checkpointed thread by id.")] = None,
+) -> None:
+    """Investigate a recorded incident and print a verdict with cited evidence."""
+    from harness.graph import Investigator
+    from harness.render import render_report
+
+    limits = Limits(tool_calls=budget_tool_calls, wall_s=budget_wall_s, llm_tokens=budget_tokens, cost_usd=budget_cost_usd)
+    cp_path = None if no_checkpoint else (checkpoint or default_state_dir() / "checkpoints.sqlite")
+    try:
+        inv = Investigator(bundle, planner=planner, limits=limits, checkpointer=_checkpointer(cp_path))
+        report = inv.resume(resume) if resume else inv.run(thread_id=thread)
+    except BundleError as exc:
+        _fail(2, str(exc))
+    except ForensicError as exc:
+        _fail(2, str(exc))
+    if as_json:
+        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+    else:
+        render_report(report, Console())
+
+
+@app.command("eval")
+def evaluate(
+    directory: Annotated[Path, typer.Argument(help="Folder of evaluation cases (<case>/bundle + <case>/truth.json).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the forensic.eval/v1 JSON document.")] = False,
+    repeat: Annotated[int, typer.Option(help="Run each case N times (for planners that are not deterministic).", min=1)] = 1,
+    planner: Annotated[str, typer.Option(help="graph (default) or llm.")] = "graph",
+    budget_tool_calls: Annotated[int, typer.Option(help="Hard limit on tool calls per case.", min=0)] = 40,
+    baselines: Annotated[bool, typer.Option(help="Also score the baseline rules in the same run.")] = True,
+) -> None:
+    """Score the investigator against evaluation incidents."""
+    from evals.runner import render_scoreboard, run_eval
+
+    if not directory.is_dir():
+        _fail(2, f"{directory}: not a folder")
+    result = run_eval(directory, planner=planner, repeat=repeat, limits=Limits(tool_calls=budget_tool_calls),
+                      baselines=baselines, progress=not as_json and sys.stderr.isatty())
+    if not result["cases"]:
+        _fail(2, f"{directory}: no evaluation cases (folders with bundle/ and truth.json)")
+    if as_json:
+        sys.stdout.write(json.dumps(result, indent=2) + "\n")
+    else:
+        render_scoreboard(result, Console())
+
+
+@app.command("tools")
+def list_tools(as_json: Annotated[bool, typer.Option("--json", help="Print the tools' JSON schemas.")] = False) -> None:
+    """List the investigator's tools and their arguments."""
+    from tools import all_tools
+
+    schemas = [t.schema() for t in all_tools().values()]
+    if as_json:
+        sys.stdout.write(json.dumps(schemas, indent=2) + "\n")
+        return
+    con = Console()
+    for s in schemas:
+        con.print(f"[bold]{s['name']}[/]  {s['description']}")
+
+
+@bench_app.command("detectors")
+def bench_detectors(
+    ranks: Annotated[int, typer.Option(help="Ranks in the synthetic job.", min=8)] = 16384,
+    steps: Annotated[int, typer.Option(help="Steps in the synthetic job.", min=50)] = 10000,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    seed: Annotated[int, typer.Option()] = 0,
+) -> None:
+    """Speed of the detector suite against a one-pass numpy floor and a pandas baseline."""
+    from tools.detectors.bench import detector_benchmark, format_benchmark
+
+    result = detector_benchmark(ranks=ranks, steps=steps, seed=seed)
+    sys.stdout.write(json.dumps(result, indent=2) + "\n" if as_json else format_benchmark(result) + "\n")
+
+
+@bench_app.command("detection")
+def bench_detection(
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    seed: Annotated[int, typer.Option()] = 0,
+) -> None:
+    """Accuracy of the detectors on synthetic fleets with injected stragglers."""
+    from tools.detectors.bench import detection_benchmark, format_benchmark
+
+    result = detection_benchmark(seed=seed)
+    sys.stdout.write(json.dumps(result, indent=2) + "\n" if as_json else format_benchmark(result) + "\n")
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        err.print("forensic: interrupted")
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

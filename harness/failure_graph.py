@@ -1,0 +1,252 @@
+"""The failure graph, loaded from ``playbooks/`` (data, not code), and belief over hypotheses.
+
+A hypothesis is a (root cause, component) pair. Its belief is a log-odds score: the root cause's
+prior plus, for each of its tests, the test's weight when the signal was found on the component,
+or its ``absent`` weight when the tool examined the component and did not find it. Scores across
+hypotheses are turned into probabilities with a softmax, with ``healthy`` as one more hypothesis.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from sandbox import PlaybookError
+from tools.base import ComponentKind, Signal
+
+PLAYBOOK_DIR = Path(__file__).resolve().parent.parent / "playbooks"
+
+Match = Literal["component", "host", "job", "any"]
+
+
+class Test(BaseModel):
+    """A discriminating test: which tool, which signal, how much each outcome moves belief."""
+
+    tool: str = Field(description="Tool that produces the signal.")
+    signal: str = Field(description="Signal name.")
+    weight: float = Field(description="Log-likelihood ratio when the signal is found.")
+    absent: float = Field(0.0, description="Log-likelihood ratio when the tool examined the component and did not find it.")
+    match: Match = Field(
+        "component",
+        description="component: on the same component; host: anywhere on its host; job: a job-wide signal; any: anywhere.",
+    )
+
+
+class Confirm(BaseModel):
+    """Confirmation rule: each group needs one of its signals present on the component."""
+
+    require: list[list[str]] = Field(default_factory=list, description="Groups that must each be met.")
+    impact: list[list[str]] = Field(
+        default_factory=list, description="Groups that show the fault matters to the job; unmet leaves the verdict probable."
+    )
+
+
+class Remediation(BaseModel):
+    """A remediation template; ``{host}`` and ``{component}`` are filled in from the verdict."""
+
+    action: str = Field(description="Typed action name.")
+    target: str = Field(description="Target template.")
+    risk: Literal["low", "medium", "high"] = Field(description="Risk of the action.")
+    reason: str = Field(description="Reason template.")
+    blast_radius: str = Field("", description="What else the action affects.")
+    rollback: str = Field("", description="How to undo it.")
+
+
+class RootCauseSpec(BaseModel):
+    """One root cause of the failure graph."""
+
+    id: str = Field(description="Root cause id from the bundle vocabulary.")
+    title: str = Field(description="What it means.")
+    kinds: list[ComponentKind | Literal["none"]] = Field(description="Kinds of component it can blame.")
+    mechanisms: list[str] = Field(description="Mechanisms it acts through (can-cause edges).")
+    prior: float = Field(gt=0.0, lt=1.0, description="Prior probability.")
+    tests: list[Test] = Field(default_factory=list, description="Discriminating tests.")
+    confirm: Confirm = Field(default_factory=Confirm, description="Confirmation rule.")
+    remediation: list[Remediation] = Field(default_factory=list, description="Remediation templates.")
+
+
+class NodeSpec(BaseModel):
+    """A symptom or mechanism node."""
+
+    description: str = Field(description="What it means.")
+    signals: list[str] = Field(default_factory=list, description="Signals that evidence it.")
+    symptoms: list[str] = Field(default_factory=list, description="Symptoms it can cause (mechanisms only).")
+
+
+class FailureGraph(BaseModel):
+    """Symptoms, mechanisms and root causes, with can-cause edges."""
+
+    triage: list[str] = Field(description="Tools run before any hypothesis exists.")
+    sweeps: list[str] = Field(description="Fleet-wide tools for when targeted tests are not enough.")
+    symptoms: dict[str, NodeSpec]
+    mechanisms: dict[str, NodeSpec]
+    root_causes: dict[str, RootCauseSpec]
+
+    def tools(self) -> set[str]:
+        return {t.tool for rc in self.root_causes.values() for t in rc.tests} | set(self.triage) | set(self.sweeps)
+
+
+def load_failure_graph(folder: Path | str = PLAYBOOK_DIR) -> FailureGraph:
+    """Load and validate the failure graph; PlaybookError says which file is wrong and why."""
+    folder = Path(folder)
+    try:
+        base = tomllib.loads((folder / "graph.toml").read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise PlaybookError(f"{folder / 'graph.toml'}: {exc}") from None
+    root_causes: dict[str, RootCauseSpec] = {}
+    for path in sorted((folder / "root_causes").glob("*.toml")):
+        try:
+            spec = RootCauseSpec.model_validate(tomllib.loads(path.read_text()))
+        except (OSError, tomllib.TOMLDecodeError, ValidationError) as exc:
+            raise PlaybookError(f"{path}: {exc}") from None
+        if spec.id in root_causes:
+            raise PlaybookError(f"{path}: root cause {spec.id!r} defined twice")
+        root_causes[spec.id] = spec
+    try:
+        graph = FailureGraph.model_validate({**base, "root_causes": root_causes})
+    except ValidationError as exc:
+        raise PlaybookError(f"{folder}: {exc}") from None
+    for rc in graph.root_causes.values():
+        for m in rc.mechanisms:
+            if m not in graph.mechanisms:
+                raise PlaybookError(f"root cause {rc.id}: unknown mechanism {m!r}")
+    if "healthy" not in graph.root_causes:
+        raise PlaybookError("the failure graph needs a 'healthy' root cause")
+    return graph
+
+
+@lru_cache(maxsize=4)
+def default_graph() -> FailureGraph:
+    return load_failure_graph(PLAYBOOK_DIR)
+
+
+# --- belief -----------------------------------------------------------------------------------
+
+
+def host_of(component: str) -> str:
+    return component.split("/", 1)[0]
+
+
+class Observation(BaseModel):
+    """What the ledger says, reduced to what belief needs."""
+
+    signals: list[tuple[str, Signal]] = Field(default_factory=list, description="(tool, signal) pairs with their evidence id.")
+    evidence_of: dict[str, list[str]] = Field(default_factory=dict, description="signal key -> evidence ids.")
+    covered: dict[str, set[str]] = Field(default_factory=dict, description="tool -> components it examined.")
+    ran: set[str] = Field(default_factory=set, description="Tools that ran successfully at least once.")
+
+
+def observe(records: Iterable[dict]) -> Observation:
+    """Reduce ledger records (as dicts) to signals and coverage."""
+    obs = Observation()
+    for rec in records:
+        if rec["status"] == "error":
+            continue
+        tool = rec["tool"]
+        obs.ran.add(tool)
+        cov = obs.covered.setdefault(tool, set())
+        cov.update(rec.get("covered") or [])
+        for raw in rec.get("signals") or []:
+            sig = raw if isinstance(raw, Signal) else Signal.model_validate(raw)
+            obs.signals.append((tool, sig))
+            obs.evidence_of.setdefault(f"{sig.name}@{sig.component}", []).append(rec["id"])
+    return obs
+
+
+class Hypothesis(BaseModel):
+    """A (root cause, component) pair and where belief in it stands."""
+
+    root_cause: str
+    component: str | None
+    kind: str
+    score: float = Field(description="Log-odds.")
+    probability: float = 0.0
+    support: list[str] = Field(default_factory=list, description="Signal keys found for it.")
+    confirmed: bool = False
+    impact_shown: bool = False
+
+
+def _matches(test: Test, sig: Signal, component: str | None) -> bool:
+    if test.match == "any":
+        return True
+    if test.match == "job":
+        return sig.kind == "job"
+    if component is None:
+        return False
+    if test.match == "host":
+        return host_of(sig.component) == host_of(component)
+    return sig.component == component
+
+
+def _covered(test: Test, obs: Observation, component: str | None) -> bool:
+    cov = obs.covered.get(test.tool, set())
+    if test.match in ("job", "any") or component is None:
+        return test.tool in obs.ran
+    if test.match == "host":
+        return host_of(component) in {host_of(c) for c in cov}
+    return component in cov
+
+
+def score(rc: RootCauseSpec, component: str | None, obs: Observation) -> Hypothesis:
+    logit = math.log(rc.prior / (1.0 - rc.prior))
+    support: list[str] = []
+    present: set[str] = set()
+    for test in rc.tests:
+        found = [s for tool, s in obs.signals if tool == test.tool and s.name == test.signal and _matches(test, s, component)]
+        if found:
+            logit += test.weight
+            if test.weight > 0:
+                support.extend(f"{s.name}@{s.component}" for s in found)
+            present.add(test.signal)
+        elif _covered(test, obs, component):
+            logit += test.absent
+    # Confirmation looks at every tool: the same fact seen by another tool still counts.
+    names_on = {s.name for _, s in obs.signals if component is not None and s.component == component}
+    names_on |= {s.name for _, s in obs.signals if s.kind == "job"}
+    names_on |= present
+    confirmed = all(any(n in names_on for n in group) for group in rc.confirm.require)
+    impact = all(any(n in names_on for n in group) for group in rc.confirm.impact)
+    kind = rc.kinds[0] if rc.kinds else "none"
+    return Hypothesis(
+        root_cause=rc.id, component=component, kind=kind, score=logit,
+        support=sorted(set(support)), confirmed=confirmed and bool(rc.confirm.require), impact_shown=impact,
+    )
+
+
+def candidates(graph: FailureGraph, obs: Observation) -> list[tuple[str, str | None]]:
+    """Hypotheses worth scoring: every component where a supporting signal of the right kind was found."""
+    out: set[tuple[str, str | None]] = set()
+    for rc in graph.root_causes.values():
+        if "none" in rc.kinds:
+            out.add((rc.id, None))
+            continue
+        if "job" in rc.kinds:
+            out.add((rc.id, "job"))
+            continue
+        positive = {(t.tool, t.signal, t.match) for t in rc.tests if t.weight > 0}
+        for tool, sig in obs.signals:
+            for t_tool, t_sig, match in positive:
+                if tool != t_tool or sig.name != t_sig:
+                    continue
+                if sig.kind in rc.kinds:
+                    out.add((rc.id, sig.component))
+                elif match == "host" and "host" in rc.kinds:
+                    out.add((rc.id, host_of(sig.component)))
+    return sorted(out, key=lambda x: (x[0], x[1] or ""))
+
+
+def beliefs(graph: FailureGraph, obs: Observation) -> list[Hypothesis]:
+    """Every candidate hypothesis with its probability, best first."""
+    hyps = [score(graph.root_causes[rc], comp, obs) for rc, comp in candidates(graph, obs)]
+    top = max(h.score for h in hyps)
+    z = sum(math.exp(h.score - top) for h in hyps)
+    for h in hyps:
+        h.probability = math.exp(h.score - top) / z
+    hyps.sort(key=lambda h: (-h.score, h.root_cause, h.component or ""))
+    return hyps

@@ -1,0 +1,266 @@
+"""An investigation as a LangGraph state graph.
+
+    triage -> hypothesize -> choose_test -> run_tool -> assess -> (choose_test ...)
+                                  |                                    |
+                                  +------------> conclude <------------+
+                                                    |
+                                                 propose -> [approval_gate] -> END
+
+The state is plain JSON (so any checkpointer can store it); the bundle and the tools live in
+the :class:`Investigator`, rebuilt from ``bundle_path`` when a thread is resumed. Nodes have no
+side effects outside the state, so LangGraph may re-run any of them on resume.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypedDict
+
+from langgraph.errors import GraphInterrupt
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import interrupt
+
+from harness import ledger
+from harness.budget import Limits, Usage, exhausted
+from harness.failure_graph import FailureGraph, beliefs, default_graph, observe
+from harness.planners import PlannerView, Stop, ToolCall, make_planner
+from harness.models import Report
+from harness.proposals import make_proposals
+from harness.report import build_report, symptom_of
+from sandbox import Bundle, ForensicError, ToolArgumentError
+from tools import ToolContext, all_tools, get_tool
+
+
+class State(TypedDict, total=False):
+    bundle_path: str
+    incident_id: str
+    planner: str
+    records: list[dict[str, Any]]
+    executed: list[list[Any]]
+    pending: dict[str, Any] | None
+    usage: dict[str, Any]
+    limits: dict[str, Any]
+    stop_reason: str | None
+    budget_exhausted: str | None
+    notes: list[str]
+    report: dict[str, Any] | None
+    await_approval: bool
+    decisions: list[dict[str, Any]]
+    hypotheses: list[dict[str, Any]]
+    trace: list[dict[str, Any]]
+    symptom: str
+
+
+def _summary(hyps: list[Any], k: int = 8) -> list[dict[str, Any]]:
+    return [
+        {"root_cause": h.root_cause, "component": h.component, "p": round(h.probability, 4),
+         "confirmed": h.confirmed, "support": h.support}
+        for h in hyps[:k]
+    ]
+
+
+def _timed(fn: Callable[[State], dict[str, Any]]) -> Callable[[State], dict[str, Any]]:
+    """Count a node's own time against the wall-time budget (time waiting for a person is not)."""
+
+    def node(state: State) -> dict[str, Any]:
+        t0 = time.monotonic()
+        update = fn(state)
+        usage = Usage.model_validate(update.get("usage") or state.get("usage") or {})
+        usage.wall_s += time.monotonic() - t0
+        update["usage"] = usage.model_dump()
+        return update
+
+    node.__name__ = fn.__name__
+    return node
+
+
+class Investigator:
+    """Runs investigations of one bundle with one planner."""
+
+    def __init__(
+        self,
+        bundle: Bundle | Path | str,
+        *,
+        planner: str = "graph",
+        planner_kwargs: dict[str, Any] | None = None,
+        graph: FailureGraph | None = None,
+        limits: Limits | None = None,
+        checkpointer: Any = None,
+    ) -> None:
+        self.bundle = bundle if isinstance(bundle, Bundle) else Bundle(bundle)
+        self.ctx = ToolContext(self.bundle)
+        self.failure_graph = graph or default_graph()
+        self.planner = make_planner(planner, **(planner_kwargs or {}))
+        self.limits = limits or Limits()
+        self.tools = all_tools()
+        self.app = self._build(checkpointer)
+
+    # -- graph -----------------------------------------------------------------------------
+    def _build(self, checkpointer: Any) -> Any:
+        g = StateGraph(State)
+        g.add_node("triage", _timed(self._triage))
+        g.add_node("hypothesize", _timed(self._hypothesize))
+        g.add_node("choose_test", _timed(self._choose_test))
+        g.add_node("run_tool", _timed(self._run_tool))
+        g.add_node("assess", _timed(self._assess))
+        g.add_node("conclude", _timed(self._conclude))
+        g.add_node("propose", _timed(self._propose))
+        g.add_node("approval_gate", self._approval_gate)
+        g.add_edge(START, "triage")
+        g.add_edge("triage", "hypothesize")
+        g.add_edge("hypothesize", "choose_test")
+        g.add_conditional_edges("choose_test", self._after_choose, {"run": "run_tool", "stop": "conclude"})
+        g.add_edge("run_tool", "assess")
+        g.add_edge("assess", "choose_test")
+        g.add_edge("conclude", "propose")
+        g.add_conditional_edges("propose", self._after_propose, {"gate": "approval_gate", "end": END})
+        g.add_edge("approval_gate", END)
+        return g.compile(checkpointer=checkpointer)
+
+    def recursion_limit(self) -> int:
+        # Each tool call is three steps (choose, run, assess) plus a fixed head and tail.
+        return 3 * self.limits.tool_calls + 16
+
+    # -- nodes -----------------------------------------------------------------------------
+    def _triage(self, state: State) -> dict[str, Any]:
+        notes = list(state.get("notes") or [])
+        if err := getattr(self.bundle, "topology_error", None):
+            notes.append(err)
+        return {"notes": notes, "records": state.get("records") or [], "executed": state.get("executed") or []}
+
+    def _view(self, state: State) -> PlannerView:
+        obs = observe(state.get("records") or [])
+        return PlannerView(
+            graph=self.failure_graph,
+            observation=obs,
+            hypotheses=beliefs(self.failure_graph, obs),
+            executed=[(t, h) for t, h in state.get("executed") or []],
+            tools={n: t.cost for n, t in self.tools.items()},
+            hosts=self.bundle.host_names(),
+            records=state.get("records") or [],
+            incident=self.bundle.incident.model_dump(mode="json", by_alias=True),
+        )
+
+    def _hypothesize(self, state: State) -> dict[str, Any]:
+        view = self._view(state)
+        return {"hypotheses": _summary(view.hypotheses), "symptom": symptom_of(self.failure_graph, view, self.bundle)}
+
+    def _choose_test(self, state: State) -> dict[str, Any]:
+        decision = self.planner.decide(self._view(state))
+        notes = list(state.get("notes") or [])
+        for note in getattr(self.planner, "drain_notes", lambda: [])():
+            notes.append(note)
+        usage = Usage.model_validate(state.get("usage") or {})
+        for key, value in getattr(self.planner, "drain_usage", lambda: {})().items():
+            setattr(usage, key, getattr(usage, key) + value)
+        if isinstance(decision, Stop):
+            return {"pending": None, "stop_reason": decision.reason, "notes": notes, "usage": usage.model_dump()}
+        if reason := exhausted(usage, self.limits):
+            return {"pending": None, "budget_exhausted": reason, "stop_reason": f"budget exhausted: {reason}",
+                    "notes": notes, "usage": usage.model_dump()}
+        return {"pending": decision.model_dump(), "notes": notes, "usage": usage.model_dump()}
+
+    @staticmethod
+    def _after_choose(state: State) -> str:
+        return "run" if state.get("pending") else "stop"
+
+    def _run_tool(self, state: State) -> dict[str, Any]:
+        call = ToolCall.model_validate(state["pending"])
+        records = state.get("records") or []
+        usage = Usage.model_validate(state.get("usage") or {})
+        usage.tool_calls += 1  # an invalid call counts too: a model must not probe for free
+        executed = list(state.get("executed") or [])
+        index = len(records) + 1
+        from tools.base import ToolResult
+
+        try:
+            tool = get_tool(call.tool)
+            args = tool.validate(call.args)
+            result = tool(self.ctx, args.model_dump(exclude_none=True))
+            clean_args = args.model_dump(exclude_none=True)
+            executed.append([call.tool, clean_args.get("host")])
+        except GraphInterrupt:
+            raise
+        except ToolArgumentError as exc:
+            clean_args = call.args
+            result = ToolResult(status="error", summary=f"invalid call: {exc}")
+        except ForensicError as exc:
+            clean_args = call.args
+            result = ToolResult(status="error", summary=f"{call.tool} failed: {exc}")
+        except Exception as exc:  # a bug in one tool must not lose the investigation
+            clean_args = call.args
+            result = ToolResult(status="error", summary=f"{call.tool} crashed: {type(exc).__name__}: {exc}")
+            executed.append([call.tool, call.args.get("host") if isinstance(call.args, dict) else None])
+        record = ledger.make_record(index, call.tool, clean_args, result)
+        return {"records": ledger.append(records, record), "usage": usage.model_dump(), "executed": executed,
+                "pending": None}
+
+    def _assess(self, state: State) -> dict[str, Any]:
+        view = self._view(state)
+        last = (state.get("records") or [{}])[-1]
+        trace = [*(state.get("trace") or []), {"evidence": last.get("id"), "top": _summary(view.hypotheses, 3)}]
+        return {"hypotheses": _summary(view.hypotheses), "trace": trace,
+                "symptom": symptom_of(self.failure_graph, view, self.bundle)}
+
+    def _conclude(self, state: State) -> dict[str, Any]:
+        report = build_report(self, state)
+        return {"report": report.to_json_dict()}
+
+    def _propose(self, state: State) -> dict[str, Any]:
+        report = Report.model_validate(state["report"])
+        report.proposals = make_proposals(self.failure_graph, report)
+        return {"report": report.to_json_dict()}
+
+    @staticmethod
+    def _after_propose(state: State) -> str:
+        return "gate" if state.get("await_approval") and (state.get("report") or {}).get("proposals") else "end"
+
+    def _approval_gate(self, state: State) -> dict[str, Any]:
+        # Nothing before interrupt(): LangGraph re-runs this node from its first line on resume.
+        decisions = interrupt({"proposals": (state.get("report") or {}).get("proposals", [])})
+        return {"decisions": decisions if isinstance(decisions, list) else [decisions]}
+
+    # -- running ---------------------------------------------------------------------------
+    def initial_state(self, *, await_approval: bool = False) -> State:
+        return State(
+            bundle_path=str(self.bundle.root),
+            incident_id=self.bundle.incident.id,
+            planner=self.planner.name,
+            records=[],
+            executed=[],
+            pending=None,
+            usage=Usage().model_dump(),
+            limits=self.limits.model_dump(),
+            stop_reason=None,
+            budget_exhausted=None,
+            notes=[],
+            report=None,
+            await_approval=await_approval,
+            decisions=[],
+        )
+
+    def config(self, thread_id: str | None = None) -> dict[str, Any]:
+        return {
+            "configurable": {"thread_id": thread_id or f"{self.bundle.incident.id}-{uuid.uuid4().hex[:8]}"},
+            "recursion_limit": self.recursion_limit(),
+        }
+
+    def run(self, *, thread_id: str | None = None, await_approval: bool = False) -> dict[str, Any]:
+        """Investigate to the end (or to the approval gate) and return the report dict."""
+        final = self.app.invoke(self.initial_state(await_approval=await_approval), self.config(thread_id))
+        return final["report"]
+
+    def resume(self, thread_id: str) -> dict[str, Any]:
+        """Continue a checkpointed thread from its last completed node."""
+        cfg = self.config(thread_id)
+        snapshot = self.app.get_state(cfg)
+        if not snapshot.values:
+            raise ForensicError(f"no checkpoint for thread {thread_id!r}")
+        if snapshot.next:
+            final = self.app.invoke(None, cfg)
+        else:
+            final = snapshot.values
+        return final["report"]

@@ -1,0 +1,35 @@
+"""The evidence ledger: an append-only list of tool-call records, ``ev-1``, ``ev-2``, ..."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.models import EvidenceRecord
+from tools.base import ToolResult
+
+
+def make_record(index: int, tool: str, args: dict[str, Any], result: ToolResult) -> EvidenceRecord:
+    """The record for the ``index``-th call (1-based): ids follow call order and never change."""
+    return EvidenceRecord(
+        id=f"ev-{index}",
+        tool=tool,
+        args=args,
+        source=result.source[0] if result.source else "",
+        sources=result.source,
+        status=result.status,
+        summary=result.summary,
+        signals=result.signals,
+        covered=result.covered,
+        data=result.data,
+    )
+
+
+def append(records: list[dict[str, Any]], record: EvidenceRecord) -> list[dict[str, Any]]:
+    """A new list with ``record`` appended; earlier records are never touched."""
+    if any(r["id"] == record.id for r in records):
+        raise ValueError(f"evidence id {record.id} already in the ledger")
+    return [*records, record.model_dump(mode="json")]
+
+
+def by_id(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {r["id"]: r for r in records}

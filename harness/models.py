@@ -1,0 +1,114 @@
+"""The report contract (``forensic.report/v1``, see spec/report.md) as pydantic models."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from tools.base import Signal, Status
+
+REPORT_SCHEMA = "forensic.report/v1"
+
+RootCause = Literal[
+    "pcie_downtrain",
+    "pfc_pause_storm",
+    "ecmp_hash_polarization",
+    "link_degradation",
+    "thermal_throttle",
+    "power_throttle",
+    "hbm_degradation",
+    "gpu_fell_off_bus",
+    "nvlink_fault",
+    "silent_data_corruption",
+    "host_contention",
+    "input_pipeline_stall",
+    "nccl_misconfiguration",
+    "healthy",
+]
+ReportStatus = Literal["confirmed", "probable", "inconclusive", "healthy"]
+Risk = Literal["low", "medium", "high"]
+ProposalStatus = Literal["pending_approval", "approved", "rejected", "executed", "failed"]
+
+
+class EvidenceRecord(BaseModel):
+    """One tool call, immutable once appended to the ledger."""
+
+    id: str = Field(description="ev-N, in call order.")
+    tool: str = Field(description="Tool name.")
+    args: dict[str, Any] = Field(default_factory=dict, description="Validated arguments.")
+    source: str = Field("", description="Main bundle-relative path read (first of sources).")
+    sources: list[str] = Field(default_factory=list, description="Every bundle-relative path read.")
+    status: Status = Field(description="ok, no_data or error.")
+    summary: str = Field(description="What the call found, in one or two sentences.")
+    signals: list[Signal] = Field(default_factory=list, description="Component-scoped findings.")
+    covered: list[str] = Field(default_factory=list, description="Components the call examined.")
+    data: dict[str, Any] = Field(default_factory=dict, description="Structured data.")
+
+
+class Verdict(BaseModel):
+    """The root cause named and how sure the investigator is."""
+
+    root_cause: RootCause = Field(description="Root cause from the bundle vocabulary.")
+    component: str | None = Field(description="Faulty component; null for healthy.")
+    confidence: float = Field(ge=0.0, le=1.0, description="Posterior belief in this hypothesis.")
+
+
+class Finding(BaseModel):
+    """A claim and the evidence that supports it."""
+
+    claim: str = Field(description="One sentence with the numbers.")
+    evidence: list[str] = Field(description="Evidence ids cited.")
+    verified: bool = Field(True, description="Whether every citation checked out.")
+    problem: str | None = Field(None, description="Why a citation failed, when it did.")
+
+
+class Proposal(BaseModel):
+    """A remediation a person must approve before anything happens."""
+
+    id: str = Field(description="rp-N.")
+    action: str = Field(description="Typed action: drain_node, cordon_node, reset_gpu, ...")
+    target: str = Field(description="Host, device or port the action applies to.")
+    reason: str = Field(description="Why, in one sentence.")
+    risk: Risk = Field(description="Risk of the action.")
+    blast_radius: str = Field("", description="What else the action affects.")
+    rollback: str = Field("", description="How to undo it.")
+    status: ProposalStatus = Field("pending_approval", description="Where it stands.")
+    evidence: list[str] = Field(default_factory=list, description="Evidence ids behind it.")
+    content_hash: str = Field("", description="sha256 of the proposal's content; approval binds to it.")
+
+
+class BudgetReport(BaseModel):
+    """Budget usage and limits."""
+
+    tool_calls: int = 0
+    tool_calls_limit: int = 40
+    llm_tokens: int = 0
+    llm_tokens_limit: int = 200_000
+    cost_usd: float = 0.0
+    cost_usd_limit: float = 1.0
+    wall_s: float = 0.0
+    wall_s_limit: float = 300.0
+
+
+class Report(BaseModel):
+    """What ``forensic investigate --json`` prints."""
+
+    schema_: str = Field(REPORT_SCHEMA, alias="schema", serialization_alias="schema")
+    incident: str = Field(description="Incident id.")
+    status: ReportStatus = Field(description="confirmed, probable, inconclusive or healthy.")
+    verdict: Verdict
+    alternatives: list[Verdict] = Field(default_factory=list, description="Next-best hypotheses.")
+    chain: list[str] = Field(default_factory=list, description="symptom -> mechanism -> root cause.")
+    findings: list[Finding] = Field(default_factory=list)
+    evidence: list[EvidenceRecord] = Field(default_factory=list)
+    proposals: list[Proposal] = Field(default_factory=list)
+    budget: BudgetReport = Field(default_factory=BudgetReport)
+    planner: str = Field("graph", description="Planner that produced the verdict.")
+    notes: list[str] = Field(default_factory=list, description="What is missing, fallbacks, dropped findings.")
+    title: str = Field("", description="Incident title.")
+
+    model_config = {"populate_by_name": True}
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True)

@@ -1,0 +1,25 @@
+"""Planners: the graph planner (default, no model) and model-driven ones behind one protocol."""
+
+from harness.planners.base import (
+    Decision,
+    Planner,
+    PlannerView,
+    Stop,
+    ToolCall,
+    make_planner,
+    planner_names,
+    register_planner,
+)
+from harness.planners.graph_planner import GraphPlanner
+
+__all__ = [
+    "Decision",
+    "GraphPlanner",
+    "Planner",
+    "PlannerView",
+    "Stop",
+    "ToolCall",
+    "make_planner",
+    "planner_names",
+    "register_planner",
+]

@@ -1,0 +1,73 @@
+"""The planner seam: given where the investigation stands, decide the next tool call or stop."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from harness.failure_graph import FailureGraph, Hypothesis, Observation
+
+
+class ToolCall(BaseModel):
+    """The next test to run."""
+
+    action: Literal["call"] = "call"
+    tool: str = Field(description="Tool name.")
+    args: dict[str, Any] = Field(default_factory=dict, description="Tool arguments (validated before use).")
+    reason: str = Field("", description="Why this test, now.")
+
+
+class Stop(BaseModel):
+    """Enough: conclude."""
+
+    action: Literal["stop"] = "stop"
+    reason: str = Field(description="Why the planner stops.")
+
+
+Decision = ToolCall | Stop
+
+
+class PlannerView(BaseModel):
+    """Everything a planner may look at. Built fresh for every decision."""
+
+    model_config = {"arbitrary_types_allowed": True}
+
+    graph: FailureGraph
+    observation: Observation
+    hypotheses: list[Hypothesis]
+    executed: list[tuple[str, str | None]] = Field(description="(tool, host or None for fleet) already run.")
+    tools: dict[str, float] = Field(description="Available tool name -> cost.")
+    hosts: list[str] = Field(description="Hosts in the bundle.")
+    records: list[dict[str, Any]] = Field(default_factory=list, description="The evidence ledger so far.")
+    incident: dict[str, Any] = Field(default_factory=dict, description="incident.json as loaded.")
+
+
+@runtime_checkable
+class Planner(Protocol):
+    name: str
+
+    def decide(self, view: PlannerView) -> Decision:
+        """The next tool call, or Stop."""
+        ...
+
+
+_PLANNERS: dict[str, type] = {}
+
+
+def register_planner(cls: type) -> type:
+    _PLANNERS[cls.name] = cls
+    return cls
+
+
+def planner_names() -> list[str]:
+    return sorted(_PLANNERS)
+
+
+def make_planner(name: str, **kwargs: Any) -> Planner:
+    from sandbox import PlannerError
+
+    try:
+        return _PLANNERS[name](**kwargs)
+    except KeyError:
+        raise PlannerError(f"unknown planner {name!r}; known: {', '.join(planner_names())}") from None

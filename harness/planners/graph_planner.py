@@ -1,0 +1,87 @@
+"""The default planner: walks the failure graph, no model needed.
+
+Triage tools run first (the job layer). Then each candidate test is valued by the belief it
+could move: for every live hypothesis that the test discriminates, the hypothesis' probability
+times the spread between the test's found and absent weights, divided by the tool's cost.
+Targeted tests run on the suspect's host; fleet-wide sweeps are there for when no suspect is
+good enough. The planner stops when the leading fault is confirmed and dominant, or when no
+test is left that could change the answer.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from harness.failure_graph import host_of
+from harness.planners.base import Decision, PlannerView, Stop, ToolCall, register_planner
+
+#: A hypothesis below this probability does not steer test choice.
+MIN_PROBABILITY = 0.01
+#: Fleet-wide sweeps read every host: they cost this many targeted calls.
+SWEEP_COST_FACTOR = 2.0
+#: Dominance needed to stop on a confirmed fault.
+STOP_PROBABILITY = 0.9
+
+
+@register_planner
+class GraphPlanner:
+    name = "graph"
+
+    def decide(self, view: PlannerView) -> Decision:
+        done = set(view.executed)
+        fleet_done = {tool for tool, host in done if host is None}
+        for tool in view.graph.triage:
+            if tool in view.tools and tool not in fleet_done:
+                return ToolCall(tool=tool, reason="triage: the job layer first")
+
+        top = view.hypotheses[0] if view.hypotheses else None
+        if top and top.root_cause != "healthy" and top.confirmed and top.probability >= STOP_PROBABILITY:
+            return Stop(reason=f"{top.root_cause} on {top.component} confirmed (p={top.probability:.2f})")
+
+        values: dict[tuple[str, str | None], float] = defaultdict(float)
+        why: dict[tuple[str, str | None], str] = {}
+        for h in view.hypotheses:
+            if h.probability < MIN_PROBABILITY or h.root_cause == "healthy":
+                continue
+            rc = view.graph.root_causes[h.root_cause]
+            for test in rc.tests:
+                if test.tool not in view.tools or test.tool in fleet_done:
+                    continue
+                host = host_of(h.component) if h.component and h.kind not in ("job", "switch") else None
+                if host is not None and host not in view.hosts:
+                    host = None
+                key = (test.tool, host)
+                if key in done:
+                    continue
+                gain = h.probability * (abs(test.weight) + abs(test.absent)) / 2.0
+                cost = view.tools[test.tool] * (SWEEP_COST_FACTOR if host is None else 1.0)
+                values[key] += gain / cost
+                if key not in why or gain > 0:
+                    why[key] = f"tests {h.root_cause} on {h.component} ({test.signal})"
+
+        confident = top is not None and top.confirmed and top.probability >= STOP_PROBABILITY
+        if not confident:
+            # Sweeps: valued by the prior mass of the root causes they can reveal anywhere.
+            for tool in view.graph.sweeps:
+                if tool not in view.tools or tool in fleet_done:
+                    continue
+                mass = sum(
+                    rc.prior * max(abs(t.weight) for t in rc.tests if t.tool == tool)
+                    for rc in view.graph.root_causes.values()
+                    if rc.id != "healthy" and any(t.tool == tool for t in rc.tests)
+                )
+                if mass <= 0:
+                    continue
+                key = (tool, None)
+                values[key] += mass * (1.0 - (top.probability if top and top.confirmed else 0.0)) / (
+                    view.tools[tool] * SWEEP_COST_FACTOR
+                )
+                why.setdefault(key, "sweep: look for faults no suspect points at")
+
+        if not values:
+            return Stop(reason="no test left that could change the answer")
+        key = max(sorted(values), key=lambda k: values[k])
+        if values[key] < 1e-3:
+            return Stop(reason="remaining tests carry no information")
+        tool, host = key
+        return ToolCall(tool=tool, args={"host": host} if host else {}, reason=why.get(key, ""))

@@ -1,0 +1,139 @@
+"""From the evidence ledger and the final beliefs to the ``forensic.report/v1`` document."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from harness import citations
+from harness.budget import Usage
+from harness.failure_graph import FailureGraph, Hypothesis, beliefs, host_of, observe
+from harness.ledger import by_id
+from harness.models import BudgetReport, EvidenceRecord, Finding, Report, Verdict
+
+if TYPE_CHECKING:
+    from harness.graph import Investigator, State
+    from harness.planners import PlannerView
+    from sandbox import Bundle
+
+#: Symptoms in the order they are preferred when several are seen: a hang outranks a slowdown.
+_SYMPTOM_ORDER = ("collective_timeout", "loss_anomaly", "mfu_drop")
+_KEYWORDS = {
+    "collective_timeout": ("hang", "hung", "timeout", "timed out", "stuck", "watchdog", "crash"),
+    "loss_anomaly": ("loss", "diverg", "nan", "checksum", "mismatch"),
+    "mfu_drop": ("mfu", "slow", "throughput", "step time", "tokens/s", "regress", "drop"),
+}
+
+
+def symptom_of(graph: FailureGraph, view: PlannerView, bundle: Bundle) -> str:
+    """The presenting symptom: from the job's own signals first, else from how it was reported."""
+    seen = {s.name for _, s in view.observation.signals}
+    for name in _SYMPTOM_ORDER:
+        if seen & set(graph.symptoms[name].signals):
+            return name
+    text = f"{bundle.incident.title} {bundle.incident.reported}".lower()
+    for name in _SYMPTOM_ORDER:
+        if any(k in text for k in _KEYWORDS[name]):
+            return name
+    return "alert"
+
+
+def _mechanism(graph: FailureGraph, h: Hypothesis) -> str | None:
+    rc = graph.root_causes[h.root_cause]
+    found = {key.split("@", 1)[0] for key in h.support}
+    for m in rc.mechanisms:
+        if found & set(graph.mechanisms[m].signals):
+            return m
+    return rc.mechanisms[0] if rc.mechanisms else None
+
+
+def _findings(h: Hypothesis, records: list[dict[str, Any]]) -> list[Finding]:
+    """One finding per supporting signal, citing every record that carries it."""
+    out: list[Finding] = []
+    for key in h.support:
+        name, component = key.split("@", 1)
+        ids, detail = [], ""
+        for rec in records:
+            for sig in rec.get("signals") or []:
+                if sig["name"] == name and sig["component"] == component and rec["status"] == "ok":
+                    ids.append(rec["id"])
+                    detail = detail or sig.get("detail") or f"{name} on {component}"
+        if ids:
+            out.append(Finding(claim=detail, evidence=sorted(set(ids), key=lambda e: int(e.split("-")[1]))))
+    return out
+
+
+def _healthy_findings(records: list[dict[str, Any]]) -> list[Finding]:
+    return [Finding(claim=r["summary"], evidence=[r["id"]]) for r in records if r["status"] == "ok"]
+
+
+def build_report(inv: Investigator, state: State) -> Report:
+    records = state.get("records") or []
+    graph = inv.failure_graph
+    obs = observe(records)
+    hyps = beliefs(graph, obs)
+    top = hyps[0]
+    view_symptom = state.get("symptom") or "alert"
+    notes = list(state.get("notes") or [])
+    exhausted = state.get("budget_exhausted")
+
+    faults = [h for h in hyps if h.root_cause != "healthy"]
+    if top.root_cause == "healthy":
+        status = "healthy"
+        verdict = Verdict(root_cause="healthy", component=None, confidence=round(top.probability, 4))
+        chain = [view_symptom, "healthy"]
+        findings = _healthy_findings(records)
+    else:
+        status = "confirmed" if top.confirmed else "probable"
+        verdict = Verdict(root_cause=top.root_cause, component=top.component, confidence=round(top.probability, 4))
+        chain = [view_symptom, m, top.root_cause] if (m := _mechanism(graph, top)) else [view_symptom, top.root_cause]
+        findings = _findings(top, records)
+        if top.confirmed and not top.impact_shown and graph.root_causes[top.root_cause].confirm.impact:
+            notes.append(f"{top.root_cause} is confirmed on {top.component}, but no evidence ties it to the job's slowdown")
+    if exhausted:
+        status = "inconclusive"
+        notes.append(f"budget exhausted ({exhausted}) before the investigation could finish; the verdict is the best hypothesis so far")
+    elif status == "healthy" and not any(r["status"] == "ok" for r in records):
+        status = "inconclusive"
+        notes.append("no evidence could be read: nothing supports a verdict")
+
+    ledger_by_id = by_id(records)
+    checked = [citations.check(f, ledger_by_id, verdict.component) for f in findings]
+    for f in checked:
+        if not f.verified:
+            notes.append(f"finding dropped: {f.claim!r}: {f.problem}")
+    findings = [f for f in checked if f.verified]
+
+    alternatives = [
+        Verdict(root_cause=h.root_cause, component=h.component, confidence=round(h.probability, 4))
+        for h in hyps[1:] if h.probability >= 0.001
+    ][:3]
+    if verdict.root_cause != "healthy" and not any(a.root_cause == "healthy" for a in alternatives):
+        healthy = next((h for h in hyps if h.root_cause == "healthy"), None)
+        if healthy and healthy.probability >= 0.001:
+            alternatives = alternatives[:2] + [Verdict(root_cause="healthy", component=None, confidence=round(healthy.probability, 4))]
+    missing = [r for r in records if r["status"] == "no_data"]
+    if missing:
+        notes.append("no data for: " + ", ".join(f"{r['tool']}{'@' + r['args']['host'] if r['args'].get('host') else ''}" for r in missing))
+    usage = Usage.model_validate(state.get("usage") or {})
+    lim = inv.limits
+    return Report(
+        incident=inv.bundle.incident.id,
+        title=inv.bundle.incident.title,
+        status=status,
+        verdict=verdict,
+        alternatives=alternatives,
+        chain=chain,
+        findings=findings,
+        evidence=[EvidenceRecord.model_validate(r) for r in records],
+        budget=BudgetReport(
+            tool_calls=usage.tool_calls, tool_calls_limit=lim.tool_calls,
+            llm_tokens=usage.llm_tokens, llm_tokens_limit=lim.llm_tokens,
+            cost_usd=round(usage.cost_usd, 6), cost_usd_limit=lim.cost_usd,
+            wall_s=round(usage.wall_s, 3), wall_s_limit=lim.wall_s,
+        ),
+        planner=state.get("planner") or inv.planner.name,
+        notes=notes,
+    )
+
+
+__all__ = ["build_report", "symptom_of", "host_of"]

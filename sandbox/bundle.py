@@ -1,0 +1,283 @@
+"""Incident bundles (``forensic.bundle/v1``): the two small JSON files and the folder layout.
+
+A bundle is a recorded node tree. :class:`Bundle` opens one, validates what must be valid
+(``incident.json``, every gzip stream) and hands out replay hosts; it never interprets evidence.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from sandbox._fs import ConfinedFS, check_gzip
+from sandbox.errors import CorruptInputError, NotABundleError, NotFoundError
+from sandbox.host import ReplayHost, ReplaySwitch
+
+SCHEMA = "forensic.bundle/v1"
+
+
+def parse_time(value: Any) -> float | None:
+    """Unix seconds from unix seconds (int, float or numeric string) or ISO 8601 (``Z`` = UTC)."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    text = str(value).strip()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if dt.tzinfo is None:  # the spec says every time is UTC
+        from datetime import timezone
+
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.timestamp()
+
+
+class _Loose(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+class Window(_Loose):
+    """The incident's time bounds."""
+
+    start: float | None = Field(None, description="Window start, unix seconds.")
+    end: float | None = Field(None, description="Window end, unix seconds.")
+
+
+class JobInfo(_Loose):
+    """The training job the incident concerns."""
+
+    name: str | None = Field(None, description="Job name as the scheduler knows it.")
+    ranks: int | None = Field(None, description="Number of ranks (processes, one per GPU).")
+    gpus_per_node: int = Field(8, description="GPUs per host used by the job.")
+
+
+class Incident(_Loose):
+    """``incident.json``: what happened, when, which job."""
+
+    schema_: str = Field(SCHEMA, alias="schema", description="Always forensic.bundle/v1.")
+    id: str = Field(description="Incident id.")
+    title: str = Field("", description="One-line description of the symptom.")
+    window: Window = Field(default_factory=Window, description="Time bounds of the incident.")
+    job: JobInfo = Field(default_factory=JobInfo, description="The job concerned.")
+    reported: str = Field("", description="Free text from whoever opened the incident.")
+    alerts: list[dict[str, Any]] = Field(default_factory=list, description="Alertmanager alerts that opened it.")
+
+
+class GpuInfo(_Loose):
+    """A GPU in topology.json."""
+
+    index: int = Field(description="NVML index on its host.")
+    pci_bus_id: str | None = Field(None, description="PCI address in any of its spellings.")
+    uuid: str | None = Field(None, description="GPU UUID.")
+
+
+class NicInfo(_Loose):
+    """A NIC port in topology.json."""
+
+    ibdev: str = Field(description="RDMA device name, e.g. mlx5_3.")
+    netdev: str | None = Field(None, description="Network interface name.")
+    pci_bus_id: str | None = Field(None, description="PCI address.")
+    port: int = Field(1, description="Port number on the device.")
+    link_layer: Literal["InfiniBand", "Ethernet"] | str | None = Field(None, description="InfiniBand or Ethernet (RoCE).")
+    switch: str | None = Field(None, description="Switch the port is cabled to.")
+    switch_port: str | None = Field(None, description="Switch port it is cabled to.")
+
+
+class HostInfo(_Loose):
+    """A host in topology.json."""
+
+    name: str = Field(description="Host name as the fleet uses it.")
+    rack: str | None = Field(None, description="Rack name.")
+    gpus: list[GpuInfo] = Field(default_factory=list, description="GPUs of the host.")
+    nics: list[NicInfo] = Field(default_factory=list, description="NIC ports of the host.")
+
+
+class RankPlacement(_Loose):
+    """Where one rank runs."""
+
+    rank: int = Field(description="Global rank.")
+    host: str = Field(description="Host name.")
+    gpu: int = Field(description="GPU index on that host.")
+
+
+class SwitchLink(_Loose):
+    """A switch port and what it connects to."""
+
+    port: str = Field(description="Local port name.")
+    peer: str | None = Field(None, description="Peer switch or host.")
+    peer_port: str | None = Field(None, description="Peer's port.")
+
+
+class SwitchInfo(_Loose):
+    """A switch in topology.json."""
+
+    name: str = Field(description="Switch name.")
+    tier: str | None = Field(None, description="leaf, spine, ...")
+    links: list[SwitchLink] = Field(default_factory=list, description="Inter-switch links.")
+
+
+class Topology(_Loose):
+    """``topology.json``: hosts, GPUs, NICs, switch links and rank placement."""
+
+    hosts: list[HostInfo] = Field(default_factory=list, description="Hosts in file order.")
+    ranks: list[RankPlacement] = Field(default_factory=list, description="Explicit rank placement.")
+    switches: list[SwitchInfo] = Field(default_factory=list, description="Switches.")
+
+
+class Bundle:
+    """An opened incident bundle. Everything below ``root`` is reachable, nothing above it."""
+
+    def __init__(self, root: Path | str, *, verify_gzip: bool = True) -> None:
+        root = Path(root)
+        if not root.is_dir():
+            raise NotABundleError(f"{root}: not a folder")
+        if (root / "bundle").is_dir() and not _has_incident(root):
+            root = root / "bundle"  # an evaluation case: investigate its bundle/, never truth.json
+        if not _has_incident(root):
+            raise NotABundleError(f"{root}: not an incident bundle (no incident.json)")
+        self.root = root.resolve()
+        self.fs = ConfinedFS(self.root)
+        if verify_gzip:
+            self._verify_gzip()
+        self.incident = self._load_incident()
+        self.topology = self._load_topology()
+        self._rank_map: dict[int, tuple[str, int]] | None = None
+
+    # -- loading ---------------------------------------------------------------------------
+    def _verify_gzip(self) -> None:
+        for path in sorted(self.root.rglob("*.gz")):
+            if path.is_file() and (reason := check_gzip(path)):
+                rel = path.relative_to(self.root).as_posix()
+                raise CorruptInputError(f"{rel}: truncated or corrupt gzip ({reason})")
+
+    def _load_json(self, rel: str) -> Any:
+        text = self.fs.read_text(rel)
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise CorruptInputError(f"{rel}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+
+    def _load_incident(self) -> Incident:
+        raw = self._load_json("incident.json")
+        if not isinstance(raw, dict):
+            raise CorruptInputError("incident.json: expected a JSON object")
+        schema = raw.get("schema", SCHEMA)
+        if not str(schema).startswith("forensic.bundle/v1"):
+            raise CorruptInputError(f"incident.json: unsupported schema {schema!r} (expected {SCHEMA})")
+        raw = dict(raw)
+        win = raw.get("window") if isinstance(raw.get("window"), dict) else {}
+        raw["window"] = {"start": parse_time(win.get("start")), "end": parse_time(win.get("end"))}
+        raw.setdefault("id", raw.get("title") or self.root.name)
+        try:
+            return Incident.model_validate(raw)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise CorruptInputError(f"incident.json: {where}: {first['msg']}") from None
+
+    def _load_topology(self) -> Topology | None:
+        if not self.fs.exists("topology.json"):
+            return None
+        try:
+            raw = self._load_json("topology.json")
+            return Topology.model_validate(raw)
+        except (CorruptInputError, ValidationError):
+            # topology.json is optional evidence: an unusable one is treated as absent and the
+            # hosts are found from nodes/ instead; the report's evidence says so.
+            self.topology_error = "topology.json is unreadable; placement inferred from nodes/"
+            return None
+
+    # -- what is in the bundle -------------------------------------------------------------
+    @property
+    def window(self) -> tuple[float | None, float | None]:
+        return self.incident.window.start, self.incident.window.end
+
+    @property
+    def gpus_per_node(self) -> int:
+        return max(1, int(self.incident.job.gpus_per_node or 8))
+
+    def host_names(self) -> list[str]:
+        """Hosts named by topology.json (file order) then any other node folder."""
+        names: list[str] = []
+        if self.topology:
+            names = [h.name for h in self.topology.hosts]
+        for name in self.fs.list("nodes"):
+            if name not in names and self.fs.is_dir(f"nodes/{name}"):
+                names.append(name)
+        return names
+
+    def host_info(self, name: str) -> HostInfo | None:
+        if self.topology:
+            for h in self.topology.hosts:
+                if h.name == name:
+                    return h
+        return None
+
+    def rank_map(self) -> dict[int, tuple[str, int]]:
+        """rank -> (host, gpu index), from topology ``ranks`` or the default placement."""
+        if self._rank_map is None:
+            mapping: dict[int, tuple[str, int]] = {}
+            if self.topology and self.topology.ranks:
+                mapping = {r.rank: (r.host, r.gpu) for r in self.topology.ranks}
+            else:
+                hosts = self.host_names()
+                n_ranks = self.incident.job.ranks or len(hosts) * self.gpus_per_node
+                per = self.gpus_per_node
+                for r in range(n_ranks):
+                    if r // per < len(hosts):
+                        mapping[r] = (hosts[r // per], r % per)
+            self._rank_map = mapping
+        return self._rank_map
+
+    def job_gpus(self) -> set[tuple[str, int]]:
+        """(host, gpu) pairs that hold a rank of the job."""
+        return set(self.rank_map().values())
+
+    def job_hosts(self) -> set[str]:
+        return {h for h, _ in self.rank_map().values()}
+
+    def host(self, name: str, snapshot: Literal["now", "before"] = "now") -> ReplayHost:
+        if not self.fs.is_dir(f"nodes/{name}"):
+            raise NotFoundError(f"no node data for host {name!r}")
+        return ReplayHost(self.fs, name, snapshot=snapshot)
+
+    def switch_names(self) -> list[str]:
+        names = [s.name for s in self.topology.switches] if self.topology else []
+        for name in self.fs.list("switches"):
+            if name not in names:
+                names.append(name)
+        return names
+
+    def switch(self, name: str) -> ReplaySwitch:
+        return ReplaySwitch(self.fs, name)
+
+    def files(self, folder: str, suffixes: tuple[str, ...]) -> list[str]:
+        """Bundle-relative paths of the files in ``folder`` ending with one of ``suffixes``."""
+        return [f"{folder}/{n}" for n in self.fs.list(folder) if n.endswith(suffixes)]
+
+    def collected(self, host: str) -> dict[str, float]:
+        """``collected.json`` of a host as unix seconds; {} when absent or unreadable."""
+        rel = f"nodes/{host}/collected.json"
+        if not self.fs.exists(rel):
+            return {}
+        try:
+            raw = json.loads(self.fs.read_text(rel))
+        except (json.JSONDecodeError, CorruptInputError):
+            return {}
+        if not isinstance(raw, dict):
+            return {}
+        return {k: t for k in ("before", "now", "boot") if (t := parse_time(raw.get(k))) is not None}
+
+
+def _has_incident(root: Path) -> bool:
+    return (root / "incident.json").is_file() or (root / "incident.json.gz").is_file()
