@@ -9,15 +9,16 @@ from typing import Any
 
 from harness.models import Finding
 
-# A number on its own, not the digits inside an identifier such as gpu3, mlx5_3 or a017.
-_NUMBER = re.compile(r"(?<![A-Za-z0-9_.])[-+]?\d+(?:\.\d+)?(?![A-Za-z0-9_])")
+# A number on its own (or a PCIe width such as x8), not the digits inside an identifier such as
+# gpu3, mlx5_3 or a017.
+_NUMBER = re.compile(r"(?<![A-Za-z0-9_.])x?([-+]?\d+(?:\.\d+)?)(?![A-Za-z0-9_])")
 
 
 def numbers_in(text: str) -> set[float]:
     out = set()
     for m in _NUMBER.finditer(text):
         try:
-            out.add(round(float(m.group()), 6))
+            out.add(round(float(m.group(1)), 6))
         except ValueError:
             continue
     return out

@@ -80,7 +80,7 @@ class GraphPlanner:
 
         if not values:
             return Stop(reason="no test left that could change the answer")
-        key = max(sorted(values), key=lambda k: values[k])
+        key = max(sorted(values, key=lambda k: (k[0], k[1] or "")), key=lambda k: values[k])
         if values[key] < 1e-3:
             return Stop(reason="remaining tests carry no information")
         tool, host = key

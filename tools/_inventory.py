@@ -1,0 +1,110 @@
+"""Which devices a host has, by whatever the bundle records: topology.json, NVML, nvidia-smi.
+
+Tools need to name a GPU by its NVML index (``host/gpu3``) when the evidence names it by PCI
+address (XID lines, AER, sysfs). The inventory joins every source on the address as integers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sandbox import ForensicError
+from tools.base import ToolContext
+from tools.parsers.nvml import NvmlSnapshot, parse_nvml_json
+from tools.parsers.pci import PciAddress, parse_pci_address
+
+
+@dataclass
+class Device:
+    """One GPU or NIC of a host."""
+
+    kind: str  # "gpu" or "nic"
+    name: str  # gpu<i> or the ibdev
+    pci: PciAddress | None
+    in_job: bool = False
+    netdev: str | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def component(self, host: str) -> str:
+        return f"{host}/{self.name}"
+
+
+@dataclass
+class HostInventory:
+    host: str
+    gpus: dict[int, Device] = field(default_factory=dict)
+    nics: dict[str, Device] = field(default_factory=dict)
+    nvml: NvmlSnapshot | None = None
+    nvml_source: str | None = None
+    nvml_error: str | None = None
+
+    def by_pci(self, addr: PciAddress | None) -> Device | None:
+        if addr is None:
+            return None
+        for dev in [*self.gpus.values(), *self.nics.values()]:
+            if dev.pci is not None and dev.pci.matches(addr):
+                return dev
+        return None
+
+    def devices(self) -> list[Device]:
+        return [*sorted(self.gpus.values(), key=lambda d: int(d.name[3:])), *self.nics.values()]
+
+
+def _addr(text: Any) -> PciAddress | None:
+    if not text:
+        return None
+    try:
+        return parse_pci_address(str(text))
+    except ForensicError:
+        return None
+
+
+def inventory(ctx: ToolContext, host: str) -> HostInventory:
+    """The memoised inventory of ``host``."""
+    return ctx.memo(f"inventory:{host}", lambda: _build(ctx, host))
+
+
+def _build(ctx: ToolContext, host: str) -> HostInventory:
+    bundle = ctx.bundle
+    inv = HostInventory(host=host)
+    job_gpus = bundle.job_gpus()
+    info = bundle.host_info(host)
+    if info:
+        for g in info.gpus:
+            inv.gpus[g.index] = Device("gpu", f"gpu{g.index}", _addr(g.pci_bus_id), info={"uuid": g.uuid})
+        for n in info.nics:
+            inv.nics[n.ibdev] = Device("nic", n.ibdev, _addr(n.pci_bus_id), netdev=n.netdev,
+                                       info={"link_layer": n.link_layer, "switch": n.switch, "switch_port": n.switch_port, "port": n.port})
+    try:
+        node = bundle.host(host)
+        raw = node.nvml()
+        if raw is not None:
+            import json
+
+            inv.nvml = parse_nvml_json(json.dumps(raw))
+            inv.nvml_source = node.nvml_source()
+    except ForensicError as exc:
+        inv.nvml_error = str(exc)
+    if inv.nvml:
+        for d in inv.nvml.devices:
+            if d.index is None:
+                continue
+            dev = inv.gpus.get(d.index)
+            if dev is None:
+                inv.gpus[d.index] = Device("gpu", f"gpu{d.index}", d.pci, info={"uuid": d.uuid})
+            elif dev.pci is None:
+                dev.pci = d.pci
+    if not inv.nics:
+        try:
+            node = bundle.host(host)
+            for ibdev in node.list("/sys/class/infiniband"):
+                inv.nics[ibdev] = Device("nic", ibdev, None)
+        except ForensicError:
+            pass
+    job_hosts = bundle.job_hosts()
+    for idx, dev in inv.gpus.items():
+        dev.in_job = (host, idx) in job_gpus
+    for dev in inv.nics.values():
+        dev.in_job = host in job_hosts
+    return inv

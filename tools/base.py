@@ -1,0 +1,152 @@
+"""What a tool is: typed input, typed result, one evidence record per call, and a registry.
+
+A tool reads evidence through the sandbox only, parses it, and returns *signals*: typed,
+component-scoped findings (``pcie_degraded`` on ``gpu-a017/gpu3``) with the numbers behind them.
+The planner reasons over signals; the report cites the evidence record that carries them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from sandbox import Bundle, ForensicError, ToolArgumentError
+
+Status = Literal["ok", "no_data", "error"]
+ComponentKind = Literal["gpu", "nic", "host", "switch", "port", "job"]
+
+
+class Signal(BaseModel):
+    """One finding a tool makes about one component."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str = Field(description="Signal name from the failure graph's vocabulary, e.g. pcie_degraded.")
+    component: str = Field(description="Component it concerns: host, host/gpuN, host/ibdev, switch, switch/port or job.")
+    kind: ComponentKind = Field(description="What kind of component it is.")
+    detail: str = Field("", description="One human sentence with the numbers behind the signal.")
+    values: dict[str, float | int | str | bool | None] = Field(
+        default_factory=dict, description="The numbers behind the signal, for claims and citation checks."
+    )
+
+
+class ToolResult(BaseModel):
+    """What one tool call found."""
+
+    status: Status = Field(description="ok, no_data (nothing to read) or error.")
+    summary: str = Field(description="One or two sentences a person can read.")
+    source: list[str] = Field(default_factory=list, description="Bundle-relative paths read.")
+    signals: list[Signal] = Field(default_factory=list, description="Component-scoped findings.")
+    covered: list[str] = Field(
+        default_factory=list,
+        description="Components the call examined: a signal absent on a covered component is evidence of absence.",
+    )
+    data: dict[str, Any] = Field(default_factory=dict, description="Structured data behind the summary.")
+
+
+class ToolInput(BaseModel):
+    """Base for tool inputs: unknown fields are an error, so a model cannot smuggle arguments."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class HostScope(ToolInput):
+    """Input for tools that look at one host or at every host of the fleet."""
+
+    host: str | None = Field(
+        None, description="Host to examine; omit to scan every host of the bundle.", max_length=253,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
+    )
+
+
+class ToolContext:
+    """What a tool may use: the bundle (through the sandbox) and memoised derived facts."""
+
+    def __init__(self, bundle: Bundle) -> None:
+        self.bundle = bundle
+        self._memo: dict[str, Any] = {}
+
+    def memo(self, key: str, factory: Callable[[], Any]) -> Any:
+        if key not in self._memo:
+            self._memo[key] = factory()
+        return self._memo[key]
+
+    def hosts(self, host: str | None) -> list[str]:
+        """The hosts a call concerns; a named host must exist in the bundle."""
+        names = self.bundle.host_names()
+        if host is None:
+            return names
+        if host not in names:
+            raise ToolArgumentError(f"unknown host {host!r}; the bundle has {len(names)} hosts")
+        return [host]
+
+
+class Tool:
+    """Base class of every tool. Subclasses set the class attributes and implement ``run``."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    Input: ClassVar[type[ToolInput]] = HostScope
+    cost: ClassVar[float] = 1.0
+
+    def run(self, ctx: ToolContext, args: ToolInput) -> ToolResult:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def validate(self, raw: dict[str, Any] | None) -> ToolInput:
+        try:
+            return self.Input.model_validate(raw or {})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "arguments"
+            raise ToolArgumentError(f"{self.name}: {where}: {first['msg']}") from None
+
+    def __call__(self, ctx: ToolContext, raw_args: dict[str, Any] | None = None) -> ToolResult:
+        """Validate, run, and turn a failure into an ``error`` result.
+
+        Invalid arguments raise ToolArgumentError instead: the caller answers them with a typed
+        error the model can correct.
+        """
+        args = self.validate(raw_args)
+        try:
+            return self.run(ctx, args)
+        except ToolArgumentError:
+            raise
+        except ForensicError as exc:
+            return ToolResult(status="error", summary=f"{self.name} failed: {exc}")
+
+    @classmethod
+    def schema(cls) -> dict[str, Any]:
+        return {"name": cls.name, "description": cls.description, "parameters": cls.Input.model_json_schema()}
+
+
+_REGISTRY: dict[str, Tool] = {}
+
+
+def register(cls: type[Tool]) -> type[Tool]:
+    """Class decorator: make a tool available by name."""
+    if cls.name in _REGISTRY:
+        raise ValueError(f"tool {cls.name!r} registered twice")
+    _REGISTRY[cls.name] = cls()
+    return cls
+
+
+def get_tool(name: str) -> Tool:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ToolArgumentError(f"no tool named {name!r}; known: {', '.join(sorted(_REGISTRY))}") from None
+
+
+def all_tools() -> dict[str, Tool]:
+    return dict(_REGISTRY)
+
+
+def gpu_component(host: str, index: int) -> str:
+    return f"{host}/gpu{index}"
+
+
+def rank_component(ctx: ToolContext, rank: int) -> str | None:
+    placement = ctx.bundle.rank_map().get(rank)
+    return gpu_component(*placement) if placement else None

@@ -1,0 +1,198 @@
+"""GPU health: clocks and why they are reduced, temperature, power, ECC, row remapping, lost GPUs.
+
+Reads NVML readings (``nvml.json``) and falls back to ``nvidia-smi -q``. A reason bit alone is
+not a fault: SW power cap is active on many busy GPUs that run at full speed. A clock reduction
+is judged against the GPU's own maximum and its peers in the same scan; thermal bits and the
+power brake are faults on their own.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from sandbox import ForensicError
+from tools._inventory import inventory
+from tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, gpu_component, register
+from tools.parsers.nvidia_smi import parse_nvidia_smi_q
+from tools.parsers.nvml import decode_clock_event_reasons
+
+_GPU_IDLE = 0x1
+_SW_POWER_CAP = 0x4
+_HW_SLOWDOWN = 0x8
+_SW_THERMAL = 0x20
+_HW_THERMAL = 0x40
+_HW_POWER_BRAKE = 0x80
+
+#: A GPU whose SM clock is below this fraction of its peers' median runs measurably slower.
+CLOCK_PEER_RATIO = 0.93
+#: ... or below this fraction of its own maximum when it has no peers to compare with.
+CLOCK_MAX_RATIO = 0.85
+#: Hot enough to be worth saying even with no slowdown bit (H100 slowdown is ~87-90 C).
+HOT_C = 87
+
+
+@dataclass
+class Reading:
+    host: str
+    index: int
+    in_job: bool
+    lost: bool = False
+    error: str | None = None
+    temp: float | None = None
+    slowdown_temp: float | None = None
+    power_w: float | None = None
+    limit_w: float | None = None
+    sm: float | None = None
+    sm_max: float | None = None
+    reasons: int | None = None
+    ecc_unc: int | None = None
+    remap_unc: int | None = None
+    remap_pending: bool | None = None
+    remap_failure: bool | None = None
+    source: str = ""
+
+    @property
+    def component(self) -> str:
+        return gpu_component(self.host, self.index)
+
+
+def _from_nvml(ctx: ToolContext, host: str) -> list[Reading]:
+    inv = inventory(ctx, host)
+    if inv.nvml is None:
+        return []
+    out = []
+    for d in inv.nvml.devices:
+        if d.index is None:
+            continue
+        dev = inv.gpus.get(d.index)
+        out.append(Reading(
+            host=host, index=d.index, in_job=bool(dev and dev.in_job), lost=d.lost, error=d.error,
+            temp=d.temperature_c, power_w=d.power_usage_mw / 1000 if d.power_usage_mw is not None else None,
+            limit_w=d.enforced_power_limit_mw / 1000 if d.enforced_power_limit_mw is not None else None,
+            sm=d.clock_sm_mhz, sm_max=d.max_clock_sm_mhz, reasons=d.clocks_event_reasons,
+            ecc_unc=d.ecc_uncorrected_volatile, remap_unc=d.remapped_rows_uncorrected,
+            remap_pending=d.remapped_rows_pending, remap_failure=d.remapped_rows_failure,
+            source=inv.nvml_source or "",
+        ))
+    return out
+
+
+def _from_smi(ctx: ToolContext, host: str) -> list[Reading]:
+    node = ctx.bundle.host(host)
+    argv = ["nvidia-smi", "-q"]
+    if not node.has_command(argv):
+        return []
+    inv = inventory(ctx, host)
+    out = []
+    for pos, g in enumerate(parse_nvidia_smi_q(node.run(argv))):
+        dev = inv.by_pci(g.pci) if g.pci else None
+        index = int(dev.name[3:]) if dev is not None else pos
+        out.append(Reading(
+            host=host, index=index, in_job=bool(dev and dev.in_job) or (host, index) in ctx.bundle.job_gpus(),
+            lost=g.lost, error=g.lost_reason, temp=g.temp_gpu_c, slowdown_temp=g.temp_slowdown_c,
+            power_w=g.power_draw_w, limit_w=g.power_limit_w, sm=g.clock_sm_mhz, sm_max=g.max_clock_sm_mhz,
+            reasons=g.clock_event_reasons_mask,
+            ecc_unc=g.ecc_volatile.uncorrectable_total, remap_unc=g.remapped_rows_uncorrectable,
+            remap_pending=g.remapped_rows_pending, remap_failure=g.remapped_rows_failure,
+            source=node.command_source(argv),
+        ))
+    return out
+
+
+
+def _clock_low(r: Reading, peer_median: float | None) -> bool:
+    if r.sm is None or (r.reasons or 0) & _GPU_IDLE:
+        return False
+    if peer_median:
+        return r.sm < CLOCK_PEER_RATIO * peer_median
+    return bool(r.sm_max) and r.sm < CLOCK_MAX_RATIO * r.sm_max
+
+
+def assess(r: Reading, peer_median: float | None) -> list[Signal]:
+    comp = r.component
+    sigs: list[Signal] = []
+
+    def sig(name: str, detail: str, **values: float | int | str | bool | None) -> None:
+        sigs.append(Signal(name=name, component=comp, kind="gpu", detail=detail, values=values))
+
+    if r.lost:
+        sig("device_lost", f"{comp} cannot be read by NVML: {r.error or 'GPU is lost'}", error=r.error or "lost")
+        return sigs
+    reasons = r.reasons or 0
+    names = decode_clock_event_reasons(reasons) if reasons else []
+    low = _clock_low(r, peer_median)
+    clocks = f"SM clock {r.sm:g} MHz" if r.sm is not None else "SM clock unknown"
+    if r.sm is not None and r.sm_max:
+        clocks += f" of max {r.sm_max:g} MHz"
+    hot = r.temp is not None and (r.temp >= HOT_C or (r.slowdown_temp is not None and r.temp >= r.slowdown_temp - 3))
+    hw_slow = bool(reasons & _HW_SLOWDOWN)
+    near_limit = r.power_w is not None and r.limit_w is not None and r.power_w >= 0.97 * r.limit_w
+    if reasons & (_SW_THERMAL | _HW_THERMAL) or (hw_slow and hot):
+        sig("thermal_slowdown", f"{comp} thermal slowdown active ({', '.join(names)}) at {r.temp:g} C, {clocks}"
+            if r.temp is not None else f"{comp} thermal slowdown active ({', '.join(names)}), {clocks}",
+            reasons=reasons, temp_c=r.temp, sm_mhz=r.sm, sm_max_mhz=r.sm_max)
+    power_limited = bool(reasons & _HW_POWER_BRAKE) or ((reasons & _SW_POWER_CAP or (hw_slow and near_limit and not hot)) and low)
+    if power_limited:
+        power = f" drawing {r.power_w:g} W of a {r.limit_w:g} W limit" if r.power_w is not None and r.limit_w is not None else ""
+        sig("power_slowdown", f"{comp} power-limited ({', '.join(names)}){power}, {clocks}",
+            reasons=reasons, power_w=r.power_w, limit_w=r.limit_w, sm_mhz=r.sm, sm_max_mhz=r.sm_max)
+    if low:
+        ref = f" vs peer median {peer_median:g} MHz" if peer_median else ""
+        sig("clocks_reduced", f"{comp} {clocks}{ref}", sm_mhz=r.sm, sm_max_mhz=r.sm_max, peer_median_mhz=peer_median)
+    if hot:
+        sig("gpu_hot", f"{comp} at {r.temp:g} C", temp_c=r.temp)
+    if (r.ecc_unc or 0) > 0 or (r.remap_unc or 0) > 0:
+        sig("ecc_uncorrectable", f"{comp} uncorrectable ECC errors {r.ecc_unc or 0} (volatile), "
+            f"{r.remap_unc or 0} rows remapped for uncorrectable errors", ecc_uncorrected=r.ecc_unc, remapped_uncorrectable=r.remap_unc)
+    if r.remap_pending:
+        sig("remap_pending", f"{comp} has a row remap pending (activates at the next GPU reset)", pending=True)
+    if r.remap_failure:
+        sig("remap_failure", f"{comp} row remapping failed: no spare rows left", failure=True)
+    return sigs
+
+
+@register
+class GpuHealth(Tool):
+    name = "gpu_health"
+    description = (
+        "Per-GPU health from NVML readings or nvidia-smi -q: clock event (throttle) reasons, temperature, "
+        "power vs limit, SM clock vs max and vs peers, ECC, row remapping, lost GPUs. Scope: one host or all."
+    )
+    cost = 1.0
+
+    def run(self, ctx: ToolContext, args: HostScope) -> ToolResult:
+        readings: list[Reading] = []
+        sources: list[str] = []
+        errors: list[str] = []
+        for host in ctx.hosts(args.host):
+            try:
+                rs = _from_nvml(ctx, host) or _from_smi(ctx, host)
+            except ForensicError as exc:
+                errors.append(f"{host}: {exc}")
+                continue
+            readings.extend(rs)
+            sources.extend(sorted({r.source for r in rs if r.source}))
+        if not readings:
+            return ToolResult(status="error" if errors else "no_data",
+                              summary="no GPU readings (no nvml.json or nvidia-smi -q)" + (f"; {errors[0]}" if errors else ""),
+                              data={"errors": errors})
+        busy = [r.sm for r in readings if r.in_job and r.sm is not None and not r.lost and not (r.reasons or 0) & _GPU_IDLE]
+        peer_median = statistics.median(busy) if len(busy) >= 4 else None
+        signals: list[Signal] = []
+        for r in readings:
+            signals.extend(assess(r, peer_median if r.in_job else None))
+        warm = [r.component for r in readings if r.temp is not None and 80 <= r.temp < HOT_C]
+        faults = sorted({s.name for s in signals})
+        summary = (f"{len(readings)} GPUs on {len({r.host for r in readings})} hosts read; "
+                   + (f"findings: {', '.join(f'{n} on ' + ', '.join(sorted(s.component for s in signals if s.name == n)[:4]) for n in faults)}"
+                      if faults else "no throttling, ECC or lost GPUs"))
+        if warm:
+            summary += f"; warm but not throttled: {', '.join(warm[:4])}"
+        return ToolResult(
+            status="ok", summary=summary, source=sources, signals=signals,
+            covered=[r.component for r in readings],
+            data={"peer_median_sm_mhz": peer_median, "errors": errors,
+                  "gpus": {r.component: {"temp_c": r.temp, "sm_mhz": r.sm, "power_w": r.power_w, "reasons": r.reasons,
+                                         "in_job": r.in_job} for r in readings}},
+        )

@@ -1,0 +1,139 @@
+"""The kernel log of each host: XIDs, "fallen off the bus", AER, mlx5 link and module events.
+
+Every line prefix of ``dmesg``, ``dmesg -T``, ``journalctl -k`` and ``/dev/kmsg`` is accepted
+(the parser's job). This tool places events in time against the incident window (a line far
+older than the window is history, not a symptom) and names the device by joining its PCI
+address with the host's inventory.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from sandbox import ForensicError
+from tools._inventory import inventory
+from tools._xid import xid_signal
+from tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, register
+from tools.parsers.kernel_log import KernelLog, parse_kernel_log
+
+#: Events this long before the window opens are history: a week-old XID explains nothing today.
+HISTORY_BEFORE_S = 2 * 3600
+#: Events after the window closes (plus slack for clock skew) are not part of it either.
+AFTER_S = 3600
+
+
+def read_kernel_log(ctx: ToolContext, host: str) -> tuple[KernelLog, str] | None:
+    """The parsed kernel log of ``host`` and its source path, memoised; None when not recorded."""
+
+    def build() -> tuple[KernelLog, str] | None:
+        node = ctx.bundle.host(host)
+        for argv in (["dmesg"], ["journalctl", "-k"]):
+            if node.has_command(argv):
+                start, _ = ctx.bundle.window
+                year = datetime.fromtimestamp(start, timezone.utc).year if start else None
+                boot = ctx.bundle.collected(host).get("boot")
+                return parse_kernel_log(node.run(argv), boot_unix=boot, year=year), node.command_source(argv)
+        return None
+
+    return ctx.memo(f"kernel_log:{host}", build)
+
+
+def _when(ctx: ToolContext, t: float | None) -> str:
+    """'window', 'history' or 'unknown' (no wall time: only the order of lines is known)."""
+    if t is None:
+        return "unknown"
+    start, end = ctx.bundle.window
+    if start is not None and t < start - HISTORY_BEFORE_S:
+        return "history"
+    if end is not None and t > end + AFTER_S:
+        return "history"
+    return "window"
+
+
+@register
+class KernelLogTool(Tool):
+    name = "kernel_log"
+    description = (
+        "Kernel log of each host (dmesg, dmesg -T, journalctl -k, /dev/kmsg): NVIDIA XIDs by class (fell off "
+        "the bus, memory, NVLink, application), GPUs that fell off the bus, PCIe AER errors, mlx5 link flaps; "
+        "events are placed against the incident window and mapped to GPU/NIC names. Scope: one host or all."
+    )
+    cost = 1.0
+
+    def run(self, ctx: ToolContext, args: HostScope) -> ToolResult:
+        signals: list[Signal] = []
+        sources: list[str] = []
+        covered: list[str] = []
+        history: list[str] = []
+        other: list[str] = []
+        errors: list[str] = []
+        read_any = False
+        for host in ctx.hosts(args.host):
+            try:
+                got = read_kernel_log(ctx, host)
+            except ForensicError as exc:
+                errors.append(f"{host}: {exc}")
+                continue
+            if got is None:
+                continue
+            log, source = got
+            read_any = True
+            sources.append(source)
+            inv = inventory(ctx, host)
+            covered.append(host)
+            covered.extend(d.component(host) for d in inv.devices())
+            for ev in log.events:
+                dev = inv.by_pci(ev.pci)
+                comp = dev.component(host) if dev else (f"{host}/{ev.pci}" if ev.pci else host)
+                when = _when(ctx, ev.time_unix)
+                stamp = f"line {ev.line_no}" + (f", {datetime.fromtimestamp(ev.time_unix, timezone.utc):%Y-%m-%d %H:%M:%S}Z"
+                                                if ev.time_unix is not None else "")
+                if when == "history":
+                    if ev.kind in ("xid", "fell_off_bus"):
+                        history.append(f"{comp} {'XID ' + str(ev.xid) if ev.xid else ev.kind} ({stamp})")
+                    continue
+                values = {"line": ev.line_no, "time_unix": ev.time_unix, "when": when}
+                if ev.kind == "xid":
+                    sig = xid_signal(ev.xid, comp, f"{comp} XID {ev.xid} ({ev.mnemonic}) in the kernel log, {stamp}", **values)
+                    if sig is not None and (dev is None or dev.kind == "gpu"):
+                        signals.append(sig)
+                    else:
+                        other.append(f"{comp} XID {ev.xid} ({ev.category}, {stamp})")
+                elif ev.kind == "fell_off_bus":
+                    signals.append(Signal(name="xid_fell_off_bus", component=comp, kind="gpu",
+                                          detail=f"{comp} fell off the bus (kernel log, {stamp})", values={**values, "xid": 79}))
+                elif ev.kind == "aer" and dev is not None:
+                    signals.append(Signal(name="pcie_aer", component=comp, kind=dev.kind,  # type: ignore[arg-type]
+                                          detail=f"{comp} PCIe AER {ev.severity or ''} error {ev.error_type or ''} ({stamp})".replace("  ", " "),
+                                          values={**values, "severity": ev.severity}))
+                elif ev.kind == "mlx5_link" and ev.link_state.upper() == "DOWN":
+                    nic = ev.ibdev or (dev.name if dev else None) or ev.netdev
+                    if nic:
+                        ncomp = f"{host}/{nic}" if not dev else comp
+                        signals.append(Signal(name="nic_link_flap", component=ncomp, kind="nic",
+                                              detail=f"{ncomp} link went DOWN ({stamp})", values=values))
+        if not read_any:
+            return ToolResult(status="error" if errors else "no_data",
+                              summary="no kernel log recorded" + (f": {errors[0]}" if errors else ""), data={"errors": errors})
+        signals = _dedupe(signals)
+        found = sorted({s.name for s in signals})
+        summary = f"kernel logs of {len(sources)} hosts read; "
+        summary += ("in the window: " + "; ".join(f"{n} on {', '.join(sorted({s.component for s in signals if s.name == n})[:4])}" for n in found)
+                    if found else "no GPU or link fault in the window")
+        if other:
+            summary += f"; other XIDs (no root cause on their own): {', '.join(other[:3])}"
+        if history:
+            summary += f"; history, long before the window: {', '.join(history[:3])}"
+        return ToolResult(status="ok", summary=summary, source=sources, signals=signals, covered=covered,
+                          data={"history": history, "other_xids": other, "errors": errors})
+
+
+def _dedupe(signals: list[Signal]) -> list[Signal]:
+    """One signal per (name, component): the first occurrence, with the count of repeats."""
+    first: dict[tuple[str, str], Signal] = {}
+    count: dict[tuple[str, str], int] = {}
+    for s in signals:
+        key = (s.name, s.component)
+        count[key] = count.get(key, 0) + 1
+        first.setdefault(key, s)
+    return [s.model_copy(update={"values": {**s.values, "count": count[k]}}) for k, s in first.items()]

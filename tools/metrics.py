@@ -1,0 +1,253 @@
+"""Metric time series (OpenMetrics files under ``metrics/``): per-GPU DCGM readings over the window.
+
+Judgements are relative: a GPU is compared with its in-job peers over the same window, and
+counters are read as increases within the window (a drop is a reset), never as absolute values.
+``DCGM_FI_DEV_XID_ERRORS`` holds the last XID and never resets, so only a *change* of its value
+inside the window says that an XID happened.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sandbox import ForensicError
+from tools._xid import xid_signal
+from tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, gpu_component, register
+from tools.parsers.openmetrics import MetricSet, Series, counter_increase, parse_openmetrics, series_host
+
+_THERMAL_BITS = 0x20 | 0x40
+_POWER_BRAKE = 0x80
+_SW_POWER_CAP = 0x4
+_NVLINK_COUNTERS = (
+    "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL",
+    "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL",
+    "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL",
+    "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL",
+)
+#: Share of the window a GPU must spend in violation, and how far above its peers, to count.
+VIOLATION_SHARE = 0.05
+CLOCK_PEER_RATIO = 0.93
+HOT_C = 87.0
+
+
+@dataclass
+class GpuSeries:
+    host: str
+    gpu: int
+    by_name: dict[str, Series] = field(default_factory=dict)
+
+
+def load_metrics(ctx: ToolContext) -> tuple[list[MetricSet], list[str], list[str]]:
+    """Every metrics file parsed once per investigation: (sets, sources, errors)."""
+
+    def build() -> tuple[list[MetricSet], list[str], list[str]]:
+        sets, sources, errors = [], [], []
+        for rel in ctx.bundle.files("metrics", (".om", ".prom", ".txt")):
+            try:
+                sets.append(parse_openmetrics(ctx.bundle.fs.read_text(rel)))
+                sources.append(ctx.bundle.fs.source_of(rel))
+            except ForensicError as exc:
+                errors.append(f"{rel}: {exc}")
+        return sets, sources, errors
+
+    return ctx.memo("metrics", build)
+
+
+def _window(ts: np.ndarray, start: float | None, end: float | None) -> np.ndarray:
+    mask = np.isfinite(ts)
+    if start is not None:
+        mask &= ts >= start
+    if end is not None:
+        mask &= ts <= end
+    return mask
+
+
+def _gpus(sets: list[MetricSet]) -> dict[tuple[str, int], GpuSeries]:
+    out: dict[tuple[str, int], GpuSeries] = {}
+    for ms in sets:
+        for s in ms.series:
+            if not s.name.startswith("DCGM_") or "gpu" not in s.labels:
+                continue
+            host = series_host(s.labels)
+            try:
+                gpu = int(s.labels["gpu"])
+            except ValueError:
+                continue
+            if host is None:
+                continue
+            gs = out.setdefault((host, gpu), GpuSeries(host, gpu))
+            gs.by_name.setdefault(s.name, s)
+    return out
+
+
+def _median_in(s: Series | None, start: float | None, end: float | None) -> float | None:
+    if s is None:
+        return None
+    v = s.values[_window(s.timestamps, start, end)]
+    v = v[np.isfinite(v)]
+    return float(np.median(v)) if v.size else None
+
+
+def _increase_in(s: Series | None, start: float | None, end: float | None) -> float | None:
+    if s is None:
+        return None
+    mask = _window(s.timestamps, start, end)
+    # Include the last sample before the window so an increase at its very start is seen.
+    idx = np.flatnonzero(mask)
+    if idx.size and idx[0] > 0:
+        mask[idx[0] - 1] = True
+    inc = counter_increase(s.values[mask])
+    return None if math.isnan(inc) else inc
+
+
+def _bit_share(s: Series | None, bits: int, start: float | None, end: float | None) -> float | None:
+    if s is None:
+        return None
+    v = s.values[_window(s.timestamps, start, end)]
+    v = v[np.isfinite(v)]
+    if not v.size:
+        return None
+    return float(np.mean((v.astype(np.int64) & bits) != 0))
+
+
+def _reasons(g: GpuSeries) -> Series | None:
+    return g.by_name.get("DCGM_FI_DEV_CLOCKS_EVENT_REASONS") or g.by_name.get("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS")
+
+
+@register
+class Metrics(Tool):
+    name = "metrics"
+    description = (
+        "Per-GPU DCGM time series over the incident window: thermal and power violation time, clock-event "
+        "reason bits, SM clock vs in-job peers, temperature, ECC and row-remap counters, NVLink error counters, "
+        "XID gauge changes, and GPUs whose series stop. Scope: one host or all."
+    )
+    cost = 1.0
+
+    def run(self, ctx: ToolContext, args: HostScope) -> ToolResult:
+        sets, sources, errors = load_metrics(ctx)
+        if not sets:
+            return ToolResult(status="error" if errors else "no_data",
+                              summary="no metrics files" + (f" readable: {errors[0]}" if errors else ""))
+        start, end = ctx.bundle.window
+        gpus = _gpus(sets)
+        hosts = set(ctx.hosts(args.host)) if args.host else None
+        job = ctx.bundle.job_gpus()
+        in_job = {k: (k in job) for k in gpus}
+        scope = {k: g for k, g in gpus.items() if hosts is None or k[0] in hosts}
+        if not scope:
+            return ToolResult(status="no_data", summary=f"no DCGM series for {args.host or 'any host'}", source=sources)
+
+        # Peers: every in-job GPU of the fleet, not only the ones in scope.
+        clocks = {k: _median_in(g.by_name.get("DCGM_FI_DEV_SM_CLOCK"), start, end) for k, g in gpus.items()}
+        busy = [c for k, c in clocks.items() if c is not None and in_job[k]]
+        peer_clock = statistics.median(busy) if len(busy) >= 4 else None
+        span = (end - start) if start is not None and end is not None and end > start else None
+        therm = {k: _increase_in(g.by_name.get("DCGM_FI_DEV_THERMAL_VIOLATION"), start, end) for k, g in gpus.items()}
+        power = {k: _increase_in(g.by_name.get("DCGM_FI_DEV_POWER_VIOLATION"), start, end) for k, g in gpus.items()}
+        peer_therm = _peer_share(therm, in_job, span)
+        peer_power = _peer_share(power, in_job, span)
+        last_seen = {k: _last_ts(g) for k, g in gpus.items()}
+        fleet_last = max((t for t in last_seen.values() if t is not None), default=None)
+        interval = _scrape_interval(gpus)
+        nvl = {k: sum(v for n in _NVLINK_COUNTERS if (v := _increase_in(g.by_name.get(n), start, end)) is not None)
+               for k, g in gpus.items()}
+        peer_nvl = statistics.median([v for k, v in nvl.items() if in_job[k]] or [0.0])
+
+        signals: list[Signal] = []
+        for (host, idx), g in sorted(scope.items()):
+            comp = gpu_component(host, idx)
+
+            def sig(name: str, detail: str, **values: float | int | str | bool | None) -> None:
+                signals.append(Signal(name=name, component=comp, kind="gpu", detail=detail, values=values))
+
+            share_t = (therm[(host, idx)] or 0) / 1e9 / span if span and therm[(host, idx)] is not None else None
+            bits_t = _bit_share(_reasons(g), _THERMAL_BITS, start, end)
+            if (share_t is not None and share_t >= VIOLATION_SHARE and share_t > 3 * peer_therm) or (bits_t or 0) >= 0.2:
+                sig("metric_thermal_violation",
+                    f"{comp} in thermal violation {100 * (share_t or 0):.1f}% of the window"
+                    + (f", thermal reason bits set in {100 * bits_t:.0f}% of samples" if bits_t else ""),
+                    violation_share=None if share_t is None else round(share_t, 4), thermal_bit_share=bits_t)
+            clock = clocks[(host, idx)]
+            low = clock is not None and peer_clock is not None and in_job[(host, idx)] and clock < CLOCK_PEER_RATIO * peer_clock
+            share_p = (power[(host, idx)] or 0) / 1e9 / span if span and power[(host, idx)] is not None else None
+            brake = _bit_share(_reasons(g), _POWER_BRAKE, start, end)
+            cap = _bit_share(_reasons(g), _SW_POWER_CAP, start, end)
+            if (brake or 0) >= 0.2 or (low and ((share_p or 0) >= VIOLATION_SHARE and share_p > 3 * peer_power or (cap or 0) >= 0.5)):
+                sig("metric_power_violation",
+                    f"{comp} power-limited: violation {100 * (share_p or 0):.1f}% of the window"
+                    + (f", power brake in {100 * brake:.0f}% of samples" if brake else ""),
+                    violation_share=None if share_p is None else round(share_p, 4), brake_share=brake, cap_share=cap)
+            if low:
+                sig("metric_clock_low", f"{comp} median SM clock {clock:.0f} MHz vs in-job peer median {peer_clock:.0f} MHz",
+                    sm_mhz=round(clock, 1), peer_median_mhz=round(peer_clock, 1))
+            temp = _median_in(g.by_name.get("DCGM_FI_DEV_GPU_TEMP"), start, end)
+            if temp is not None and temp >= HOT_C:
+                sig("metric_temp_high", f"{comp} median temperature {temp:.0f} C in the window", temp_c=round(temp, 1))
+            last = last_seen[(host, idx)]
+            if last is not None and fleet_last is not None and fleet_last - last > max(60.0, 3 * interval) \
+                    and (start is None or last >= start - 3600):
+                sig("metric_series_stopped", f"{comp} DCGM series stop at {last:.0f}, {fleet_last - last:.0f} s before the fleet's",
+                    last_unix=last, gap_s=round(fleet_last - last, 1))
+            dbe = _increase_in(g.by_name.get("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"), start, end)
+            if dbe:
+                sig("metric_ecc_dbe", f"{comp} volatile double-bit ECC errors rose by {dbe:.0f} in the window", dbe_increase=dbe)
+            remap = _increase_in(g.by_name.get("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS"), start, end)
+            fail = _median_in(g.by_name.get("DCGM_FI_DEV_ROW_REMAP_FAILURE"), start, end)
+            if remap or fail:
+                sig("metric_remap", f"{comp} uncorrectable remapped rows +{remap or 0:.0f}, remap failure {int(fail or 0)}",
+                    remap_increase=remap, remap_failure=fail)
+            n = nvl[(host, idx)]
+            if n >= 100 and n > 10 * peer_nvl + 10:
+                sig("metric_nvlink_errors", f"{comp} NVLink error counters rose by {n:.0f} in the window (peer median {peer_nvl:.0f})",
+                    nvlink_errors=n, peer_median=peer_nvl)
+            for code, when in _xid_changes(g.by_name.get("DCGM_FI_DEV_XID_ERRORS"), start, end):
+                if (s := xid_signal(code, comp, f"{comp} DCGM XID gauge changed to {code} at {when:.0f}", source="dcgm")):
+                    signals.append(s)
+
+        found = sorted({s.name for s in signals})
+        summary = (f"{len(scope)} GPUs' DCGM series read over the window; "
+                   + ("findings: " + "; ".join(f"{n} on {', '.join(sorted({s.component for s in signals if s.name == n})[:4])}" for n in found)
+                      if found else "no GPU stands out from its peers"))
+        return ToolResult(status="ok", summary=summary, source=sources, signals=signals,
+                          covered=[gpu_component(h, i) for h, i in scope],
+                          data={"peer_median_sm_mhz": peer_clock, "gpus": len(scope), "errors": errors})
+
+
+def _peer_share(inc: dict[tuple[str, int], float | None], in_job: dict, span: float | None) -> float:
+    vals = [v / 1e9 / span for k, v in inc.items() if v is not None and in_job[k] and span]
+    return statistics.median(vals) if vals else 0.0
+
+
+def _last_ts(g: GpuSeries) -> float | None:
+    ts = [float(np.nanmax(s.timestamps)) for s in g.by_name.values() if np.isfinite(s.timestamps).any()]
+    return max(ts) if ts else None
+
+
+def _scrape_interval(gpus: dict[tuple[str, int], GpuSeries]) -> float:
+    diffs = []
+    for g in list(gpus.values())[:16]:
+        for s in list(g.by_name.values())[:2]:
+            t = s.timestamps[np.isfinite(s.timestamps)]
+            if t.size > 2:
+                diffs.append(float(np.median(np.diff(t))))
+    return statistics.median(diffs) if diffs else 15.0
+
+
+def _xid_changes(s: Series | None, start: float | None, end: float | None) -> list[tuple[int, float]]:
+    """(xid, time) for each change of the sticky last-XID gauge to a new non-zero value in the window."""
+    if s is None or s.values.size < 2:
+        return []
+    out = []
+    v, t = s.values, s.timestamps
+    for i in range(1, v.size):
+        if np.isfinite(v[i]) and v[i] != v[i - 1] and v[i] > 0 and _window(t[i:i + 1], start, end)[0]:
+            out.append((int(v[i]), float(t[i])))
+    return out
+
+
+__all__ = ["Metrics", "load_metrics"]
