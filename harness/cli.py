@@ -26,7 +26,8 @@ err = Console(stderr=True)
 
 
 def _fail(code: int, message: str) -> None:
-    err.print(f"forensic: {message}", markup=False, highlight=False)
+    # Plain write, not rich: one line, never wrapped, whatever the terminal width.
+    sys.stderr.write(f"forensic: {' '.join(message.split())}\n")
     raise typer.Exit(code)
 
 
@@ -64,6 +65,9 @@ def investigate(
     no_checkpoint: Annotated[bool, typer.Option("--no-checkpoint", help="Keep checkpoints in memory only.")] = False,
     thread: Annotated[Optional[str], typer.Option(help="Thread id for this run (default: generated).")] = None,
     resume: Annotated[Optional[str], typer.Option(help="Resume a checkpointed thread by id.")] = None,
+    llm_base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint (env FORENSIC_LLM_BASE_URL).")] = None,
+    llm_model: Annotated[Optional[str], typer.Option(help="Model name (env FORENSIC_LLM_MODEL).")] = None,
+    llm_api_key: Annotated[Optional[str], typer.Option(help="API key (env FORENSIC_LLM_API_KEY).")] = None,
 ) -> None:
     """Investigate a recorded incident and print a verdict with cited evidence."""
     from harness.graph import Investigator
@@ -72,7 +76,8 @@ def investigate(
     limits = Limits(tool_calls=budget_tool_calls, wall_s=budget_wall_s, llm_tokens=budget_tokens, cost_usd=budget_cost_usd)
     cp_path = None if no_checkpoint else (checkpoint or default_state_dir() / "checkpoints.sqlite")
     try:
-        inv = Investigator(bundle, planner=planner, limits=limits, checkpointer=_checkpointer(cp_path))
+        inv = Investigator(bundle, planner=planner, planner_kwargs=_planner_kwargs(planner, llm_base_url, llm_model, llm_api_key),
+                           limits=limits, checkpointer=_checkpointer(cp_path))
         report = inv.resume(resume) if resume else inv.run(thread_id=thread)
     except BundleError as exc:
         _fail(2, str(exc))
@@ -82,6 +87,13 @@ def investigate(
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
     else:
         render_report(report, Console())
+
+
+def _planner_kwargs(planner: str, base_url: str | None, model: str | None, api_key: str | None) -> dict:
+    """Model settings for model-driven planners; flags win over the FORENSIC_LLM_* environment."""
+    if planner == "graph":
+        return {}
+    return {k: v for k, v in {"base_url": base_url, "model": model, "api_key": api_key}.items() if v is not None}
 
 
 @app.command("eval")
@@ -99,6 +111,7 @@ def evaluate(
     if not directory.is_dir():
         _fail(2, f"{directory}: not a folder")
     result = run_eval(directory, planner=planner, repeat=repeat, limits=Limits(tool_calls=budget_tool_calls),
+                      planner_kwargs=_planner_kwargs(planner, None, None, None),
                       baselines=baselines, progress=not as_json and sys.stderr.isatty())
     if not result["cases"]:
         _fail(2, f"{directory}: no evaluation cases (folders with bundle/ and truth.json)")

@@ -133,12 +133,17 @@ class Investigator:
 
     def _view(self, state: State) -> PlannerView:
         obs = observe(state.get("records") or [])
+        usage = Usage.model_validate(state.get("usage") or {})
+        left = {k: max(0.0, float(getattr(self.limits, k)) - float(getattr(usage, k)))
+                for k in ("tool_calls", "llm_tokens", "cost_usd", "wall_s")}
         return PlannerView(
+            budget_left=left,
             graph=self.failure_graph,
             observation=obs,
             hypotheses=beliefs(self.failure_graph, obs),
             executed=[(t, h) for t, h in state.get("executed") or []],
             tools={n: t.cost for n, t in self.tools.items()},
+            host_scoped=[n for n, t in self.tools.items() if "host" in t.Input.model_fields],
             hosts=self.bundle.host_names(),
             records=state.get("records") or [],
             incident=self.bundle.incident.model_dump(mode="json", by_alias=True),

@@ -96,6 +96,8 @@ def build_report(inv: Investigator, state: State) -> Report:
         status = "inconclusive"
         notes.append("no evidence could be read: nothing supports a verdict")
 
+    # A model planner may add its own claims; they face the same citation check as ours.
+    findings += [Finding.model_validate(c) for c in getattr(inv.planner, "claims", lambda: [])()]
     ledger_by_id = by_id(records)
     checked = [citations.check(f, ledger_by_id, verdict.component) for f in findings]
     for f in checked:

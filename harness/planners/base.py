@@ -38,9 +38,14 @@ class PlannerView(BaseModel):
     hypotheses: list[Hypothesis]
     executed: list[tuple[str, str | None]] = Field(description="(tool, host or None for fleet) already run.")
     tools: dict[str, float] = Field(description="Available tool name -> cost.")
+    host_scoped: list[str] = Field(default_factory=list, description="Tools that accept a host argument.")
     hosts: list[str] = Field(description="Hosts in the bundle.")
     records: list[dict[str, Any]] = Field(default_factory=list, description="The evidence ledger so far.")
     incident: dict[str, Any] = Field(default_factory=dict, description="incident.json as loaded.")
+    budget_left: dict[str, float] = Field(
+        default_factory=dict,
+        description="What is left of each budget (tool_calls, llm_tokens, cost_usd, wall_s): a model call must fit in it.",
+    )
 
 
 @runtime_checkable

@@ -48,7 +48,7 @@ class GraphPlanner:
                 if test.tool not in view.tools or test.tool in fleet_done:
                     continue
                 host = host_of(h.component) if h.component and h.kind not in ("job", "switch") else None
-                if host is not None and host not in view.hosts:
+                if host is not None and (host not in view.hosts or test.tool not in view.host_scoped):
                     host = None
                 key = (test.tool, host)
                 if key in done:

@@ -3,6 +3,7 @@
 from tools.parsers.kernel_log import (
     XID_CATALOG,
     AerEvent,
+    EventKind,
     FellOffBusEvent,
     KernelEvent,
     KernelLog,

@@ -43,6 +43,7 @@ __all__ = [
     "XidCategory",
     "XidEvent",
     "XidInfo",
+    "EventKind",
     "parse_kernel_log",
     "xid_info",
 ]
@@ -53,22 +54,31 @@ XidCategory = Literal["fell_off_bus", "memory", "nvlink", "gsp", "app", "pcie", 
 class XidInfo(NamedTuple):
     """One row of NVIDIA's Xid catalog."""
 
-    mnemonic: str
-    description: str
-    category: XidCategory
+    mnemonic: str  # NVIDIA's name, e.g. ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS
+    description: str  # the catalog's description, verbatim
+    category: XidCategory  # ours: which part of the system the Xid points at
 
+
+_XID_171_172 = (
+    "Additional to Xid 48 providing more details on particulars of fault to differentiate DRAM/SRAM"
+)
 
 # NVIDIA's Xid catalog for Ampere/Hopper/Blackwell (reference 1.2). The category is ours: which
 # part of the system the Xid points at, so a detector can route it to a root cause.
 XID_CATALOG: dict[int, XidInfo] = {
     8: XidInfo("ROBUST_CHANNEL_FIFO_ERROR_IDLE_TIMEOUT", "GPU stopped processing", "other"),
-    13: XidInfo("ROBUST_CHANNEL_GR_EXCEPTION", "Graphics Engine Exception", "app"),
+    13: XidInfo(
+        "ROBUST_CHANNEL_GR_EXCEPTION / ROBUST_CHANNEL_GR_ERROR_SW_NOTIFY", "Graphics Engine Exception", "app"
+    ),
     31: XidInfo("ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT", "GPU memory page fault", "app"),
     32: XidInfo("ROBUST_CHANNEL_PBDMA_ERROR", "Invalid or corrupted push buffer stream", "app"),
     38: XidInfo("ROBUST_CHANNEL_FECS_ERR_WATCHDOG_TIMEOUT", "Driver firmware error", "other"),
     43: XidInfo("ROBUST_CHANNEL_RESETCHANNEL_VERIF_ERROR", "GPU stopped processing", "app"),
     45: XidInfo(
-        "ROBUST_CHANNEL_PREEMPTIVE_REMOVAL", "Preemptive cleanup, due to previous errors", "app"
+        "ROBUST_CHANNEL_PREEMPTIVE_REMOVAL",
+        "Preemptive cleanup, due to previous errors -- Most likely to see when running multiple cuda"
+        " applications and hitting a DBE",
+        "app",
     ),
     46: XidInfo("ROBUST_CHANNEL_GPU_TIMEOUT_ERROR", "GPU stopped processing", "other"),
     48: XidInfo("ROBUST_CHANNEL_GPU_ECC_DBE", "Double Bit ECC Error", "memory"),
@@ -76,7 +86,7 @@ XID_CATALOG: dict[int, XidInfo] = {
         "SILENT_RUNNING_PWR_REDUCED_CLOCKING", "Auxiliary power is not connected to the GPU board", "thermal_power"
     ),
     61: XidInfo("PMU_BREAKPOINT", "Unused", "other"),
-    62: XidInfo("PMU_HALT_ERROR", "Internal micro-controller halt", "other"),
+    62: XidInfo("PMU_HALT_ERROR", "Internal micro-controller halt (newer drivers)", "other"),
     63: XidInfo("INFOROM_DRAM_RETIREMENT_EVENT", "GPU memory remapping event", "memory"),
     64: XidInfo("INFOROM_DRAM_RETIREMENT_FAILURE", "GPU memory remapping failure", "memory"),
     69: XidInfo("ROBUST_CHANNEL_GR_CLASS_ERROR", "Graphics Engine class error", "app"),
@@ -106,8 +116,8 @@ XID_CATALOG: dict[int, XidInfo] = {
     157: XidInfo("RESOURCE_RETIREMENT_FAILURE", "Resource Retirement Failure", "memory"),
     158: XidInfo("GPU_FATAL_TIMEOUT", "GPU Fatal Timeout", "other"),
     167: XidInfo("PCIE_FATAL_TIMEOUT", "PCIE_FATAL_TIMEOUT", "pcie"),
-    171: XidInfo("UNCORRECTABLE_DRAM_ERROR", "Uncorrectable DRAM error (details for Xid 48)", "memory"),
-    172: XidInfo("UNCORRECTABLE_SRAM_ERROR", "Uncorrectable SRAM error (details for Xid 48)", "memory"),
+    171: XidInfo("UNCORRECTABLE_DRAM_ERROR", _XID_171_172, "memory"),
+    172: XidInfo("UNCORRECTABLE_SRAM_ERROR", _XID_171_172, "memory"),
 }
 
 
@@ -123,10 +133,14 @@ _RAW_CAP = 512
 
 
 class _Event(BaseModel):
+    """Fields every kernel log event has."""
+
     line_no: int = Field(description="1-based line number in the text (the first line, for multi-line forms).")
     raw: str = Field(description=f"The line as printed, cut at {_RAW_CAP} characters.")
     time_unix: float | None = Field(None, description="Wall time, unix seconds UTC; None when it cannot be known.")
-    uptime_s: float | None = Field(None, description="Seconds since boot, when the line carries a boot-relative stamp.")
+    uptime_s: float | None = Field(
+        None, description="Seconds since boot, when the line carries a boot-relative stamp."
+    )
     pci: PciAddress | None = Field(None, description="The device the line is about.")
     xid: int | None = Field(None, description="The Xid number, for Xid lines.")
     severity: str | None = Field(None, description="Severity as printed (`Fatal`, `Correctable`, `error`, ...).")
@@ -162,7 +176,8 @@ class SxidEvent(_Event):
     switch: str | None = Field(None, description="Reporting driver instance, e.g. `nvidia-nvswitch1`.")
     link: int | None = Field(None, description="NVSwitch link number, when printed.")
     detail: bool = Field(
-        False, description="A `Data {...}` or `Severity N Engine ...` line detailing an SXid reported on another line."
+        False,
+        description="A `Data {...}` or `Severity N Engine ...` line detailing an SXid reported on another line.",
     )
 
 
@@ -192,7 +207,9 @@ class PcieBandwidthEvent(_Event):
     limited_width: int = Field(description="Width of the limiting link, lanes.")
     capable_speed_gts: float = Field(description="Speed the device is capable of, GT/s.")
     capable_width: int = Field(description="Width the device is capable of, lanes.")
-    limiting_device: PciAddress | None = Field(None, description="Where the limiting link is (often an upstream port).")
+    limiting_device: PciAddress | None = Field(
+        None, description="Where the limiting link is (often an upstream port)."
+    )
 
 
 class Mlx5LinkEvent(_Event):
@@ -257,7 +274,8 @@ _CALLER = re.compile(r"\[\s{0,8}[TC]\d{1,10}\]\s?")
 _CTIME = re.compile(r"\[[A-Z][a-z]{2} ([A-Z][a-z]{2})\s{1,2}(\d{1,2}) (\d{2}):(\d{2}):(\d{2}) (\d{4})\]\s?")
 _KMSG = re.compile(r"(\d{1,3}),(\d{1,20}),(\d{1,20}),[^;]{0,32};")
 _SYSLOG = re.compile(
-    r"([A-Z][a-z]{2})\s{1,2}(\d{1,2}) (\d{2}):(\d{2}):(\d{2})(\.\d{1,9})? (\S{1,253}) ([^\s:\[]{1,64})(?:\[\d{1,10}\])?: ?"
+    r"([A-Z][a-z]{2})\s{1,2}(\d{1,2}) (\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?"  # Mar 10 02:18:11[.123456]
+    r" (\S{1,253}) ([^\s:\[]{1,64})(?:\[\d{1,10}\])?: ?"  # host tag[pid]:
 )
 _ISO = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?(Z|[+-]\d{2}:?\d{2})?"
@@ -373,13 +391,18 @@ def _iso_time(m: re.Match[str]) -> float | None:
 # Line bodies
 
 _PCI_TEXT = r"[0-9a-fA-F]{1,8}:[0-9a-fA-F]{1,2}:[0-9a-fA-F]{1,2}(?:\.[0-7])?"
-_XID = re.compile(r"NVRM: Xid \(([^()]{0,40})\): (\d{1,6})(?:,\s?(.*))?")
+_XID = re.compile(r"NVRM: Xid \(([^()]{0,40})\): (\d{1,6})(?:,\s?(.*)|\s*$)")
 _PID = re.compile(r"pid=('?<unknown>'?|\d{1,10})(?:, name=([^,]{0,256}))?(?:,\s?|$)")
-_NVLINK5 = re.compile(r"([A-Z][A-Z0-9_]{1,40})\s{1,8}(Nonfatal|Fatal)\s{1,8}XC\d\s{1,8}i\d{1,3}\s{1,8}Link\s{1,8}(-?\d{1,3})")
+# NVLink5 bodies (Xid 144-150): "<SUBCODE> (Nonfatal|Fatal) XC<n> i<n> Link <n|-1> (<registers>)".
+_NVLINK5 = re.compile(
+    r"([A-Z][A-Z0-9_]{1,40})\s{1,8}(Nonfatal|Fatal)\s{1,8}XC\d\s{1,8}i\d{1,3}\s{1,8}Link\s{1,8}(-?\d{1,3})"
+)
 _SUBCODE = re.compile(r"([A-Z][A-Z0-9]{1,20}_[A-Z0-9_]{1,40})\s")
 _LINK = re.compile(r"\b[Ll]ink (-?\d{1,3})")
 _CAUSED_BY = re.compile(r"caused by previous Xid (\d{1,6})")
-_RECOVERY = re.compile(r"recovery action changed from 0x[0-9a-fA-F]{1,8} \([^()]{0,64}\) to (0x[0-9a-fA-F]{1,8}) \(([^()]{0,64})\)")
+_RECOVERY = re.compile(
+    r"recovery action changed from 0x[0-9a-fA-F]{1,8} \([^()]{0,64}\) to (0x[0-9a-fA-F]{1,8}) \(([^()]{0,64})\)"
+)
 _CONTAINED = re.compile(r"(Contained|Uncontained): ")
 _NVRM_GPU_OFF = re.compile(r"NVRM: GPU (" + _PCI_TEXT + r"): GPU has fallen off the bus")
 _NVRM_THE_GPU = re.compile(r"NVRM: The NVIDIA GPU (" + _PCI_TEXT + r")")
@@ -387,12 +410,14 @@ _SXID = re.compile(r"(?:(\S{1,64}): )?SXid \(([^()]{0,40})\): (\d{1,6})(?:,\s?(.
 _DEVICE = re.compile(r"([A-Za-z0-9_.-]{1,32}) ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]):? ")
 _BUS_ERROR = re.compile(r"PCIe Bus Error: severity=([^,]{1,40}), type=([^,]{1,40})(?:, (.{0,200}))?")
 _AGENT = re.compile(r"\(([A-Za-z ]{1,30}ID)\)")
-_AER_ID = re.compile(r"id=([0-9a-fA-F]{4})")
-_RECEIVED = re.compile(r"AER: (Multiple )?(.{1,40}?) error (?:message )?received(?: from|:) (?:id=)?([0-9a-fA-F:.]{4,16})")
+_RECEIVED = re.compile(
+    r"AER: (Multiple )?(.{1,40}?) error (?:message )?received(?: from|:) (?:id=)?([0-9a-fA-F:.]{4,16})"
+)
 _AER_BIT = re.compile(r"\s{0,8}\[\s{0,2}(\d{1,2})\]\s{1,40}(\S.{0,80})")
 _BANDWIDTH = re.compile(
-    r"(\d{1,6}\.\d{1,3}) Gb/s available PCIe bandwidth, limited by (\d{1,3}(?:\.\d{1,3})?) GT/s(?: PCIe)? x(\d{1,2}) link"
-    r" at (" + _PCI_TEXT + r") \(capable of (\d{1,6}\.\d{1,3}) Gb/s with (\d{1,3}(?:\.\d{1,3})?) GT/s(?: PCIe)? x(\d{1,2})"
+    r"(\d{1,6}\.\d{1,3}) Gb/s available PCIe bandwidth, limited by "
+    r"(\d{1,3}(?:\.\d{1,3})?) GT/s(?: PCIe)? x(\d{1,2}) link at (" + _PCI_TEXT + r") "
+    r"\(capable of (\d{1,6}\.\d{1,3}) Gb/s with (\d{1,3}(?:\.\d{1,3})?) GT/s(?: PCIe)? x(\d{1,2})"
 )
 _IB_PORT = re.compile(r"(\S{1,64}): Port: (\d{1,3}) Link ([A-Za-z_]{2,20})")
 _NETDEV_LINK = re.compile(r"(\S{1,64}): Link (up|down)\b", re.IGNORECASE)
@@ -407,7 +432,9 @@ def parse_kernel_log(text: str, *, boot_unix: float | None = None, year: int | N
     """Parse any kernel log text; nothing raises, unknown lines are skipped.
 
     ``boot_unix`` (``collected.json`` ``boot``) turns boot-relative stamps into wall time; ``year``
-    (from the incident window) completes syslog stamps, which print none.
+    (from the incident window) completes syslog stamps, which print none. The same year applies to
+    every syslog line, so a log that spans New Year dates the lines on the far side of it a year off;
+    those lie far outside the window anyway.
     """
     warnings: list[str] = []
     clock = _Clock(boot_unix, year, warnings)
@@ -418,14 +445,15 @@ def parse_kernel_log(text: str, *, boot_unix: float | None = None, year: int | N
         if len(line) > _MAX_LINE:
             long_lines += 1
             continue
-        line = line.rstrip("\r\n")
+        line = line.rstrip("\r")
         if not line.strip():
             continue
         stamp = clock.split(line)
         parser.feed(line_no, line, stamp)
     if long_lines:
         warnings.append(f"{long_lines} lines longer than {_MAX_LINE} characters skipped")
-    return KernelLog(events=parser.events, line_count=len(lines), warnings=warnings)
+    line_count = len(lines) - (1 if lines[-1] == "" else 0)  # a final newline ends a line, not starts one
+    return KernelLog(events=parser.events, line_count=line_count, warnings=warnings)
 
 
 class _BodyParser:
@@ -466,7 +494,8 @@ class _BodyParser:
         m = _NVRM_THE_GPU.search(body)
         if m:
             if "fallen off the bus" in body:  # the whole message on one line
-                self.events.append(FellOffBusEvent(**base, pci=_pci(m.group(1)), message=body[m.end() :].strip()[:512]))
+                message = body[m.end() :].strip()[:512]
+                self.events.append(FellOffBusEvent(**base, pci=_pci(m.group(1)), message=message))
             else:
                 self._pending_off = (line_no, [line], stamp, _pci(m.group(1)))
 
@@ -476,6 +505,9 @@ class _BodyParser:
             self._pending_off = None
             return False
         if "NVRM" not in body:
+            return False
+        if _NVRM_THE_GPU.search(body) or _XID.search(body):
+            self._pending_off = None  # another message started: let it be parsed on its own
             return False
         lines.append(line)
         if "fallen off the bus" in body:
@@ -489,9 +521,6 @@ class _BodyParser:
                 )
             )
             return True
-        if _NVRM_THE_GPU.search(body) or _XID.search(body):
-            self._pending_off = None  # another message started: let it be parsed on its own
-            return False
         return True
 
     # SXid -----------------------------------------------------------------------------------

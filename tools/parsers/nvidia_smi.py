@@ -21,6 +21,8 @@ from tools.parsers.pci import PciAddress, parse_pci_address
 __all__ = ["EccCounts", "SmiGpu", "parse_nvidia_smi_q"]
 
 _MAX_LINE = 64 * 1024
+# nvidia-smi nests five deep at most; a cap keeps hostile indentation from making every path huge.
+_MAX_DEPTH = 16
 # GPU blocks start at column 0 with the NVML bus id: "GPU 00000000:10:1C.0".
 _GPU_HEADING = re.compile(r"GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*")
 _NO_HANDLE = re.compile(
@@ -58,7 +60,9 @@ class EccCounts(BaseModel):
     sram_uncorrectable: int | None = Field(
         None, description="SRAM uncorrectable errors (Parity + SEC-DED where printed separately)."
     )
-    correctable_total: int | None = Field(None, description="All correctable errors (`Single Bit` Total, or SRAM+DRAM).")
+    correctable_total: int | None = Field(
+        None, description="All correctable errors (`Single Bit` Total, or SRAM+DRAM)."
+    )
     uncorrectable_total: int | None = Field(
         None, description="All uncorrectable errors (`Double Bit` Total, or SRAM+DRAM)."
     )
@@ -160,7 +164,7 @@ def parse_nvidia_smi_q(text: str) -> list[SmiGpu]:
         if not sep:
             if "gpu is lost" in stripped.lower() and current is not None:
                 current[("gpu is lost",)] = stripped
-            else:
+            elif len(stack) < _MAX_DEPTH:
                 stack.append((indent, _norm(stripped)))
             continue
         target = header if current is None or indent == 0 else current
@@ -328,9 +332,13 @@ def _text(value: str | None) -> str | None:
 
 def _number(value: str | None) -> float | None:
     """``61 C`` -> 61.0, ``512.00 W`` -> 512.0, ``16x`` -> 16.0, ``N/A`` -> None."""
-    if value is None:
+    if value is None or len(value) > 64:
         return None
-    m = _NUMBER.match(value.lstrip("x"))
+    tokens = value.split(None, 1)
+    if not tokens:
+        return None
+    # The whole first token must be the number: "99999...9 C" is not read as its first 15 digits.
+    m = _NUMBER.fullmatch(tokens[0].removesuffix("x").removeprefix("x"))
     return float(m.group()) if m else None
 
 

@@ -54,7 +54,9 @@ class MetricFamily(BaseModel):
     """What the ``# TYPE`` / ``# HELP`` / ``# UNIT`` lines said about one family."""
 
     name: str = Field(description="Family name as declared.")
-    type: MetricType = Field("unknown", description="Declared type (a hint only); Prometheus `untyped` reads as unknown.")
+    type: MetricType = Field(
+        "unknown", description="Declared type (a hint only); Prometheus `untyped` reads as unknown."
+    )
     help: str | None = Field(None, description="HELP text, escapes left as printed.")
     unit: str | None = Field(None, description="UNIT, when declared.")
 
@@ -66,7 +68,9 @@ class Series(BaseModel):
 
     name: str = Field(description="Sample name as printed, e.g. `DCGM_FI_DEV_GPU_TEMP`.")
     labels: dict[str, str] = Field(description="Labels, escapes resolved.")
-    timestamps: np.ndarray = Field(description="float64 unix seconds, ascending; NaN (sorted last) where none printed.")
+    timestamps: np.ndarray = Field(
+        description="float64 unix seconds, ascending; NaN (sorted last) where none printed."
+    )
     values: np.ndarray = Field(description="float64 sample values, aligned with `timestamps`; NaN/±Inf kept.")
     family: str = Field(description="Declared family the name belongs to, or the name itself.")
     type: MetricType = Field("unknown", description="The family's declared type, a hint only.")

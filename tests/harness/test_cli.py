@@ -1,0 +1,87 @@
+"""The forensic command line: exit codes, one clear line for bad input, JSON on stdout."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.models import Report
+
+
+def forensic(*args: str, env_dir: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True, timeout=120,
+                          env={"FORENSIC_STATE_DIR": str(env_dir), "PATH": "/usr/bin:/bin", "HOME": str(env_dir)})
+
+
+def test_investigate_json(make_bundle, tmp_path: Path) -> None:
+    out = forensic("investigate", str(make_bundle("pcie_downtrain")), "--json", env_dir=tmp_path)
+    assert out.returncode == 0, out.stderr
+    report = Report.model_validate(json.loads(out.stdout))
+    assert report.verdict.root_cause == "pcie_downtrain"
+    assert (tmp_path / "checkpoints.sqlite").is_file()
+
+
+def test_investigate_readable(make_bundle, tmp_path: Path) -> None:
+    out = forensic("investigate", str(make_bundle("thermal_throttle")), "--no-checkpoint", env_dir=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "thermal_throttle" in out.stdout and "node-b.example/gpu2" in out.stdout and "ev-" in out.stdout
+
+
+def test_budget_flag(make_bundle, tmp_path: Path) -> None:
+    out = forensic("investigate", str(make_bundle("thermal_throttle")), "--json", "--budget-tool-calls", "1", env_dir=tmp_path)
+    assert out.returncode == 0
+    assert json.loads(out.stdout)["status"] == "inconclusive"
+
+
+def _one_line_exit_2(out: subprocess.CompletedProcess, needle: str) -> None:
+    assert out.returncode == 2, out
+    lines = [l for l in out.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1 and needle in lines[0] and "Traceback" not in out.stderr
+    assert out.stdout == ""
+
+
+def test_not_a_bundle(tmp_path: Path) -> None:
+    _one_line_exit_2(forensic("investigate", str(tmp_path), env_dir=tmp_path), "not an incident bundle")
+
+
+def test_corrupt_incident(make_bundle, tmp_path: Path) -> None:
+    b = make_bundle(None)
+    (b / "incident.json").write_text("{oops")
+    _one_line_exit_2(forensic("investigate", str(b), "--json", env_dir=tmp_path), "incident.json")
+
+
+def test_truncated_gzip(make_bundle, tmp_path: Path) -> None:
+    b = make_bundle(None)
+    dm = b / "nodes" / "node-a.example" / "cmd" / "dmesg.txt"
+    data = gzip.compress(dm.read_bytes() * 50)
+    dm.unlink()
+    (dm.parent / "dmesg.txt.gz").write_bytes(data[: len(data) // 2])
+    _one_line_exit_2(forensic("investigate", str(b), env_dir=tmp_path), "dmesg.txt.gz")
+
+
+@pytest.mark.parametrize("missing", ["job/steps.csv", "topology.json", "nodes/node-b.example/nvml.json"])
+def test_missing_optional_files_still_investigate(make_bundle, tmp_path: Path, missing: str) -> None:
+    b = make_bundle("pcie_downtrain")
+    (b / missing).unlink()
+    out = forensic("investigate", str(b), "--json", "--no-checkpoint", env_dir=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["status"] in ("confirmed", "probable", "healthy", "inconclusive")
+
+
+def test_resume_flag(make_bundle, tmp_path: Path) -> None:
+    b = make_bundle("hbm_degradation")
+    first = forensic("investigate", str(b), "--json", "--thread", "t1", env_dir=tmp_path)
+    again = forensic("investigate", str(b), "--json", "--resume", "t1", env_dir=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["verdict"] == json.loads(first.stdout)["verdict"]
+
+
+def test_tools_lists_schemas(tmp_path: Path) -> None:
+    out = forensic("tools", "--json", env_dir=tmp_path)
+    names = {t["name"] for t in json.loads(out.stdout)}
+    assert {"pcie_link", "gpu_health", "kernel_log", "metrics"} <= names

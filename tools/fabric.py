@@ -1,0 +1,169 @@
+"""The fabric: switch-side PFC (SONiC ``show pfcwd stats`` / ``show pfc counters``) and uplink balance.
+
+- A PFC watchdog that declares a queue ``stormed`` has seen a storm of pauses *received* on that
+  port: the device cabled to it is the origin. Topology (``nics[].switch/switch_port``) names it.
+- ECMP spreads flows over a leaf's uplinks. Polarization puts most of them on a few: the
+  uplinks' transmit rates (``ifHCOutOctets`` from snmp_exporter) are then very unequal. The
+  uplinks are the ports that topology lists as links to other switches.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+
+import numpy as np
+
+from sandbox import ForensicError, NotFoundError
+from tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, register
+from tools.metrics import load_metrics
+from tools.parsers.openmetrics import counter_increase
+from tools.parsers.sonic import parse_pfc_counters, parse_pfcwd_stats
+
+from pydantic import Field
+
+#: Max/median ratio of uplink transmit rates above which ECMP is not spreading the load.
+IMBALANCE_RATIO = 2.5
+#: Uplinks must carry traffic at all for balance to mean anything (bytes/s).
+MIN_UPLINK_RATE = 1e6
+
+
+class FabricScope(ToolInput):
+    """Input of the fabric tool."""
+
+    switch: str | None = Field(None, description="Switch to examine; omit for every switch.", max_length=253,
+                               pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def _port_owner(ctx: ToolContext) -> dict[tuple[str, str], str]:
+    """(switch, port) -> NIC component cabled to it, from topology."""
+    out = {}
+    topo = ctx.bundle.topology
+    for h in topo.hosts if topo else []:
+        for n in h.nics:
+            if n.switch and n.switch_port:
+                out[(n.switch, n.switch_port)] = f"{h.name}/{n.ibdev}"
+    return out
+
+
+def _uplinks(ctx: ToolContext) -> dict[str, set[str]]:
+    topo = ctx.bundle.topology
+    names = {s.name for s in topo.switches} if topo else set()
+    out: dict[str, set[str]] = defaultdict(set)
+    for s in topo.switches if topo else []:
+        for link in s.links:
+            if link.peer in names or link.peer is None:
+                out[s.name].add(link.port)
+    return out
+
+
+@register
+class Fabric(Tool):
+    name = "fabric"
+    description = (
+        "Switch-side evidence: SONiC PFC watchdog storms and per-port PFC counters mapped to the NIC cabled to "
+        "each port (the storm origin), and ECMP uplink balance from ifHCOutOctets rates (polarization). "
+        "Scope: one switch or all."
+    )
+    Input = FabricScope
+    cost = 1.0
+
+    def run(self, ctx: ToolContext, args: FabricScope) -> ToolResult:
+        switches = ctx.bundle.switch_names()
+        if args.switch is not None and args.switch not in switches:
+            from sandbox import ToolArgumentError
+
+            raise ToolArgumentError(f"unknown switch {args.switch!r}")
+        scope = [args.switch] if args.switch else switches
+        owner = _port_owner(ctx)
+        signals: list[Signal] = []
+        sources: list[str] = []
+        covered: list[str] = []
+        seen_any = False
+        for name in scope:
+            sw = ctx.bundle.switch(name)
+            for argv, parse in ((["show", "pfcwd", "stats"], parse_pfcwd_stats), (["show", "pfc", "counters"], parse_pfc_counters)):
+                try:
+                    text = sw.run(argv)
+                except NotFoundError:
+                    continue
+                except ForensicError:
+                    continue
+                seen_any = True
+                sources.append(sw.command_source(argv))
+                parsed = parse(text)
+                if argv[1] == "pfcwd":
+                    for q in parsed:
+                        if q.status == "stormed" or (q.storm_detected or 0) > (q.storm_restored or 0):
+                            comp = owner.get((name, q.port))
+                            target = comp or f"{name}/{q.port}"
+                            signals.append(Signal(
+                                name="pfcwd_storm", component=target, kind="nic" if comp else "port",
+                                detail=f"{name} PFC watchdog: {q.port} queue {q.queue} {q.status}, storms detected {q.storm_detected}"
+                                       + (f"; the port is cabled to {comp}" if comp else ""),
+                                values={"switch": name, "port": q.port, "queue": q.queue, "storm_detected": q.storm_detected,
+                                        "tx_drop": q.tx_drop}))
+                else:
+                    rx_tot = {p: sum(v or 0 for v in vals) for p, vals in parsed.rx.items()}
+                    if len(rx_tot) >= 4:
+                        med = statistics.median(rx_tot.values())
+                        for port, total in rx_tot.items():
+                            if total >= 1000 and total > 10 * max(med, 1):
+                                comp = owner.get((name, port))
+                                signals.append(Signal(
+                                    name="pfc_origin", component=comp or f"{name}/{port}", kind="nic" if comp else "port",
+                                    detail=f"{name} {port} received {total} PFC frames (port median {med:g})"
+                                           + (f" from {comp}" if comp else ""),
+                                    values={"switch": name, "port": port, "rx_pfc": total, "median": med}))
+                covered.extend(c for (s, _), c in owner.items() if s == name)
+            covered.append(name)
+        imbalance, checked = self._ecmp(ctx, scope)
+        signals.extend(imbalance)
+        if checked:
+            seen_any = True
+            covered.extend(checked)
+            sources.extend(load_metrics(ctx)[1])
+        if not seen_any:
+            return ToolResult(status="no_data", summary="no switch outputs or switch port metrics recorded")
+        found = sorted({s.name for s in signals})
+        summary = f"{len(scope)} switches examined; "
+        summary += ("; ".join(s.detail for s in signals[:4])) if found else "no PFC storm and uplinks evenly loaded"
+        return ToolResult(status="ok", summary=summary, signals=signals, source=sorted(set(sources)),
+                          covered=sorted(set(covered)), data={"uplinks_checked": checked})
+
+    def _ecmp(self, ctx: ToolContext, scope: list[str]) -> tuple[list[Signal], list[str]]:
+        sets, _, _ = load_metrics(ctx)
+        uplinks = _uplinks(ctx)
+        start, end = ctx.bundle.window
+        rates: dict[str, dict[str, float]] = defaultdict(dict)
+        for ms in sets:
+            for s in ms.select("ifHCOutOctets"):
+                sw = (s.labels.get("instance") or "").split(":")[0]
+                port = s.labels.get("ifName") or s.labels.get("ifDescr")
+                if sw not in scope or not port or (uplinks.get(sw) and port not in uplinks[sw]):
+                    continue
+                mask = np.isfinite(s.timestamps)
+                if start is not None:
+                    mask &= s.timestamps >= start
+                if end is not None:
+                    mask &= s.timestamps <= end
+                t, v = s.timestamps[mask], s.values[mask]
+                if t.size >= 2 and t[-1] > t[0]:
+                    rates[sw][port] = counter_increase(v) / (t[-1] - t[0])
+        signals, checked = [], []
+        for sw, by_port in rates.items():
+            if len(by_port) < 2 or not uplinks.get(sw):
+                continue  # without topology we cannot tell uplinks from host ports
+            checked.append(sw)
+            vals = np.array(list(by_port.values()))
+            med = float(np.median(vals))
+            top = max(by_port, key=by_port.get)
+            if vals.max() >= MIN_UPLINK_RATE and vals.max() > IMBALANCE_RATIO * max(med, 1.0):
+                share = float(np.sort(vals)[-2:].sum() / vals.sum()) if vals.sum() else 0.0
+                signals.append(Signal(
+                    name="switch_uplink_imbalance", component=sw, kind="switch",
+                    detail=f"{sw} uplinks unevenly loaded: {top} at {by_port[top] * 8 / 1e9:.1f} Gb/s vs median "
+                           f"{med * 8 / 1e9:.1f} Gb/s; the top two of {len(vals)} uplinks carry {100 * share:.0f}% of the traffic",
+                    values={"max_gbps": round(by_port[top] * 8 / 1e9, 1), "median_gbps": round(med * 8 / 1e9, 1),
+                            "uplinks": len(vals), "top2_share_pct": round(100 * share)}))
+        return signals, checked

@@ -1,0 +1,192 @@
+"""NIC counters as changes over the window: ``ethtool -S`` and InfiniBand/RoCE sysfs counters.
+
+Counters are read at ``before`` (window start) and ``now``; what matters is how much each rose in
+between, judged against the other NICs of the fleet. PFC direction matters:
+``tx_prioN_pause`` rising means this NIC cannot drain and pauses the switch (a candidate origin);
+``rx_prioN_pause`` rising means the switch pauses this NIC (a victim of congestion elsewhere).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+
+from sandbox import ForensicError, NotFoundError
+from tools._inventory import inventory
+from tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, register
+from tools.parsers.ethtool import counter_deltas, parse_ethtool_stats, pfc_summary
+from tools.parsers.infiniband import ib_counter_deltas, parse_ib_rate
+from tools.parsers.sysfs import parse_int_file
+
+_IB_ERRORS = ("symbol_error", "port_rcv_errors", "link_downed", "link_error_recovery", "local_link_integrity_errors",
+              "port_rcv_remote_physical_errors", "excessive_buffer_overrun_errors")
+_ETH_ERRORS = ("rx_symbol_err_phy", "rx_crc_errors_phy", "link_down_events_phy", "rx_pcs_symbol_err_phy")
+#: Pause frames one NIC must send over the window, and how far above the fleet, to be an origin.
+ORIGIN_MIN_PAUSES = 1000
+ORIGIN_FLEET_FACTOR = 10.0
+#: Link errors over the window worth a finding (a few symbol errors a day are normal).
+MIN_LINK_ERRORS = 10
+
+
+@dataclass
+class NicReading:
+    host: str
+    nic: str
+    netdev: str | None
+    seconds: float | None = None
+    eth: dict[str, int] = field(default_factory=dict)  # deltas (or absolute without before/)
+    ib: dict[str, int] = field(default_factory=dict)
+    have_before: bool = False
+    rate_gbps: float | None = None
+    state: str | None = None
+    sources: list[str] = field(default_factory=list)
+
+    @property
+    def component(self) -> str:
+        return f"{self.host}/{self.nic}"
+
+
+def _ib_counters(node, ibdev: str, port: int) -> tuple[dict[str, int], list[str]]:
+    out: dict[str, int] = {}
+    srcs: list[str] = []
+    for sub in ("counters", "hw_counters"):
+        base = f"/sys/class/infiniband/{ibdev}/ports/{port}/{sub}"
+        for name in node.list(base):
+            try:
+                v = parse_int_file(node.read(f"{base}/{name}"))
+            except NotFoundError:
+                continue
+            if v is not None:
+                out[name] = v
+        if out and not srcs:
+            srcs.append(node.source(base + "/" + next(iter(node.list(base)))).rsplit("/", 1)[0])
+    return out, srcs
+
+
+def _read(ctx: ToolContext, host: str) -> list[NicReading]:
+    inv = inventory(ctx, host)
+    now, before = ctx.bundle.host(host), ctx.bundle.host(host, "before")
+    times = ctx.bundle.collected(host)
+    seconds = times["now"] - times["before"] if "now" in times and "before" in times else None
+    out = []
+    for dev in inv.nics.values():
+        r = NicReading(host=host, nic=dev.name, netdev=dev.netdev, seconds=seconds)
+        port = int(dev.info.get("port") or 1)
+        if dev.netdev and now.has_command(["ethtool", "-S", dev.netdev]):
+            stats_now = parse_ethtool_stats(now.run(["ethtool", "-S", dev.netdev]))
+            r.sources.append(now.command_source(["ethtool", "-S", dev.netdev]))
+            if before.has_command(["ethtool", "-S", dev.netdev]):
+                r.eth = counter_deltas(parse_ethtool_stats(before.run(["ethtool", "-S", dev.netdev])), stats_now)
+                r.have_before = True
+            else:
+                r.eth = stats_now
+        ib_now, srcs = _ib_counters(now, dev.name, port)
+        if ib_now:
+            r.sources.extend(srcs)
+            ib_before, _ = _ib_counters(before, dev.name, port)
+            if ib_before:
+                r.ib = {k: d.delta for k, d in ib_counter_deltas(ib_before, ib_now, seconds).items()}
+                r.have_before = True
+            else:
+                r.ib = ib_now
+        base = f"/sys/class/infiniband/{dev.name}/ports/{port}"
+        if now.exists(f"{base}/rate"):
+            try:
+                r.rate_gbps = parse_ib_rate(now.read(f"{base}/rate"))
+            except ForensicError:
+                r.rate_gbps = None
+        if now.exists(f"{base}/state"):
+            r.state = now.read(f"{base}/state").strip()
+        if r.sources or r.rate_gbps is not None:
+            out.append(r)
+    return out
+
+
+def _tx_pauses(r: NicReading) -> tuple[int, int, int | None]:
+    """(tx pauses, rx pauses, lossless priority) on the most active priority."""
+    if not r.eth:
+        return 0, 0, None
+    s = pfc_summary(r.eth)
+    if s.lossless is None:
+        return 0, 0, None
+    return s.lossless.tx_pause or 0, s.lossless.rx_pause or 0, s.lossless_priority
+
+
+@register
+class NicCounters(Tool):
+    name = "nic_counters"
+    description = (
+        "NIC counters over the window (ethtool -S and InfiniBand/RoCE sysfs counters, before vs now): per-priority "
+        "PFC pauses sent (origin: cannot drain) and received (victim), pause-storm events, out-of-buffer and "
+        "discards, symbol/CRC errors and link-down events, port rate vs peers. Scope: one host or all."
+    )
+    cost = 1.0
+
+    def run(self, ctx: ToolContext, args: HostScope) -> ToolResult:
+        # Fleet context is needed even for one host: an origin is judged against every NIC.
+        fleet: list[NicReading] = ctx.memo("nic_readings", lambda: _fleet(ctx))
+        scope = [r for r in fleet if args.host is None or r.host == args.host]
+        if args.host is not None:
+            ctx.hosts(args.host)
+        if not scope:
+            return ToolResult(status="no_data", summary=f"no NIC counters recorded for {args.host or 'any host'}")
+        tx_all = [_tx_pauses(r)[0] for r in fleet]
+        tx_median = statistics.median(tx_all) if tx_all else 0
+        modal_rate = Counter(r.rate_gbps for r in fleet if r.rate_gbps).most_common(1)
+        modal_rate = modal_rate[0][0] if modal_rate else None
+        signals: list[Signal] = []
+        victims = []
+        for r in scope:
+            comp = r.component
+
+            def sig(name: str, detail: str, **values: float | int | str | bool | None) -> None:
+                signals.append(Signal(name=name, component=comp, kind="nic", detail=detail, values=values))
+
+            span = "over the window" if r.have_before else "since the counters were last reset"
+            tx, rx, prio = _tx_pauses(r)
+            if tx >= ORIGIN_MIN_PAUSES and tx > ORIGIN_FLEET_FACTOR * max(tx_median, 1):
+                sig("pfc_origin", f"{comp} sent {tx} PFC pause frames on priority {prio} {span} (fleet median {tx_median:g}): it cannot drain",
+                    tx_pause=tx, rx_pause=rx, priority=prio, fleet_median_tx_pause=tx_median)
+            elif rx >= ORIGIN_MIN_PAUSES and rx > 2 * max(tx, 1):
+                victims.append(comp)
+                sig("pfc_victim", f"{comp} received {rx} PFC pause frames on priority {prio} {span}: the switch pauses it",
+                    rx_pause=rx, tx_pause=tx, priority=prio)
+            storms = (r.eth.get("tx_pause_storm_warning_events") or 0) + (r.eth.get("tx_pause_storm_error_events") or 0)
+            if storms:
+                sig("pause_storm_events", f"{comp} reported {storms} pause-storm events {span}", events=storms)
+            oob = {k: v for k, v in r.eth.items() if (k in ("rx_out_of_buffer", "rx_discards_phy") or k.startswith("outbound_pci_stalled")) and v}
+            if r.ib.get("out_of_buffer"):
+                oob["out_of_buffer"] = r.ib["out_of_buffer"]
+            if oob and r.have_before and sum(oob.values()) >= ORIGIN_MIN_PAUSES // 10:
+                sig("nic_out_of_buffer", f"{comp} ran out of receive buffer {span}: " + ", ".join(f"{k} +{v}" for k, v in sorted(oob.items())),
+                    **{k: v for k, v in sorted(oob.items())})
+            errs = {k: v for k, v in {**{k: r.ib.get(k, 0) for k in _IB_ERRORS}, **{k: r.eth.get(k, 0) for k in _ETH_ERRORS}}.items() if v}
+            downs = errs.get("link_downed", 0) + errs.get("link_down_events_phy", 0)
+            if r.have_before and (sum(errs.values()) >= MIN_LINK_ERRORS or downs):
+                sig("link_errors", f"{comp} link errors {span}: " + ", ".join(f"{k} +{v}" for k, v in sorted(errs.items())),
+                    **{k: v for k, v in sorted(errs.items())})
+            if r.rate_gbps and modal_rate and r.rate_gbps < modal_rate:
+                sig("link_below_rate", f"{comp} port runs at {r.rate_gbps:g} Gb/s, its peers at {modal_rate:g} Gb/s",
+                    rate_gbps=r.rate_gbps, peer_rate_gbps=modal_rate)
+            if r.state and "ACTIVE" not in r.state.upper():
+                sig("link_below_rate", f"{comp} port state is {r.state}", state=r.state)
+        found = sorted({s.name for s in signals})
+        summary = f"{len(scope)} NICs read on {len({r.host for r in scope})} hosts; "
+        summary += ("; ".join(f"{n} on {', '.join(sorted({s.component for s in signals if s.name == n})[:4])}" for n in found)
+                    if found else "no pause origin, drops or link errors")
+        if not all(r.have_before for r in scope):
+            summary += " (some NICs have no window-start snapshot: their counters are totals since reset)"
+        return ToolResult(status="ok", summary=summary, signals=signals, source=sorted({s for r in scope for s in r.sources}),
+                          covered=[r.component for r in scope] + sorted({r.host for r in scope}),
+                          data={"fleet_median_tx_pause": tx_median, "victims": victims, "modal_rate_gbps": modal_rate})
+
+
+def _fleet(ctx: ToolContext) -> list[NicReading]:
+    out = []
+    for host in ctx.bundle.host_names():
+        try:
+            out.extend(_read(ctx, host))
+        except ForensicError:
+            continue
+    return out
