@@ -117,3 +117,89 @@ def make_bundle(tmp_path: Path):
         return build_bundle(tmp_path / (fault or "healthy"), fault, **kw)
 
     return make
+
+
+def _ethtool(tx: int, rx: int, extra: dict[str, int] | None = None) -> str:
+    stats = {"rx_packets_phy": 10_000_000, "tx_packets_phy": 10_000_000, "rx_prio3_pause": rx, "tx_prio3_pause": tx,
+             "rx_prio3_pause_duration": rx * 3, "tx_prio3_pause_duration": tx * 3, "tx_pause_storm_warning_events": 0,
+             "tx_pause_storm_error_events": 0, "rx_discards_phy": 0, "rx_out_of_buffer": 0, "link_down_events_phy": 0,
+             "rx_symbol_err_phy": 0, "rx_crc_errors_phy": 0, **(extra or {})}
+    return "NIC statistics:\n" + "".join(f"     {k}: {v}\n" for k, v in stats.items())
+
+
+def build_fabric_bundle(root: Path, fault: str | None = None) -> Path:
+    """A RoCE fleet (the 2-host base plus NIC counters, switch outputs and job logs) with one fabric fault."""
+    build_bundle(root, None, spare_idle_low_gen=False)
+    hosts = HOSTS
+    for hi, host in enumerate(hosts):
+        origin = hi == 1
+        before, now = _ethtool(100, 100), _ethtool(120, 130)
+        if fault in ("pfc_pause_storm", "pcie_downtrain_nic"):
+            now = _ethtool(5_000_100 if origin else 150, 130 if origin else 900_000,
+                           {"tx_pause_storm_warning_events": 3, "rx_out_of_buffer": 40_000} if origin else None)
+        if fault == "link_degradation" and origin:
+            now = _ethtool(120, 130, {"rx_symbol_err_phy": 5_000, "link_down_events_phy": 4})
+        _w(root, f"nodes/{host}/before/cmd/ethtool-S-ibp1s0.txt", before)
+        _w(root, f"nodes/{host}/cmd/ethtool-S-ibp1s0.txt", now)
+        _w(root, f"nodes/{host}/collected.json", json.dumps({"before": START, "now": END, "boot": START - 86400 * 3}))
+        nic = f"nodes/{host}/sys/bus/pci/devices/0000:1a:00.0"
+        narrow = fault == "pcie_downtrain_nic" and origin
+        _w(root, f"{nic}/current_link_speed", "32.0 GT/s PCIe\n")
+        _w(root, f"{nic}/max_link_speed", "32.0 GT/s PCIe\n")
+        _w(root, f"{nic}/current_link_width", "8\n" if narrow else "16\n")
+        _w(root, f"{nic}/max_link_width", "16\n")
+    # more NICs so that "the fleet" has a median: two more hosts of NIC-only evidence
+    for extra in ("node-c.example", "node-d.example"):
+        _w(root, f"nodes/{extra}/before/cmd/ethtool-S-ibp1s0.txt", _ethtool(100, 100))
+        _w(root, f"nodes/{extra}/cmd/ethtool-S-ibp1s0.txt", _ethtool(110, 800_000 if fault == "pfc_pause_storm" else 120))
+        _w(root, f"nodes/{extra}/collected.json", json.dumps({"before": START, "now": END}))
+    topo = json.loads((root / "topology.json").read_text())
+    for extra in ("node-c.example", "node-d.example"):
+        topo["hosts"].append({"name": extra, "gpus": [], "nics": [{"ibdev": "mlx5_0", "netdev": "ibp1s0", "pci_bus_id": "0000:1a:00.0",
+                                                                   "link_layer": "Ethernet", "switch": "leaf-1", "switch_port": f"Ethernet{8 + 4 * len(topo['hosts'])}"}]})
+    for h in topo["hosts"]:
+        for n in h["nics"]:
+            n["link_layer"] = "Ethernet"
+    topo["switches"] = [{"name": "leaf-1", "tier": "leaf", "links": [{"port": f"Ethernet{64 + 4 * i}", "peer": f"spine-{i}", "peer_port": "Ethernet0"} for i in range(4)]},
+                        *({"name": f"spine-{i}", "tier": "spine", "links": []} for i in range(4))]
+    (root / "topology.json").write_text(json.dumps(topo))
+    if fault == "pfc_pause_storm":
+        _w(root, "switches/leaf-1/cmd/show-pfcwd-stats.txt",
+           "      QUEUE    STATUS    STORM DETECTED/RESTORED    TX OK/DROP    RX OK/DROP    TX LAST OK/DROP    RX LAST OK/DROP\n"
+           "-----------  --------  -------------------------  ------------  ------------  -----------------  -----------------\n"
+           "Ethernet4:3   stormed                        1/0    0/41507426           0/0         0/41507426                0/0\n"
+           "Ethernet0:3  operational                     0/0      1000/0         1000/0             1000/0             1000/0\n")
+    om = ["# TYPE ifHCOutOctets counter"]
+    for i in range(4):
+        rate = (40e9 if i < 1 else 2e9) if fault == "ecmp_hash_polarization" else 10e9
+        for k in range(10):
+            t = START + k * 600
+            om.append(f'ifHCOutOctets{{instance="leaf-1",ifName="Ethernet{64 + 4 * i}"}} {rate / 8 * k * 600:.0f} {t:.0f}')
+    om.append("# EOF")
+    _w(root, "metrics/switch.om", "\n".join(om) + "\n")
+    transport = "NET/Socket : Using [0]eth0:10.0.0.1<0>" if fault == "nccl_misconfiguration" else "NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:10.0.0.1<0>"
+    log = [f"node-a.example:1001:1101 [0] NCCL INFO {transport}", "NCCL version 2.21.5+cuda12.4"]
+    if fault == "nccl_misconfiguration":
+        log.insert(0, "node-a.example:1001:1101 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 1.")
+    _w(root, "job/logs/rank0.log", "\n".join(log) + "\n")
+    if fault == "host_contention":
+        for hi, host in enumerate(hosts):
+            load = 96.0 if hi == 1 else 9.5
+            _w(root, f"nodes/{host}/cmd/top.txt",
+               f"top - 02:30:01 up 3 days,  1:01,  0 users,  load average: {load}, {load}, {load}\n"
+               "Tasks: 900 total,   3 running, 897 sleeping,   0 stopped,   0 zombie\n"
+               "%Cpu(s): 90.0 us,  5.0 sy,  0.0 ni,  5.0 id,  0.0 wa,  0.0 hi,  0.0 si,  0.0 st\n\n"
+               "    PID USER      PR  NI    VIRT    RES    SHR S  %CPU  %MEM     TIME+ COMMAND\n"
+               + ("  77001 backup    20   0  1.2g   200m   10m R  6400.0  0.1  99:00.00 gzip\n" if hi == 1 else "")
+               + "   1001 train     20   0   80g    10g   1g R  800.0  5.0 999:00.00 python3\n")
+        for extra in ("node-c.example", "node-d.example"):
+            _w(root, f"nodes/{extra}/cmd/top.txt", "top - 02:30:01 up 3 days,  1:01,  0 users,  load average: 9.0, 9.0, 9.0\n")
+    return root
+
+
+@pytest.fixture
+def make_fabric_bundle(tmp_path: Path):
+    def make(fault: str | None = None) -> Path:
+        return build_fabric_bundle(tmp_path / (fault or "fabric-healthy"), fault)
+
+    return make

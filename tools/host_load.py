@@ -82,8 +82,10 @@ class HostLoad(Tool):
         scope = [loads[h] for h in hosts if h in loads and (loads[h].load1 is not None or loads[h].pressure is not None)]
         if not scope:
             return ToolResult(status="no_data", summary="no host load readings (top, pressure, node_load1)")
-        peers_load = [l.load1 for h, l in loads.items() if l.load1 is not None and h in job_hosts]
-        peers_pr = [l.pressure for h, l in loads.items() if l.pressure is not None and h in job_hosts]
+        # Peers are the job's hosts; a small job borrows the rest of the fleet as its reference.
+        peer_hosts = job_hosts if len(job_hosts & loads.keys()) >= 3 else set(loads)
+        peers_load = [l.load1 for h, l in loads.items() if l.load1 is not None and h in peer_hosts]
+        peers_pr = [l.pressure for h, l in loads.items() if l.pressure is not None and h in peer_hosts]
         med_load = statistics.median(peers_load) if len(peers_load) >= 3 else None
         med_pr = statistics.median(peers_pr) if len(peers_pr) >= 3 else None
         signals = []

@@ -102,7 +102,7 @@ class KernelLogTool(Tool):
                 elif ev.kind == "fell_off_bus":
                     signals.append(Signal(name="xid_fell_off_bus", component=comp, kind="gpu",
                                           detail=f"{comp} fell off the bus (kernel log, {stamp})", values={**values, "xid": 79}))
-                elif ev.kind == "aer" and dev is not None:
+                elif ev.kind == "aer" and ev.form == "bus_error" and dev is not None:  # one error logs a "received" line too
                     signals.append(Signal(name="pcie_aer", component=comp, kind=dev.kind,  # type: ignore[arg-type]
                                           detail=f"{comp} PCIe AER {ev.severity or ''} error {ev.error_type or ''} ({stamp})".replace("  ", " "),
                                           values={**values, "severity": ev.severity}))

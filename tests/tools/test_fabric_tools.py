@@ -1,0 +1,62 @@
+"""Fabric, NIC, job-log and host-load tools on hand-written bundles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sandbox import Bundle
+from tools import ToolContext, get_tool
+
+
+def run(bundle: Path, tool: str, **args):
+    return get_tool(tool)(ToolContext(Bundle(bundle)), args)
+
+
+def by_name(result, name):
+    return sorted(s.component for s in result.signals if s.name == name)
+
+
+def test_pfc_origin_and_victims(make_fabric_bundle) -> None:
+    res = run(make_fabric_bundle("pfc_pause_storm"), "nic_counters")
+    assert by_name(res, "pfc_origin") == ["node-b.example/mlx5_0"]
+    assert "node-a.example/mlx5_0" in by_name(res, "pfc_victim")
+    assert by_name(res, "pause_storm_events") == ["node-b.example/mlx5_0"]
+    assert by_name(res, "nic_out_of_buffer") == ["node-b.example/mlx5_0"]
+
+
+def test_quiet_fabric_has_no_nic_signal(make_fabric_bundle) -> None:
+    res = run(make_fabric_bundle(None), "nic_counters")
+    assert res.status == "ok" and not res.signals
+
+
+def test_link_errors(make_fabric_bundle) -> None:
+    res = run(make_fabric_bundle("link_degradation"), "nic_counters", host="node-b.example")
+    assert by_name(res, "link_errors") == ["node-b.example/mlx5_0"]
+
+
+def test_pfcwd_storm_maps_the_port_to_its_nic(make_fabric_bundle) -> None:
+    res = run(make_fabric_bundle("pfc_pause_storm"), "fabric")
+    assert by_name(res, "pfcwd_storm") == ["node-b.example/mlx5_0"]
+
+
+def test_ecmp_polarization(make_fabric_bundle) -> None:
+    res = run(make_fabric_bundle("ecmp_hash_polarization"), "fabric")
+    assert by_name(res, "switch_uplink_imbalance") == ["leaf-1"]
+    assert not run(make_fabric_bundle(None), "fabric").signals
+
+
+def test_nccl_socket_transport(make_fabric_bundle) -> None:
+    res = run(make_fabric_bundle("nccl_misconfiguration"), "job_logs")
+    assert {s.name for s in res.signals} == {"nccl_socket_transport", "nccl_ib_disabled"}
+    assert not run(make_fabric_bundle(None), "job_logs").signals
+
+
+def test_host_contention(make_fabric_bundle) -> None:
+    res = run(make_fabric_bundle("host_contention"), "host_load")
+    assert by_name(res, "host_cpu_contention") == ["node-b.example"]
+    assert "gzip" in res.signals[0].detail
+
+
+def test_nic_pcie_downtrain_is_a_degraded_link(make_fabric_bundle) -> None:
+    res = run(make_fabric_bundle("pcie_downtrain_nic"), "pcie_link", host="node-b.example")
+    assert by_name(res, "pcie_degraded") == ["node-b.example/mlx5_0"]
