@@ -1,0 +1,150 @@
+"""The job layer: per-rank step statistics from ``job/steps.csv`` (the straggler signal).
+
+Every step of a synchronous job ends at a barrier, so step durations are equal across ranks and
+the fleet mean hides a slow rank. The culprit shows in what each rank does *before* the barrier:
+its compute time (largest for the slow rank) and its lateness. The numpy detectors
+(``tools.detectors``) do the statistics; this tool turns their results into signals:
+stragglers by GPU, hosts whose ranks are all slow, job-wide slowdowns by where the time went
+(compute, communication, gaps between steps), hangs, and replicas that disagree.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from sandbox import ForensicError
+from tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, gpu_component, register
+from tools.detectors.core import analyze
+from tools.detectors.models import StepAnalysis
+from tools.detectors.steps import StepTable, load_steps_csv
+
+#: Share of a host's ranks that must straggle together to blame the host, not one GPU.
+HOST_SHARE = 0.75
+#: A job whose steps stop this long (in step periods, and at least 5 minutes) before the window
+#: ends has hung.
+HANG_PERIODS = 20
+HANG_MIN_S = 300.0
+
+
+class JobStepsInput(ToolInput):
+    """The job-steps tool reads the whole job; it takes no arguments."""
+
+
+def load_table(ctx: ToolContext) -> tuple[StepTable, str] | None:
+    def build() -> tuple[StepTable, str] | None:
+        for rel in ("job/steps.csv",):
+            if ctx.bundle.fs.exists(rel):
+                return load_steps_csv(ctx.bundle.fs.read_text(rel)), ctx.bundle.fs.source_of(rel)
+        return None
+
+    return ctx.memo("steps", build)
+
+
+@register
+class JobSteps(Tool):
+    name = "job_steps"
+    description = (
+        "Per-rank step statistics of the job (job/steps.csv): stragglers by compute share and arrival lateness "
+        "with a fleet-size-aware threshold, change points and intermittent spikes, whether lost time is "
+        "concentrated or diffuse, job-wide slowdown and where it goes (compute, communication, gaps between "
+        "steps), hangs, and data-parallel replicas whose checksums disagree. No arguments."
+    )
+    Input = JobStepsInput
+    cost = 1.0
+
+    def run(self, ctx: ToolContext, args: JobStepsInput) -> ToolResult:
+        try:
+            got = load_table(ctx)
+        except ForensicError as exc:
+            return ToolResult(status="error", summary=f"job/steps.csv unusable: {exc}")
+        if got is None:
+            return ToolResult(status="no_data", summary="no job/steps.csv recorded")
+        table, source = got
+        placement = ctx.bundle.rank_map()
+        rank_host = {r: h for r, (h, _) in placement.items()}
+        a = analyze(table, rank_host=rank_host)
+        signals = self._signals(ctx, table, a, placement)
+        covered = ["job"] + [gpu_component(h, g) for r, (h, g) in placement.items()] + sorted(set(rank_host.values()))
+        return ToolResult(
+            status="ok", summary=a.summary + (f"; signals: {', '.join(sorted({s.name for s in signals}))}" if signals else ""),
+            source=[source], signals=signals, covered=covered,
+            data={"n_steps": a.n_steps, "n_ranks": a.n_ranks, "has_compute": a.has_compute, "pattern": a.pattern,
+                  "stragglers": [s.model_dump() for s in a.stragglers[:20]],
+                  "slowdown": a.slowdown.model_dump() if a.slowdown else None, "notes": a.notes[:10]},
+        )
+
+    def _signals(self, ctx: ToolContext, table: StepTable, a: StepAnalysis, placement: dict[int, tuple[str, int]]) -> list[Signal]:
+        out: list[Signal] = []
+        by_host: dict[str, list] = defaultdict(list)
+        for s in a.stragglers:
+            if s.rank not in placement:
+                continue
+            host, gpu = placement[s.rank]
+            comp = gpu_component(host, gpu)
+            by_host[host].append(s)
+            pct = 100.0 * s.lateness  # lateness 0.03 = 3% slower than the typical rank
+            start = f" from step {s.first_step}" if s.first_step is not None else ""
+            out.append(Signal(
+                name="straggler", component=comp, kind="gpu",
+                detail=f"rank {s.rank} ({comp}) computes {pct:.1f}% slower than the typical rank{start} "
+                       f"({s.kind}, robust z {s.z:.1f})",
+                values={"rank": s.rank, "slowdown_pct": round(pct, 1), "z": round(s.z, 2), "kind": s.kind,
+                        "first_step": s.first_step, "detected_by": ",".join(s.detected_by)}))
+        ranks_of: dict[str, int] = defaultdict(int)
+        for h, _ in placement.values():
+            ranks_of[h] += 1
+        for host, flagged in by_host.items():
+            if len(flagged) >= 2 and len(flagged) >= HOST_SHARE * ranks_of[host]:
+                out.append(Signal(
+                    name="host_stragglers", component=host, kind="host",
+                    detail=f"{len(flagged)} of {ranks_of[host]} ranks on {host} straggle together",
+                    values={"ranks_flagged": len(flagged), "ranks_on_host": ranks_of[host]}))
+        slow = a.slowdown
+        if slow is not None and slow.regressed:
+            onset = f" from step {slow.onset_step}" if slow.onset_step is not None else ""
+            out.append(Signal(name="job_slowdown", component="job", kind="job",
+                              detail=f"step period up {100 * (slow.ratio - 1):.1f}%{onset} "
+                                     f"({slow.baseline_period_s:.3f} s -> {slow.late_period_s:.3f} s), mostly in {slow.where}",
+                              values={"ratio": round(slow.ratio, 4), "where": slow.where, "onset_step": slow.onset_step}))
+            where_signal = {"gaps": "slowdown_in_gaps", "communication": "slowdown_in_comm", "compute": "slowdown_in_compute"}
+            if slow.where in where_signal and not (a.stragglers and slow.where == "compute"):
+                out.append(Signal(name=where_signal[slow.where], component="job", kind="job",
+                                  detail=f"the job-wide slowdown is in {slow.where}: "
+                                         + ", ".join(f"{k} {v:+.3f} s" for k, v in slow.deltas_s.items()),
+                                  values={k: round(v, 4) for k, v in slow.deltas_s.items()}))
+        if a.divergence is not None:
+            for d in a.divergence.flagged:
+                if d.rank in placement:
+                    comp = gpu_component(*placement[d.rank])
+                    out.append(Signal(name="replica_divergence", component=comp, kind="gpu",
+                                      detail=f"rank {d.rank} ({comp}) {d.kind} disagrees with its replicas from step {d.first_step} "
+                                             f"({d.n_steps} steps)",
+                                      values={"rank": d.rank, "kind": d.kind, "first_step": d.first_step, "steps": d.n_steps}))
+        hang = self._hang(ctx, table)
+        if hang is not None:
+            out.append(hang)
+        if not out:
+            out.append(Signal(name="steps_clean", component="job", kind="job",
+                              detail=f"{a.n_ranks} ranks over {a.n_steps} logged steps: no straggler, no slowdown, replicas agree",
+                              values={"ranks": a.n_ranks, "steps": a.n_steps}))
+        return out
+
+    @staticmethod
+    def _hang(ctx: ToolContext, table: StepTable) -> Signal | None:
+        _, end = ctx.bundle.window
+        if end is None or table.start.size < 3:
+            return None
+        import numpy as np
+
+        periods = np.diff(table.start)
+        periods = periods[np.isfinite(periods) & (periods > 0)]
+        if not periods.size:
+            return None
+        period = float(np.median(periods))
+        last = float(np.nanmax(table.start)) + period
+        silent = end - last
+        if silent > max(HANG_MIN_S, HANG_PERIODS * period):
+            return Signal(name="job_hang", component="job", kind="job",
+                          detail=f"the job logged no step for the last {silent:.0f} s of the window (step period {period:.1f} s)",
+                          values={"silent_s": round(silent, 1), "period_s": round(period, 3)})
+        return None
