@@ -104,17 +104,20 @@ class Fabric(Tool):
                                 values={"switch": name, "port": q.port, "queue": q.queue, "storm_detected": q.storm_detected,
                                         "tx_drop": q.tx_drop}))
                 else:
-                    rx_tot = {p: sum(v or 0 for v in vals) for p, vals in parsed.rx.items()}
+                    # Pauses received on a port come from what is cabled to it. Only host-facing
+                    # ports can be an origin (pauses on uplinks are propagation), and an origin is
+                    # rare: when many ports stand out, congestion is general, not one device.
+                    rx_tot = {p: sum(v or 0 for v in vals) for p, vals in parsed.rx.items() if (name, p) in owner}
                     if len(rx_tot) >= 4:
                         med = statistics.median(rx_tot.values())
-                        for port, total in rx_tot.items():
-                            if total >= 1000 and total > 10 * max(med, 1):
-                                comp = owner.get((name, port))
+                        hot = [p for p, t in rx_tot.items() if t >= 1000 and t > 10 * max(med, 1)]
+                        if 0 < len(hot) <= max(2, len(rx_tot) // 20):
+                            for port in hot:
+                                comp = owner[(name, port)]
                                 signals.append(Signal(
-                                    name="pfc_origin", component=comp or f"{name}/{port}", kind="nic" if comp else "port",
-                                    detail=f"{name} {port} received {total} PFC frames (port median {med:g})"
-                                           + (f" from {comp}" if comp else ""),
-                                    values={"switch": name, "port": port, "rx_pfc": total, "median": med}))
+                                    name="pfc_origin", component=comp, kind="nic",
+                                    detail=f"{name} {port} received {rx_tot[port]} PFC frames (port median {med:g}) from {comp}",
+                                    values={"switch": name, "port": port, "rx_pfc": rx_tot[port], "median": med}))
                 covered.extend(c for (s, _), c in owner.items() if s == name)
             covered.append(name)
         imbalance, checked = self._ecmp(ctx, scope)

@@ -6,6 +6,9 @@
 - Watchdog: every rank of a stuck collective logs the same SeqNum, so the timeouts themselves
   say only that the job hung. The rank named in "Received a dump signal ... from rank N" timed
   out first; with "last completed work" per rank it points at where the hang started.
+- A job that got slower after a resubmit while its NCCL environment changed (fewer HCAs, GPU
+  Direct RDMA turned off, IB disabled) points at the new settings: the latest run of each
+  (host, GPU) is compared with the first one.
 - ``status=12`` completion errors are seen by the reporting rank; the faulty link may be anywhere
   on the path, so they are evidence about that host's rail, not a verdict.
 """
@@ -13,11 +16,96 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, field
 
 from sandbox import ForensicError
 from tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, rank_component, register
 from tools.parsers.nccl import parse_nccl_log
 from tools.parsers.torch_log import parse_torch_log
+
+
+@dataclass
+class _Proc:
+    """One NCCL process (host, pid): what it was configured with and what it chose."""
+
+    first_line: tuple[int, int]
+    env: dict[str, str] = field(default_factory=dict)
+    transport: str | None = None
+    ib_devices: int | None = None
+    gdr: bool | None = None
+
+
+#: Settings whose change between runs is worth saying; the rest (timeouts, debug) rarely slows a job.
+_PERF_ENV = ("NCCL_IB_DISABLE", "NCCL_IB_HCA", "NCCL_NET_GDR_LEVEL", "NCCL_NET_GDR_READ", "NCCL_SOCKET_IFNAME",
+             "NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS",
+             "NCCL_NET", "NCCL_IB_GID_INDEX", "NCCL_CROSS_NIC", "NCCL_COLLNET_ENABLE", "NCCL_NVLS_ENABLE")
+
+
+def _processes(files: list[tuple[int, object]]) -> dict[tuple[str, int, int], _Proc]:
+    """(host, cuda dev, pid) -> process facts, in order of first appearance."""
+    procs: dict[tuple[str, int, int], _Proc] = {}
+    for file_no, log in files:
+        def proc(host, dev, pid, line):
+            key = (host or "?", dev if dev is not None else -1, pid or 0)
+            return procs.setdefault(key, _Proc(first_line=(file_no, line)))
+
+        for e in log.env:
+            proc(e.host, e.cuda_dev, e.pid, e.line_no).env[e.name] = e.value.strip().rstrip(".")
+        for n in log.nets:
+            p = proc(n.host, n.cuda_dev, n.pid, n.line_no)
+            p.transport = n.transport
+            if n.transport == "IB":
+                p.ib_devices = len(n.devices)
+        for u in log.networks:
+            p = proc(u.host, u.cuda_dev, u.pid, u.line_no)
+            p.transport = p.transport or ("Socket" if "socket" in u.name.lower() else "IB")
+        for ch in log.channels:
+            if ch.kind == "NET" and "/IB" in ch.via:
+                p = proc(ch.host, ch.cuda_dev, ch.pid, ch.line_no)
+                p.gdr = bool(p.gdr) or "GDRDMA" in ch.via
+    return procs
+
+
+def _runs(procs: dict[tuple[str, int, int], _Proc]) -> tuple[list[_Proc], list[_Proc]]:
+    """The first and the latest process of every (host, GPU): a resubmit starts new pids."""
+    by_slot: dict[tuple[str, int], list[_Proc]] = {}
+    for (host, dev, _), p in procs.items():
+        by_slot.setdefault((host, dev), []).append(p)
+    first, latest = [], []
+    for ps in by_slot.values():
+        ps.sort(key=lambda p: p.first_line)
+        first.append(ps[0])
+        latest.append(ps[-1])
+    return first, latest
+
+
+def _nccl_config_signals(ctx: ToolContext, first: list[_Proc], latest: list[_Proc]) -> list[Signal]:
+    out: list[Signal] = []
+    restarted = any(a is not b for a, b in zip(first, latest))
+    nics_per_host = max((len(h.nics) for h in ctx.bundle.topology.hosts), default=0) if ctx.bundle.topology else 0
+    used = [p.ib_devices for p in latest if p.ib_devices]
+    before = [p.ib_devices for p in first if p.ib_devices]
+    if used and (max(used) < nics_per_host or (restarted and before and max(used) < max(before))):
+        ref = max(before) if restarted and before and max(before) > max(used) else nics_per_host
+        out.append(Signal(name="nccl_rails_reduced", component="job", kind="job",
+                          detail=f"NCCL uses {max(used)} IB device(s) per process where {ref} are available",
+                          values={"ib_devices": max(used), "available": ref}))
+    gdr_env = {p.env.get("NCCL_NET_GDR_LEVEL", "").upper() for p in latest} | {p.env.get("NCCL_NET_GDR_READ", "") for p in latest}
+    lost_gdr = restarted and any(p.gdr for p in first) and not any(p.gdr for p in latest if p.gdr is not None) \
+        and any(p.gdr is not None for p in latest)
+    if lost_gdr or gdr_env & {"LOC", "0"}:
+        out.append(Signal(name="nccl_gdr_disabled", component="job", kind="job",
+                          detail="GPU Direct RDMA is off in the latest run" + (" (NCCL_NET_GDR_LEVEL set to LOC)" if "LOC" in gdr_env else "")
+                                 + (": its NET/IB channels lost /GDRDMA" if lost_gdr else ""),
+                          values={"gdr_level": ",".join(sorted(v for v in gdr_env if v))}))
+    if restarted:
+        changed = sorted(k for k in _PERF_ENV
+                         if {p.env.get(k) for p in first} != {p.env.get(k) for p in latest})
+        if changed:
+            out.append(Signal(name="nccl_env_changed", component="job", kind="job",
+                              detail="the NCCL environment changed at the resubmit: " + ", ".join(changed),
+                              values={"changed": ",".join(changed)}))
+    return out
 
 
 class JobLogsInput(ToolInput):
@@ -48,7 +136,8 @@ class JobLogs(Tool):
         dump_sources: set[int] = set()
         errors: list[str] = []
         completion: Counter = Counter()
-        for rel in files:
+        parsed = []
+        for file_no, rel in enumerate(files):
             try:
                 text = ctx.bundle.fs.read_text(rel)
             except ForensicError as exc:
@@ -56,6 +145,7 @@ class JobLogs(Tool):
                 continue
             sources.append(ctx.bundle.fs.source_of(rel))
             nccl = parse_nccl_log(text)
+            parsed.append((file_no, nccl))
             for sel in nccl.nets:
                 transports[sel.transport] += 1
             for use in nccl.networks:
@@ -82,12 +172,15 @@ class JobLogs(Tool):
         if not sources:
             return ToolResult(status="error", summary=f"job logs unreadable: {errors[0]}", data={"errors": errors})
         has_rdma = bool(ctx.bundle.topology and any(h.nics for h in ctx.bundle.topology.hosts))
+        first, latest = _runs(_processes(parsed))
+        latest_socket = sum(1 for p in latest if p.transport == "Socket")
         socket, ib = transports.get("Socket", 0), transports.get("IB", 0)
-        if socket and socket >= ib and has_rdma:
+        if has_rdma and (latest_socket and latest_socket >= sum(1 for p in latest if p.transport == "IB") or (socket and socket >= ib)):
             signals.append(Signal(name="nccl_socket_transport", component="job", kind="job",
                                   detail=f"NCCL runs collectives over NET/Socket ({socket} log lines) on a fleet with RDMA NICs",
                                   values={"socket_lines": socket, "ib_lines": ib}))
-        if "1" in env.get("NCCL_IB_DISABLE", set()):
+        signals.extend(_nccl_config_signals(ctx, first, latest))
+        if "1" in {p.env.get("NCCL_IB_DISABLE") for p in latest} or ("1" in env.get("NCCL_IB_DISABLE", set()) and not latest):
             signals.append(Signal(name="nccl_ib_disabled", component="job", kind="job",
                                   detail="NCCL_IB_DISABLE set by environment to 1", values={"NCCL_IB_DISABLE": 1}))
         if timeouts:

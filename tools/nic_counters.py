@@ -137,18 +137,22 @@ class NicCounters(Tool):
         modal_rate = modal_rate[0][0] if modal_rate else None
         signals: list[Signal] = []
         victims = []
+        # Without a window-start snapshot a counter is a total since its last reset: it can only
+        # count as evidence when it stands far above what the same counter reads on its peers.
+        err_all = [_errors(r) for r in fleet]
+        err_median = statistics.median(sum(e.values()) for e in err_all) if err_all else 0
         for r in scope:
             comp = r.component
 
             def sig(name: str, detail: str, **values: float | int | str | bool | None) -> None:
                 signals.append(Signal(name=name, component=comp, kind="nic", detail=detail, values=values))
 
-            span = "over the window" if r.have_before else "since the counters were last reset"
+            span = "over the window" if r.have_before else "since the counters were last reset (no window-start snapshot)"
             tx, rx, prio = _tx_pauses(r)
             if tx >= ORIGIN_MIN_PAUSES and tx > ORIGIN_FLEET_FACTOR * max(tx_median, 1):
                 sig("pfc_origin", f"{comp} sent {tx} PFC pause frames on priority {prio} {span} (fleet median {tx_median:g}): it cannot drain",
                     tx_pause=tx, rx_pause=rx, priority=prio, fleet_median_tx_pause=tx_median)
-            elif rx >= ORIGIN_MIN_PAUSES and rx > 2 * max(tx, 1):
+            elif r.have_before and rx >= ORIGIN_MIN_PAUSES and rx > 2 * max(tx, 1):
                 victims.append(comp)
                 sig("pfc_victim", f"{comp} received {rx} PFC pause frames on priority {prio} {span}: the switch pauses it",
                     rx_pause=rx, tx_pause=tx, priority=prio)
@@ -161,10 +165,13 @@ class NicCounters(Tool):
             if oob and r.have_before and sum(oob.values()) >= ORIGIN_MIN_PAUSES // 10:
                 sig("nic_out_of_buffer", f"{comp} ran out of receive buffer {span}: " + ", ".join(f"{k} +{v}" for k, v in sorted(oob.items())),
                     **{k: v for k, v in sorted(oob.items())})
-            errs = {k: v for k, v in {**{k: r.ib.get(k, 0) for k in _IB_ERRORS}, **{k: r.eth.get(k, 0) for k in _ETH_ERRORS}}.items() if v}
+            errs = _errors(r)
+            total = sum(errs.values())
             downs = errs.get("link_downed", 0) + errs.get("link_down_events_phy", 0)
-            if r.have_before and (sum(errs.values()) >= MIN_LINK_ERRORS or downs):
-                sig("link_errors", f"{comp} link errors {span}: " + ", ".join(f"{k} +{v}" for k, v in sorted(errs.items())),
+            if (r.have_before and (total >= MIN_LINK_ERRORS or downs)) or \
+                    (not r.have_before and total >= 10 * MIN_LINK_ERRORS and total > ORIGIN_FLEET_FACTOR * max(err_median, 1)):
+                sig("link_errors", f"{comp} link errors {span}: " + ", ".join(f"{k} +{v}" for k, v in sorted(errs.items()))
+                    + ("" if r.have_before else f" (fleet median {err_median:g})"),
                     **{k: v for k, v in sorted(errs.items())})
             if r.rate_gbps and modal_rate and r.rate_gbps < modal_rate:
                 sig("link_below_rate", f"{comp} port runs at {r.rate_gbps:g} Gb/s, its peers at {modal_rate:g} Gb/s",
@@ -180,6 +187,12 @@ class NicCounters(Tool):
         return ToolResult(status="ok", summary=summary, signals=signals, source=sorted({s for r in scope for s in r.sources}),
                           covered=[r.component for r in scope] + sorted({r.host for r in scope}),
                           data={"fleet_median_tx_pause": tx_median, "victims": victims, "modal_rate_gbps": modal_rate})
+
+
+def _errors(r: NicReading) -> dict[str, int]:
+    """Link error counters that moved, IB and Ethernet names together."""
+    both = {**{k: r.ib.get(k, 0) for k in _IB_ERRORS}, **{k: r.eth.get(k, 0) for k in _ETH_ERRORS}}
+    return {k: v for k, v in both.items() if v}
 
 
 def _fleet(ctx: ToolContext) -> list[NicReading]:
