@@ -95,6 +95,8 @@ def _build(ctx: ToolContext, host: str) -> HostInventory:
                 inv.gpus[d.index] = Device("gpu", f"gpu{d.index}", d.pci, info={"uuid": d.uuid})
             elif dev.pci is None:
                 dev.pci = d.pci
+    if not inv.gpus:
+        _gpus_from_commands(ctx, host, inv)
     if not inv.nics:
         try:
             node = bundle.host(host)
@@ -108,3 +110,23 @@ def _build(ctx: ToolContext, host: str) -> HostInventory:
     for dev in inv.nics.values():
         dev.in_job = host in job_hosts
     return inv
+
+
+def _gpus_from_commands(ctx: ToolContext, host: str, inv: HostInventory) -> None:
+    """Without topology or NVML, number GPUs as NVML does: by PCI address, from nvidia-smi or lspci."""
+    from tools.parsers.lspci import parse_lspci_vv
+    from tools.parsers.nvidia_smi import parse_nvidia_smi_q
+
+    try:
+        node = ctx.bundle.host(host)
+        addrs: list[PciAddress] = []
+        if node.has_command(["nvidia-smi", "-q"]):
+            addrs = [g.pci for g in parse_nvidia_smi_q(node.run(["nvidia-smi", "-q"])) if g.pci is not None]
+        if not addrs and node.has_command(["lspci", "-vv"]):
+            addrs = [d.address for d in parse_lspci_vv(node.run(["lspci", "-vv"]))
+                     if "NVIDIA" in d.description and (d.class_name or "").startswith(("3D controller", "VGA"))]
+    except ForensicError:
+        return
+    key = lambda a: (a.domain, a.bus, a.device, a.function or 0)  # noqa: E731
+    for i, addr in enumerate(sorted(set(addrs), key=key)):
+        inv.gpus[i] = Device("gpu", f"gpu{i}", addr)

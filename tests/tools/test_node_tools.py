@@ -84,3 +84,15 @@ def test_missing_files_are_no_data(tmp_path: Path) -> None:
     (tmp_path / "incident.json").write_text('{"schema": "forensic.bundle/v1", "id": "empty"}')
     for tool in ("pcie_link", "gpu_health", "kernel_log", "metrics"):
         assert run(tmp_path, tool).status == "no_data"
+
+
+def test_without_topology_or_nvml_gpus_are_numbered_by_pci_address(make_bundle) -> None:
+    """NVML numbers GPUs in PCI order; lspci alone is enough to name the GPU an XID points at."""
+    b = make_bundle("gpu_fell_off_bus")
+    (b / "topology.json").unlink()
+    for h in ("node-a.example", "node-b.example", "spare-c.example"):
+        (b / "nodes" / h / "nvml.json").unlink()
+    lspci = "".join(f"{bus}:00.0 3D controller: NVIDIA Corporation Device 2330 (rev a1)\n\n" for bus in ["5d", "18", "3a", "2a"])
+    (b / "nodes/node-b.example/cmd/lspci-vv.txt").write_text(lspci)
+    res = run(b, "kernel_log", host="node-b.example")
+    assert [s.component for s in res.signals] == ["node-b.example/gpu2"]
