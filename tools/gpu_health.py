@@ -128,7 +128,9 @@ def assess(r: Reading, peer_median: float | None) -> list[Signal]:
     hot = r.temp is not None and (r.temp >= HOT_C or (r.slowdown_temp is not None and r.temp >= r.slowdown_temp - 3))
     hw_slow = bool(reasons & _HW_SLOWDOWN)
     near_limit = r.power_w is not None and r.limit_w is not None and r.power_w >= 0.97 * r.limit_w
-    if reasons & (_SW_THERMAL | _HW_THERMAL) or (hw_slow and hot):
+    # A hot GPU whose clocks sit below its peers' is thermally limited even where the reason
+    # bits are not recorded (older drivers, partial readings).
+    if reasons & (_SW_THERMAL | _HW_THERMAL) or (hot and (hw_slow or (low and r.reasons is None))):
         sig("thermal_slowdown", f"{comp} thermal slowdown active ({', '.join(names)}) at {r.temp:g} C, {clocks}"
             if r.temp is not None else f"{comp} thermal slowdown active ({', '.join(names)}), {clocks}",
             reasons=reasons, temp_c=r.temp, sm_mhz=r.sm, sm_max_mhz=r.sm_max)

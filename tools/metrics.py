@@ -66,13 +66,30 @@ def _window(ts: np.ndarray, start: float | None, end: float | None) -> np.ndarra
     return mask
 
 
-def _gpus(sets: list[MetricSet]) -> dict[tuple[str, int], GpuSeries]:
+def _resolver(hosts: list[str]):
+    """Map a series' host label to a bundle host: exactly, else by a unique short name (before the first dot)."""
+    exact = set(hosts)
+    short: dict[str, list[str]] = {}
+    for h in hosts:
+        short.setdefault(h.split(".")[0], []).append(h)
+
+    def resolve(label: str | None) -> str | None:
+        if label is None or label in exact:
+            return label
+        cands = short.get(label.split(".")[0], [])
+        return cands[0] if len(cands) == 1 else label
+
+    return resolve
+
+
+def _gpus(sets: list[MetricSet], hosts: list[str]) -> dict[tuple[str, int], GpuSeries]:
+    resolve = _resolver(hosts)
     out: dict[tuple[str, int], GpuSeries] = {}
     for ms in sets:
         for s in ms.series:
             if not s.name.startswith("DCGM_") or "gpu" not in s.labels:
                 continue
-            host = series_host(s.labels)
+            host = resolve(series_host(s.labels))
             try:
                 gpu = int(s.labels["gpu"])
             except ValueError:
@@ -134,7 +151,7 @@ class Metrics(Tool):
             return ToolResult(status="error" if errors else "no_data",
                               summary="no metrics files" + (f" readable: {errors[0]}" if errors else ""))
         start, end = ctx.bundle.window
-        gpus = _gpus(sets)
+        gpus = ctx.memo("metrics_gpus", lambda: _gpus(sets, ctx.bundle.host_names()))
         hosts = set(ctx.hosts(args.host)) if args.host else None
         job = ctx.bundle.job_gpus()
         in_job = {k: (k in job) for k in gpus}
