@@ -1,0 +1,71 @@
+"""The metrics tool reads DCGM series relative to peers and the window, never absolute values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sandbox import Bundle
+from tests.conftest import END, START
+from tools import ToolContext, get_tool
+
+HOSTS = ["node-a.example", "node-b.example"]
+
+
+def _series(name: str, host: str, gpu: int, points: list[tuple[float, float]], label: str = "Hostname") -> list[str]:
+    lab = f'gpu="{gpu}",UUID="GPU-{host}-{gpu}",pci_bus_id="00000000:18:00.0",device="nvidia{gpu}",modelName="NVIDIA H100 80GB HBM3",{label}="{host}"'
+    return [f"{name}{{{lab}}} {v:g} {t:.0f}" for t, v in points]
+
+
+def write_metrics(bundle: Path, *, hot=None, stopped=None, xid=None, short_names=False) -> None:
+    lines = ["# TYPE DCGM_FI_DEV_SM_CLOCK gauge", "# TYPE DCGM_FI_DEV_THERMAL_VIOLATION counter", "# TYPE DCGM_FI_DEV_XID_ERRORS gauge"]
+    times = [START + 60 * k for k in range(int((END - START) / 60))]
+    for host in HOSTS:
+        shown = host.split(".")[0] if short_names else host
+        for g in range(4):
+            me = (host, g)
+            ts = [t for t in times if not (me == stopped and t > START + 1800)]
+            clock = 1410.0 if me == hot else 1980.0
+            lines += _series("DCGM_FI_DEV_SM_CLOCK", shown, g, [(t, clock) for t in ts])
+            rate = 0.5e9 if me == hot else 0.0  # ns of violation per second of wall time
+            lines += _series("DCGM_FI_DEV_THERMAL_VIOLATION", shown, g, [(t, rate * (t - START)) for t in ts])
+            lines += _series("DCGM_FI_DEV_XID_ERRORS", shown, g,
+                             [(t, 43.0 if me != xid else (43.0 if t < START + 1200 else 79.0)) for t in ts])
+    lines.append("# EOF")
+    (bundle / "metrics").mkdir(exist_ok=True)
+    (bundle / "metrics" / "dcgm.om").write_text("\n".join(lines) + "\n")
+
+
+def names(res):
+    return {(s.name, s.component) for s in res.signals}
+
+
+def test_thermal_violation_and_low_clock_on_one_gpu(make_bundle) -> None:
+    b = make_bundle(None)
+    write_metrics(b, hot=("node-b.example", 3))
+    res = get_tool("metrics")(ToolContext(Bundle(b)), {})
+    assert names(res) == {("metric_thermal_violation", "node-b.example/gpu3"), ("metric_clock_low", "node-b.example/gpu3")}
+
+
+def test_series_that_stop_and_a_sticky_xid_gauge(make_bundle) -> None:
+    b = make_bundle(None)
+    write_metrics(b, stopped=("node-a.example", 1), xid=("node-a.example", 1))
+    res = get_tool("metrics")(ToolContext(Bundle(b)), {"host": "node-a.example"})
+    got = names(res)
+    assert ("metric_series_stopped", "node-a.example/gpu1") in got
+    assert ("xid_fell_off_bus", "node-a.example/gpu1") in got
+    # 43 everywhere, all window long: the gauge is sticky, it says nothing about this incident
+    assert not any(n == "xid_fell_off_bus" and c != "node-a.example/gpu1" for n, c in got)
+
+
+def test_short_host_labels_resolve_to_bundle_hosts(make_bundle) -> None:
+    b = make_bundle(None)
+    write_metrics(b, hot=("node-a.example", 0), short_names=True)
+    res = get_tool("metrics")(ToolContext(Bundle(b)), {})
+    assert ("metric_thermal_violation", "node-a.example/gpu0") in names(res)
+
+
+def test_quiet_fleet(make_bundle) -> None:
+    b = make_bundle(None)
+    write_metrics(b)
+    res = get_tool("metrics")(ToolContext(Bundle(b)), {})
+    assert res.status == "ok" and not res.signals
