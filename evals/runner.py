@@ -161,18 +161,19 @@ def run_eval(root: Path, *, planner: str = "graph", repeat: int = 1, limits: Lim
 def render_scoreboard(result: dict[str, Any], con: Console) -> None:
     s = result["summary"]
     t = Table(title=f"forensic eval ({result['planner']} planner)")
-    for col in ("split", "n", "exact", "root cause", "top-3", "healthy false alarms", "citations", "median calls", "median s"):
-        t.add_column(col, justify="right")
+    for col in ("who", "split", "n", "exact", "cause", "top3", "false alarm", "cites", "calls", "secs"):
+        t.add_column(col, justify="right" if col not in ("who", "split") else "left", no_wrap=True)
 
-    def row(name: str, x: dict[str, Any]) -> None:
-        t.add_row(name, str(x["n"]), f"{x['exact_accuracy']:.2f}", f"{x['root_cause_accuracy']:.2f}", f"{x['top3_accuracy']:.2f}",
+    def row(who: str, split: str, x: dict[str, Any]) -> None:
+        t.add_row(who, split, str(x["n"]), f"{x['exact_accuracy']:.2f}", f"{x['root_cause_accuracy']:.2f}", f"{x['top3_accuracy']:.2f}",
                   f"{x['healthy_false_alarm_rate']:.2f}", f"{x['citation_validity']:.2f}", f"{x['median_tool_calls']:g}", f"{x['median_wall_s']:.2f}")
 
-    row("all", s)
+    row("forensic", "all", s)
     for name, x in result.get("splits", {}).items():
-        row(name, x)
+        row("forensic", name, x)
     for name, b in result.get("baselines", {}).items():
-        row(f"baseline: {name}", b["summary"])
+        for split, x in b.get("splits", {}).items():
+            row(name, split, x)
     con.print(t)
     pc = Table(title="Exact accuracy per root cause")
     pc.add_column("root cause")

@@ -118,7 +118,8 @@ def evaluate(
     if as_json:
         sys.stdout.write(json.dumps(result, indent=2) + "\n")
     else:
-        render_scoreboard(result, Console())
+        # A scoreboard is wide; when piped, rich would squeeze it into 80 columns.
+        render_scoreboard(result, Console() if sys.stdout.isatty() else Console(width=120))
 
 
 @app.command("tools")
