@@ -49,7 +49,7 @@ def _verified(report: dict[str, Any]) -> tuple[int, int]:
     dropped = sum(1 for n in report.get("notes", []) if n.startswith("finding dropped"))
     ok = sum(
         1 for f in report.get("findings", [])
-        if check(Finding.model_validate(f), records, report["verdict"].get("component")).verified
+        if check(Finding.model_validate(f), records, f.get("subject") or report["verdict"].get("component")).verified
     )
     return len(report.get("findings", [])) + dropped, ok
 

@@ -58,7 +58,7 @@ def _findings(h: Hypothesis, records: list[dict[str, Any]]) -> list[Finding]:
                     ids.append(rec["id"])
                     detail = detail or sig.get("detail") or f"{name} on {component}"
         if ids:
-            out.append(Finding(claim=detail, evidence=sorted(set(ids), key=lambda e: int(e.split("-")[1]))))
+            out.append(Finding(claim=detail, subject=component, evidence=sorted(set(ids), key=lambda e: int(e.split("-")[1]))))
     return out
 
 
@@ -99,7 +99,7 @@ def build_report(inv: Investigator, state: State) -> Report:
     # A model planner may add its own claims; they face the same citation check as ours.
     findings += [Finding.model_validate(c) for c in getattr(inv.planner, "claims", lambda: [])()]
     ledger_by_id = by_id(records)
-    checked = [citations.check(f, ledger_by_id, verdict.component) for f in findings]
+    checked = [citations.check(f, ledger_by_id, f.subject or verdict.component) for f in findings]
     for f in checked:
         if not f.verified:
             notes.append(f"finding dropped: {f.claim!r}: {f.problem}")

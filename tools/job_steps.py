@@ -64,7 +64,11 @@ class JobSteps(Tool):
         rank_host = {r: h for r, (h, _) in placement.items()}
         a = analyze(table, rank_host=rank_host)
         signals = self._signals(ctx, table, a, placement)
-        covered = ["job"] + [gpu_component(h, g) for r, (h, g) in placement.items()] + sorted(set(rank_host.values()))
+        # Without compute_s no rank can be told apart from the others: the tool looked at the job,
+        # not at any GPU or host, and the absence of a straggler there is no evidence.
+        covered = ["job"]
+        if table.compute is not None:
+            covered += [gpu_component(h, g) for h, g in placement.values()] + sorted(set(rank_host.values()))
         return ToolResult(
             status="ok", summary=a.summary + (f"; signals: {', '.join(sorted({s.name for s in signals}))}" if signals else ""),
             source=[source], signals=signals, covered=covered,

@@ -5,15 +5,17 @@ spread), the last arrival of each step, and per-rank running sums. Computing the
 the array, in step chunks that stay in cache, keeps the whole suite within a few times the cost of
 reading the array once, with no full-size temporaries:
 
-* pass A, per step (rows): the median and quartiles over ranks come from an evenly spaced sample of
-  at most ``_REF_SAMPLE`` ranks (the median of 1,024 draws is within 0.04 sigma of the fleet's: a
-  common offset that cancels in every comparison between ranks), the maximum and its rank over all
-  ranks (the last arrival: that one must be exact).
+* pass A, per step (rows): the median and quartiles over ranks come from a sample of at most
+  ``_REF_SAMPLE`` ranks spread evenly over the fleet (all ranks below that: exact). Any error of
+  the sampled median is a common offset of the step that cancels in every comparison between
+  ranks; the maximum and its rank (the last arrival) are taken over all ranks, exactly.
 * pass B, per rank (columns, in time order): a winsorized running sum (a robust location that is a
-  single reduction, unlike a per-rank median), the count of steps above a high per-step cut (spikes),
-  baseline moments, and a one-sided CUSUM evaluated on blocks of ``_BLOCK`` steps. The block CUSUM
-  is only a screen: ranks that come near the threshold are re-run exactly, step by step, on their
-  own columns (``exact_cusum``), so flags and onsets are per step.
+  single reduction, unlike a per-rank median, which would need a transpose and a partition), the
+  count of steps above a high per-step cut (spikes), baseline moments, and a one-sided CUSUM. The
+  CUSUM recursion is sequential in time, so it advances per block of ``_BLOCK`` steps, vectorized
+  over ranks (S / 8 small numpy calls). That block CUSUM is only a screen: ranks that come near the
+  threshold are re-run exactly, step by step, on their own columns (``exact_cusum``), so flags and
+  onsets are per step.
 
 "typical" is the per-step median over ranks. In relative mode values are y / median (1.0 = typical,
 1.03 = 3% slower than the typical rank); in additive mode y - median (0 = typical).
@@ -31,6 +33,7 @@ from tools.detectors._stats import IQR_TO_SIGMA, bonferroni_z, cusum_threshold
 _REF_SAMPLE = 1024
 _DUR_SAMPLE = 64
 _BLOCK = 8
+CUSUM_CLIP = 4.0
 _RUN = 16
 _CHUNK_BYTES = 4 << 20
 _MAX_CHUNK_ROWS = 248  # exceedance counts per chunk fit in uint8
@@ -171,7 +174,7 @@ def _row_max(chunk: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return top, am.astype(np.int64), has_nan
 
 
-def _pass_a(y: np.ndarray, duration: np.ndarray | None, cfg: ScanConfig):
+def _pass_a(y: np.ndarray, duration: np.ndarray | None):
     s_n, r_n = y.shape
     dcols = _ref_cols(r_n, _DUR_SAMPLE)
     center = np.empty(s_n)
@@ -226,7 +229,7 @@ def scan(y: np.ndarray, duration: np.ndarray | None = None, cfg: ScanConfig = Sc
         raise ValueError(f"expected a (steps, ranks) array, got shape {y.shape}")
     s_n, r_n = y.shape
     tau = cfg.typical
-    center, q1, q3, top, top_rank, row_nan, step_time = _pass_a(y, duration, cfg)
+    center, q1, q3, top, top_rank, row_nan, step_time = _pass_a(y, duration)
 
     valid, sigma, lo, hi, cut, floor = step_bands(center, q1, q3, cfg)
     top_rank = np.where(valid, top_rank, -1)
@@ -355,8 +358,10 @@ class _PassB:
             blocks -= (lengths * cmean).astype(np.float32)[:, None]
         self.wsum += blocks.sum(axis=0)
         if baseline:
-            self.bsum += blocks.sum(axis=0)
-            x = t * self.fill[i0:i1] ** -1 if self.cfg.relative else t - self.fill[i0:i1]
+            # exact per-step normalization here (a fifth of the steps): the baseline mean sets
+            # every later CUSUM increment, and the streaming detectors compute it this way
+            x = t / self.fill[i0:i1] if self.cfg.relative else t - self.fill[i0:i1]
+            self.bsum += x.sum(axis=0)
             self.bsq += np.einsum("ij,ij->j", x, x)
         elif self.cusum_enabled:
             self._cusum(blocks, lengths.astype(np.float32))
@@ -409,6 +414,9 @@ def normalize(yc: np.ndarray, sc: Scan, clip: bool) -> np.ndarray:
 def exact_cusum(yc: np.ndarray, sc: Scan, idx: np.ndarray) -> dict[str, np.ndarray]:
     """Per-step CUSUM on candidate columns (m, S), as the streaming detectors run it.
 
+    The block screen sums unclipped increments, so it sits above this clipped CUSUM for any
+    upward excursion: the screen can only add candidates, never hide a rank that crosses here.
+
     Lindley's recursion C_t = max(0, C_{t-1} + u_t) equals S_t - min(0, min_{j<=t} S_j) with S
     the cumulative sum of u, so it vectorizes as a cumsum and a running minimum. The onset is the
     last time the CUSUM sat at zero before the alarm: where the shift began. Returns ``stat`` (max
@@ -417,7 +425,8 @@ def exact_cusum(yc: np.ndarray, sc: Scan, idx: np.ndarray) -> dict[str, np.ndarr
     n_b = sc.n_baseline
     x = normalize(yc, sc, clip=True)[:, n_b:]
     x = np.where(np.isnan(x), sc.cfg.typical, x)
-    u = (x - sc.base_mu[idx, None]) / sc.base_sigma[idx, None] - sc.k_eff
+    # one step moves the CUSUM by at most CUSUM_CLIP sigmas: a single hiccup is not a shift
+    u = np.clip((x - sc.base_mu[idx, None]) / sc.base_sigma[idx, None], -CUSUM_CLIP, CUSUM_CLIP) - sc.k_eff
     s = np.cumsum(u, axis=1)
     runmin = np.minimum(np.minimum.accumulate(s, axis=1), 0.0)
     c = s - runmin

@@ -113,3 +113,68 @@ def robust_center_scale(v: np.ndarray) -> tuple[float, float]:
         return math.nan, math.nan
     c = float(np.median(v))
     return c, float(np.median(np.abs(v - c))) * MAD_TO_SIGMA
+
+
+def trimmed_mean(v: np.ndarray, sl: slice, trim: float = 0.2) -> float:
+    """Mean of the middle 60%: as robust as a median to restarts and spikes, but stable when step
+    times are bimodal (steps with and without a hiccup somewhere in the fleet), where the median
+    jumps between the modes."""
+    w = np.sort(v[sl][np.isfinite(v[sl])])
+    k = int(trim * w.size)
+    w = w[k : w.size - k]
+    return float(w.mean()) if w.size else math.nan
+
+
+def mann_whitney_z(base: np.ndarray, late: np.ndarray) -> float:
+    """z of the Mann-Whitney U statistic (late > base), normal approximation, ties averaged.
+
+    Distribution-free under "the windows are exchangeable", whatever the shape of step times.
+    """
+    a, b = base[np.isfinite(base)], late[np.isfinite(late)]
+    n1, n2 = a.size, b.size
+    if n1 == 0 or n2 == 0:
+        return 0.0
+    allv = np.concatenate([a, b])
+    _, inv, cnt = np.unique(allv, return_inverse=True, return_counts=True)
+    # average rank of each distinct value (ties share it)
+    upper = np.cumsum(cnt)
+    avg = upper - (cnt - 1) / 2.0
+    ranks = avg[inv]
+    u = ranks[n1:].sum() - n2 * (n2 + 1) / 2.0
+    tie = float((cnt**3 - cnt).sum()) / ((n1 + n2) * (n1 + n2 - 1)) if n1 + n2 > 1 else 0.0
+    var = n1 * n2 / 12.0 * ((n1 + n2 + 1) - tie)
+    return float((u - n1 * n2 / 2.0) / math.sqrt(var)) if var > 0 else 0.0
+
+
+def series_cusum(v: np.ndarray, n_b: int, alpha: float, k: float = 0.5):
+    """(alarm, onset) of a one-sided CUSUM on one job-level series against its first n_b values.
+
+    Job-level series are rarely normal: a fleet's step time is bimodal (steps with and without
+    a hiccup somewhere in the fleet). The CUSUM therefore runs on normal scores against the
+    baseline's empirical distribution, u = Phi^-1(F_base(v)), which are close to N(0, 1) under
+    "nothing changed" whatever the shape; k grows by the baseline CDF's own sampling error.
+    """
+    v = np.asarray(v, dtype=np.float64)
+    ok = np.isfinite(v)
+    base = np.sort(v[:n_b][ok[:n_b]])
+    m = base.size
+    if m < 4 or v.size <= n_b:
+        return None, None
+    # F_base(v) with ties split, kept off 0 and 1 so the scores stay finite
+    lo = np.searchsorted(base, v[n_b:], side="left")
+    hi = np.searchsorted(base, v[n_b:], side="right")
+    levels = (np.arange(2 * m + 1) / 2.0 + 0.5) / (m + 1)
+    scores = np.array([-normal_isf(q) for q in levels])
+    u = scores[lo + hi]
+    u = np.where(ok[n_b:], u, 0.0) - (k + normal_isf(alpha) / math.sqrt(m))
+    h = cusum_threshold((v.size - n_b) / alpha, k)
+    s = np.cumsum(u)
+    runmin = np.minimum(np.minimum.accumulate(s), 0.0)
+    c = s - runmin
+    over = np.flatnonzero(c > h)
+    if over.size == 0:
+        return None, None
+    alarm = int(over[0])
+    zeros = np.flatnonzero(s[: alarm + 1] == runmin[: alarm + 1])
+    onset = int(zeros[-1]) + 1 if zeros.size else 0
+    return n_b + alarm, n_b + onset

@@ -10,9 +10,10 @@ job's own step-to-step variation cancels.
 * :func:`peer_outliers`: ranks slow against the fleet (robust z, Bonferroni or BH across ranks).
 * :func:`change_points`: ranks slow against their own past (one-sided CUSUM per rank).
 * :func:`spikes`: ranks intermittently slow (exceedance counts vs the binomial null).
-* :func:`uniform_slowdown`: the whole job slower, and whether in compute, the barrier, the
-  collective or the gaps between steps.
-* :func:`replica_divergence`: replicas whose parameter checksum (or loss) disagrees.
+* :func:`uniform_slowdown` (``slowdown.py``, re-exported): the whole job slower, and whether in
+  compute, the barrier, the collective or the gaps between steps.
+* :func:`replica_divergence` (``divergence.py``, re-exported): replicas whose parameter checksum
+  (or loss) disagrees.
 * :func:`analyze`: all of them over a :class:`~tools.detectors.steps.StepTable`.
 
 Every per-rank detector controls its false alarms across ranks (alpha over the fleet, not per
@@ -26,35 +27,35 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tools.detectors._labels import Labels as _Labels
+from tools.detectors._labels import finite as _finite
 from tools.detectors._scan import Scan, ScanConfig, columns, exact_cusum, normalize, scan, screen_margin, step_times
 from tools.detectors._stats import (
-    MAD_TO_SIGMA,
     benjamini_hochberg,
     binomial_critical_count,
     binomial_sf,
     bonferroni_z,
-    cusum_threshold,
-    normal_isf,
     normal_sf,
     robust_center_scale,
+    series_cusum,
 )
+from tools.detectors.divergence import _divergence, replica_divergence
 from tools.detectors.models import (
     BarrierTax,
+    Method,
     ChangeFlag,
     ChangePoints,
-    DivergentRank,
     HostShare,
     PeerFlag,
     PeerOutliers,
     RankShare,
-    ReplicaDivergence,
     SpikeFlag,
     Spikes,
     StepAnalysis,
     Straggler,
     TaxAttribution,
-    UniformSlowdown,
 )
+from tools.detectors.slowdown import _slowdown, uniform_slowdown
 from tools.detectors.steps import StepTable
 
 __all__ = [
@@ -74,42 +75,10 @@ _FOLLOW_UP_BATCH = 256
 _MIN_COUNT = 3
 _CONCENTRATED_RANKS = 8  # one host's worth of ranks: "a few" you can evict
 _CONCENTRATED_HOSTS = 2
-_SHARED_FRACTION = 0.9
-
-
-# --------------------------------------------------------------------------------------------
-# labels
-
-
-@dataclass
-class _Labels:
-    """Maps column and row positions to rank ids, hosts and step numbers."""
-
-    steps: np.ndarray | None = None
-    ranks: np.ndarray | None = None
-    rank_host: dict[int, str] | None = None
-
-    def step(self, i: int | None) -> int | None:
-        if i is None or i < 0 or self.steps is None or i >= len(self.steps):
-            return None
-        return int(self.steps[i])
-
-    def rank(self, j: int) -> int:
-        return int(self.ranks[j]) if self.ranks is not None else int(j)
-
-    def host(self, j: int) -> str | None:
-        if not self.rank_host:
-            return None
-        h = self.rank_host.get(self.rank(j))
-        return None if h is None else str(h)
 
 
 def _cfg(relative=True, alpha=0.01, min_effect=0.01, **kw) -> ScanConfig:
     return ScanConfig(relative=relative, alpha=alpha, min_effect=min_effect, **kw)
-
-
-def _finite(v: float, default: float = 0.0) -> float:
-    return float(v) if v is not None and math.isfinite(v) else default
 
 
 # --------------------------------------------------------------------------------------------
@@ -173,7 +142,8 @@ def _peer_follow_up(y: np.ndarray, sc: Scan, idx: np.ndarray, effect: np.ndarray
     return q[0], q[1], onset
 
 
-def _peers(sc: Scan, y: np.ndarray, lab: _Labels, method: str = "bonferroni") -> tuple[PeerOutliers, _PeerStats, np.ndarray]:
+def _peers(sc: Scan, y: np.ndarray, lab: _Labels,
+           method: Method = "bonferroni") -> tuple[PeerOutliers, _PeerStats, np.ndarray]:
     cfg = sc.cfg
     ps = _peer_stats(sc.wmean, sc.n_valid, _sigma_median(sc.sigma))
     n_tested = int((sc.n_valid > 0).sum())
@@ -208,7 +178,7 @@ def peer_outliers(
     *,
     relative: bool = True,
     alpha: float = 0.01,
-    method: str = "bonferroni",
+    method: Method = "bonferroni",
     min_effect: float = 0.01,
     steps: np.ndarray | None = None,
     ranks: np.ndarray | None = None,
@@ -307,8 +277,14 @@ class _SpikeDecision:
     flag: np.ndarray
 
 
-def _spike_decision(n: np.ndarray, k: np.ndarray, spike_z: float, alpha: float) -> _SpikeDecision:
-    """Which exceedance counts are too many for Binomial(n, p0), at alpha over the ranks."""
+def _spike_decision(n: np.ndarray, k: np.ndarray, spike_z: float, alpha: float,
+                    min_rate: float = 0.02) -> _SpikeDecision:
+    """Which exceedance counts are too many for Binomial(n, p0), at alpha over the ranks.
+
+    Also at least ``min_rate`` of the rank's steps: a binomial tail this far out is sensitive to
+    the estimate of p0 (and to bad luck: some healthy rank among thousands catches a handful of
+    the fleet's hiccups), and a rank that spikes on fewer than 2% of its steps costs the job little.
+    """
     r_n = int((n > 0).sum())
     a = alpha / max(r_n, 1)
     n_max = int(n.max()) if n.size else 0
@@ -322,7 +298,7 @@ def _spike_decision(n: np.ndarray, k: np.ndarray, spike_z: float, alpha: float) 
     p0 = max(p_norm, pooled2)
     crit = max(_MIN_COUNT, binomial_critical_count(n_max, p0, a))
     return _SpikeDecision(p0=p0, source="pooled" if pooled2 > p_norm else "normal", crit=int(crit),
-                          flag=(k >= crit) & (n > 0))
+                          flag=(k >= crit) & (n > 0) & (k >= min_rate * n))
 
 
 def _spikes(sc: Scan, y: np.ndarray, lab: _Labels) -> tuple[Spikes, np.ndarray]:
@@ -382,29 +358,6 @@ def spikes(
 # barrier tax
 
 
-def _series_cusum(v: np.ndarray, n_b: int, alpha: float, k: float = 0.5, clip: float = 4.0):
-    """(alarm, onset) of a one-sided CUSUM on one job-level series against its first n_b values."""
-    v = np.asarray(v, dtype=np.float64)
-    ok = np.isfinite(v)
-    if n_b < 4 or ok[:n_b].sum() < 4 or v.size <= n_b:
-        return None, None
-    med, sig = robust_center_scale(v[:n_b])
-    sig = max(_finite(sig), 1e-3 * abs(med), 1e-12)
-    k_eff = k + normal_isf(alpha) / math.sqrt(n_b)
-    h = cusum_threshold((v.size - n_b) / alpha, k)
-    u = np.clip((np.where(ok, v, med)[n_b:] - med) / sig, -clip, clip) - k_eff
-    s = np.cumsum(u)
-    runmin = np.minimum(np.minimum.accumulate(s), 0.0)
-    c = s - runmin
-    over = np.flatnonzero(c > h)
-    if over.size == 0:
-        return None, None
-    alarm = int(over[0])
-    zeros = np.flatnonzero((s[: alarm + 1] == runmin[: alarm + 1]))
-    onset = int(zeros[-1]) + 1 if zeros.size else 0
-    return n_b + alarm, n_b + onset
-
-
 def _tax(sc: Scan, lab: _Labels) -> BarrierTax:
     st = sc.step_time if sc.step_time is not None else sc.top
     return _tax_core(sc.center, sc.top, st, sc.valid, sc.n_baseline, sc.cfg.alpha, lab)
@@ -419,7 +372,7 @@ def _tax_core(center, top, st, valid, n_b: int, alpha: float, lab: _Labels) -> B
     total_st = float(np.where(ok, st, 0.0).sum())
     total_lost = float(tax.sum())
     fr = frac[np.isfinite(frac)]
-    alarm, onset = _series_cusum(frac, n_b, alpha)
+    alarm, onset = series_cusum(frac, n_b, alpha)
     worst = int(np.argmax(np.where(ok, tax, -np.inf))) if ok.any() else 0
     base = frac[:n_b][np.isfinite(frac[:n_b])]
     late = frac[-n_b:][np.isfinite(frac[-n_b:])] if n_b else frac[:0]
@@ -454,8 +407,10 @@ def barrier_tax(
 def _host_codes(lab: _Labels, r_n: int) -> tuple[np.ndarray, list[str]] | None:
     if not lab.rank_host:
         return None
-    names = [lab.host(j) or "" for j in range(r_n)]
-    uniq, codes = np.unique(np.array(names, dtype=object), return_inverse=True)
+    get = lab.rank_host.get
+    ids = lab.ranks.tolist() if lab.ranks is not None else range(r_n)
+    names = [get(r) or get(str(r)) or "" for r in ids]
+    uniq, codes = np.unique(np.array(names, dtype=str), return_inverse=True)
     return codes, [str(u) for u in uniq]
 
 
@@ -466,12 +421,19 @@ def _attribution(sc: Scan, lab: _Labels) -> TaxAttribution:
     tax = np.maximum(sc.top[ok] - sc.center[ok], 0.0)
     counts = np.bincount(who, minlength=r_n)
     lost = np.bincount(who, weights=tax, minlength=r_n)
-    return _attribution_core(counts, lost, int(ok.sum()), max(int((sc.n_valid > 0).sum()), 1), lab, sc.cfg.alpha)
+    st = sc.step_time if sc.step_time is not None else sc.top
+    total_time = float(np.nansum(np.where(ok, st, np.nan)))
+    return _attribution_core(counts, lost, int(ok.sum()), max(int((sc.n_valid > 0).sum()), 1), lab, sc.cfg.alpha,
+                             total_time, sc.cfg.min_effect)
 
 
 def _attribution_core(counts: np.ndarray, lost: np.ndarray, n: int, active: int, lab: _Labels,
-                      alpha: float) -> TaxAttribution:
-    """Concentrated or diffuse, from per-rank last-arrival counts and the tax charged to each."""
+                      alpha: float, total_time: float, min_effect: float) -> TaxAttribution:
+    """Concentrated or diffuse, from per-rank last-arrival counts and the tax charged to each.
+
+    Concentrated needs a material group too: what it costs must reach ``min_effect`` of the
+    total step time (in a fleet of 8, a rank 0.5% slower than the rest is last half the time).
+    """
     r_n = counts.size
     total = float(lost.sum())
     if n == 0 or total <= 0 or r_n == 0:
@@ -483,9 +445,10 @@ def _attribution_core(counts: np.ndarray, lost: np.ndarray, n: int, active: int,
     sig_ranks = np.flatnonzero(counts >= crit)
     order = np.argsort(-share, kind="stable")
     pattern, on, top_k = "diffuse", None, min(3, r_n)
+    material = min_effect * total_time
     if 1 <= sig_ranks.size <= _CONCENTRATED_RANKS:
         s = float(share[sig_ranks].sum())
-        if s >= 0.5 and s >= 2.0 * sig_ranks.size / active:
+        if s >= 0.5 and s >= 2.0 * sig_ranks.size / active and float(lost[sig_ranks].sum()) >= material:
             pattern, on, top_k = "concentrated", "ranks", int(sig_ranks.size)
     top_k_share = float(share[order[:top_k]].sum())
     null_share = top_k / active
@@ -507,7 +470,7 @@ def _attribution_core(counts: np.ndarray, lost: np.ndarray, n: int, active: int,
         sig_hosts = [names[i] for i in sig_idx if names[i]]
         if pattern != "concentrated" and 1 <= sig_idx.size <= _CONCENTRATED_HOSTS:
             s = float(h_share[sig_idx].sum())
-            if s >= 0.5 and s >= 2.0 * h_ranks[sig_idx].sum() / r_n:
+            if s >= 0.5 and s >= 2.0 * h_ranks[sig_idx].sum() / r_n and float(h_lost[sig_idx].sum()) >= material:
                 pattern, on, top_k, top_k_share = "concentrated", "hosts", int(sig_idx.size), s
                 null_share = float(h_ranks[sig_idx].sum() / r_n)
         for i in np.argsort(-h_share, kind="stable")[:_TOP]:
@@ -534,230 +497,19 @@ def tax_attribution(
     ranks: np.ndarray | None = None,
     rank_host: dict[int, str] | None = None,
     alpha: float = 0.01,
+    min_effect: float = 0.01,
 ) -> TaxAttribution:
     """Share of the barrier tax attributable to each rank (and host): who arrives last, how often.
 
     Each step's tax (max compute - median compute) is charged to its last arrival. A rank (host)
     is significant when it is last far more often than chance (Binomial(S, 1/R), alpha / R; hosts
     at their rank count). ``concentrated``: at most 8 significant ranks (or 2 hosts) hold at least
-    half of the tax and twice their null share: evict them. ``diffuse``: the tax is tail noise
-    spread over everyone (evicting any one rank will not help).
+    half of the tax, twice their null share, and at least ``min_effect`` of the total step time:
+    evict them. ``diffuse``: the tax is tail noise spread over everyone (evicting any one rank
+    will not help).
     """
-    sc = scan(compute, duration, _cfg(alpha=alpha))
+    sc = scan(compute, duration, _cfg(alpha=alpha, min_effect=min_effect))
     return _attribution(sc, _Labels(ranks=ranks, rank_host=rank_host))
-
-
-# --------------------------------------------------------------------------------------------
-# uniform slowdown
-
-
-def _window_median(v: np.ndarray, sl: slice) -> float:
-    w = v[sl]
-    w = w[np.isfinite(w)]
-    return float(np.median(w)) if w.size else math.nan
-
-
-def _slowdown(step_time: np.ndarray, start: np.ndarray | None, sc: Scan | None, lab: _Labels,
-              baseline_fraction: float, min_ratio: float, alpha: float) -> UniformSlowdown:
-    if sc is None:
-        return _slowdown_core(step_time, start, None, None, None, lab, baseline_fraction, min_ratio, alpha)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        own = sc.late_mean_y / sc.base_mean_y - 1.0
-    return _slowdown_core(step_time, start, sc.center, sc.top, own, lab, baseline_fraction, min_ratio, alpha)
-
-
-def _slowdown_core(step_time: np.ndarray, start: np.ndarray | None, center: np.ndarray | None,
-                   top: np.ndarray | None, own_rise: np.ndarray | None, lab: _Labels,
-                   baseline_fraction: float, min_ratio: float, alpha: float) -> UniformSlowdown:
-    """Job-level regression from per-step series; ``own_rise``: each rank's own compute, late / base - 1."""
-    s_n = step_time.size
-    n_w = int(min(max(1, round(baseline_fraction * s_n)), max(1, s_n // 2)))
-    period = None
-    if start is not None and s_n >= 2:
-        period = np.diff(np.asarray(start, dtype=np.float64))
-    series = period if period is not None and period.size >= 2 else step_time
-    base, late = slice(0, n_w), slice(series.size - n_w, series.size)
-    b_med, l_med = _window_median(series, base), _window_median(series, late)
-    st_ratio = _window_median(step_time, slice(0, n_w))
-    st_ratio = _window_median(step_time, slice(s_n - n_w, s_n)) / st_ratio if st_ratio else math.nan
-    ratio = l_med / b_med if b_med and math.isfinite(b_med) and b_med > 0 else math.nan
-    _, sb = robust_center_scale(series[base])
-    _, sl_ = robust_center_scale(series[late])
-    # standard error of a median: sqrt(pi/2) sigma / sqrt(n)
-    se = 1.2533 * math.sqrt((_finite(sb) ** 2 + _finite(sl_) ** 2) / n_w)
-    se = max(se, 1e-6 * abs(_finite(b_med)), 1e-12)
-    z = (l_med - b_med) / se if math.isfinite(l_med - b_med) else 0.0
-    regressed = bool(s_n >= 4 and math.isfinite(ratio) and ratio - 1.0 >= min_ratio and z >= normal_isf(alpha))
-    onset = _series_cusum(series, n_w, alpha)[1] if regressed else None
-
-    deltas: dict[str, float] = {}
-    if period is not None:
-        gap = period - step_time[:-1]
-        deltas["gaps"] = _window_median(gap, slice(gap.size - n_w, gap.size)) - _window_median(gap, slice(0, n_w))
-    shared = frac = None
-    if center is not None and top is not None:
-        comps = {
-            "compute": center,
-            "barrier_tax": top - center,
-            "communication": step_time - top,
-        }
-        for name, v in comps.items():
-            deltas[name] = _window_median(v, slice(s_n - n_w, s_n)) - _window_median(v, slice(0, n_w))
-        c_base = _window_median(center, slice(0, n_w))
-        rise = deltas["compute"] / c_base if c_base else 0.0
-        if own_rise is not None and math.isfinite(rise) and rise >= 0.5 * min_ratio:
-            own = own_rise[np.isfinite(own_rise)]
-            frac = float((own >= 0.5 * rise).mean()) if own.size else 0.0
-            shared = frac >= _SHARED_FRACTION
-    else:
-        deltas["step_time"] = _window_median(step_time, slice(s_n - n_w, s_n)) - _window_median(step_time, slice(0, n_w))
-    deltas = {k: _finite(v) for k, v in deltas.items()}
-
-    where = "none"
-    if regressed:
-        pos = {k: max(v, 0.0) for k, v in deltas.items()}
-        total = sum(pos.values())
-        best = max(pos, key=pos.get) if pos else None
-        if not total or best is None:
-            where = "unknown"
-        elif best == "step_time":
-            where = "unknown"  # the steps got longer, and without compute_s we cannot say why
-        else:
-            where = best if pos[best] >= 0.5 * total else "mixed"
-    return UniformSlowdown(
-        regressed=regressed, ratio=_finite(ratio, 1.0), step_time_ratio=_finite(st_ratio, 1.0),
-        baseline_period_s=_finite(b_med), late_period_s=_finite(l_med), z=_finite(z),
-        onset_index=onset, onset_step=lab.step(onset), where=where, deltas_s=deltas,
-        shared_by_all=shared, frac_ranks_slower=frac, min_ratio=min_ratio, n_baseline=n_w,
-    )
-
-
-def uniform_slowdown(
-    duration: np.ndarray,
-    start: np.ndarray | None,
-    compute: np.ndarray | None = None,
-    *,
-    steps: np.ndarray | None = None,
-    baseline_fraction: float = 0.2,
-    min_ratio: float = 0.03,
-    alpha: float = 0.01,
-) -> UniformSlowdown:
-    """Job-level regression: late window vs baseline window, all ranks together.
-
-    The step period (start to next start, which includes the gap between steps; the step time
-    when ``start`` is None) is compared between the first and last ``baseline_fraction`` of steps
-    (median ratio, and its z from the medians' robust standard errors); the onset comes from a
-    CUSUM on the job's own series. With ``compute``, the rise is split into compute (everyone's
-    own work; ``shared_by_all`` when >= 90% of ranks rose with it), barrier_tax (waiting for the
-    last arrival), communication (step time after the last arrival) and gaps (between steps: the
-    input pipeline).
-    """
-    if compute is not None:
-        sc = scan(compute, duration, _cfg(baseline_fraction=baseline_fraction, alpha=alpha))
-        st = sc.step_time
-    else:
-        sc, st = None, step_times(np.asarray(duration))
-    return _slowdown(st, start, sc, _Labels(steps=steps), baseline_fraction, min_ratio, alpha)
-
-
-# --------------------------------------------------------------------------------------------
-# replica divergence
-
-
-def _checksum_divergence(checksum: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    """Per rank: steps in the minority of their step's checksums, and the first such step."""
-    s_n, r_n = checksum.shape
-    flat = checksum.ravel()
-    have = np.array([v is not None and v == v and str(v) != "" for v in flat], dtype=bool)
-    n_bad = np.zeros(r_n, dtype=np.int64)
-    first = np.full(r_n, -1, dtype=np.int64)
-    if not have.any():
-        return n_bad, first, math.nan
-    cell = np.flatnonzero(have)
-    _, code = np.unique(np.array([str(v) for v in flat[cell]], dtype=object), return_inverse=True)
-    step = cell // r_n
-    key = step * (int(code.max()) + 1) + code
-    _, inv, cnt = np.unique(key, return_inverse=True, return_counts=True)
-    cell_count = cnt[inv]
-    modal = np.zeros(s_n, dtype=np.int64)
-    np.maximum.at(modal, step, cell_count)
-    # Replicas of one data-parallel group agree; with tensor/pipeline parallelism several groups
-    # coexist, each large. A rank sharing its checksum with less than half the modal group is the
-    # odd one out; when every checksum is unique there is nothing to compare against.
-    odd = (modal[step] >= 2) & (cell_count * 2 < modal[step])
-    rank = cell % r_n
-    n_bad = np.bincount(rank[odd], minlength=r_n)
-    first_bad = np.full(r_n, np.iinfo(np.int64).max)
-    np.minimum.at(first_bad, rank[odd], step[odd])
-    first = np.where(n_bad > 0, first_bad, -1)
-    big = cell_count >= 2
-    groups = np.zeros(s_n)
-    if big.any():
-        _, g_first = np.unique(key[big], return_index=True)
-        groups = np.bincount(step[big][g_first], minlength=s_n).astype(np.float64)
-    with_data = np.bincount(step, minlength=s_n) > 0
-    return n_bad, first, float(np.median(groups[with_data])) if with_data.any() else math.nan
-
-
-def _loss_divergence(loss: np.ndarray, alpha: float, cut_z: float = 6.0) -> tuple[np.ndarray, np.ndarray, int]:
-    """Per rank: steps whose loss is far from its step's (or not finite while the others are)."""
-    loss = np.asarray(loss, dtype=np.float64)
-    s_n, r_n = loss.shape
-    fin = np.isfinite(loss)
-    with np.errstate(all="ignore"):
-        med = np.nanmedian(np.where(fin, loss, np.nan), axis=1, keepdims=True)
-        mad = np.nanmedian(np.abs(np.where(fin, loss, np.nan) - med), axis=1, keepdims=True) * MAD_TO_SIGMA
-        scale = np.maximum(mad, 1e-6 * np.abs(med) + 1e-12)
-        z = np.abs(loss - med) / scale
-        logged = ~np.isnan(loss)
-        odd = logged & np.isfinite(med) & ((~fin) | (z > cut_z))
-    n = logged.sum(axis=0)
-    k = odd.sum(axis=0)
-    # A loss that is merely noisy should not count: the null rate is the fleet's own, pooled.
-    p0 = max(2 * normal_sf(cut_z), float(k.sum()) / max(float(n.sum()), 1.0))
-    crit = max(_MIN_COUNT, binomial_critical_count(int(n.max()) if n.size else 0, p0, alpha / max(r_n, 1)))
-    first = np.where(odd.any(axis=0), odd.argmax(axis=0), -1)
-    return np.where(k >= crit, k, 0), first, crit
-
-
-def _divergence(checksum, loss, lab: _Labels, alpha: float) -> ReplicaDivergence:
-    flagged: list[DivergentRank] = []
-    groups = None
-    if checksum is not None:
-        n_bad, first, groups = _checksum_divergence(np.asarray(checksum, dtype=object))
-        for j in np.flatnonzero(n_bad):
-            flagged.append(DivergentRank(rank=lab.rank(j), host=lab.host(j), kind="checksum",
-                                         first_index=int(first[j]), first_step=lab.step(int(first[j])),
-                                         n_steps=int(n_bad[j])))
-    if loss is not None:
-        k, first, _ = _loss_divergence(loss, alpha)
-        for j in np.flatnonzero(k):
-            flagged.append(DivergentRank(rank=lab.rank(j), host=lab.host(j), kind="loss",
-                                         first_index=int(first[j]), first_step=lab.step(int(first[j])),
-                                         n_steps=int(k[j])))
-    flagged.sort(key=lambda f: (f.first_index, f.rank, f.kind))
-    return ReplicaDivergence(checksum_checked=checksum is not None, loss_checked=loss is not None,
-                             flagged=flagged, groups_per_step=None if groups is None or not math.isfinite(groups) else groups)
-
-
-def replica_divergence(
-    checksum: np.ndarray | None = None,
-    loss: np.ndarray | None = None,
-    *,
-    steps: np.ndarray | None = None,
-    ranks: np.ndarray | None = None,
-    rank_host: dict[int, str] | None = None,
-    alpha: float = 0.01,
-) -> ReplicaDivergence:
-    """Ranks whose replica disagrees with its peers, and the first step it did.
-
-    ``checksum`` (S, R) object array of ``param_checksum`` strings (None = not logged): a rank
-    whose checksum is shared by fewer than half as many ranks as the step's largest group is
-    flagged (any such step: replicas must agree exactly). ``loss`` (S, R): a rank whose loss is
-    more than 6 robust sigmas from its step's median (or not finite while the others are) on more
-    steps than the pooled binomial null allows.
-    """
-    return _divergence(checksum, loss, _Labels(steps, ranks, rank_host), alpha)
 
 
 # --------------------------------------------------------------------------------------------
@@ -819,7 +571,8 @@ def _summary(a: StepAnalysis) -> str:
         shown = []
         for s in a.stragglers[:5]:
             where = f" on {s.host}" if s.host else ""
-            since = "from the start" if s.first_index == 0 else f"since step {s.first_step if s.first_step is not None else s.first_index}"
+            step = s.first_step if s.first_step is not None else s.first_index
+            since = "from the start" if s.first_index == 0 else f"since step {step}"
             shown.append(f"rank {s.rank}{where} ({s.kind}, {_pct(s.lateness)} late, {since})")
         more = f" and {len(a.stragglers) - 5} more" if len(a.stragglers) > 5 else ""
         parts.append(f"{len(a.stragglers)} straggler(s): " + "; ".join(shown) + more + ".")
@@ -834,8 +587,9 @@ def _summary(a: StepAnalysis) -> str:
     if a.slowdown is not None:
         s = a.slowdown
         if s.regressed:
-            since = f" since step {s.onset_step if s.onset_step is not None else s.onset_index}" if s.onset_index is not None else ""
-            shared = "" if s.shared_by_all is None else (" shared by all ranks" if s.shared_by_all else " not shared by all ranks")
+            step = s.onset_step if s.onset_step is not None else s.onset_index
+            since = f" since step {step}" if s.onset_index is not None else ""
+            shared = {None: "", True: " shared by all ranks", False: " not shared by all ranks"}[s.shared_by_all]
             parts.append(f"Job step period {s.ratio:.3f}x baseline{since}, in {s.where}{shared}.")
         else:
             parts.append(f"No job-level regression (period {s.ratio:.3f}x baseline).")
@@ -852,22 +606,27 @@ def analyze(
     *,
     alpha: float = 0.01,
     min_effect: float = 0.01,
-    method: str = "bonferroni",
+    method: Method = "bonferroni",
     baseline_fraction: float = 0.2,
     min_ratio: float = 0.03,
+    slowdown_alpha: float = 0.001,
 ) -> StepAnalysis:
     """Run the whole suite over a steps table; ``rank_host`` maps rank id to host name.
 
     Stragglers are the union of peer outliers (persistent), change points (onset) and spikes
     (intermittent), each controlled at ``alpha`` over the fleet and required to reach
-    ``min_effect`` (0.01 = 1% slower than the typical rank).
+    ``min_effect`` (0.01 = 1% slower than the typical rank). The job-level regression is one test
+    per job, at ``slowdown_alpha``, and must reach ``min_ratio``.
     """
+    if method not in ("bonferroni", "bh"):
+        raise ValueError("method must be 'bonferroni' or 'bh'")
     lab = _Labels(table.steps, table.ranks, rank_host)
     notes = list(table.warnings)
     s_n, r_n = table.n_steps, table.n_ranks
     if table.compute is None:
         notes.append("no compute_s: only job-level views (step-time regression, gaps between steps)")
-        slow = _slowdown(step_times(table.duration), table.start, None, lab, baseline_fraction, min_ratio, alpha)
+        slow = _slowdown(step_times(table.duration), table.start, None, lab, baseline_fraction, min_ratio,
+                         slowdown_alpha)
         tax = attr = peers = cps = spk = None
         stragglers: list[Straggler] = []
     else:
@@ -878,7 +637,7 @@ def analyze(
         peers, ps, peer_flag = _peers(sc, table.compute, lab, method)
         cps, cp_hits = _changes(sc, table.compute, lab)
         spk, spike_flag = _spikes(sc, table.compute, lab)
-        slow = _slowdown(sc.step_time, table.start, sc, lab, baseline_fraction, min_ratio, alpha)
+        slow = _slowdown(sc.step_time, table.start, sc, lab, baseline_fraction, min_ratio, slowdown_alpha)
         stragglers = _merge(sc, table.compute, ps, peer_flag, cp_hits, spike_flag, peers, spk, lab)
         if r_n < 3:
             notes.append(f"only {r_n} rank(s): peer comparison is weak")

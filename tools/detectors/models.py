@@ -18,6 +18,7 @@ Detector = Literal["peer", "change_point", "spike"]
 TaxPattern = Literal["concentrated", "diffuse", "none"]
 SlowdownWhere = Literal["none", "compute", "barrier_tax", "communication", "gaps", "mixed", "unknown"]
 StragglerKind = Literal["persistent", "onset", "intermittent"]
+Method = Literal["bonferroni", "bh"]
 
 
 class _Result(BaseModel):
@@ -69,7 +70,7 @@ class PeerOutliers(_Result):
     """Fleet median of the per-rank statistic."""
     scale: float
     """Fleet spread of the per-rank statistic (MAD sigma, floored at the per-step spread / sqrt(steps))."""
-    method: Literal["bonferroni", "bh"]
+    method: Method
     """Multiple-testing control: Bonferroni (family-wise) or Benjamini-Hochberg (false discovery rate)."""
     alpha: float
     """Family-wise error (Bonferroni) or false-discovery rate (BH)."""
@@ -158,7 +159,8 @@ class Spikes(_Result):
     p0_source: Literal["normal", "pooled"]
     """Which of the two set p0 (pooled: the fleet's tail is heavier than normal)."""
     critical_count: int
-    """Smallest count flagged: binomial tail <= alpha / n_ranks (and at least 3)."""
+    """Smallest count flagged: binomial tail <= alpha / n_ranks (and at least 3); the count must
+    also be at least 2% of the rank's steps."""
     alpha: float
     """Family-wise error over the ranks (Bonferroni)."""
     flagged: list[SpikeFlag] = Field(default_factory=list)
@@ -253,15 +255,16 @@ class UniformSlowdown(_Result):
     regressed: bool
     """Late-window step period at least ``min_ratio`` above the baseline, and significant."""
     ratio: float
-    """Median step period (start to next start; step time when unknown), late / baseline."""
+    """Typical step period (start to next start; step time when unknown), late / baseline. Typical:
+    the 20%-trimmed mean, robust to restarts and stable when step times are bimodal."""
     step_time_ratio: float
-    """Median step time (median duration over ranks), late / baseline."""
+    """Typical step time (median duration over ranks), late / baseline."""
     baseline_period_s: float
-    """Median step period in the baseline window."""
+    """Typical step period in the baseline window."""
     late_period_s: float
-    """Median step period in the late window."""
+    """Typical step period in the late window."""
     z: float
-    """Difference of the window medians over its robust standard error."""
+    """Mann-Whitney z of late vs baseline periods (distribution-free; one-sided cut at alpha)."""
     onset_index: int | None = None
     """Where the regression began (CUSUM on the job's own period series)."""
     onset_step: int | None = None
@@ -270,7 +273,7 @@ class UniformSlowdown(_Result):
     """Component that grew most: compute (everyone's own work), barrier_tax (waiting for the last
     arrival), communication (after the last arrival), gaps (between steps: input pipeline)."""
     deltas_s: dict[str, float] = Field(default_factory=dict)
-    """Late minus baseline median per component, in seconds per step."""
+    """Late minus baseline typical value per component, in seconds per step."""
     shared_by_all: bool | None = None
     """When compute rose: whether at least 90% of ranks' own compute rose with it."""
     frac_ranks_slower: float | None = None
@@ -356,3 +359,30 @@ class StepAnalysis(_Result):
     """What could not be done and why, plus the table's reading warnings."""
     summary: str
     """One paragraph for a person."""
+
+
+class StreamSnapshot(_Result):
+    """What the streaming detectors know after the steps seen so far (same decisions as the batch)."""
+
+    n_steps: int
+    """Steps seen."""
+    n_ranks: int
+    """Ranks tracked."""
+    baseline_complete: bool
+    """Whether the baseline window is full (change points run only after it)."""
+    stragglers: list[Straggler] = Field(default_factory=list)
+    """Slow ranks so far, worst first (lateness from running, winsorized estimates)."""
+    pattern: TaxPattern
+    """Whether the barrier tax so far is concentrated or diffuse."""
+    peers: PeerOutliers
+    """Per-rank z-scores against the fleet (p50/p99 not tracked: None)."""
+    change_points: ChangePoints
+    """Per-rank CUSUM alarms."""
+    spikes: Spikes
+    """Exceedance counts."""
+    tax: BarrierTax
+    """Barrier tax so far."""
+    attribution: TaxAttribution
+    """Who the barrier waits for, so far."""
+    slowdown: UniformSlowdown | None = None
+    """Job-level regression of the step period so far (None before two baseline windows)."""

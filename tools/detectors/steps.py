@@ -17,7 +17,7 @@ import gc
 import math
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from sandbox.errors import ParseError
 
@@ -65,6 +65,17 @@ class StepTable(BaseModel):
     """Rows replaced by a later rerun of the same (step, rank)."""
     warnings: list[str] = Field(default_factory=list)
     """What was skipped or repaired while reading, in words (at most ~20 messages)."""
+
+    @model_validator(mode="after")
+    def _shapes_agree(self) -> "StepTable":
+        shape = (self.steps.shape[0], self.ranks.shape[0])
+        if self.start.shape != shape[:1]:
+            raise ValueError(f"start has shape {self.start.shape}, expected ({shape[0]},)")
+        for name in ("duration", "compute", "loss", "grad_norm", "checksum"):
+            a = getattr(self, name)
+            if a is not None and a.shape != shape:
+                raise ValueError(f"{name} has shape {a.shape}, expected {shape} (steps, ranks)")
+        return self
 
     @property
     def n_steps(self) -> int:
@@ -225,6 +236,8 @@ def _read_columns(body, ncol, where, quoted, warn):
             if name == "param_checksum":
                 arr = np.array(raw, dtype=object)
                 arr[arr == ""] = None
+            elif name in ("step", "rank") and (ints := _to_int(raw)) is not None:
+                arr = ints
             else:
                 arr, bad = _to_float(raw, optional=name in _NUMERIC_OPTIONAL)
                 ok &= ~bad
@@ -241,6 +254,14 @@ def _read_columns(body, ncol, where, quoted, warn):
         for name, p in parts.items()
     }
     return cols, n_bad, n_total
+
+
+def _to_int(raw: list[str]) -> np.ndarray | None:
+    """Integer fast path for step and rank (int() beats float() per field); None to fall back."""
+    try:
+        return np.fromiter(map(int, raw), dtype=np.int64, count=len(raw)).astype(np.float64)
+    except (ValueError, OverflowError):
+        return None
 
 
 def _to_float(raw: list[str], optional: bool) -> tuple[np.ndarray, np.ndarray]:

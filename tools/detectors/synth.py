@@ -45,7 +45,7 @@ class Noise:
     static: float = 0.002
     tail_prob: float = 1e-3
     tail_max: float = 0.3
-    drift: float = 0.01
+    drift: float = 0.003
 
 
 @dataclass

@@ -11,13 +11,20 @@ and pauses the fabric (a candidate origin). Durations are microseconds.
 
 from __future__ import annotations
 
-import io
 import re
-from collections.abc import Iterator
 
 from pydantic import BaseModel, ConfigDict
 
 from sandbox.errors import ParseError
+from tools.parsers._text import as_text, numbered_lines
+
+__all__ = [
+    "PfcSummary",
+    "PriorityPause",
+    "counter_deltas",
+    "parse_ethtool_stats",
+    "pfc_summary",
+]
 
 _MAX_LINE = 64 * 1024
 # u64 counters print at most 20 digits; refusing longer runs keeps int() cheap on hostile input.
@@ -99,20 +106,6 @@ class PfcSummary(_Model):
     """What was odd about the counters (ties, unknown priority)."""
 
 
-def _as_text(text: object) -> str:
-    if isinstance(text, str):
-        return text
-    if isinstance(text, (bytes, bytearray)):
-        return bytes(text).decode("utf-8", errors="replace")
-    raise ParseError(f"expected text, got {type(text).__name__}")
-
-
-def _lines(text: str) -> Iterator[tuple[int, str | None]]:
-    """(line number, line) pairs; None for a line too long to be real output."""
-    for number, line in enumerate(io.StringIO(text, newline="\n"), start=1):
-        yield number, None if len(line) > _MAX_LINE else line.rstrip("\r\n")
-
-
 def _stat_line(line: str) -> tuple[str, int] | None:
     # Split at the last colon: a few drivers put colons in names, never in values.
     name, sep, value = line.rpartition(":")
@@ -131,10 +124,10 @@ def parse_ethtool_stats(text: str) -> dict[str, int]:
     such as ``Cannot get stats strings information``, raises :class:`ParseError`. A counter printed
     twice keeps its last value.
     """
-    text = _as_text(text)
+    text = as_text(text)
     stats: dict[str, int] = {}
     header = False
-    for _, line in _lines(text):
+    for _, line in numbered_lines(text, _MAX_LINE):
         if line is None:
             continue
         if line.strip() == "NIC statistics:":

@@ -11,13 +11,23 @@ the last one is kept.
 
 from __future__ import annotations
 
-import io
 import re
-from collections.abc import Iterator
 
 from pydantic import BaseModel, ConfigDict
 
 from sandbox.errors import ParseError
+from tools.parsers._text import BoundedWarnings, as_text, numbered_lines
+
+__all__ = [
+    "CpuTimes",
+    "Pressure",
+    "PressureLine",
+    "TaskCounts",
+    "TopProcess",
+    "TopSnapshot",
+    "parse_pressure",
+    "parse_top",
+]
 
 _MAX_LINE = 64 * 1024
 _MAX_WARNINGS = 20
@@ -141,36 +151,12 @@ class Pressure(_Model):
     """What the parser skipped, and why."""
 
 
-def _as_text(text: object) -> str:
-    if isinstance(text, str):
-        return text
-    if isinstance(text, (bytes, bytearray)):
-        return bytes(text).decode("utf-8", errors="replace")
-    raise ParseError(f"expected text, got {type(text).__name__}")
-
-
-def _lines(text: str) -> Iterator[tuple[int, str | None]]:
-    """(line number, line) pairs; None for a line too long to be real output."""
-    for number, line in enumerate(io.StringIO(text, newline="\n"), start=1):
-        yield number, None if len(line) > _MAX_LINE else line.rstrip("\r\n")
-
-
 def _number(text: str) -> float | None:
     # Some locales print a decimal comma ("0,52").
     text = text.strip().replace(",", ".")
     if not text or len(text) > 24 or not text.isascii() or not text.replace(".", "", 1).isdigit():
         return None
     return float(text)
-
-
-class _Warnings(list[str]):
-    """A warning list that stops growing, so a hostile file cannot make it huge."""
-
-    def add(self, message: str) -> None:
-        if len(self) < _MAX_WARNINGS:
-            self.append(message)
-        elif len(self) == _MAX_WARNINGS:
-            self.append("further warnings suppressed")
 
 
 def _summary_line(line: str, snap: dict) -> None:
@@ -248,16 +234,15 @@ def parse_top(text: str, max_processes: int = 100) -> TopSnapshot:
     Empty text gives an empty snapshot with a warning; text with no top summary line, CPU line or
     process table raises :class:`ParseError`.
     """
-    text = _as_text(text)
-    warnings = _Warnings()
+    text = as_text(text)
+    warnings = BoundedWarnings(_MAX_WARNINGS)
     snap: dict = {}
     processes: list[TopProcess] = []
     header: list[str] | None = None
     frames = count = 0
     recognised = False
-    for number, line in _lines(text):
+    for number, line in numbered_lines(text, _MAX_LINE, warnings):
         if line is None:
-            warnings.add(f"line {number}: longer than {_MAX_LINE} bytes, skipped")
             continue
         stripped = line.strip()
         if stripped.startswith("top - "):
@@ -308,12 +293,11 @@ def parse_pressure(text: str) -> Pressure:
 
     Empty text gives no lines and a warning; text with neither line raises :class:`ParseError`.
     """
-    text = _as_text(text)
-    warnings = _Warnings()
+    text = as_text(text)
+    warnings = BoundedWarnings(_MAX_WARNINGS)
     found: dict[str, PressureLine] = {}
-    for number, line in _lines(text):
+    for _, line in numbered_lines(text, _MAX_LINE, warnings):
         if line is None:
-            warnings.add(f"line {number}: longer than {_MAX_LINE} bytes, skipped")
             continue
         kind, _, rest = line.strip().partition(" ")
         if kind in ("some", "full"):

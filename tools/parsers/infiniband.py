@@ -7,14 +7,26 @@ counters under ``ports/<n>/counters`` are not all bytes or packets: see :data:`I
 
 from __future__ import annotations
 
-import io
 import math
 import re
-from collections.abc import Iterator
 
 from pydantic import BaseModel, ConfigDict
 
 from sandbox.errors import ParseError
+from tools.parsers._text import as_text, numbered_lines
+
+__all__ = [
+    "IB_COUNTER_UNITS",
+    "IB_DATA_WORD_BYTES",
+    "CounterDelta",
+    "IbCa",
+    "IbPort",
+    "IbPortState",
+    "ib_counter_deltas",
+    "parse_ib_port_state",
+    "parse_ib_rate",
+    "parse_ibstat",
+]
 
 _MAX_LINE = 64 * 1024
 _CA_HEADER = re.compile(r"CA '([^'\s]{1,64})'")
@@ -141,20 +153,6 @@ class CounterDelta(_Model):
     """Unit from :data:`IB_COUNTER_UNITS` (``4-byte words``, ``ticks``, ...); None for event counts."""
 
 
-def _as_text(text: object) -> str:
-    if isinstance(text, str):
-        return text
-    if isinstance(text, (bytes, bytearray)):
-        return bytes(text).decode("utf-8", errors="replace")
-    raise ParseError(f"expected text, got {type(text).__name__}")
-
-
-def _lines(text: str) -> Iterator[str | None]:
-    """Lines without their ending; None for a line too long to be real output."""
-    for line in io.StringIO(text, newline="\n"):
-        yield None if len(line) > _MAX_LINE else line.rstrip("\r\n")
-
-
 def _int(text: str) -> int | None:
     text = text.strip()
     return int(text) if text.isascii() and text.isdigit() and len(text) <= 20 else None
@@ -162,7 +160,7 @@ def _int(text: str) -> int | None:
 
 def parse_ib_rate(text: str) -> float:
     """Gb/s from sysfs ``rate`` (``400 Gb/sec (4X NDR)``) or ibstat's bare ``400``."""
-    text = _as_text(text).strip()
+    text = as_text(text).strip()
     match = _RATE.fullmatch(text) if len(text) <= 128 else None
     if match is None:
         raise ParseError(f"not an IB rate: {text[:80]!r}")
@@ -174,7 +172,7 @@ def parse_ib_rate(text: str) -> float:
 
 def parse_ib_port_state(text: str) -> IbPortState:
     """A sysfs ``state`` / ``phys_state`` file (``4: ACTIVE``) or an ibstat word (``Active``)."""
-    text = _as_text(text).strip()
+    text = as_text(text).strip()
     match = _STATE.fullmatch(text) if len(text) <= 64 else None
     if match is None:
         raise ParseError(f"not an IB port state: {text[:80]!r}")
@@ -223,11 +221,11 @@ def parse_ibstat(text: str) -> list[IbCa]:
     Empty text gives ``[]``. Text that holds no ``CA '<name>'`` block (an ``ibpanic`` message,
     another command's output) raises :class:`ParseError`. A block cut short keeps what it has.
     """
-    text = _as_text(text)
+    text = as_text(text)
     cas: list[IbCa] = []
     ca: IbCa | None = None
     port: IbPort | None = None
-    for line in _lines(text):
+    for _, line in numbered_lines(text, _MAX_LINE):
         if line is None:
             continue
         stripped = line.strip()

@@ -16,14 +16,35 @@ when PyTorch quotes them inside its own error text) and IB async events.
 
 from __future__ import annotations
 
-import io
 import re
-from collections.abc import Iterator
 from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict
 
-from sandbox.errors import ParseError
+from tools.parsers._text import BoundedWarnings, as_text, numbered_lines
+
+__all__ = [
+    "AsyncEvent",
+    "ChannelConnection",
+    "ChannelDirection",
+    "ChannelKind",
+    "CommEvent",
+    "CommInit",
+    "CompletionError",
+    "CompletionFormat",
+    "EnvSetting",
+    "NcclEntry",
+    "NcclLevel",
+    "NcclLog",
+    "NcclVersion",
+    "NetDevice",
+    "NetSelection",
+    "NetTransport",
+    "NetworkUse",
+    "RankPlacement",
+    "nccl_bus_id_to_pci",
+    "parse_nccl_log",
+]
 
 _MAX_LINE = 64 * 1024
 _MAX_WARNINGS = 20
@@ -355,20 +376,6 @@ def nccl_bus_id_to_pci(bus_id: str) -> str | None:
     return f"{int(digits[:-5], 16):04x}:{digits[-5:-3]}:{digits[-3:-1]}.{digits[-1]}"
 
 
-def _as_text(text: object) -> str:
-    if isinstance(text, str):
-        return text
-    if isinstance(text, (bytes, bytearray)):
-        return bytes(text).decode("utf-8", errors="replace")
-    raise ParseError(f"expected text, got {type(text).__name__}")
-
-
-def _lines(text: str) -> Iterator[tuple[int, str | None]]:
-    """(line number, line) pairs; None for a line too long to be a real log line."""
-    for number, line in enumerate(io.StringIO(text, newline="\n"), start=1):
-        yield number, None if len(line) > _MAX_LINE else line.rstrip("\r\n")
-
-
 def _int(text: str | None) -> int | None:
     if text is None or not text.isascii() or not text.isdigit() or len(text) > 18:
         return None
@@ -563,29 +570,18 @@ def _async_event(message: str, where: dict) -> AsyncEvent | None:
     return AsyncEvent(device=match.group(1), event=event, fatal=fatal, **where)
 
 
-class _Warnings(list[str]):
-    """A warning list that stops growing, so a hostile file cannot make it huge."""
-
-    def add(self, message: str) -> None:
-        if len(self) < _MAX_WARNINGS:
-            self.append(message)
-        elif len(self) == _MAX_WARNINGS:
-            self.append("further warnings suppressed")
-
-
 def parse_nccl_log(text: str) -> NcclLog:
     """NCCL lines and the facts they carry, from any job log (other lines are ignored).
 
     A log without NCCL lines gives an empty :class:`NcclLog`; only non-text input raises
     :class:`ParseError`.
     """
-    text = _as_text(text)
+    text = as_text(text)
     log = NcclLog(entries=[], versions=[], env=[], nets=[], networks=[], channels=[], comms=[],
                   completion_errors=[], async_events=[], warnings=[])
-    warnings = _Warnings()
-    for number, line in _lines(text):
+    warnings = BoundedWarnings(_MAX_WARNINGS)
+    for number, line in numbered_lines(text, _MAX_LINE, warnings):
         if line is None:
-            warnings.add(f"line {number}: longer than {_MAX_LINE} bytes, skipped")
             continue
         if "NCCL" not in line and "Got completion" not in line:
             continue

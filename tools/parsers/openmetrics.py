@@ -20,6 +20,8 @@ from typing import Literal, get_args
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from tools.parsers._text import BoundedWarnings
+
 __all__ = [
     "MetricFamily",
     "MetricSet",
@@ -172,7 +174,7 @@ def parse_openmetrics(text: str) -> MetricSet:
     families: dict[str, MetricFamily] = {}
     # (name, raw label text) -> (timestamps, values): the same series repeats with identical text.
     buckets: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
-    warnings = _Warnings()
+    warnings = BoundedWarnings(_MAX_WARNINGS, count_dropped=True)
     samples = skipped = 0
     seen_eof = after_eof = millis = False
 
@@ -217,30 +219,11 @@ def parse_openmetrics(text: str) -> MetricSet:
         series=series,
         samples=samples - bad,
         skipped_lines=skipped + bad,
-        warnings=warnings.items,
+        warnings=list(warnings),
     )
 
 
-class _Warnings:
-    """Collects at most _MAX_WARNINGS messages, then says how many more there were."""
-
-    def __init__(self) -> None:
-        self._items: list[str] = []
-        self._dropped = 0
-
-    def add(self, message: str) -> None:
-        if len(self._items) < _MAX_WARNINGS:
-            self._items.append(message)
-        else:
-            self._dropped += 1
-
-    @property
-    def items(self) -> list[str]:
-        extra = [f"... and {self._dropped} more warnings"] if self._dropped else []
-        return self._items + extra
-
-
-def _comment(line: str, families: dict[str, MetricFamily], warnings: _Warnings, line_no: int) -> None:
+def _comment(line: str, families: dict[str, MetricFamily], warnings: BoundedWarnings, line_no: int) -> None:
     parts = line.split(None, 3)
     if len(parts) < 3 or parts[1] not in ("TYPE", "HELP", "UNIT"):
         return  # a plain comment
@@ -375,7 +358,7 @@ def _family_of(name: str, families: dict[str, MetricFamily]) -> MetricFamily | N
 def _build_series(
     buckets: dict[tuple[str, str], tuple[list[float], list[float]]],
     families: dict[str, MetricFamily],
-    warnings: _Warnings,
+    warnings: BoundedWarnings,
 ) -> tuple[list[Series], int]:
     label_cache: dict[str, dict[str, str] | None] = {}
     # The same label set may print in different orders: merge on the sorted pairs.

@@ -13,7 +13,6 @@ that port's traffic filled).
 
 from __future__ import annotations
 
-import io
 import re
 from collections.abc import Iterator
 from typing import Literal
@@ -21,6 +20,19 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from sandbox.errors import ParseError
+from tools.parsers._text import BoundedWarnings, as_text, numbered_lines
+
+__all__ = [
+    "InterfaceCounters",
+    "InterfacesCounters",
+    "PfcCounters",
+    "PfcwdQueue",
+    "PfcwdStatus",
+    "PortState",
+    "parse_interfaces_counters",
+    "parse_pfc_counters",
+    "parse_pfcwd_stats",
+]
 
 _MAX_LINE = 64 * 1024
 _MAX_WARNINGS = 20
@@ -145,43 +157,18 @@ class InterfacesCounters(_Model):
     """Rows that could not be read, and why."""
 
 
-def _as_text(text: object) -> str:
-    if isinstance(text, str):
-        return text
-    if isinstance(text, (bytes, bytearray)):
-        return bytes(text).decode("utf-8", errors="replace")
-    raise ParseError(f"expected text, got {type(text).__name__}")
-
-
-def _lines(text: str) -> Iterator[tuple[int, str | None]]:
-    """(line number, line) pairs; None for a line too long to be real output."""
-    for number, line in enumerate(io.StringIO(text, newline="\n"), start=1):
-        yield number, None if len(line) > _MAX_LINE else line.rstrip("\r\n")
-
-
-class _Warnings(list[str]):
-    """A warning list that stops growing, so a hostile file cannot make it huge."""
-
-    def add(self, message: str) -> None:
-        if len(self) < _MAX_WARNINGS:
-            self.append(message)
-        elif len(self) == _MAX_WARNINGS:
-            self.append("further warnings suppressed")
-
-
 def _is_separator(stripped: str) -> bool:
     return "--" in stripped and not stripped.strip("- ")
 
 
-def _table_events(text: str, warnings: _Warnings) -> Iterator[tuple[Literal["header", "row"], int, str]]:
+def _table_events(text: str, warnings: BoundedWarnings) -> Iterator[tuple[Literal["header", "row"], int, str]]:
     """Header and row lines of tabulate 'simple' tables.
 
     A header is only known once the dashes below it arrive, so each line is held back one step.
     """
     pending: tuple[int, str] | None = None
-    for number, line in _lines(text):
+    for number, line in numbered_lines(text, _MAX_LINE, warnings):
         if line is None:
-            warnings.add(f"line {number}: longer than {_MAX_LINE} bytes, skipped")
             line = ""
         stripped = line.strip()
         if _is_separator(stripped):
@@ -253,12 +240,12 @@ def parse_pfcwd_stats(text: str) -> list[PfcwdQueue]:
     Columns are matched by header name; a row that does not line up with its header is skipped.
     Empty text gives ``[]``; text with no ``QUEUE ... STATUS`` table raises :class:`ParseError`.
     """
-    text = _as_text(text)
+    text = as_text(text)
     queues: list[PfcwdQueue] = []
     header: list[str] | None = None
     seen_header = False
     # The result is a plain list (the shape callers asked for), so skipped rows go unreported.
-    for kind, number, line in _table_events(text, _Warnings()):
+    for kind, number, line in _table_events(text, BoundedWarnings(_MAX_WARNINGS)):
         if kind == "header":
             cells = _CELL_SPLIT.split(line.strip())
             header = cells if cells[:2] == ["QUEUE", "STATUS"] else None
@@ -297,10 +284,10 @@ def parse_pfc_counters(text: str) -> PfcCounters:
 
     Empty text gives empty tables; text with neither table raises :class:`ParseError`.
     """
-    text = _as_text(text)
+    text = as_text(text)
     rx: dict[str, list[int | None]] = {}
     tx: dict[str, list[int | None]] = {}
-    warnings = _Warnings()
+    warnings = BoundedWarnings(_MAX_WARNINGS)
     table: dict[str, list[int | None]] | None = None
     columns: list[int | None] = []
     seen_header = False
@@ -339,9 +326,9 @@ def parse_interfaces_counters(text: str) -> InterfacesCounters:
 
     Empty text gives no rows; text with no ``IFACE`` table raises :class:`ParseError`.
     """
-    text = _as_text(text)
+    text = as_text(text)
     rows: list[InterfaceCounters] = []
-    warnings = _Warnings()
+    warnings = BoundedWarnings(_MAX_WARNINGS)
     header: list[str] | None = None
     seen_header = False
     for kind, number, line in _table_events(text, warnings):

@@ -1,8 +1,10 @@
-"""Single-value sysfs files: PCIe link speed and width, AER counters, integers, IB port state.
+"""Single-value sysfs files: PCIe link speed and width, AER counters, integers.
 
 A sysfs file holds one short value. These readers return None for a value that cannot be a real
 reading (garbage, empty, the all-ones a lost device returns) rather than raising: a missing reading
 is "no evidence", and one bad file must not hide the rest of a node.
+
+IB port ``state`` / ``phys_state`` files are read by :func:`tools.parsers.infiniband.parse_ib_port_state`.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ import re
 
 __all__ = [
     "parse_aer_counters",
-    "parse_ib_state",
     "parse_int_file",
     "parse_link_speed",
     "parse_link_width",
@@ -35,8 +36,6 @@ _GENERATIONS = ((2.5, 1), (5.0, 2), (8.0, 3), (16.0, 4), (32.0, 5), (64.0, 6))
 # int() alone would also take "1_000" and surrounding spaces; a sysfs integer is plainer than that.
 _DEC = re.compile(r"-?\d{1,30}")
 _HEX = re.compile(r"0[xX][0-9a-fA-F]{1,16}")
-
-_IB_STATE = re.compile(r"(\d{1,3}):\s*(\S.*)")
 
 
 def parse_link_speed(text: str) -> float | None:
@@ -107,14 +106,3 @@ def parse_int_file(text: str) -> int | None:
     if _HEX.fullmatch(value):
         return int(value[2:], 16)
     return None
-
-
-def parse_ib_state(text: str) -> tuple[int, str] | None:
-    """``state`` / ``phys_state`` files: ``4: ACTIVE`` -> (4, "ACTIVE"), ``5: LinkUp`` -> (5, "LinkUp")."""
-    value = text.strip()
-    if len(value) > _MAX_VALUE:
-        return None
-    m = _IB_STATE.fullmatch(value)
-    if not m:
-        return None
-    return int(m.group(1)), m.group(2).strip()

@@ -8,14 +8,25 @@ a lower "last completed" work, or is the one named in "Received a dump signal ..
 
 from __future__ import annotations
 
-import io
 import re
-from collections.abc import Iterator
 from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict
 
-from sandbox.errors import ParseError
+from tools.parsers._text import BoundedWarnings, as_text, numbered_lines
+
+__all__ = [
+    "DumpSignal",
+    "GlogSeverity",
+    "GlogStamp",
+    "TerminalKind",
+    "TerminalLine",
+    "TorchLog",
+    "WatchdogTimeout",
+    "WorkStatus",
+    "WorkStatusKind",
+    "parse_torch_log",
+]
 
 _MAX_LINE = 64 * 1024
 _MAX_WARNINGS = 20
@@ -188,20 +199,6 @@ class TorchLog(_Model):
         return {e.pg for e in events if e.pg is not None}
 
 
-def _as_text(text: object) -> str:
-    if isinstance(text, str):
-        return text
-    if isinstance(text, (bytes, bytearray)):
-        return bytes(text).decode("utf-8", errors="replace")
-    raise ParseError(f"expected text, got {type(text).__name__}")
-
-
-def _lines(text: str) -> Iterator[tuple[int, str | None]]:
-    """(line number, line) pairs; None for a line too long to be a real log line."""
-    for number, line in enumerate(io.StringIO(text, newline="\n"), start=1):
-        yield number, None if len(line) > _MAX_LINE else line.rstrip("\r\n")
-
-
 def _group_int(pattern: re.Pattern[str], text: str) -> int | None:
     match = pattern.search(text)
     return int(match.group(1)) if match is not None else None
@@ -282,16 +279,6 @@ def _terminal(line: str, where: dict) -> TerminalLine | None:
     return None
 
 
-class _Warnings(list[str]):
-    """A warning list that stops growing, so a hostile file cannot make it huge."""
-
-    def add(self, message: str) -> None:
-        if len(self) < _MAX_WARNINGS:
-            self.append(message)
-        elif len(self) == _MAX_WARNINGS:
-            self.append("further warnings suppressed")
-
-
 _INTERESTING = ("Watchdog", "watchdog", "dump signal", "Timeout at NCCL work", "NCCL operations",
                 "process down", "terminate called", "Heartbeat")
 
@@ -302,12 +289,11 @@ def parse_torch_log(text: str) -> TorchLog:
     A log without such lines gives an empty :class:`TorchLog`; only non-text input raises
     :class:`ParseError`.
     """
-    text = _as_text(text)
+    text = as_text(text)
     log = TorchLog(timeouts=[], work_status=[], dump_signals=[], terminal=[], warnings=[])
-    warnings = _Warnings()
-    for number, line in _lines(text):
+    warnings = BoundedWarnings(_MAX_WARNINGS)
+    for number, line in numbered_lines(text, _MAX_LINE, warnings):
         if line is None:
-            warnings.add(f"line {number}: longer than {_MAX_LINE} bytes, skipped")
             continue
         if not any(word in line for word in _INTERESTING):
             continue

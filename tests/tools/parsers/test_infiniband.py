@@ -170,6 +170,29 @@ def test_ib_port_state():
             parse_ib_port_state(bad)
 
 
+@pytest.mark.parametrize(
+    ("text", "state"),
+    [
+        ("4: ACTIVE\n", (4, "ACTIVE")),
+        ("1: DOWN", (1, "DOWN")),
+        ("5: LinkUp\n", (5, "LinkUp")),
+        ("3: Disabled", (3, "Disabled")),
+        ("ACTIVE", (None, "ACTIVE")),  # ibstat's bare word
+        ("", None),
+        (":", None),
+        ("4:" + " " * 100_000, None),
+    ],
+)
+def test_ib_port_state_sysfs_files(text, state):
+    """The cases of the former ``sysfs.parse_ib_state``; unreadable text raises instead of giving None."""
+    if state is None:
+        with pytest.raises(ParseError):
+            parse_ib_port_state(text)
+    else:
+        parsed = parse_ib_port_state(text)
+        assert (parsed.code, parsed.name) == state
+
+
 def test_counter_units_document_words_and_ticks():
     assert IB_COUNTER_UNITS["port_rcv_data"] == "4-byte words"
     assert IB_COUNTER_UNITS["port_xmit_data"] == "4-byte words"

@@ -4,7 +4,6 @@ from hypothesis import strategies as st
 
 from tools.parsers import (
     parse_aer_counters,
-    parse_ib_state,
     parse_int_file,
     parse_link_speed,
     parse_link_width,
@@ -123,27 +122,9 @@ def test_int_file(text, value):
     assert parse_int_file(text) == value
 
 
-@pytest.mark.parametrize(
-    ("text", "state"),
-    [
-        ("4: ACTIVE\n", (4, "ACTIVE")),
-        ("1: DOWN", (1, "DOWN")),
-        ("5: LinkUp\n", (5, "LinkUp")),
-        ("3: Disabled", (3, "Disabled")),
-        ("ACTIVE", None),
-        ("", None),
-        (":", None),
-        ("4:" + " " * 100_000, None),
-    ],
-)
-def test_ib_state(text, state):
-    assert parse_ib_state(text) == state
-
-
 @given(st.text(max_size=200))
 def test_fuzz_never_raises(text):
     parse_link_speed(text)
     parse_link_width(text)
     parse_aer_counters(text)
     parse_int_file(text)
-    parse_ib_state(text)

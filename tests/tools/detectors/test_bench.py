@@ -1,0 +1,31 @@
+"""Both benchmarks at a small size: the shape of their results and the accuracy targets."""
+
+from __future__ import annotations
+
+import math
+
+from tools.detectors import detection_benchmark, detector_benchmark, format_benchmark
+
+
+def test_detector_benchmark_small():
+    r = detector_benchmark(ranks=512, steps=400, repeats=1, naive_ranks=64, stream_steps=40)
+    for key in ("detectors_s", "floor_s", "naive_s", "stream_step_ms", "peak_rss_mb", "input_mb",
+                "detectors_over_floor", "naive_over_detectors", "detectors_alloc_mb"):
+        assert isinstance(r[key], float) and math.isfinite(r[key]) and r[key] > 0, key
+    assert r["naive_scaled_from"]["ranks"] == 64 and r["naive_scaled_from"]["scale"] == 8
+    assert r["input_mb"] == 512 * 400 * 4 / 1e6
+    assert set(r["meets"]) == set(r["targets"])
+    assert sorted(r["flagged"]) == sorted(r["injected"])
+    text = format_benchmark(r)
+    assert "floor" in text and "naive" in text and "peak RSS" in text
+
+
+def test_detection_benchmark_small_meets_accuracy_targets():
+    r = detection_benchmark(seed=0, ranks=1024, steps=500, fleets=3, clean_fleets=3)
+    assert r["recall_persistent_ge_3pct"] >= 0.95 and r["n_persistent_ge_3pct"] >= 10
+    assert r["precision"] >= 0.95
+    assert r["false_positives_per_clean_fleet"] == 0.0
+    assert 0 < r["recall"] <= 1 and set(r["recall_by_kind"]) == {"persistent", "from_start", "intermittent"}
+    assert r["delay_steps_median"]["persistent"] is not None and r["delay_steps_median"]["persistent"] >= 0
+    assert len(r["patterns"]) == 6
+    assert "recall" in format_benchmark(r)

@@ -1,0 +1,157 @@
+"""Job-level slowdown: did the whole job get slower, since when, and where did the time go.
+
+All ranks together: the step period (start to next start) in a late window against a baseline
+window, split into compute (everyone's own work), barrier tax (waiting for the last arrival),
+communication (after the last arrival) and gaps between steps (the input pipeline).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tools.detectors._labels import Labels as _Labels
+from tools.detectors._labels import finite as _finite
+from tools.detectors._scan import Scan, ScanConfig, scan, step_times
+from tools.detectors._stats import mann_whitney_z, normal_isf, series_cusum, trimmed_mean
+from tools.detectors.models import UniformSlowdown
+
+__all__ = ["uniform_slowdown"]
+
+_SHARED_FRACTION = 0.9
+
+
+#: A start-to-start interval this many times the typical one is a restart, not a slow step.
+_RESTART_FACTOR = 5.0
+
+
+def _window_delta(v: np.ndarray, base: slice, late: slice) -> float:
+    return trimmed_mean(v, late) - trimmed_mean(v, base)
+
+
+def _per_step_period(start: np.ndarray, steps: np.ndarray | None) -> tuple[np.ndarray, int | None]:
+    """Start-to-start time per step, and the index of the last restart (None without one).
+
+    Jobs may log every Nth step: the interval between two logged steps then spans N steps, and
+    must be divided by N before it is compared with a step's duration. A restart (an interval far
+    longer than the rest, or a step number that does not advance) is excluded from the series and
+    returned as a boundary: "since the restart" is the comparison that matters then.
+    """
+    period = np.diff(np.asarray(start, dtype=np.float64))
+    if steps is not None and len(steps) == len(start):
+        inc = np.diff(np.asarray(steps, dtype=np.float64))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            period = np.where(inc > 0, period / np.where(inc > 0, inc, 1.0), np.nan)
+    finite = period[np.isfinite(period) & (period > 0)]
+    if not finite.size:
+        return period, None
+    typical = float(np.median(finite))
+    restart = ~np.isfinite(period) | (period > _RESTART_FACTOR * typical)
+    period = np.where(restart, np.nan, period)
+    idx = np.flatnonzero(restart)
+    return period, (int(idx[-1]) if idx.size else None)
+
+
+def _slowdown(step_time: np.ndarray, start: np.ndarray | None, sc: Scan | None, lab: _Labels,
+              baseline_fraction: float, min_ratio: float, alpha: float) -> UniformSlowdown:
+    if sc is None:
+        return _slowdown_core(step_time, start, None, None, None, lab, baseline_fraction, min_ratio, alpha)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        own = sc.late_mean_y / sc.base_mean_y - 1.0
+    return _slowdown_core(step_time, start, sc.center, sc.top, own, lab, baseline_fraction, min_ratio, alpha)
+
+
+def _slowdown_core(step_time: np.ndarray, start: np.ndarray | None, center: np.ndarray | None,
+                   top: np.ndarray | None, own_rise: np.ndarray | None, lab: _Labels,
+                   baseline_fraction: float, min_ratio: float, alpha: float) -> UniformSlowdown:
+    """Job-level regression from per-step series; ``own_rise``: each rank's own compute, late / base - 1."""
+    s_n = step_time.size
+    n_w = int(min(max(1, round(baseline_fraction * s_n)), max(1, s_n // 2)))
+    period = restart = None
+    if start is not None and s_n >= 2:
+        period, restart = _per_step_period(start, lab.steps)
+    series = period if period is not None and period.size >= 2 else step_time
+    base, late = slice(0, n_w), slice(series.size - n_w, series.size)
+    st_base, st_late = slice(0, n_w), slice(s_n - n_w, s_n)
+    if restart is not None and restart >= 4 and series.size - restart - 1 >= 4:
+        # A resubmit splits the job in two runs: compare the run after it with the run before.
+        base, late = slice(0, restart), slice(restart + 1, series.size)
+        st_base, st_late = slice(0, restart + 1), slice(restart + 1, s_n)
+    b_mean, l_mean = trimmed_mean(series, base), trimmed_mean(series, late)
+    st_b = trimmed_mean(step_time, st_base)
+    st_ratio = trimmed_mean(step_time, st_late) / st_b if st_b else math.nan
+    ratio = l_mean / b_mean if b_mean and math.isfinite(b_mean) and b_mean > 0 else math.nan
+    z = mann_whitney_z(series[base], series[late])
+    regressed = bool(s_n >= 8 and math.isfinite(ratio) and ratio - 1.0 >= min_ratio and z >= normal_isf(alpha))
+    onset = (restart + 1 if restart is not None and base.stop == restart else
+             series_cusum(series, n_w, alpha)[1]) if regressed else None
+
+    deltas: dict[str, float] = {}
+    if period is not None:
+        gap = period - step_time[:-1]
+        deltas["gaps"] = _window_delta(gap, base, late)
+    shared = frac = None
+    if center is not None and top is not None:
+        comps = {
+            "compute": center,
+            "barrier_tax": top - center,
+            "communication": step_time - top,
+        }
+        for name, v in comps.items():
+            deltas[name] = _window_delta(v, st_base, st_late)
+        c_base = trimmed_mean(center, st_base)
+        rise = deltas["compute"] / c_base if c_base else 0.0
+        if own_rise is not None and math.isfinite(rise) and rise >= 0.5 * min_ratio:
+            own = own_rise[np.isfinite(own_rise)]
+            frac = float((own >= 0.5 * rise).mean()) if own.size else 0.0
+            shared = frac >= _SHARED_FRACTION
+    else:
+        deltas["step_time"] = _window_delta(step_time, st_base, st_late)
+    deltas = {k: _finite(v) for k, v in deltas.items()}
+
+    where = "none"
+    if regressed:
+        pos = {k: max(v, 0.0) for k, v in deltas.items()}
+        total = sum(pos.values())
+        best = max(pos, key=pos.get) if pos else None
+        if not total or best is None:
+            where = "unknown"
+        elif best == "step_time":
+            where = "unknown"  # the steps got longer, and without compute_s we cannot say why
+        else:
+            where = best if pos[best] >= 0.5 * total else "mixed"
+    return UniformSlowdown(
+        regressed=regressed, ratio=_finite(ratio, 1.0), step_time_ratio=_finite(st_ratio, 1.0),
+        baseline_period_s=_finite(b_mean), late_period_s=_finite(l_mean), z=_finite(z),
+        onset_index=onset, onset_step=lab.step(onset), where=where, deltas_s=deltas,
+        shared_by_all=shared, frac_ranks_slower=frac, min_ratio=min_ratio, n_baseline=n_w,
+    )
+
+
+def uniform_slowdown(
+    duration: np.ndarray,
+    start: np.ndarray | None,
+    compute: np.ndarray | None = None,
+    *,
+    steps: np.ndarray | None = None,
+    baseline_fraction: float = 0.2,
+    min_ratio: float = 0.03,
+    alpha: float = 0.001,
+) -> UniformSlowdown:
+    """Job-level regression: late window vs baseline window, all ranks together.
+
+    The step period (start to next start, which includes the gap between steps; the step time
+    when ``start`` is None) is compared between the first and last ``baseline_fraction`` of steps
+    (median ratio, and its z from the medians' robust standard errors); the onset comes from a
+    CUSUM on the job's own series. With ``compute``, the rise is split into compute (everyone's
+    own work; ``shared_by_all`` when >= 90% of ranks rose with it), barrier_tax (waiting for the
+    last arrival), communication (step time after the last arrival) and gaps (between steps: the
+    input pipeline). It is one test per job, hence the small default ``alpha``.
+    """
+    if compute is not None:
+        sc = scan(compute, duration, ScanConfig(baseline_fraction=baseline_fraction, alpha=alpha))
+        st = sc.step_time
+    else:
+        sc, st = None, step_times(np.asarray(duration))
+    return _slowdown(st, start, sc, _Labels(steps=steps), baseline_fraction, min_ratio, alpha)

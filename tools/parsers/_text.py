@@ -1,0 +1,64 @@
+"""Input helpers the text parsers share: coercion to text, capped line reading, bounded warnings.
+
+Caps stay with each parser module (its ``_MAX_LINE`` / ``_MAX_WARNINGS``), which passes them in.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+
+from sandbox.errors import ParseError
+
+
+def as_text(text: object) -> str:
+    """``text`` as ``str``; bytes are decoded as UTF-8 with replacement. Anything else raises :class:`ParseError`."""
+    if isinstance(text, str):
+        return text
+    if isinstance(text, (bytes, bytearray)):
+        return bytes(text).decode("utf-8", errors="replace")
+    raise ParseError(f"expected text, got {type(text).__name__}")
+
+
+def numbered_lines(
+    text: str, max_line: int, warnings: BoundedWarnings | None = None
+) -> Iterator[tuple[int, str | None]]:
+    """(1-based line number, line without its ending) pairs, split on ``\\n`` only.
+
+    A line longer than ``max_line`` characters (its ending included) is too long to be real output:
+    it comes back as None and, when ``warnings`` is given, adds ``line N: longer than ... skipped``.
+    """
+    for number, line in enumerate(io.StringIO(text, newline="\n"), start=1):
+        if len(line) > max_line:
+            if warnings is not None:
+                warnings.add(f"line {number}: longer than {max_line} bytes, skipped")
+            yield number, None
+        else:
+            yield number, line.rstrip("\r\n")
+
+
+class BoundedWarnings(list[str]):
+    """A warning list that stops growing at ``cap``, so a hostile file cannot make it huge.
+
+    The first ``cap`` messages are kept; past that one marker is appended: ``further warnings
+    suppressed``, or with ``count_dropped`` ``... and N more warnings`` (kept up to date).
+    """
+
+    def __init__(self, cap: int, *, count_dropped: bool = False) -> None:
+        super().__init__()
+        self.cap = cap
+        self.count_dropped = count_dropped
+        self.dropped = 0
+        self._marker_at: int | None = None
+
+    def add(self, message: str) -> None:
+        if self._marker_at is None and len(self) < self.cap:
+            self.append(message)
+            return
+        self.dropped += 1
+        marker = f"... and {self.dropped} more warnings" if self.count_dropped else "further warnings suppressed"
+        if self._marker_at is None:
+            self._marker_at = len(self)
+            self.append(marker)
+        else:
+            self[self._marker_at] = marker
