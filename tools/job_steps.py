@@ -127,9 +127,21 @@ class JobSteps(Tool):
         hang = self._hang(ctx, table)
         if hang is not None:
             out.append(hang)
-        if not out:
+        # "Steady" needs the step period to be flat, not merely a rise too noisy to be significant:
+        # a 5% rise over few steps does not rule out the slowdown someone reported.
+        flat = slow is None or slow.ratio < 1.0 + slow.min_ratio
+        if not out and not flat:
+            pass
+        elif not out and table.compute is not None:
             out.append(Signal(name="steps_clean", component="job", kind="job",
                               detail=f"{a.n_ranks} ranks over {a.n_steps} logged steps: no straggler, no slowdown, replicas agree",
+                              values={"ranks": a.n_ranks, "steps": a.n_steps}))
+        elif not out:
+            # Without compute_s a slow rank is invisible (the barrier equalizes durations): all that
+            # is known is that the job as a whole did not regress.
+            out.append(Signal(name="job_steady", component="job", kind="job",
+                              detail=f"{a.n_ranks} ranks over {a.n_steps} logged steps: no job-level regression "
+                                     "(no compute_s, so a single slow rank cannot be seen here)",
                               values={"ranks": a.n_ranks, "steps": a.n_steps}))
         return out
 
