@@ -134,6 +134,7 @@ class JobLogs(Tool):
         timeouts = 0
         stuck: dict[int, set[int]] = {}
         dump_sources: set[int] = set()
+        last_done: dict[int, int] = {}
         errors: list[str] = []
         completion: Counter = Counter()
         parsed = []
@@ -169,6 +170,8 @@ class JobLogs(Tool):
             for seq, ranks in torch.stuck_seqnums().items():
                 stuck.setdefault(seq, set()).update(ranks)
             dump_sources |= torch.dump_signal_sources()
+            for r, n in torch.last_completed_by_rank().items():
+                last_done[r] = max(last_done.get(r, n), n)
         if not sources:
             return ToolResult(status="error", summary=f"job logs unreadable: {errors[0]}", data={"errors": errors})
         has_rdma = bool(ctx.bundle.topology and any(h.nics for h in ctx.bundle.topology.hosts))
@@ -193,6 +196,18 @@ class JobLogs(Tool):
                 signals.append(Signal(name="dump_signal_rank", component=comp, kind="gpu",
                                       detail=f"rank {r} ({comp}) timed out first: the other ranks received its dump signal",
                                       values={"rank": r}))
+        # The rank that stopped first completed the fewest collectives: every other rank is one
+        # ahead, waiting in the collective it never joined.
+        if len(last_done) >= 2:
+            low = min(last_done.values())
+            laggards = [r for r, n in last_done.items() if n == low]
+            if len(laggards) <= max(1, len(last_done) // 10) and max(last_done.values()) > low:
+                for r in laggards:
+                    if comp := rank_component(ctx, r):
+                        signals.append(Signal(name="lagging_rank", component=comp, kind="gpu",
+                                              detail=f"rank {r} ({comp}) last completed work {low}; the other ranks reached "
+                                                     f"{max(last_done.values())}",
+                                              values={"rank": r, "last_completed": low, "others": max(last_done.values())}))
         for where, n in completion.items():
             kind = "nic" if "/" in where else "host"
             signals.append(Signal(name="nccl_completion_error", component=where, kind=kind,

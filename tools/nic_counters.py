@@ -186,7 +186,25 @@ class NicCounters(Tool):
             summary += " (some NICs have no window-start snapshot: their counters are totals since reset)"
         return ToolResult(status="ok", summary=summary, signals=signals, source=sorted({s for r in scope for s in r.sources}),
                           covered=[r.component for r in scope] + sorted({r.host for r in scope}),
-                          data={"fleet_median_tx_pause": tx_median, "victims": victims, "modal_rate_gbps": modal_rate})
+                          data={"fleet_median_tx_pause": tx_median, "victims": victims, "modal_rate_gbps": modal_rate,
+                                "nics": {r.component: _rates(r) for r in scope}})
+
+
+_RATE_KEYS = ("port_xmit_data", "port_rcv_data", "port_xmit_wait", "rx_bytes_phy", "tx_bytes_phy", "np_cnp_sent",
+              "rp_cnp_handled", "np_ecn_marked_roce_packets")
+
+
+def _rates(r: NicReading) -> dict[str, float | int | bool | None]:
+    """Per-second rates of the traffic and congestion counters, when a window-start snapshot exists."""
+    tx, rx, _ = _tx_pauses(r)
+    out: dict[str, float | int | bool | None] = {"window_s": r.seconds, "deltas": r.have_before, "tx_pause": tx, "rx_pause": rx}
+    if r.have_before and r.seconds:
+        for k in _RATE_KEYS:
+            v = r.ib.get(k, r.eth.get(k))
+            if v is not None:
+                # IB data counters count 4-byte words
+                out[f"{k}_per_s"] = round(v * (4 if k.endswith("_data") else 1) / r.seconds, 3)
+    return out
 
 
 def _errors(r: NicReading) -> dict[str, int]:

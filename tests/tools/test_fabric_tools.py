@@ -100,3 +100,16 @@ def test_same_settings_across_a_resubmit_say_nothing(make_fabric_bundle) -> None
         "NCCL_IB_TIMEOUT set by environment to 22.", "NCCL_IB_TIMEOUT set by environment to 22.",
         "NET/IB/0/GDRDMA", "[0]mlx5_0:1/IB [1]mlx5_1:1/IB"))
     assert not run(b, "job_logs").signals
+
+
+def test_the_rank_that_stopped_first(make_fabric_bundle) -> None:
+    b = make_fabric_bundle(None)
+    lines = []
+    for r in range(8):
+        done = 460625 if r == 6 else 460630
+        lines.append(f"[rank{r}]:[E901 05:20:03.124073319 ProcessGroupNCCL.cpp:2271] [PG ID 0 PG GUID 0(default_pg) Rank {r}]  "
+                     f"failure detected by watchdog at work sequence id: 460631 PG status: last enqueued work: 460631, "
+                     f"last completed work: {done}")
+    (b / "job/logs/torch.log").write_text("\n".join(lines) + "\n")
+    res = run(b, "job_logs")
+    assert by_name(res, "lagging_rank") == ["node-b.example/gpu2"]
