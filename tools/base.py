@@ -143,6 +143,11 @@ def all_tools() -> dict[str, Tool]:
     return dict(_REGISTRY)
 
 
+def count(n: int, noun: str) -> str:
+    """'1 host', '3 hosts': summaries are read by people."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def gpu_component(host: str, index: int) -> str:
     return f"{host}/gpu{index}"
 

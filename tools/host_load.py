@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sandbox import ForensicError
-from tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, register
+from tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, count, register
 from tools.metrics import load_metrics
 from tools.parsers.hostload import parse_pressure, parse_top
 from tools.parsers.openmetrics import series_host
@@ -103,7 +103,7 @@ class HostLoad(Tool):
                 signals.append(Signal(name="host_cpu_contention", component=ld.host, kind="host",
                                       detail=f"{ld.host} CPUs contended: " + "; ".join(parts),
                                       values={"load1": ld.load1, "fleet_median_load1": med_load, "cpu_pressure_pct": ld.pressure}))
-        summary = f"{len(scope)} hosts' load read; " + ("; ".join(s.detail for s in signals[:3]) if signals else "no host stands out from its peers")
+        summary = f"load of {count(len(scope), 'host')} read; " + ("; ".join(s.detail for s in signals[:3]) if signals else "no host stands out from its peers")
         return ToolResult(status="ok", summary=summary, signals=signals, covered=[l.host for l in scope],
                           source=sorted({s for l in scope for s in l.sources}),
                           data={"fleet_median_load1": med_load, "fleet_median_pressure": med_pr})

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from sandbox import ForensicError
 from tools._inventory import inventory
 from tools._xid import xid_signal
-from tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, register
+from tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, count, register
 from tools.parsers.kernel_log import KernelLog, parse_kernel_log
 
 #: Events this long before the window opens are history: a week-old XID explains nothing today.
@@ -117,7 +117,7 @@ class KernelLogTool(Tool):
                               summary="no kernel log recorded" + (f": {errors[0]}" if errors else ""), data={"errors": errors})
         signals = _dedupe(signals)
         found = sorted({s.name for s in signals})
-        summary = f"kernel logs of {len(sources)} hosts read; "
+        summary = f"kernel logs of {count(len(sources), 'host')} read; "
         summary += ("in the window: " + "; ".join(f"{n} on {', '.join(sorted({s.component for s in signals if s.name == n})[:4])}" for n in found)
                     if found else "no GPU or link fault in the window")
         if other:

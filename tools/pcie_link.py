@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from sandbox import ForensicError, NotFoundError
 from tools._inventory import Device, inventory
-from tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, register
+from tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, count, register
 from tools.parsers.lspci import LspciDevice, parse_lspci_vv
 from tools.parsers.sysfs import parse_link_speed, parse_link_width
 
@@ -163,7 +163,7 @@ class PcieLink(Tool):
             elif slow and link.idle:
                 idle_low.append(f"{link.component} ({link.text()})")
         bad = [s.component for s in signals]
-        summary = f"{len(links)} PCIe links read on {len({l.host for l in links})} hosts; "
+        summary = f"{count(len(links), 'PCIe link')} read on {count(len({l.host for l in links}), 'host')}; "
         summary += ("degraded or lost: " + ", ".join(f"{s.detail}" for s in signals[:4])) if bad else "every link in use runs at its capability"
         if idle_low:
             summary += f"; low generation on idle devices (power saving, not a fault): {', '.join(idle_low[:3])}"
