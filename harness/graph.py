@@ -54,6 +54,12 @@ class State(TypedDict, total=False):
     symptom: str
 
 
+def _inert(args: Any) -> dict[str, Any]:
+    """Arguments that did not validate, kept as bounded text: they may hold anything a model sent
+    (huge integers, deep nesting) and must still fit the checkpoint and the report."""
+    return {"unvalidated": repr(args)[:500]}
+
+
 def _summary(hyps: list[Any], k: int = 8) -> list[dict[str, Any]]:
     return [
         {"root_cause": h.root_cause, "component": h.component, "p": round(h.probability, 4),
@@ -190,13 +196,13 @@ class Investigator:
         except GraphInterrupt:
             raise
         except ToolArgumentError as exc:
-            clean_args = call.args
+            clean_args = _inert(call.args)
             result = ToolResult(status="error", summary=f"invalid call: {exc}")
         except ForensicError as exc:
-            clean_args = call.args
+            clean_args = _inert(call.args)
             result = ToolResult(status="error", summary=f"{call.tool} failed: {exc}")
         except Exception as exc:  # a bug in one tool must not lose the investigation
-            clean_args = call.args
+            clean_args = _inert(call.args)
             result = ToolResult(status="error", summary=f"{call.tool} crashed: {type(exc).__name__}: {exc}")
             executed.append([call.tool, call.args.get("host") if isinstance(call.args, dict) else None])
         record = ledger.make_record(index, call.tool, clean_args, result)

@@ -60,6 +60,9 @@ class Finding(BaseModel):
     claim: str = Field(description="One sentence with the numbers.")
     evidence: list[str] = Field(description="Evidence ids cited.")
     subject: str | None = Field(None, description="Component the claim is about (the verdict's when unset; 'job' for job-wide facts).")
+    author: Literal["harness", "model"] = Field(
+        "harness", description="Who wrote the claim: the harness from a signal, or a model (citations checked all the same)."
+    )
     verified: bool = Field(True, description="Whether every citation checked out.")
     problem: str | None = Field(None, description="Why a citation failed, when it did.")
 

@@ -97,7 +97,10 @@ def build_report(inv: Investigator, state: State) -> Report:
         notes.append("no evidence could be read: nothing supports a verdict")
 
     # A model planner may add its own claims; they face the same citation check as ours.
-    findings += [Finding.model_validate(c) for c in getattr(inv.planner, "claims", lambda: [])()]
+    ours = {f.claim for f in findings}  # a claim that repeats one of ours adds nothing
+    findings += [f.model_copy(update={"author": "model"})
+                 for f in (Finding.model_validate(c) for c in getattr(inv.planner, "claims", lambda: [])())
+                 if f.claim not in ours]
     ledger_by_id = by_id(records)
     checked = [citations.check(f, ledger_by_id, f.subject or verdict.component) for f in findings]
     for f in checked:

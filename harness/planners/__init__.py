@@ -11,6 +11,7 @@ from harness.planners.base import (
     register_planner,
 )
 from harness.planners.graph_planner import GraphPlanner
+from harness.planners.llm_planner import LLMPlanner  # noqa: F401  (registers "llm")
 
 __all__ = [
     "Decision",
