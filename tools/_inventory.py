@@ -101,7 +101,7 @@ def _build(ctx: ToolContext, host: str) -> HostInventory:
         try:
             node = bundle.host(host)
             for ibdev in node.list("/sys/class/infiniband"):
-                inv.nics[ibdev] = Device("nic", ibdev, None)
+                inv.nics[ibdev] = Device("nic", ibdev, None, netdev=_netdev_of(node, ibdev))
         except ForensicError:
             pass
     job_hosts = bundle.job_hosts()
@@ -130,3 +130,15 @@ def _gpus_from_commands(ctx: ToolContext, host: str, inv: HostInventory) -> None
     key = lambda a: (a.domain, a.bus, a.device, a.function or 0)  # noqa: E731
     for i, addr in enumerate(sorted(set(addrs), key=key)):
         inv.gpus[i] = Device("gpu", f"gpu{i}", addr)
+
+
+def _netdev_of(node, ibdev: str) -> str | None:
+    """The network interface of an RDMA device, from sysfs as a live host shows it:
+    ``infiniband/<ibdev>/device/net/<netdev>`` or ``net/<netdev>/device/infiniband/<ibdev>``."""
+    names = node.list(f"/sys/class/infiniband/{ibdev}/device/net")
+    if len(names) == 1:
+        return names[0]
+    for netdev in node.list("/sys/class/net"):
+        if ibdev in node.list(f"/sys/class/net/{netdev}/device/infiniband"):
+            return netdev
+    return None

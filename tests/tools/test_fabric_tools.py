@@ -113,3 +113,13 @@ def test_the_rank_that_stopped_first(make_fabric_bundle) -> None:
     (b / "job/logs/torch.log").write_text("\n".join(lines) + "\n")
     res = run(b, "job_logs")
     assert by_name(res, "lagging_rank") == ["node-b.example/gpu2"]
+
+
+def test_without_topology_nics_are_named_by_their_rdma_device(make_fabric_bundle) -> None:
+    b = make_fabric_bundle("link_degradation")
+    (b / "topology.json").unlink()
+    for host in ("node-a.example", "node-b.example"):
+        (b / f"nodes/{host}/sys/class/net/ibp1s0/device/infiniband/mlx5_0").mkdir(parents=True)
+        (b / f"nodes/{host}/sys/class/infiniband/mlx5_0/ports/1").mkdir(parents=True, exist_ok=True)
+    res = run(b, "nic_counters", host="node-b.example")
+    assert by_name(res, "link_errors") == ["node-b.example/mlx5_0"]
