@@ -19,11 +19,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypedDict
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphInterrupt
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 
-from harness import ledger
+from harness import approvals, ledger
 from harness.budget import Limits, Usage, exhausted
 from harness.failure_graph import FailureGraph, beliefs, default_graph, observe
 from harness.planners import PlannerView, Stop, ToolCall, make_planner
@@ -31,7 +32,7 @@ from harness.models import Report
 from harness.proposals import make_proposals
 from harness.report import build_report, symptom_of
 from sandbox import Bundle, ForensicError, ToolArgumentError
-from tools import ToolContext, all_tools, get_tool
+from tools import ToolContext, ToolResult, all_tools, get_tool
 
 
 class State(TypedDict, total=False):
@@ -95,6 +96,7 @@ class Investigator:
         graph: FailureGraph | None = None,
         limits: Limits | None = None,
         checkpointer: Any = None,
+        audit_log: Path | None = None,
     ) -> None:
         self.bundle = bundle if isinstance(bundle, Bundle) else Bundle(bundle)
         self.ctx = ToolContext(self.bundle)
@@ -102,6 +104,7 @@ class Investigator:
         self.planner = make_planner(planner, **(planner_kwargs or {}))
         self.limits = limits or Limits()
         self.tools = all_tools()
+        self.audit_log = audit_log
         self.app = self._build(checkpointer)
 
     # -- graph -----------------------------------------------------------------------------
@@ -123,7 +126,7 @@ class Investigator:
         g.add_edge("assess", "choose_test")
         g.add_edge("conclude", "propose")
         g.add_conditional_edges("propose", self._after_propose, {"gate": "approval_gate", "end": END})
-        g.add_edge("approval_gate", END)
+        g.add_conditional_edges("approval_gate", self._after_gate, {"gate": "approval_gate", "end": END})
         return g.compile(checkpointer=checkpointer)
 
     def recursion_limit(self) -> int:
@@ -185,8 +188,6 @@ class Investigator:
         usage.tool_calls += 1  # an invalid call counts too: a model must not probe for free
         executed = list(state.get("executed") or [])
         index = len(records) + 1
-        from tools.base import ToolResult
-
         try:
             tool = get_tool(call.tool)
             args = tool.validate(call.args)
@@ -229,10 +230,24 @@ class Investigator:
     def _after_propose(state: State) -> str:
         return "gate" if state.get("await_approval") and (state.get("report") or {}).get("proposals") else "end"
 
-    def _approval_gate(self, state: State) -> dict[str, Any]:
+    def _approval_gate(self, state: State, config: RunnableConfig) -> dict[str, Any]:
         # Nothing before interrupt(): LangGraph re-runs this node from its first line on resume.
-        decisions = interrupt({"proposals": (state.get("report") or {}).get("proposals", [])})
-        return {"decisions": decisions if isinstance(decisions, list) else [decisions]}
+        # The resume value is the only way a decision gets in, and only the caller supplies it.
+        raw = interrupt({"proposals": [p for p in (state.get("report") or {}).get("proposals", [])
+                                       if p["status"] == "pending_approval"]})
+        report = Report.model_validate(state["report"])
+        thread = str(config.get("configurable", {}).get("thread_id", ""))
+        report.proposals, audit = approvals.apply(report.proposals, raw if isinstance(raw, list) else [raw],
+                                                  thread=thread, incident=report.incident)
+        if self.audit_log is not None:
+            approvals.append_audit(self.audit_log, audit)
+        return {"report": report.to_json_dict(),
+                "decisions": [*(state.get("decisions") or []), *(a.model_dump() for a in audit)]}
+
+    @staticmethod
+    def _after_gate(state: State) -> str:
+        pending = [p for p in (state.get("report") or {}).get("proposals", []) if p["status"] == "pending_approval"]
+        return "gate" if pending else "end"
 
     # -- running ---------------------------------------------------------------------------
     def initial_state(self, *, await_approval: bool = False) -> State:
@@ -263,6 +278,21 @@ class Investigator:
         """Investigate to the end (or to the approval gate) and return the report dict."""
         final = self.app.invoke(self.initial_state(await_approval=await_approval), self.config(thread_id))
         return final["report"]
+
+    def decide(self, thread_id: str, decisions: list[approvals.Decision | dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """Hand a person's decisions to a thread waiting at the approval gate.
+
+        Returns the updated report and the audit entries of these decisions (refusals included).
+        """
+        from langgraph.types import Command
+
+        cfg = self.config(thread_id)
+        snapshot = self.app.get_state(cfg)
+        if "approval_gate" not in (snapshot.next or ()):
+            raise ForensicError(f"thread {thread_id!r} is not waiting for an approval")
+        raw = [d.model_dump() if isinstance(d, approvals.Decision) else d for d in decisions]
+        final = self.app.invoke(Command(resume=raw), cfg)
+        return final["report"], (final.get("decisions") or [])[-len(decisions):]
 
     def resume(self, thread_id: str) -> dict[str, Any]:
         """Continue a checkpointed thread from its last completed node."""

@@ -85,3 +85,20 @@ def test_tools_lists_schemas(tmp_path: Path) -> None:
     out = forensic("tools", "--json", env_dir=tmp_path)
     names = {t["name"] for t in json.loads(out.stdout)}
     assert {"pcie_link", "gpu_health", "kernel_log", "metrics"} <= names
+
+
+def test_approve_a_proposal_from_the_command_line(make_bundle, tmp_path: Path) -> None:
+    out = forensic("investigate", str(make_bundle("pcie_downtrain")), "--json", "--thread", "t-ap", env_dir=tmp_path)
+    proposal = json.loads(out.stdout)["proposals"][0]
+    wrong = forensic("approve", "t-ap", "--approve", f"{proposal['id']}=abc", env_dir=tmp_path)
+    assert wrong.returncode == 0 and "refused" in wrong.stdout and "pending_approval" in wrong.stdout
+    right = forensic("approve", "t-ap", "--approve", f"{proposal['id']}={proposal['content_hash']}", "--json", env_dir=tmp_path)
+    assert right.returncode == 0, right.stderr
+    assert json.loads(right.stdout)["proposals"][0]["status"] == "approved"
+    audit = [json.loads(l) for l in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    assert [a["outcome"] for a in audit] == ["refused", "approved"]
+
+
+def test_approve_needs_a_waiting_thread(tmp_path: Path) -> None:
+    out = forensic("approve", "nope", "--approve", "rp-1=abc", env_dir=tmp_path)
+    assert out.returncode == 2 and "checkpoint" in out.stderr

@@ -1,0 +1,92 @@
+"""Approving remediation proposals: only a person, only the exact proposal, always on the record.
+
+A decision names the proposal by id *and* by the hash of its content: approving means approving
+that exact action, target, reason, risk and evidence. A decision counts only when it comes from an
+authenticated person (the caller's identity layer sets ``authenticated``; the CLI uses the login
+of the operating-system user who runs it). Nothing that tool output, a log line or a model says
+reaches this module: the only way in is the resume value of the approval gate, which only the
+caller supplies. Every decision, counted or refused, is appended to the audit log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from harness.models import Proposal
+from harness.proposals import content_hash
+
+
+class Decision(BaseModel):
+    """A person's decision on one proposal."""
+
+    proposal_id: str = Field(description="rp-N of the proposal.")
+    content_hash: str = Field(description="The proposal's content hash, as shown to the person.")
+    decision: Literal["approve", "reject"] = Field(description="What the person decided.")
+    approver: str = Field(min_length=1, max_length=128, description="Who decided.")
+    authenticated: bool = Field(False, description="Set by the caller's identity layer, never by text.")
+    comment: str = Field("", max_length=2000, description="Why, in the person's words.")
+
+
+class AuditEntry(BaseModel):
+    """One line of the append-only audit log."""
+
+    time_unix: float
+    thread: str
+    incident: str
+    proposal_id: str
+    action: str | None
+    target: str | None
+    content_hash: str
+    decision: str
+    approver: str
+    outcome: Literal["approved", "rejected", "refused"]
+    reason: str = ""
+
+
+def apply(proposals: list[Proposal], raw_decisions: list[Any], *, thread: str, incident: str) -> tuple[list[Proposal], list[AuditEntry]]:
+    """Apply decisions to proposals; anything malformed, stale or unauthenticated is refused."""
+    by_id = {p.id: p for p in proposals}
+    updated = dict(by_id)
+    audit: list[AuditEntry] = []
+    for raw in raw_decisions:
+        try:
+            d = Decision.model_validate(raw)
+        except ValidationError as exc:
+            audit.append(AuditEntry(time_unix=time.time(), thread=thread, incident=incident, proposal_id=str(raw)[:64],
+                                    action=None, target=None, content_hash="", decision="?", approver="?",
+                                    outcome="refused", reason=f"malformed decision: {exc.errors()[0]['msg']}"))
+            continue
+        p = by_id.get(d.proposal_id)
+        entry = dict(time_unix=time.time(), thread=thread, incident=incident, proposal_id=d.proposal_id,
+                     action=p.action if p else None, target=p.target if p else None, content_hash=d.content_hash,
+                     decision=d.decision, approver=d.approver)
+        if p is None:
+            audit.append(AuditEntry(**entry, outcome="refused", reason="no such proposal"))
+        elif not d.authenticated:
+            audit.append(AuditEntry(**entry, outcome="refused", reason="the approver is not authenticated"))
+        elif d.content_hash != p.content_hash or d.content_hash != content_hash(p):
+            audit.append(AuditEntry(**entry, outcome="refused", reason="the hash does not match the proposal's content"))
+        elif p.status != "pending_approval":
+            audit.append(AuditEntry(**entry, outcome="refused", reason=f"the proposal is already {p.status}"))
+        else:
+            status = "approved" if d.decision == "approve" else "rejected"
+            updated[p.id] = p.model_copy(update={"status": status})
+            audit.append(AuditEntry(**entry, outcome=status))
+    return [updated[p.id] for p in proposals], audit
+
+
+def append_audit(path: Path, entries: list[AuditEntry]) -> None:
+    """Append entries to the JSON-lines audit log; existing lines are never rewritten."""
+    if not entries:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    with os.fdopen(fd, "a") as fh:
+        for e in entries:
+            fh.write(json.dumps(e.model_dump(), sort_keys=True) + "\n")
