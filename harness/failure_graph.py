@@ -88,9 +88,6 @@ class FailureGraph(BaseModel):
     mechanisms: dict[str, NodeSpec]
     root_causes: dict[str, RootCauseSpec]
 
-    def tools(self) -> set[str]:
-        return {t.tool for rc in self.root_causes.values() for t in rc.tests} | set(self.triage) | set(self.sweeps)
-
 
 def load_failure_graph(folder: Path | str = PLAYBOOK_DIR) -> FailureGraph:
     """Load and validate the failure graph; PlaybookError says which file is wrong and why."""

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness import citations
 from harness.budget import Usage
-from harness.failure_graph import FailureGraph, Hypothesis, beliefs, host_of, observe
+from harness.failure_graph import FailureGraph, Hypothesis, beliefs, observe
 from harness.ledger import by_id
 from harness.models import BudgetReport, EvidenceRecord, Finding, Report, Verdict
 
@@ -140,5 +140,3 @@ def build_report(inv: Investigator, state: State) -> Report:
         notes=notes,
     )
 
-
-__all__ = ["build_report", "symptom_of", "host_of"]

@@ -14,7 +14,6 @@ from sandbox.bundle import (
     parse_time,
 )
 from sandbox.errors import (
-    BudgetExceeded,
     BundleError,
     CorruptInputError,
     ForensicError,
@@ -32,4 +31,37 @@ from sandbox.errors import (
 )
 from sandbox.host import HOST_COMMANDS, SWITCH_COMMANDS, Host, ReplayHost, ReplaySwitch, command_file
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+__all__ = [
+    "Bundle",
+    "BundleError",
+    "ConfinedFS",
+    "CorruptInputError",
+    "ForensicError",
+    "GpuInfo",
+    "HOST_COMMANDS",
+    "Host",
+    "HostInfo",
+    "Incident",
+    "MAX_READ_BYTES",
+    "ModelError",
+    "NicInfo",
+    "NotABundleError",
+    "NotAllowedError",
+    "NotFoundError",
+    "ParseError",
+    "PathEscapeError",
+    "PlannerError",
+    "PlaybookError",
+    "RankPlacement",
+    "ReplayHost",
+    "ReplaySwitch",
+    "SCHEMA",
+    "SWITCH_COMMANDS",
+    "SandboxError",
+    "SwitchInfo",
+    "ToolArgumentError",
+    "ToolError",
+    "Topology",
+    "command_file",
+    "parse_time",
+]

@@ -14,7 +14,6 @@ catch the whole family in one place and turn it into a clear message::
     ├── ParseError              text that a parser cannot use at all
     ├── ToolError               a tool failed
     │   └── ToolArgumentError   arguments that do not validate (from a model or a person)
-    ├── BudgetExceeded          a hard budget ran out
     ├── PlaybookError           a failure-graph file that does not validate
     └── PlannerError            a planner produced nothing usable
         └── ModelError          the model endpoint failed or returned garbage
@@ -65,10 +64,6 @@ class ToolError(ForensicError):
 
 class ToolArgumentError(ToolError):
     """Tool arguments that do not validate."""
-
-
-class BudgetExceeded(ForensicError):
-    """A hard budget ran out."""
 
 
 class PlaybookError(ForensicError):

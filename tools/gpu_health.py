@@ -173,6 +173,8 @@ class GpuHealth(Tool):
             except ForensicError as exc:
                 errors.append(f"{host}: {exc}")
                 continue
+            if (err := inventory(ctx, host).nvml_error) is not None:
+                errors.append(f"{host}: {err}")
             readings.extend(rs)
             sources.extend(sorted({r.source for r in rs if r.source}))
         if not readings:
@@ -191,6 +193,8 @@ class GpuHealth(Tool):
                       if faults else "no throttling, ECC or lost GPUs"))
         if warm:
             summary += f"; warm but not throttled: {', '.join(warm[:4])}"
+        if errors:
+            summary += f"; unreadable: {'; '.join(errors[:2])}"
         return ToolResult(
             status="ok", summary=summary, source=sources, signals=signals,
             covered=[r.component for r in readings],
