@@ -24,12 +24,16 @@ def numbers_in(text: str) -> set[float]:
     return out
 
 
-def _record_text(rec: dict[str, Any]) -> str:
+def _record_text(rec: dict[str, Any], component: str | None) -> str:
+    """What a record says about ``component``: its summary and the signals on that component (or
+    job-wide ones). The bulk ``data`` is left out: a number found somewhere in a large table is not
+    a number the record states about the claim's subject."""
     parts = [rec.get("summary", "")]
     for sig in rec.get("signals") or []:
-        parts.append(sig.get("detail", ""))
-        parts.append(json.dumps(sig.get("values", {})))
-    parts.append(json.dumps(rec.get("data", {}), default=str)[:200_000])
+        if component in (None, "job") or sig.get("component") in (component, component.split("/", 1)[0]) \
+                or sig.get("kind") == "job":
+            parts.append(sig.get("detail", ""))
+            parts.append(json.dumps(sig.get("values", {})))
     return "\n".join(parts)
 
 
@@ -55,7 +59,7 @@ def check(finding: Finding, records: dict[str, dict[str, Any]], component: str |
             return finding.model_copy(update={"verified": False, "problem": f"{ev} did not succeed ({rec.get('status')})"})
         if not _concerns(rec, component):
             return finding.model_copy(update={"verified": False, "problem": f"{ev} does not concern {component}"})
-        texts.append(_record_text(rec))
+        texts.append(_record_text(rec, component))
     carried = numbers_in("\n".join(texts))
     missing = sorted(n for n in numbers_in(finding.claim) if n not in carried)
     if missing:

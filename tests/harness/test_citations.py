@@ -45,3 +45,16 @@ def test_no_citation() -> None:
 
 def test_identifier_digits_are_not_claimed_numbers() -> None:
     assert numbers_in("gpu-a017/gpu3 mlx5_3 at 91 C and 1.5 s, x8") == {91.0, 1.5, 8.0}
+
+
+def test_numbers_buried_in_bulk_data_do_not_count() -> None:
+    rec = {"ev-5": {"id": "ev-5", "status": "ok", "summary": "16 links read", "covered": ["h1/gpu3"],
+                    "signals": [], "data": {"links": {"h1/gpu7": "x4"}}}}
+    f = check(Finding(claim="h1/gpu3 PCIe link at x4", evidence=["ev-5"]), rec, "h1/gpu3")
+    assert not f.verified
+
+
+def test_numbers_of_another_components_signal_do_not_count() -> None:
+    f = check(Finding(claim="h2/gpu0 PCIe link at 16 GT/s x8", evidence=["ev-1"]), {
+        **REC, "ev-1": {**REC["ev-1"], "covered": ["h1/gpu3", "h1", "h2/gpu0"]}}, "h2/gpu0")
+    assert not f.verified
