@@ -53,6 +53,7 @@ class State(TypedDict, total=False):
     hypotheses: list[dict[str, Any]]
     trace: list[dict[str, Any]]
     symptom: str
+    planner_state: dict[str, Any]
 
 
 def _inert(args: Any) -> dict[str, Any]:
@@ -162,8 +163,16 @@ class Investigator:
         view = self._view(state)
         return {"hypotheses": _summary(view.hypotheses), "symptom": symptom_of(self.failure_graph, view, self.bundle)}
 
+    def _load_planner(self, state: State) -> None:
+        """A planner with memory (the model planner's claims, its fallback) continues from the
+        checkpoint, so a resumed run in a new process loses nothing."""
+        if state.get("planner_state") and hasattr(self.planner, "load_state"):
+            self.planner.load_state(state["planner_state"])
+
     def _choose_test(self, state: State) -> dict[str, Any]:
+        self._load_planner(state)
         decision = self.planner.decide(self._view(state))
+        saved = self.planner.dump_state() if hasattr(self.planner, "dump_state") else {}
         notes = list(state.get("notes") or [])
         for note in getattr(self.planner, "drain_notes", lambda: [])():
             notes.append(note)
@@ -171,11 +180,12 @@ class Investigator:
         for key, value in getattr(self.planner, "drain_usage", lambda: {})().items():
             setattr(usage, key, getattr(usage, key) + value)
         if isinstance(decision, Stop):
-            return {"pending": None, "stop_reason": decision.reason, "notes": notes, "usage": usage.model_dump()}
+            return {"pending": None, "stop_reason": decision.reason, "notes": notes, "usage": usage.model_dump(),
+                    "planner_state": saved}
         if reason := exhausted(usage, self.limits):
             return {"pending": None, "budget_exhausted": reason, "stop_reason": f"budget exhausted: {reason}",
-                    "notes": notes, "usage": usage.model_dump()}
-        return {"pending": decision.model_dump(), "notes": notes, "usage": usage.model_dump()}
+                    "notes": notes, "usage": usage.model_dump(), "planner_state": saved}
+        return {"pending": decision.model_dump(), "notes": notes, "usage": usage.model_dump(), "planner_state": saved}
 
     @staticmethod
     def _after_choose(state: State) -> str:
@@ -218,6 +228,7 @@ class Investigator:
                 "symptom": symptom_of(self.failure_graph, view, self.bundle)}
 
     def _conclude(self, state: State) -> dict[str, Any]:
+        self._load_planner(state)
         report = build_report(self, state)
         return {"report": report.to_json_dict()}
 
@@ -266,6 +277,7 @@ class Investigator:
             report=None,
             await_approval=await_approval,
             decisions=[],
+            planner_state={},
         )
 
     def config(self, thread_id: str | None = None) -> dict[str, Any]:

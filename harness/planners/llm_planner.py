@@ -162,6 +162,23 @@ class LLMPlanner:
         """The model's latest hypotheses (advisory; the verdict is the failure graph's)."""
         return [dict(h) for h in self._hypotheses]
 
+    def dump_state(self) -> dict[str, Any]:
+        """What must survive a restart of the process, as JSON (the harness checkpoints it)."""
+        return {"fell_back": self._fell_back, "handed_over": self._handed_over, "claims": self._claims,
+                "hypotheses": self._hypotheses, "off_vocabulary": sorted(self._off_vocabulary),
+                "feedback": self._feedback, "no_progress": self._no_progress, "turn": self._turn}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Continue from a checkpointed :meth:`dump_state`."""
+        self._fell_back = state.get("fell_back")
+        self._handed_over = bool(state.get("handed_over"))
+        self._claims = dict(state.get("claims") or {})
+        self._hypotheses = list(state.get("hypotheses") or [])
+        self._off_vocabulary = set(state.get("off_vocabulary") or [])
+        self._feedback = list(state.get("feedback") or [])
+        self._no_progress = int(state.get("no_progress") or 0)
+        self._turn = int(state.get("turn") or 0)
+
     @property
     def fallback_reason(self) -> str | None:
         """Why the graph planner took over, or None while the model plans."""

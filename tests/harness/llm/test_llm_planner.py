@@ -230,3 +230,27 @@ def test_retries_stop_at_the_working_time_budget(make_bundle) -> None:
     report = investigate(make_bundle("pcie_downtrain"), model, limits=Limits(wall_s=12))
     assert "would pass the working-time budget" in fallback_notes(report)[0]
     assert len(model.requests) == 3 and model.sleeps == [5.0, 5.0]
+
+
+MODEL_CLAIM = f"{CULPRIT} runs 8 of its 16 lanes"
+
+
+def test_a_resumed_run_keeps_the_models_claims(make_bundle) -> None:
+    """The model planner's memory is checkpointed with the graph: a new process resumes with it."""
+    bundle = make_bundle("pcie_downtrain")
+    saver = InMemorySaver()
+    first = ScriptedModel([
+        Reply.json(call("job_steps")),
+        Reply.json(call("pcie_link", host="node-b.example", claims=[{"claim": MODEL_CLAIM, "evidence": ["ev-2"]}])),
+    ], then=Reply.json(stop()))
+    inv = Investigator(bundle, planner="llm", planner_kwargs={"client": first.client()}, checkpointer=saver)
+    cfg = inv.config("resume-llm")
+    for i, _ in enumerate(inv.app.stream(inv.initial_state(), cfg)):
+        if i == 8:  # killed after the second model turn and its tool call
+            break
+    # A fresh process: a new planner object with no memory, a model that now only says stop.
+    later = ScriptedModel([], then=Reply.json(stop()))
+    again = Investigator(bundle, planner="llm", planner_kwargs={"client": later.client()}, checkpointer=saver)
+    report = again.resume("resume-llm")
+    model_findings = [f for f in report["findings"] if f["author"] == "model"]
+    assert [f["claim"] for f in model_findings] == [MODEL_CLAIM]
