@@ -29,6 +29,7 @@ from sandbox.errors import (
     ToolArgumentError,
     ToolError,
 )
+from sandbox.live import LiveHost
 from sandbox.host import HOST_COMMANDS, SWITCH_COMMANDS, Host, ReplayHost, ReplaySwitch, command_file
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "Host",
     "HostInfo",
     "Incident",
+    "LiveHost",
     "MAX_READ_BYTES",
     "ModelError",
     "NicInfo",
