@@ -13,14 +13,13 @@ import statistics
 from collections import defaultdict
 
 import numpy as np
+from pydantic import Field
 
-from sandbox import ForensicError, NotFoundError
+from sandbox import ForensicError, ToolArgumentError
 from tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, register
 from tools.metrics import load_metrics
 from tools.parsers.openmetrics import counter_increase
 from tools.parsers.sonic import parse_pfc_counters, parse_pfcwd_stats
-
-from pydantic import Field
 
 #: Max/median ratio of uplink transmit rates above which ECMP is not spreading the load.
 IMBALANCE_RATIO = 2.5
@@ -71,8 +70,6 @@ class Fabric(Tool):
     def run(self, ctx: ToolContext, args: FabricScope) -> ToolResult:
         switches = ctx.bundle.switch_names()
         if args.switch is not None and args.switch not in switches:
-            from sandbox import ToolArgumentError
-
             raise ToolArgumentError(f"unknown switch {args.switch!r}")
         scope = [args.switch] if args.switch else switches
         owner = _port_owner(ctx)
@@ -85,9 +82,7 @@ class Fabric(Tool):
             for argv, parse in ((["show", "pfcwd", "stats"], parse_pfcwd_stats), (["show", "pfc", "counters"], parse_pfc_counters)):
                 try:
                     text = sw.run(argv)
-                except NotFoundError:
-                    continue
-                except ForensicError:
+                except ForensicError:  # not recorded (NotFoundError) or unreadable: no evidence here
                     continue
                 seen_any = True
                 sources.append(sw.command_source(argv))
