@@ -76,7 +76,6 @@ def build_report(inv: Investigator, state: State) -> Report:
     notes = list(state.get("notes") or [])
     exhausted = state.get("budget_exhausted")
 
-    faults = [h for h in hyps if h.root_cause != "healthy"]
     if top.root_cause == "healthy":
         status = "healthy"
         verdict = Verdict(root_cause="healthy", component=None, confidence=round(top.probability, 4))

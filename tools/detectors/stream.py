@@ -183,7 +183,6 @@ class StreamingDetectors:
     # ------------------------------------------------------------------------------------------
 
     def _decisions(self):
-        r = self.n_ranks
         n_valid = self.t - self.n_miss
         with np.errstate(invalid="ignore", divide="ignore"):
             wmean = (self.wsum - self.n_miss) / np.maximum(n_valid, 1)
