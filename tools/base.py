@@ -143,6 +143,12 @@ def all_tools() -> dict[str, Tool]:
     return dict(_REGISTRY)
 
 
+def by_signal(signals: list[Signal], most: int = 4) -> str:
+    """'pfc_origin on h1/mlx5_0; pfc_victim on h2/mlx5_0, h3/mlx5_0': what a call found, for its summary."""
+    names = sorted({s.name for s in signals})
+    return "; ".join(f"{n} on {', '.join(sorted({s.component for s in signals if s.name == n})[:most])}" for n in names)
+
+
 def count(n: int, noun: str) -> str:
     """'1 host', '3 hosts': summaries are read by people."""
     return f"{n} {noun}" + ("" if n == 1 else "s")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from sandbox import ForensicError
 from tools._inventory import inventory
-from tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, count, gpu_component, register
+from tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, count, gpu_component, register
 from tools.parsers.nvidia_smi import parse_nvidia_smi_q
 from tools.parsers.nvml import decode_clock_event_reasons
 
@@ -187,10 +187,8 @@ class GpuHealth(Tool):
         for r in readings:
             signals.extend(assess(r, peer_median if r.in_job else None))
         warm = [r.component for r in readings if r.temp is not None and 80 <= r.temp < HOT_C]
-        faults = sorted({s.name for s in signals})
         summary = (f"{count(len(readings), 'GPU')} on {count(len({r.host for r in readings}), 'host')} read; "
-                   + (f"findings: {', '.join(f'{n} on ' + ', '.join(sorted(s.component for s in signals if s.name == n)[:4]) for n in faults)}"
-                      if faults else "no throttling, ECC or lost GPUs"))
+                   + (f"findings: {by_signal(signals)}" if signals else "no throttling, ECC or lost GPUs"))
         if warm:
             summary += f"; warm but not throttled: {', '.join(warm[:4])}"
         if errors:

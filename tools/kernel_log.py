@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from sandbox import ForensicError
 from tools._inventory import inventory
 from tools._xid import xid_signal
-from tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, count, register
+from tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, count, register
 from tools.parsers.kernel_log import KernelLog, parse_kernel_log
 
 #: Events this long before the window opens are history: a week-old XID explains nothing today.
@@ -116,10 +116,8 @@ class KernelLogTool(Tool):
             return ToolResult(status="error" if errors else "no_data",
                               summary="no kernel log recorded" + (f": {errors[0]}" if errors else ""), data={"errors": errors})
         signals = _dedupe(signals)
-        found = sorted({s.name for s in signals})
         summary = f"kernel logs of {count(len(sources), 'host')} read; "
-        summary += ("in the window: " + "; ".join(f"{n} on {', '.join(sorted({s.component for s in signals if s.name == n})[:4])}" for n in found)
-                    if found else "no GPU or link fault in the window")
+        summary += ("in the window: " + by_signal(signals)) if signals else "no GPU or link fault in the window"
         if other:
             summary += f"; other XIDs (no root cause on their own): {', '.join(other[:3])}"
         if history:

@@ -16,7 +16,7 @@ import numpy as np
 
 from sandbox import ForensicError
 from tools._xid import xid_signal
-from tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, gpu_component, register
+from tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, gpu_component, register
 from tools.parsers.openmetrics import MetricSet, Series, counter_increase, parse_openmetrics, series_host
 
 _THERMAL_BITS = 0x20 | 0x40
@@ -226,10 +226,8 @@ class Metrics(Tool):
                 if (s := xid_signal(code, comp, f"{comp} DCGM XID gauge changed to {code} at {when:.0f}", source="dcgm")):
                     signals.append(s)
 
-        found = sorted({s.name for s in signals})
         summary = (f"{len(scope)} GPUs' DCGM series read over the window; "
-                   + ("findings: " + "; ".join(f"{n} on {', '.join(sorted({s.component for s in signals if s.name == n})[:4])}" for n in found)
-                      if found else "no GPU stands out from its peers"))
+                   + (f"findings: {by_signal(signals)}" if signals else "no GPU stands out from its peers"))
         return ToolResult(status="ok", summary=summary, source=sources, signals=signals,
                           covered=[gpu_component(h, i) for h, i in scope],
                           data={"peer_median_sm_mhz": peer_clock, "gpus": len(scope), "errors": errors})

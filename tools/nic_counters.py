@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from sandbox import ForensicError, NotFoundError
 from tools._inventory import inventory
-from tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, count, register
+from tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, count, register
 from tools.parsers.ethtool import counter_deltas, parse_ethtool_stats, pfc_summary
 from tools.parsers.infiniband import ib_counter_deltas, parse_ib_rate
 from tools.parsers.sysfs import parse_int_file
@@ -178,10 +178,8 @@ class NicCounters(Tool):
                     rate_gbps=r.rate_gbps, peer_rate_gbps=modal_rate)
             if r.state and "ACTIVE" not in r.state.upper():
                 sig("link_below_rate", f"{comp} port state is {r.state}", state=r.state)
-        found = sorted({s.name for s in signals})
         summary = f"{count(len(scope), 'NIC')} read on {count(len({r.host for r in scope}), 'host')}; "
-        summary += ("; ".join(f"{n} on {', '.join(sorted({s.component for s in signals if s.name == n})[:4])}" for n in found)
-                    if found else "no pause origin, drops or link errors")
+        summary += by_signal(signals) if signals else "no pause origin, drops or link errors"
         if not all(r.have_before for r in scope):
             summary += " (some NICs have no window-start snapshot: their counters are totals since reset)"
         return ToolResult(status="ok", summary=summary, signals=signals, source=sorted({s for r in scope for s in r.sources}),
