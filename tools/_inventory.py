@@ -11,7 +11,7 @@ from typing import Any
 
 from sandbox import ForensicError
 from tools.base import ToolContext
-from tools.parsers.nvml import NvmlSnapshot, parse_nvml_json
+from tools.parsers.nvml import NvmlSnapshot, parse_nvml_readings
 from tools.parsers.pci import PciAddress, parse_pci_address
 
 
@@ -80,9 +80,7 @@ def _build(ctx: ToolContext, host: str) -> HostInventory:
         node = bundle.host(host)
         raw = node.nvml()
         if raw is not None:
-            import json
-
-            inv.nvml = parse_nvml_json(json.dumps(raw))
+            inv.nvml = parse_nvml_readings(raw)
             inv.nvml_source = node.nvml_source()
     except ForensicError as exc:
         inv.nvml_error = str(exc)

@@ -75,6 +75,7 @@ from tools.parsers.nvml import (
     is_power,
     is_thermal,
     parse_nvml_json,
+    parse_nvml_readings,
 )
 from tools.parsers.openmetrics import (
     MetricFamily,
@@ -216,6 +217,7 @@ __all__ = [
     "parse_nccl_log",
     "parse_nvidia_smi_q",
     "parse_nvml_json",
+    "parse_nvml_readings",
     "parse_openmetrics",
     "parse_pci_address",
     "parse_pfc_counters",

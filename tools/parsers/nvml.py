@@ -29,6 +29,7 @@ __all__ = [
     "is_power",
     "is_thermal",
     "parse_nvml_json",
+    "parse_nvml_readings",
 ]
 
 # nvmlClocksEventReason* bits (nvml.h); the last two exist only in pynvml.
@@ -205,6 +206,11 @@ def parse_nvml_json(text: str) -> NvmlSnapshot:
         doc = json.loads(text)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError; so is a 5000-digit int
         raise ParseError(f"nvml.json is not valid JSON: {str(exc)[:200]}") from None
+    return parse_nvml_readings(doc)
+
+
+def parse_nvml_readings(doc: object) -> NvmlSnapshot:
+    """Readings already decoded from JSON (or taken live in the same shape); ParseError if not an object."""
     if not isinstance(doc, dict):
         raise ParseError(f"nvml.json must hold a JSON object, got {type(doc).__name__}")
     warnings: list[str] = []
