@@ -26,7 +26,7 @@ from langgraph.types import interrupt
 
 from harness import approvals, ledger
 from harness.budget import Limits, Usage, exhausted
-from harness.failure_graph import FailureGraph, beliefs, default_graph, observe
+from harness.failure_graph import FailureGraph, Hypothesis, Observation, beliefs, default_graph, observe
 from harness.planners import PlannerView, Stop, ToolCall, make_planner
 from harness.models import Report
 from harness.proposals import make_proposals
@@ -106,6 +106,7 @@ class Investigator:
         self.limits = limits or Limits()
         self.tools = all_tools()
         self.audit_log = audit_log
+        self._belief_cache: tuple[tuple, Observation, list[Hypothesis]] | None = None
         self.app = self._build(checkpointer)
 
     # -- graph -----------------------------------------------------------------------------
@@ -141,8 +142,18 @@ class Investigator:
             notes.append(err)
         return {"notes": notes, "records": state.get("records") or [], "executed": state.get("executed") or []}
 
+    def _beliefs(self, records: list[dict[str, Any]]) -> tuple[Observation, list[Hypothesis]]:
+        """Observation and beliefs for the ledger, computed once per ledger (assess and the next
+        choose_test read the same one). The key names every record, so two threads of one
+        investigator never share an entry."""
+        key = tuple((r["id"], r["tool"], r["status"], r["summary"]) for r in records)
+        if self._belief_cache is None or self._belief_cache[0] != key:
+            obs = observe(records)
+            self._belief_cache = (key, obs, beliefs(self.failure_graph, obs))
+        return self._belief_cache[1], self._belief_cache[2]
+
     def _view(self, state: State) -> PlannerView:
-        obs = observe(state.get("records") or [])
+        obs, hyps = self._beliefs(state.get("records") or [])
         usage = Usage.model_validate(state.get("usage") or {})
         left = {k: max(0.0, float(getattr(self.limits, k)) - float(getattr(usage, k)))
                 for k in ("tool_calls", "llm_tokens", "cost_usd", "wall_s")}
@@ -150,7 +161,7 @@ class Investigator:
             budget_left=left,
             graph=self.failure_graph,
             observation=obs,
-            hypotheses=beliefs(self.failure_graph, obs),
+            hypotheses=hyps,
             executed=[(t, h) for t, h in state.get("executed") or []],
             tools={n: t.cost for n, t in self.tools.items()},
             host_scoped=[n for n, t in self.tools.items() if "host" in t.Input.model_fields],
