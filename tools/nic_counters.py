@@ -48,10 +48,12 @@ class NicReading:
 
 
 def _ib_counters(node, ibdev: str, port: int) -> tuple[dict[str, int], list[str]]:
+    """Every integer counter of one port, and the folders that held them (for citations)."""
     out: dict[str, int] = {}
     srcs: list[str] = []
     for sub in ("counters", "hw_counters"):
         base = f"/sys/class/infiniband/{ibdev}/ports/{port}/{sub}"
+        read_from = None
         for name in node.list(base):
             try:
                 v = parse_int_file(node.read(f"{base}/{name}"))
@@ -59,8 +61,9 @@ def _ib_counters(node, ibdev: str, port: int) -> tuple[dict[str, int], list[str]
                 continue
             if v is not None:
                 out[name] = v
-        if out and not srcs:
-            srcs.append(node.source(base + "/" + next(iter(node.list(base)))).rsplit("/", 1)[0])
+                read_from = read_from or node.source(f"{base}/{name}").rsplit("/", 1)[0]
+        if read_from:
+            srcs.append(read_from)
     return out, srcs
 
 

@@ -49,7 +49,7 @@ class Link:
 
 def _read(node, path: str) -> str | None:
     try:
-        return node.read(path) if node.exists(path) else None
+        return node.read(path)
     except NotFoundError:
         return None
 
