@@ -17,12 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from sandbox import Bundle, ForensicError
-from tools._inventory import inventory
-from tools.base import ToolContext
-from tools.parsers.kernel_log import parse_kernel_log, xid_info
-from tools.parsers.openmetrics import parse_openmetrics
-from tools.parsers.sysfs import parse_link_speed, parse_link_width
+from forensic.sandbox import Bundle, ForensicError
+from forensic.tools._inventory import inventory
+from forensic.tools.base import ToolContext
+from forensic.tools.parsers.kernel_log import parse_kernel_log, xid_info
+from forensic.tools.parsers.openmetrics import parse_openmetrics
+from forensic.tools.parsers.sysfs import parse_link_speed, parse_link_width
 
 BASELINES = ("fleet_average", "signatures")
 

@@ -20,9 +20,9 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from harness.budget import Limits
-from harness.citations import check
-from harness.models import Finding
+from forensic.harness.budget import Limits
+from forensic.harness.citations import check
+from forensic.harness.models import Finding
 
 EVAL_SCHEMA = "forensic.eval/v1"
 
@@ -55,7 +55,7 @@ def _verified(report: dict[str, Any]) -> tuple[int, int]:
 
 
 def run_case(case: Path, *, planner: str, limits: Limits, planner_kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
-    from harness.graph import Investigator
+    from forensic.harness.graph import Investigator
 
     expected = _truth(case)
     t0 = time.monotonic()
@@ -120,7 +120,7 @@ def confusion(cases: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
 
 def run_eval(root: Path, *, planner: str = "graph", repeat: int = 1, limits: Limits | None = None,
              baselines: bool = True, progress: bool = False, planner_kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
-    from evals.baselines import BASELINES, score_baseline
+    from forensic.evals.baselines import BASELINES, score_baseline
 
     limits = limits or Limits()
     case_dirs = find_cases(root)

@@ -1,8 +1,8 @@
 """The harness: investigations as LangGraph state graphs, with budgets, citations and approvals."""
 
-from harness.budget import Limits, Usage
-from harness.failure_graph import FailureGraph, default_graph, load_failure_graph
-from harness.models import EvidenceRecord, Finding, Proposal, Report, Verdict
+from forensic.harness.budget import Limits, Usage
+from forensic.harness.failure_graph import FailureGraph, default_graph, load_failure_graph
+from forensic.harness.models import EvidenceRecord, Finding, Proposal, Report, Verdict
 
 __all__ = [
     "EvidenceRecord",

@@ -18,8 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from harness.models import Proposal
-from harness.proposals import content_hash
+from forensic.harness.models import Proposal
+from forensic.harness.proposals import content_hash
 
 
 class Decision(BaseModel):

@@ -7,7 +7,7 @@ import json
 import re
 from typing import Any
 
-from harness.models import Finding
+from forensic.harness.models import Finding
 
 # A number on its own (or a PCIe width such as x8), not the digits inside an identifier such as
 # gpu3, mlx5_3 or a017.

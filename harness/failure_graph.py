@@ -12,15 +12,17 @@ import math
 import tomllib
 from collections.abc import Iterable
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from sandbox import PlaybookError
-from tools.base import ComponentKind, Signal
+from forensic.sandbox import PlaybookError
+from forensic.tools.base import ComponentKind, Signal
 
-PLAYBOOK_DIR = Path(__file__).resolve().parent.parent / "playbooks"
+#: The playbooks shipped with the package (package data of ``forensic.playbooks``).
+PLAYBOOK_DIR = Path(str(resources.files("forensic.playbooks")))
 
 Match = Literal["component", "host", "job", "any"]
 

@@ -24,15 +24,15 @@ from langgraph.errors import GraphInterrupt
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 
-from harness import approvals, ledger
-from harness.budget import Limits, Usage, exhausted
-from harness.failure_graph import FailureGraph, Hypothesis, Observation, beliefs, default_graph, observe
-from harness.planners import PlannerView, Stop, ToolCall, make_planner
-from harness.models import Report
-from harness.proposals import make_proposals
-from harness.report import build_report, symptom_of
-from sandbox import Bundle, ForensicError, ToolArgumentError
-from tools import ToolContext, ToolResult, all_tools, get_tool
+from forensic.harness import approvals, ledger
+from forensic.harness.budget import Limits, Usage, exhausted
+from forensic.harness.failure_graph import FailureGraph, Hypothesis, Observation, beliefs, default_graph, observe
+from forensic.harness.planners import PlannerView, Stop, ToolCall, make_planner
+from forensic.harness.models import Report
+from forensic.harness.proposals import make_proposals
+from forensic.harness.report import build_report, symptom_of
+from forensic.sandbox import Bundle, ForensicError, ToolArgumentError
+from forensic.tools import ToolContext, ToolResult, all_tools, get_tool
 
 
 class State(TypedDict, total=False):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.models import EvidenceRecord
-from tools.base import ToolResult
+from forensic.harness.models import EvidenceRecord
+from forensic.tools.base import ToolResult
 
 
 def make_record(index: int, tool: str, args: dict[str, Any], result: ToolResult) -> EvidenceRecord:

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from tools.base import Signal, Status
+from forensic.tools.base import Signal, Status
 
 REPORT_SCHEMA = "forensic.report/v1"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 
-from harness.failure_graph import FailureGraph, host_of
-from harness.models import Proposal, Report
+from forensic.harness.failure_graph import FailureGraph, host_of
+from forensic.harness.models import Proposal, Report
 
 
 def content_hash(p: Proposal) -> str:

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harness import citations
-from harness.budget import Usage
-from harness.failure_graph import FailureGraph, Hypothesis, beliefs, observe
-from harness.ledger import by_id
-from harness.models import BudgetReport, EvidenceRecord, Finding, Report, Verdict
+from forensic.harness import citations
+from forensic.harness.budget import Usage
+from forensic.harness.failure_graph import FailureGraph, Hypothesis, beliefs, observe
+from forensic.harness.ledger import by_id
+from forensic.harness.models import BudgetReport, EvidenceRecord, Finding, Report, Verdict
 
 if TYPE_CHECKING:
-    from harness.graph import Investigator, State
-    from harness.planners import PlannerView
-    from sandbox import Bundle
+    from forensic.harness.graph import Investigator, State
+    from forensic.harness.planners import PlannerView
+    from forensic.sandbox import Bundle
 
 #: Symptoms in the order they are preferred when several are seen: a hang outranks a slowdown.
 _SYMPTOM_ORDER = ("collective_timeout", "loss_anomaly", "mfu_drop")

@@ -1,7 +1,7 @@
 """The only code that touches the outside world: confined, read-only hosts over bundles."""
 
-from sandbox._fs import MAX_READ_BYTES, ConfinedFS
-from sandbox.bundle import (
+from forensic.sandbox._fs import MAX_READ_BYTES, ConfinedFS
+from forensic.sandbox.bundle import (
     SCHEMA,
     Bundle,
     GpuInfo,
@@ -13,7 +13,7 @@ from sandbox.bundle import (
     Topology,
     parse_time,
 )
-from sandbox.errors import (
+from forensic.sandbox.errors import (
     BundleError,
     CorruptInputError,
     ForensicError,
@@ -29,8 +29,8 @@ from sandbox.errors import (
     ToolArgumentError,
     ToolError,
 )
-from sandbox.live import LiveHost
-from sandbox.host import HOST_COMMANDS, SWITCH_COMMANDS, Host, ReplayHost, ReplaySwitch, command_file
+from forensic.sandbox.live import LiveHost
+from forensic.sandbox.host import HOST_COMMANDS, SWITCH_COMMANDS, Host, ReplayHost, ReplaySwitch, command_file
 
 __all__ = [
     "Bundle",

@@ -12,7 +12,7 @@ import os
 import zlib
 from pathlib import Path, PurePosixPath
 
-from sandbox.errors import CorruptInputError, NotFoundError, PathEscapeError
+from forensic.sandbox.errors import CorruptInputError, NotFoundError, PathEscapeError
 
 #: Decompressed bytes one read may return. A bundle file larger than this is refused rather
 #: than exhausting memory; real command outputs and logs are far smaller.

@@ -13,9 +13,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from sandbox._fs import ConfinedFS, check_gzip
-from sandbox.errors import CorruptInputError, NotABundleError, NotFoundError
-from sandbox.host import ReplayHost, ReplaySwitch
+from forensic.sandbox._fs import ConfinedFS, check_gzip
+from forensic.sandbox.errors import CorruptInputError, NotABundleError, NotFoundError
+from forensic.sandbox.host import ReplayHost, ReplaySwitch
 
 SCHEMA = "forensic.bundle/v1"
 

@@ -14,8 +14,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from sandbox._fs import ConfinedFS
-from sandbox.errors import CorruptInputError, NotAllowedError, NotFoundError
+from forensic.sandbox._fs import ConfinedFS
+from forensic.sandbox.errors import CorruptInputError, NotAllowedError, NotFoundError
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
 

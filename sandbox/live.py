@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
-from sandbox.errors import NotFoundError, PathEscapeError, ToolError
-from sandbox.host import HOST_COMMANDS, command_file
+from forensic.sandbox.errors import NotFoundError, PathEscapeError, ToolError
+from forensic.sandbox.host import HOST_COMMANDS, command_file
 
 #: The only trees a live read may touch (after symlinks are resolved, too).
 READ_ROOTS = ("/sys", "/proc/pressure")

@@ -1,6 +1,6 @@
 """Read-only, typed tools over the sandbox. Importing this package registers every tool."""
 
-from tools.base import (
+from forensic.tools.base import (
     HostScope,
     Signal,
     Tool,
@@ -11,6 +11,6 @@ from tools.base import (
     get_tool,
     register,
 )
-from tools import fabric, gpu_health, host_load, job_logs, job_steps, kernel_log, metrics, nic_counters, pcie_link  # noqa: F401  (registers)
+from forensic.tools import fabric, gpu_health, host_load, job_logs, job_steps, kernel_log, metrics, nic_counters, pcie_link  # noqa: F401  (registers)
 
 __all__ = ["HostScope", "Signal", "Tool", "ToolContext", "ToolInput", "ToolResult", "all_tools", "get_tool", "register"]

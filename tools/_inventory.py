@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sandbox import ForensicError
-from tools.base import ToolContext
-from tools.parsers.nvml import NvmlSnapshot, parse_nvml_readings
-from tools.parsers.pci import PciAddress, parse_pci_address
+from forensic.sandbox import ForensicError
+from forensic.tools.base import ToolContext
+from forensic.tools.parsers.nvml import NvmlSnapshot, parse_nvml_readings
+from forensic.tools.parsers.pci import PciAddress, parse_pci_address
 
 
 @dataclass
@@ -112,8 +112,8 @@ def _build(ctx: ToolContext, host: str) -> HostInventory:
 
 def _gpus_from_commands(ctx: ToolContext, host: str, inv: HostInventory) -> None:
     """Without topology or NVML, number GPUs as NVML does: by PCI address, from nvidia-smi or lspci."""
-    from tools.parsers.lspci import parse_lspci_vv
-    from tools.parsers.nvidia_smi import parse_nvidia_smi_q
+    from forensic.tools.parsers.lspci import parse_lspci_vv
+    from forensic.tools.parsers.nvidia_smi import parse_nvidia_smi_q
 
     try:
         node = ctx.bundle.host(host)

@@ -7,8 +7,8 @@ they follow from a bad program or from another fault, and are reported, not blam
 
 from __future__ import annotations
 
-from tools.base import Signal
-from tools.parsers.kernel_log import xid_info
+from forensic.tools.base import Signal
+from forensic.tools.parsers.kernel_log import xid_info
 
 SIGNAL_OF_CATEGORY = {
     "fell_off_bus": "xid_fell_off_bus",

@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from sandbox import Bundle, ForensicError, ToolArgumentError
+from forensic.sandbox import Bundle, ForensicError, ToolArgumentError
 
 Status = Literal["ok", "no_data", "error"]
 ComponentKind = Literal["gpu", "nic", "host", "switch", "port", "job"]

@@ -15,11 +15,11 @@ from collections import defaultdict
 import numpy as np
 from pydantic import Field
 
-from sandbox import ForensicError, ToolArgumentError
-from tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, register
-from tools.metrics import load_metrics
-from tools.parsers.openmetrics import counter_increase
-from tools.parsers.sonic import parse_pfc_counters, parse_pfcwd_stats
+from forensic.sandbox import ForensicError, ToolArgumentError
+from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, register
+from forensic.tools.metrics import load_metrics
+from forensic.tools.parsers.openmetrics import counter_increase
+from forensic.tools.parsers.sonic import parse_pfc_counters, parse_pfcwd_stats
 
 #: Max/median ratio of uplink transmit rates above which ECMP is not spreading the load.
 IMBALANCE_RATIO = 2.5

@@ -11,11 +11,11 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from sandbox import ForensicError
-from tools._inventory import inventory
-from tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, count, gpu_component, register
-from tools.parsers.nvidia_smi import parse_nvidia_smi_q
-from tools.parsers.nvml import decode_clock_event_reasons
+from forensic.sandbox import ForensicError
+from forensic.tools._inventory import inventory
+from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, count, gpu_component, register
+from forensic.tools.parsers.nvidia_smi import parse_nvidia_smi_q
+from forensic.tools.parsers.nvml import decode_clock_event_reasons
 
 _GPU_IDLE = 0x1
 _SW_POWER_CAP = 0x4

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sandbox import ForensicError
-from tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, count, register
-from tools.metrics import load_metrics
-from tools.parsers.hostload import parse_pressure, parse_top
-from tools.parsers.openmetrics import series_host
+from forensic.sandbox import ForensicError
+from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, count, register
+from forensic.tools.metrics import load_metrics
+from forensic.tools.parsers.hostload import parse_pressure, parse_top
+from forensic.tools.parsers.openmetrics import series_host
 
 #: A host whose load (or CPU pressure) is this many times the fleet median stands out.
 PEER_FACTOR = 2.0

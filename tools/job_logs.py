@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from sandbox import ForensicError
-from tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, rank_component, register
-from tools.parsers.nccl import parse_nccl_log
-from tools.parsers.torch_log import parse_torch_log
+from forensic.sandbox import ForensicError
+from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, rank_component, register
+from forensic.tools.parsers.nccl import parse_nccl_log
+from forensic.tools.parsers.torch_log import parse_torch_log
 
 
 @dataclass

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from sandbox import ForensicError
-from tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, gpu_component, register
-from tools.detectors.core import analyze
-from tools.detectors.models import StepAnalysis
-from tools.detectors.steps import StepTable, load_steps_csv
+from forensic.sandbox import ForensicError
+from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, gpu_component, register
+from forensic.tools.detectors.core import analyze
+from forensic.tools.detectors.models import StepAnalysis
+from forensic.tools.detectors.steps import StepTable, load_steps_csv
 
 #: Share of a host's ranks that must straggle together to blame the host, not one GPU.
 HOST_SHARE = 0.75

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from sandbox import ForensicError
-from tools._inventory import inventory
-from tools._xid import xid_signal
-from tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, count, register
-from tools.parsers.kernel_log import KernelLog, parse_kernel_log
+from forensic.sandbox import ForensicError
+from forensic.tools._inventory import inventory
+from forensic.tools._xid import xid_signal
+from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, count, register
+from forensic.tools.parsers.kernel_log import KernelLog, parse_kernel_log
 
 #: Events this long before the window opens are history: a week-old XID explains nothing today.
 HISTORY_BEFORE_S = 2 * 3600

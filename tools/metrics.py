@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sandbox import ForensicError
-from tools._xid import xid_signal
-from tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, gpu_component, register
-from tools.parsers.openmetrics import MetricSet, Series, counter_increase, parse_openmetrics, series_host
+from forensic.sandbox import ForensicError
+from forensic.tools._xid import xid_signal
+from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, gpu_component, register
+from forensic.tools.parsers.openmetrics import MetricSet, Series, counter_increase, parse_openmetrics, series_host
 
 _THERMAL_BITS = 0x20 | 0x40
 _POWER_BRAKE = 0x80

@@ -12,12 +12,12 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 
-from sandbox import ForensicError, NotFoundError
-from tools._inventory import inventory
-from tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, count, register
-from tools.parsers.ethtool import counter_deltas, parse_ethtool_stats, pfc_summary
-from tools.parsers.infiniband import ib_counter_deltas, parse_ib_rate
-from tools.parsers.sysfs import parse_int_file
+from forensic.sandbox import ForensicError, NotFoundError
+from forensic.tools._inventory import inventory
+from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, count, register
+from forensic.tools.parsers.ethtool import counter_deltas, parse_ethtool_stats, pfc_summary
+from forensic.tools.parsers.infiniband import ib_counter_deltas, parse_ib_rate
+from forensic.tools.parsers.sysfs import parse_int_file
 
 _IB_ERRORS = ("symbol_error", "port_rcv_errors", "link_downed", "link_error_recovery", "local_link_integrity_errors",
               "port_rcv_remote_physical_errors", "excessive_buffer_overrun_errors")

@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from sandbox import ForensicError, NotFoundError
-from tools._inventory import Device, inventory
-from tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, count, register
-from tools.parsers.lspci import LspciDevice, parse_lspci_vv
-from tools.parsers.sysfs import parse_link_speed, parse_link_width
+from forensic.sandbox import ForensicError, NotFoundError
+from forensic.tools._inventory import Device, inventory
+from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, count, register
+from forensic.tools.parsers.lspci import LspciDevice, parse_lspci_vv
+from forensic.tools.parsers.sysfs import parse_link_speed, parse_link_width
 
 _GEN_SPEED = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}
 

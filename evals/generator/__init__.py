@@ -6,7 +6,7 @@ benign decoys, and every file printed the way the real tool prints it.
 
 Public API::
 
-    from evals.generator import IncidentSpec, generate, build_suite, CAUSES
+    from forensic.evals.generator import IncidentSpec, generate, build_suite, CAUSES
     generate(IncidentSpec(case="case-001", cause="thermal_throttle", seed=7, hosts=16), "out/")
 """
 from __future__ import annotations

@@ -13,7 +13,7 @@ from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 
-HOLD = Path(__file__).resolve().parent / "holdout"
+HOLD = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent / "holdout"
 ROOT_CAUSES = {"pcie_downtrain", "pfc_pause_storm", "ecmp_hash_polarization", "link_degradation",
                "thermal_throttle", "power_throttle", "hbm_degradation", "gpu_fell_off_bus", "nvlink_fault",
                "silent_data_corruption", "host_contention", "input_pipeline_stall", "nccl_misconfiguration",

@@ -4,8 +4,9 @@
 Authored only from spec/bundle.md, reference/gpu-formats.md and evals/TRUTH.md, without looking at
 the investigator, its playbooks, its tests or the other incident generator.
 
-    python evals/independent/write_incidents.py          # (re)writes evals/independent/holdout/
-    python evals/independent/write_incidents.py --check  # also runs the self-validation
+    python evals/independent/write_incidents.py              # (re)writes evals/independent/holdout/
+    python evals/independent/write_incidents.py --out DIR    # writes DIR/<case>/ instead
+    python evals/independent/write_incidents.py --check      # also runs the self-validation
 
 Deterministic: every case has its own seeded RNG, gzip members carry mtime 0.
 """
@@ -2754,6 +2755,9 @@ def case_healthy_b():
 
 
 def main(argv):
+    global OUT
+    if "--out" in argv:
+        OUT = Path(argv[argv.index("--out") + 1]).resolve()
     if OUT.exists():
         shutil.rmtree(OUT)
     OUT.mkdir(parents=True)
@@ -2767,7 +2771,7 @@ def main(argv):
         print(f"{slug}  {label:<{width}}  {rc:<24} {comp}  ({nf} files)")
     if "--check" in argv:
         import subprocess
-        return subprocess.call([sys.executable, str(HERE / "validate.py")])
+        return subprocess.call([sys.executable, str(HERE / "validate.py"), str(OUT)])
     return 0
 
 

@@ -2,11 +2,11 @@
 the untrusted-data prompt and the typed reply. The planner that uses them lives in
 :mod:`harness.planners.llm_planner`; the scripted double for tests in :mod:`harness.llm.scripted`."""
 
-from harness.llm.client import Allowance, Completion, ModelClient, Tally, TokenUsage
-from harness.llm.prices import Price, PriceTable, load_prices
-from harness.llm.prompt import untrusted_block
-from harness.llm.reply import ModelReply, ReplyError, parse_reply, reply_schema
-from harness.llm.tokens import prompt_bound
+from forensic.harness.llm.client import Allowance, Completion, ModelClient, Tally, TokenUsage
+from forensic.harness.llm.prices import Price, PriceTable, load_prices
+from forensic.harness.llm.prompt import untrusted_block
+from forensic.harness.llm.reply import ModelReply, ReplyError, parse_reply, reply_schema
+from forensic.harness.llm.tokens import prompt_bound
 
 __all__ = [
     "Allowance",

@@ -27,10 +27,10 @@ import openai
 from pydantic import BaseModel, Field
 from tenacity import RetryError, Retrying, retry_if_exception
 
-from harness.llm import _retry
-from harness.llm.prices import PRICES_FILE, UNPRICED, Price, load_prices
-from harness.llm.tokens import prompt_bound
-from sandbox.errors import ModelError
+from forensic.harness.llm import _retry
+from forensic.harness.llm.prices import PRICES_FILE, UNPRICED, Price, load_prices
+from forensic.harness.llm.tokens import prompt_bound
+from forensic.sandbox.errors import ModelError
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: Local servers ignore the key, but the openai package insists on one.

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
-from sandbox.errors import ModelError
+from forensic.sandbox.errors import ModelError
 
 PRICES_FILE = Path(__file__).with_name("prices.toml")
 

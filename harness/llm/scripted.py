@@ -22,8 +22,8 @@ from typing import Any
 
 import httpx
 
-from harness.llm.client import ModelClient
-from harness.llm.tokens import prompt_bound
+from forensic.harness.llm.client import ModelClient
+from forensic.harness.llm.tokens import prompt_bound
 
 BASE_URL = "http://scripted.invalid/v1"
 

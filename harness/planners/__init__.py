@@ -1,6 +1,6 @@
 """Planners: the graph planner (default, no model) and model-driven ones behind one protocol."""
 
-from harness.planners.base import (
+from forensic.harness.planners.base import (
     Decision,
     Planner,
     PlannerView,
@@ -10,8 +10,8 @@ from harness.planners.base import (
     planner_names,
     register_planner,
 )
-from harness.planners.graph_planner import GraphPlanner
-from harness.planners.llm_planner import LLMPlanner  # noqa: F401  (registers "llm")
+from forensic.harness.planners.graph_planner import GraphPlanner
+from forensic.harness.planners.llm_planner import LLMPlanner  # noqa: F401  (registers "llm")
 
 __all__ = [
     "Decision",

@@ -6,7 +6,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from harness.failure_graph import FailureGraph, Hypothesis, Observation
+from forensic.harness.failure_graph import FailureGraph, Hypothesis, Observation
 
 
 class ToolCall(BaseModel):
@@ -70,7 +70,7 @@ def planner_names() -> list[str]:
 
 
 def make_planner(name: str, **kwargs: Any) -> Planner:
-    from sandbox import PlannerError
+    from forensic.sandbox import PlannerError
 
     try:
         return _PLANNERS[name](**kwargs)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from harness.failure_graph import host_of
-from harness.planners.base import Decision, PlannerView, Stop, ToolCall, register_planner
+from forensic.harness.failure_graph import host_of
+from forensic.harness.planners.base import Decision, PlannerView, Stop, ToolCall, register_planner
 
 #: A hypothesis below this probability does not steer test choice.
 MIN_PROBABILITY = 0.01

@@ -26,13 +26,13 @@ import re
 import time
 from typing import Any
 
-from harness.llm.client import Allowance, ModelClient
-from harness.llm.prompt import CauseInfo, ToolInfo, case_data, system_prompt, user_prompt
-from harness.llm.reply import ModelReply, ReplyError, clean_text, inert_args, parse_reply, reply_schema
-from harness.planners.base import Decision, PlannerView, Stop, ToolCall, register_planner
-from harness.planners.graph_planner import GraphPlanner
-from sandbox.errors import ModelError, ToolArgumentError
-from tools import all_tools
+from forensic.harness.llm.client import Allowance, ModelClient
+from forensic.harness.llm.prompt import CauseInfo, ToolInfo, case_data, system_prompt, user_prompt
+from forensic.harness.llm.reply import ModelReply, ReplyError, clean_text, inert_args, parse_reply, reply_schema
+from forensic.harness.planners.base import Decision, PlannerView, Stop, ToolCall, register_planner
+from forensic.harness.planners.graph_planner import GraphPlanner
+from forensic.sandbox.errors import ModelError, ToolArgumentError
+from forensic.tools import all_tools
 
 #: Completion tokens asked for when the budget allows (a reply is a few hundred).
 DEFAULT_MAX_TOKENS = 1024

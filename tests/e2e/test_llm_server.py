@@ -24,9 +24,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from harness.citations import check
-from harness.ledger import by_id
-from harness.models import Finding, Report
+from forensic.harness.citations import check
+from forensic.harness.ledger import by_id
+from forensic.harness.models import Finding, Report
 from tests.conftest import build_bundle
 
 pytestmark = pytest.mark.llm
@@ -102,7 +102,7 @@ def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def _forensic() -> list[str]:
     """The installed ``forensic`` console script next to this interpreter, else the module."""
     script = Path(sys.executable).with_name("forensic")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "harness.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "forensic.harness.cli"]
 
 
 def test_an_investigation_planned_by_a_real_model_holds_every_guardrail(model_server: str, tmp_path: Path) -> None:

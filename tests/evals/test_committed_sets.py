@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from evals.runner import find_cases, run_case, run_eval
-from harness.budget import Limits
+from forensic.evals.runner import find_cases, run_case, run_eval
+from forensic.evals.sets import ensure_set
+from forensic.harness.budget import Limits
 
 EVALS = Path(__file__).resolve().parents[2] / "evals"
 
@@ -26,7 +27,7 @@ def test_every_example_is_named_exactly(case: Path) -> None:
 
 @pytest.fixture(scope="module")
 def incidents() -> dict:
-    return run_eval(EVALS / "incidents")
+    return run_eval(ensure_set("incidents"))
 
 
 def test_tuned_and_held_out_accuracy(incidents: dict) -> None:
@@ -54,7 +55,7 @@ def test_every_root_cause_is_covered(incidents: dict) -> None:
 
 def test_independent_held_out_set() -> None:
     """Incidents written from the spec alone by someone who never saw the investigator."""
-    r = run_eval(EVALS / "independent", baselines=False)
+    r = run_eval(ensure_set("independent"), baselines=False)
     assert r["summary"]["n"] >= 14
     assert r["summary"]["exact_accuracy"] >= 0.85
     assert r["summary"]["healthy_false_alarm_rate"] == 0.0

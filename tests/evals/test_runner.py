@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evals.runner import find_cases, run_eval
+from forensic.evals.runner import find_cases, run_eval
 from tests.conftest import build_bundle
 
 

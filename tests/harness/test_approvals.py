@@ -7,8 +7,8 @@ from pathlib import Path
 
 from langgraph.checkpoint.memory import InMemorySaver
 
-from harness.approvals import Decision
-from harness.graph import Investigator
+from forensic.harness.approvals import Decision
+from forensic.harness.graph import Investigator
 
 
 def _waiting(make_bundle, tmp_path: Path) -> tuple[Investigator, dict]:

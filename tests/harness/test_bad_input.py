@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from harness.graph import Investigator
+from forensic.harness.graph import Investigator
 
 GARBAGE = {
     "binary": b"\x00\xff\xfe\x89PNG\r\n\x1a\n" * 500,

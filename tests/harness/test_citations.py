@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from harness.citations import check, numbers_in
-from harness.models import Finding
+from forensic.harness.citations import check, numbers_in
+from forensic.harness.models import Finding
 
 REC = {
     "ev-1": {"id": "ev-1", "status": "ok", "summary": "8 PCIe links read", "covered": ["h1/gpu3", "h1"],

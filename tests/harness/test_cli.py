@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.models import Report
+from forensic.harness.models import Report
 
 
 def forensic(*args: str, env_dir: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True, timeout=120,
+    return subprocess.run([sys.executable, "-m", "forensic.harness.cli", *args], capture_output=True, text=True, timeout=120,
                           env={"FORENSIC_STATE_DIR": str(env_dir), "PATH": "/usr/bin:/bin", "HOME": str(env_dir)})
 
 

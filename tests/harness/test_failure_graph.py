@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.failure_graph import PLAYBOOK_DIR, beliefs, default_graph, load_failure_graph, observe
-from sandbox import PlaybookError
+from forensic.harness.failure_graph import PLAYBOOK_DIR, beliefs, default_graph, load_failure_graph, observe
+from forensic.sandbox import PlaybookError
 
 SPEC_ROOT_CAUSES = {
     "pcie_downtrain", "pfc_pause_storm", "ecmp_hash_polarization", "link_degradation", "thermal_throttle",

@@ -10,9 +10,9 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from harness.budget import Limits
-from harness.graph import Investigator
-from harness.models import Report
+from forensic.harness.budget import Limits
+from forensic.harness.graph import Investigator
+from forensic.harness.models import Report
 
 FAULTS = ["pcie_downtrain", "thermal_throttle", "power_throttle", "hbm_degradation", "gpu_fell_off_bus"]
 
@@ -90,7 +90,7 @@ def test_resume_from_a_sqlite_checkpoint(make_bundle, tmp_path: Path) -> None:
 
 
 def test_resume_of_unknown_thread_is_a_clear_error(make_bundle) -> None:
-    from sandbox import ForensicError
+    from forensic.sandbox import ForensicError
 
     with pytest.raises(ForensicError, match="no checkpoint"):
         Investigator(make_bundle(None), checkpointer=InMemorySaver()).resume("nope")
@@ -108,7 +108,7 @@ def test_approval_gate_interrupts_and_nothing_is_approved_by_default(make_bundle
 
 
 def test_a_crashing_tool_is_recorded_and_the_run_goes_on(make_bundle, monkeypatch) -> None:
-    from tools import get_tool
+    from forensic.tools import get_tool
 
     tool = get_tool("gpu_health")
     monkeypatch.setattr(type(tool), "run", lambda self, ctx, args: 1 / 0)

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from sandbox import Host, LiveHost, NotAllowedError, PathEscapeError
+from forensic.sandbox import Host, LiveHost, NotAllowedError, PathEscapeError
 
 
 def test_it_is_a_host() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import (
+from forensic.sandbox import (
     Bundle,
     ConfinedFS,
     CorruptInputError,

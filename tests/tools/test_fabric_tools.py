@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sandbox import Bundle
-from tools import ToolContext, get_tool
+from forensic.sandbox import Bundle
+from forensic.tools import ToolContext, get_tool
 
 
 def run(bundle: Path, tool: str, **args):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sandbox import Bundle
+from forensic.sandbox import Bundle
 from tests.conftest import END, START
-from tools import ToolContext, get_tool
+from forensic.tools import ToolContext, get_tool
 
 HOSTS = ["node-a.example", "node-b.example"]
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import Bundle, ToolArgumentError
-from tools import ToolContext, get_tool
+from forensic.sandbox import Bundle, ToolArgumentError
+from forensic.tools import ToolContext, get_tool
 
 
 def run(bundle: Path, tool: str, **args):

@@ -15,10 +15,10 @@ the other two detectors), ``slowdown`` (job level), ``divergence`` (replicas), `
 modules are internals: ``_scan`` (the one fused pass), ``_stats``, ``_labels``.
 """
 
-from tools.detectors.bench import detection_benchmark, detector_benchmark, format_benchmark
-from tools.detectors.core import analyze, barrier_tax, change_points, peer_outliers, spikes, tax_attribution
-from tools.detectors.divergence import replica_divergence
-from tools.detectors.models import (
+from forensic.tools.detectors.bench import detection_benchmark, detector_benchmark, format_benchmark
+from forensic.tools.detectors.core import analyze, barrier_tax, change_points, peer_outliers, spikes, tax_attribution
+from forensic.tools.detectors.divergence import replica_divergence
+from forensic.tools.detectors.models import (
     BarrierTax,
     ChangeFlag,
     ChangePoints,
@@ -36,9 +36,9 @@ from tools.detectors.models import (
     TaxAttribution,
     UniformSlowdown,
 )
-from tools.detectors.steps import StepTable, load_steps_csv
-from tools.detectors.slowdown import uniform_slowdown
-from tools.detectors.stream import StreamingDetectors
+from forensic.tools.detectors.steps import StepTable, load_steps_csv
+from forensic.tools.detectors.slowdown import uniform_slowdown
+from forensic.tools.detectors.stream import StreamingDetectors
 
 __all__ = [
     "BarrierTax",

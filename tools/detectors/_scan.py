@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tools.detectors._stats import IQR_TO_SIGMA, bonferroni_z, cusum_threshold
+from forensic.tools.detectors._stats import IQR_TO_SIGMA, bonferroni_z, cusum_threshold
 
 _REF_SAMPLE = 1024
 _DUR_SAMPLE = 64

@@ -16,11 +16,11 @@ import tracemalloc
 
 import numpy as np
 
-from tools.detectors._stats import bonferroni_z
-from tools.detectors.core import analyze
-from tools.detectors.steps import StepTable
-from tools.detectors.stream import StreamingDetectors
-from tools.detectors.synth import Injected, fill_compute, make_fleet, random_stragglers
+from forensic.tools.detectors._stats import bonferroni_z
+from forensic.tools.detectors.core import analyze
+from forensic.tools.detectors.steps import StepTable
+from forensic.tools.detectors.stream import StreamingDetectors
+from forensic.tools.detectors.synth import Injected, fill_compute, make_fleet, random_stragglers
 
 __all__ = ["detector_benchmark", "detection_benchmark", "format_benchmark"]
 

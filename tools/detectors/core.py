@@ -27,10 +27,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tools.detectors._labels import Labels as _Labels
-from tools.detectors._labels import finite as _finite
-from tools.detectors._scan import Scan, ScanConfig, columns, exact_cusum, normalize, scan, screen_margin, step_times
-from tools.detectors._stats import (
+from forensic.tools.detectors._labels import Labels as _Labels
+from forensic.tools.detectors._labels import finite as _finite
+from forensic.tools.detectors._scan import Scan, ScanConfig, columns, exact_cusum, normalize, scan, screen_margin, step_times
+from forensic.tools.detectors._stats import (
     benjamini_hochberg,
     binomial_critical_count,
     binomial_sf,
@@ -39,8 +39,8 @@ from tools.detectors._stats import (
     robust_center_scale,
     series_cusum,
 )
-from tools.detectors.divergence import _divergence, replica_divergence
-from tools.detectors.models import (
+from forensic.tools.detectors.divergence import _divergence, replica_divergence
+from forensic.tools.detectors.models import (
     BarrierTax,
     Method,
     ChangeFlag,
@@ -55,8 +55,8 @@ from tools.detectors.models import (
     Straggler,
     TaxAttribution,
 )
-from tools.detectors.slowdown import _slowdown, uniform_slowdown
-from tools.detectors.steps import StepTable
+from forensic.tools.detectors.slowdown import _slowdown, uniform_slowdown
+from forensic.tools.detectors.steps import StepTable
 
 __all__ = [
     "analyze",

@@ -11,10 +11,10 @@ import math
 
 import numpy as np
 
-from tools.detectors._labels import Labels as _Labels
-from tools.detectors._scan import _REF_SAMPLE, _row_quartiles, _sample
-from tools.detectors._stats import IQR_TO_SIGMA, binomial_critical_count, normal_sf
-from tools.detectors.models import DivergentRank, ReplicaDivergence
+from forensic.tools.detectors._labels import Labels as _Labels
+from forensic.tools.detectors._scan import _REF_SAMPLE, _row_quartiles, _sample
+from forensic.tools.detectors._stats import IQR_TO_SIGMA, binomial_critical_count, normal_sf
+from forensic.tools.detectors.models import DivergentRank, ReplicaDivergence
 
 __all__ = ["replica_divergence"]
 

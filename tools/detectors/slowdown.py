@@ -11,11 +11,11 @@ import math
 
 import numpy as np
 
-from tools.detectors._labels import Labels as _Labels
-from tools.detectors._labels import finite as _finite
-from tools.detectors._scan import Scan, ScanConfig, scan, step_times
-from tools.detectors._stats import mann_whitney_z, normal_isf, series_cusum, trimmed_mean
-from tools.detectors.models import UniformSlowdown
+from forensic.tools.detectors._labels import Labels as _Labels
+from forensic.tools.detectors._labels import finite as _finite
+from forensic.tools.detectors._scan import Scan, ScanConfig, scan, step_times
+from forensic.tools.detectors._stats import mann_whitney_z, normal_isf, series_cusum, trimmed_mean
+from forensic.tools.detectors.models import UniformSlowdown
 
 __all__ = ["uniform_slowdown"]
 

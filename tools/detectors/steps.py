@@ -19,7 +19,7 @@ import math
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from sandbox.errors import ParseError
+from forensic.sandbox.errors import ParseError
 
 __all__ = ["StepTable", "load_steps_csv", "REQUIRED_COLUMNS", "OPTIONAL_COLUMNS"]
 

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from tools.detectors._scan import (
+from forensic.tools.detectors._scan import (
     _DUR_SAMPLE,
     CUSUM_CLIP,
     _REF_SAMPLE,
@@ -27,10 +27,10 @@ from tools.detectors._scan import (
     cusum_params,
     step_bands,
 )
-from tools.detectors._labels import Labels as _Labels
-from tools.detectors._labels import finite as _finite
-from tools.detectors.core import _attribution_core, _peer_flags, _peer_stats, _spike_decision, _tax_core
-from tools.detectors.models import (
+from forensic.tools.detectors._labels import Labels as _Labels
+from forensic.tools.detectors._labels import finite as _finite
+from forensic.tools.detectors.core import _attribution_core, _peer_flags, _peer_stats, _spike_decision, _tax_core
+from forensic.tools.detectors.models import (
     ChangeFlag,
     Method,
     ChangePoints,
@@ -41,8 +41,8 @@ from tools.detectors.models import (
     StreamSnapshot,
     Straggler,
 )
-from tools.detectors._stats import binomial_sf, normal_sf
-from tools.detectors.slowdown import _slowdown_core
+from forensic.tools.detectors._stats import binomial_sf, normal_sf
+from forensic.tools.detectors.slowdown import _slowdown_core
 
 __all__ = ["StreamingDetectors"]
 

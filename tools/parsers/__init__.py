@@ -1,7 +1,7 @@
 """Pure text parsers for recorded and live node evidence: no file I/O, no sandbox."""
 
-from tools.parsers.ethtool import PfcSummary, PriorityPause, counter_deltas, parse_ethtool_stats, pfc_summary
-from tools.parsers.hostload import (
+from forensic.tools.parsers.ethtool import PfcSummary, PriorityPause, counter_deltas, parse_ethtool_stats, pfc_summary
+from forensic.tools.parsers.hostload import (
     CpuTimes,
     Pressure,
     PressureLine,
@@ -11,7 +11,7 @@ from tools.parsers.hostload import (
     parse_pressure,
     parse_top,
 )
-from tools.parsers.infiniband import (
+from forensic.tools.parsers.infiniband import (
     IB_COUNTER_UNITS,
     IB_DATA_WORD_BYTES,
     CounterDelta,
@@ -23,7 +23,7 @@ from tools.parsers.infiniband import (
     parse_ib_rate,
     parse_ibstat,
 )
-from tools.parsers.kernel_log import (
+from forensic.tools.parsers.kernel_log import (
     XID_CATALOG,
     AerEvent,
     EventKind,
@@ -41,8 +41,8 @@ from tools.parsers.kernel_log import (
     parse_kernel_log,
     xid_info,
 )
-from tools.parsers.lspci import LinkStatus, LspciDevice, parse_lspci_vv
-from tools.parsers.nccl import (
+from forensic.tools.parsers.lspci import LinkStatus, LspciDevice, parse_lspci_vv
+from forensic.tools.parsers.nccl import (
     AsyncEvent,
     ChannelConnection,
     ChannelDirection,
@@ -64,8 +64,8 @@ from tools.parsers.nccl import (
     nccl_bus_id_to_pci,
     parse_nccl_log,
 )
-from tools.parsers.nvidia_smi import EccCounts, SmiGpu, parse_nvidia_smi_q
-from tools.parsers.nvml import (
+from forensic.tools.parsers.nvidia_smi import EccCounts, SmiGpu, parse_nvidia_smi_q
+from forensic.tools.parsers.nvml import (
     CLOCK_EVENT_REASONS,
     NvmlDevice,
     NvmlEvent,
@@ -77,7 +77,7 @@ from tools.parsers.nvml import (
     parse_nvml_json,
     parse_nvml_readings,
 )
-from tools.parsers.openmetrics import (
+from forensic.tools.parsers.openmetrics import (
     MetricFamily,
     MetricSet,
     MetricType,
@@ -87,8 +87,8 @@ from tools.parsers.openmetrics import (
     parse_openmetrics,
     series_host,
 )
-from tools.parsers.pci import PciAddress, parse_pci_address
-from tools.parsers.sonic import (
+from forensic.tools.parsers.pci import PciAddress, parse_pci_address
+from forensic.tools.parsers.sonic import (
     InterfaceCounters,
     InterfacesCounters,
     PfcCounters,
@@ -99,14 +99,14 @@ from tools.parsers.sonic import (
     parse_pfc_counters,
     parse_pfcwd_stats,
 )
-from tools.parsers.sysfs import (
+from forensic.tools.parsers.sysfs import (
     parse_aer_counters,
     parse_int_file,
     parse_link_speed,
     parse_link_width,
     pcie_generation,
 )
-from tools.parsers.torch_log import (
+from forensic.tools.parsers.torch_log import (
     DumpSignal,
     GlogSeverity,
     GlogStamp,

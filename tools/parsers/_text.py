@@ -8,7 +8,7 @@ from __future__ import annotations
 import io
 from collections.abc import Iterator
 
-from sandbox.errors import ParseError
+from forensic.sandbox.errors import ParseError
 
 
 def as_text(text: object) -> str:

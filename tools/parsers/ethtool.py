@@ -15,8 +15,8 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
-from sandbox.errors import ParseError
-from tools.parsers._text import as_text, numbered_lines
+from forensic.sandbox.errors import ParseError
+from forensic.tools.parsers._text import as_text, numbered_lines
 
 __all__ = [
     "PfcSummary",

@@ -26,8 +26,8 @@ from typing import Annotated, Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 
-from sandbox.errors import ParseError
-from tools.parsers.pci import PciAddress, parse_pci_address
+from forensic.sandbox.errors import ParseError
+from forensic.tools.parsers.pci import PciAddress, parse_pci_address
 
 __all__ = [
     "XID_CATALOG",

@@ -16,9 +16,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from sandbox.errors import ParseError
-from tools.parsers.pci import PciAddress, parse_pci_address
-from tools.parsers.sysfs import parse_link_speed, parse_link_width
+from forensic.sandbox.errors import ParseError
+from forensic.tools.parsers.pci import PciAddress, parse_pci_address
+from forensic.tools.parsers.sysfs import parse_link_speed, parse_link_width
 
 __all__ = ["LinkStatus", "LspciDevice", "parse_lspci_vv"]
 

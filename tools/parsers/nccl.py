@@ -21,7 +21,7 @@ from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict
 
-from tools.parsers._text import BoundedWarnings, as_text, numbered_lines
+from forensic.tools.parsers._text import BoundedWarnings, as_text, numbered_lines
 
 __all__ = [
     "AsyncEvent",

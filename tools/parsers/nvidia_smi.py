@@ -14,9 +14,9 @@ import re
 
 from pydantic import BaseModel, Field
 
-from sandbox.errors import ParseError
-from tools.parsers.nvml import clock_event_reason_bit
-from tools.parsers.pci import PciAddress, parse_pci_address
+from forensic.sandbox.errors import ParseError
+from forensic.tools.parsers.nvml import clock_event_reason_bit
+from forensic.tools.parsers.pci import PciAddress, parse_pci_address
 
 __all__ = ["EccCounts", "SmiGpu", "parse_nvidia_smi_q"]
 

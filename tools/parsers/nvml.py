@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from sandbox.errors import ParseError
-from tools.parsers.pci import PciAddress, parse_pci_address
+from forensic.sandbox.errors import ParseError
+from forensic.tools.parsers.pci import PciAddress, parse_pci_address
 
 __all__ = [
     "CLOCK_EVENT_REASONS",

@@ -20,7 +20,7 @@ from typing import Literal, get_args
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from tools.parsers._text import BoundedWarnings
+from forensic.tools.parsers._text import BoundedWarnings
 
 __all__ = [
     "MetricFamily",

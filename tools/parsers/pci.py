@@ -17,7 +17,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sandbox.errors import ParseError
+from forensic.sandbox.errors import ParseError
 
 __all__ = ["PciAddress", "parse_pci_address"]
 

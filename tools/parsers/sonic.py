@@ -19,8 +19,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from sandbox.errors import ParseError
-from tools.parsers._text import BoundedWarnings, as_text, numbered_lines
+from forensic.sandbox.errors import ParseError
+from forensic.tools.parsers._text import BoundedWarnings, as_text, numbered_lines
 
 __all__ = [
     "InterfaceCounters",

@@ -14,13 +14,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langgraph.checkpoint.memory import InMemorySaver
 
-from harness.budget import Limits
-from harness.graph import Investigator
-from harness.llm.scripted import Disconnect, Fail, Reply, ScriptedModel, Timeout, call, stop
-from harness.llm.tokens import prompt_bound
-from harness.models import Report
+from forensic.harness.budget import Limits
+from forensic.harness.graph import Investigator
+from forensic.harness.llm.scripted import Disconnect, Fail, Reply, ScriptedModel, Timeout, call, stop
+from forensic.harness.llm.tokens import prompt_bound
+from forensic.harness.models import Report
 from tests.conftest import HOSTS, build_bundle
-from tools import all_tools
+from forensic.tools import all_tools
 
 TOOLS = sorted(all_tools())
 

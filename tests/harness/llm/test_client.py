@@ -10,11 +10,11 @@ import email.utils
 
 import pytest
 
-from harness.llm.client import Allowance, ModelClient
-from harness.llm.prices import load_prices
-from harness.llm.scripted import Disconnect, Fail, Raw, Reply, ScriptedModel, Timeout
-from harness.llm.tokens import prompt_bound
-from sandbox.errors import ModelError
+from forensic.harness.llm.client import Allowance, ModelClient
+from forensic.harness.llm.prices import load_prices
+from forensic.harness.llm.scripted import Disconnect, Fail, Raw, Reply, ScriptedModel, Timeout
+from forensic.harness.llm.tokens import prompt_bound
+from forensic.sandbox.errors import ModelError
 
 MSGS = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hello"}]
 SCHEMA = {"type": "object", "properties": {"a": {"type": "string"}}}

@@ -25,12 +25,12 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from harness.budget import Limits
-from harness.graph import Investigator
-from harness.llm.scripted import Reply, ScriptedModel, call, stop
-from harness.models import Report
+from forensic.harness.budget import Limits
+from forensic.harness.graph import Investigator
+from forensic.harness.llm.scripted import Reply, ScriptedModel, call, stop
+from forensic.harness.models import Report
 from tests.conftest import build_bundle
-from tools import all_tools
+from forensic.tools import all_tools
 
 CORPUS_DIR = Path(__file__).with_name("injection_corpus")
 CORPUS_FILES = ["log_lines.txt", "schema_mimics.txt", "unicode_tricks.txt", "command_output.txt"]

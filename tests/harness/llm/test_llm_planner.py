@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from harness.budget import Limits
-from harness.graph import Investigator
-from harness.llm.client import ModelClient
-from harness.llm.scripted import Disconnect, Fail, Reply, ScriptedModel, Timeout, call, stop
-from harness.models import Report
-from harness.planners import make_planner, planner_names
-from sandbox import PlannerError
+from forensic.harness.budget import Limits
+from forensic.harness.graph import Investigator
+from forensic.harness.llm.client import ModelClient
+from forensic.harness.llm.scripted import Disconnect, Fail, Reply, ScriptedModel, Timeout, call, stop
+from forensic.harness.models import Report
+from forensic.harness.planners import make_planner, planner_names
+from forensic.sandbox import PlannerError
 
 CULPRIT = "node-b.example/gpu2"
 PCIE_CLAIM = f"{CULPRIT} PCIe link at 32 GT/s x8, capable of 32 GT/s x16"

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from harness.llm.reply import ReplyError, clean_text, parse_reply, reply_schema
-from harness.llm.scripted import call, stop
-from tools import all_tools
+from forensic.harness.llm.reply import ReplyError, clean_text, parse_reply, reply_schema
+from forensic.harness.llm.scripted import call, stop
+from forensic.tools import all_tools
 
 GOOD = call("gpu_health", host="node-a", claims=[{"claim": "x at 91 C", "evidence": ["ev-2"]}],
             hypotheses=[{"root_cause": "thermal_throttle", "component": "node-a/gpu1", "why": "ev-2"}])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from tools.detectors import detection_benchmark, detector_benchmark, format_benchmark
+from forensic.tools.detectors import detection_benchmark, detector_benchmark, format_benchmark
 
 
 def test_detector_benchmark_small():

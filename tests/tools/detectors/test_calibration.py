@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tools.detectors import StepTable, analyze
-from tools.detectors.synth import Noise, make_fleet
+from forensic.tools.detectors import StepTable, analyze
+from forensic.tools.detectors.synth import Noise, make_fleet
 
 
 def _flags(ranks, steps, seed, **noise):

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from tools.detectors import (
+from forensic.tools.detectors import (
     StepTable,
     analyze,
     barrier_tax,
@@ -18,8 +18,8 @@ from tools.detectors import (
     tax_attribution,
     uniform_slowdown,
 )
-from tools.detectors._stats import bonferroni_z
-from tools.detectors.synth import Injected, Noise, make_fleet
+from forensic.tools.detectors._stats import bonferroni_z
+from forensic.tools.detectors.synth import Injected, Noise, make_fleet
 
 
 def _fleet(ranks=512, steps=400, seed=0, truth=(), **noise):

@@ -6,8 +6,8 @@ import random
 
 import numpy as np
 
-from tools.detectors import analyze, load_steps_csv
-from tools.detectors.synth import Injected, make_fleet
+from forensic.tools.detectors import analyze, load_steps_csv
+from forensic.tools.detectors.synth import Injected, make_fleet
 
 
 def _to_csv(fleet, every=10, drop=0.02, seed=0):

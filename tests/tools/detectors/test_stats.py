@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from tools.detectors._stats import (
+from forensic.tools.detectors._stats import (
     benjamini_hochberg,
     binomial_critical_count,
     binomial_sf,

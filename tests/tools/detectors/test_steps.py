@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sandbox.errors import ParseError
-from tools.detectors.steps import StepTable, load_steps_csv
+from forensic.sandbox.errors import ParseError
+from forensic.tools.detectors.steps import StepTable, load_steps_csv
 
 HEADER = "step,rank,start_unix,duration_s,compute_s"
 

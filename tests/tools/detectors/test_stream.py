@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from tools.detectors import StepTable, StreamingDetectors, analyze
-from tools.detectors.synth import Injected, make_fleet, random_stragglers
+from forensic.tools.detectors import StepTable, StreamingDetectors, analyze
+from forensic.tools.detectors.synth import Injected, make_fleet, random_stragglers
 
 
 def _replay(fleet, baseline_steps, **kw):

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sandbox.errors import ParseError
-from tools.parsers.ethtool import PfcSummary, counter_deltas, parse_ethtool_stats, pfc_summary
+from forensic.sandbox.errors import ParseError
+from forensic.tools.parsers.ethtool import PfcSummary, counter_deltas, parse_ethtool_stats, pfc_summary
 
 # Shape per reference §4.1 ("NIC statistics:" then 5-space-indented name: value); counter names are
 # the mlx5 names the kernel documentation lists there.

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sandbox.errors import ParseError
-from tools.parsers.hostload import parse_pressure, parse_top
+from forensic.sandbox.errors import ParseError
+from forensic.tools.parsers.hostload import parse_pressure, parse_top
 
 # procps-ng `top -b -n 1` layout (summary area, blank line, process table), a host whose CPUs are
 # taken by a stray compression job next to the training ranks.

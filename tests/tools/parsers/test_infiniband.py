@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sandbox.errors import ParseError
-from tools.parsers.infiniband import (
+from forensic.sandbox.errors import ParseError
+from forensic.tools.parsers.infiniband import (
     IB_COUNTER_UNITS,
     IB_DATA_WORD_BYTES,
     ib_counter_deltas,

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tools.parsers import XID_CATALOG, PciAddress, parse_kernel_log, parse_pci_address, xid_info
+from forensic.tools.parsers import XID_CATALOG, PciAddress, parse_kernel_log, parse_pci_address, xid_info
 
 BOOT = 1_776_000_000.0
 

@@ -1,7 +1,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tools.parsers import PciAddress, parse_lspci_vv
+from forensic.tools.parsers import PciAddress, parse_lspci_vv
 
 # leptonai/gpud pkg/pci/testdata/lspci-vvv, H100 SXM block as quoted in reference 5.2 (tabs as lspci prints).
 H100_BLOCK = """19:00.0 3D controller: NVIDIA Corporation Device 2330 (rev a1)

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sandbox.errors import ParseError
-from tools.parsers.nccl import nccl_bus_id_to_pci, parse_nccl_log
+from forensic.sandbox.errors import ParseError
+from forensic.tools.parsers.nccl import nccl_bus_id_to_pci, parse_nccl_log
 
 # Reference §6.2, verbatim (nccl#1814, nccl#1291, nccl-tests#227, nccl#707, nccl#1412).
 INIT_REAL = """\

@@ -1,7 +1,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tools.parsers import PciAddress, is_thermal, parse_nvidia_smi_q
+from forensic.tools.parsers import PciAddress, is_thermal, parse_nvidia_smi_q
 
 # Real fragments quoted in reference 8.2, assembled under one GPU heading, verbatim otherwise:
 # Clocks Event Reasons (H100, NVIDIA/nccl#1453), ECC/Remapped Rows (A100 after XID 63, stas00),

@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sandbox.errors import ParseError
-from tools.parsers import (
+from forensic.sandbox.errors import ParseError
+from forensic.tools.parsers import (
     CLOCK_EVENT_REASONS,
     PciAddress,
     decode_clock_event_reasons,

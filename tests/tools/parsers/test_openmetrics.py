@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tools.parsers import counter_increase, is_counter_like, parse_openmetrics, series_host
+from forensic.tools.parsers import counter_increase, is_counter_like, parse_openmetrics, series_host
 
 # Real scrape lines, verbatim from dcgm-exporter issue 512 and PR 736 (reference 3.3).
 DCGM_512 = """DCGM_FI_DEV_MEMORY_TEMP{gpu="1",UUID="GPU-********",pci_bus_id="00000000:40:00.0",device="nvidia1",modelName="NVIDIA H100 80GB HBM3",Hostname="***h100-007",DCGM_FI_DRIVER_VERSION="535.129.03",container="ollama",namespace="***",pod="ollama-76f687f4cd-xcvvp"} 42

@@ -2,8 +2,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sandbox.errors import ParseError
-from tools.parsers import PciAddress, parse_pci_address
+from forensic.sandbox.errors import ParseError
+from forensic.tools.parsers import PciAddress, parse_pci_address
 
 
 @pytest.mark.parametrize(

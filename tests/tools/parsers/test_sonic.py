@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sandbox.errors import ParseError
-from tools.parsers.sonic import parse_interfaces_counters, parse_pfc_counters, parse_pfcwd_stats
+from forensic.sandbox.errors import ParseError
+from forensic.tools.parsers.sonic import parse_interfaces_counters, parse_pfc_counters, parse_pfcwd_stats
 
 # Reference §4.5, verbatim from https://github.com/sonic-net/sonic-buildimage/issues/8483.
 PFCWD_REAL = """\

@@ -2,7 +2,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tools.parsers import (
+from forensic.tools.parsers import (
     parse_aer_counters,
     parse_int_file,
     parse_link_speed,

@@ -5,9 +5,9 @@ import pkgutil
 
 import pytest
 
-import tools.parsers as parsers
-from sandbox.errors import ParseError
-from tools.parsers._text import BoundedWarnings, as_text, numbered_lines
+import forensic.tools.parsers as parsers
+from forensic.sandbox.errors import ParseError
+from forensic.tools.parsers._text import BoundedWarnings, as_text, numbered_lines
 
 
 def test_as_text():
@@ -54,7 +54,7 @@ def test_package_reexports_every_parser_module():
     modules = [info.name for info in pkgutil.iter_modules(parsers.__path__) if not info.name.startswith("_")]
     expected: set[str] = set()
     for name in modules:
-        module = importlib.import_module(f"tools.parsers.{name}")
+        module = importlib.import_module(f"forensic.tools.parsers.{name}")
         for public in module.__all__:
             assert getattr(parsers, public) is getattr(module, public), f"{name}.{public}"
         expected |= set(module.__all__)

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sandbox.errors import ParseError
-from tools.parsers.torch_log import parse_torch_log
+from forensic.sandbox.errors import ParseError
+from forensic.tools.parsers.torch_log import parse_torch_log
 
 # Reference §6.4, verbatim: torch ~2.6/2.7 (ArcticTraining#219, OpenRLHF#1126). The dump-signal line
 # keeps its double space ("from  rank 6"), the missing space in "460630.This" and its trailing space.

@@ -1,0 +1,1 @@
+"""Evaluation: incident generators, the runner and the baselines. The runtime never imports this."""

@@ -1,0 +1,64 @@
+"""``forensic investigate``: a recorded incident to a verdict."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from forensic.harness.budget import Limits
+from forensic.sandbox import BundleError, ForensicError
+from rich.console import Console
+
+from ._common import _checkpointer, _fail, _planner_kwargs, app, default_state_dir
+
+
+@app.command()
+def investigate(
+    bundle: Annotated[Path, typer.Argument(help="Incident bundle folder (or an evaluation case holding bundle/).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the forensic.report/v1 JSON document.")] = False,
+    budget_tool_calls: Annotated[int, typer.Option(help="Hard limit on tool calls.", min=0)] = 40,
+    budget_wall_s: Annotated[float, typer.Option(help="Hard limit on working time, seconds.", min=0.001)] = 300.0,
+    budget_tokens: Annotated[int, typer.Option(help="Hard limit on model tokens.", min=0)] = 200_000,
+    budget_cost_usd: Annotated[float, typer.Option(help="Hard limit on model cost, USD.", min=0.0)] = 1.0,
+    planner: Annotated[str, typer.Option(help="graph (default, no model) or llm.")] = "graph",
+    checkpoint: Annotated[Optional[Path], typer.Option(help="SQLite checkpoint file (default: state dir).")] = None,
+    no_checkpoint: Annotated[bool, typer.Option("--no-checkpoint", help="Keep checkpoints in memory only.")] = False,
+    thread: Annotated[Optional[str], typer.Option(help="Thread id for this run (default: generated).")] = None,
+    resume: Annotated[Optional[str], typer.Option(help="Resume a checkpointed thread by id.")] = None,
+    llm_base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint (env FORENSIC_LLM_BASE_URL).")] = None,
+    llm_model: Annotated[Optional[str], typer.Option(help="Model name (env FORENSIC_LLM_MODEL).")] = None,
+    llm_api_key: Annotated[Optional[str], typer.Option(help="API key (env FORENSIC_LLM_API_KEY).")] = None,
+) -> None:
+    """Investigate a recorded incident and print a verdict with cited evidence."""
+    from forensic.harness.graph import Investigator
+    from forensic.harness.render import render_report
+
+    limits = Limits(tool_calls=budget_tool_calls, wall_s=budget_wall_s, llm_tokens=budget_tokens, cost_usd=budget_cost_usd)
+    cp_path = None if no_checkpoint else (checkpoint or default_state_dir() / "checkpoints.sqlite")
+    thread_id = resume or thread or None
+    try:
+        inv = Investigator(bundle, planner=planner, planner_kwargs=_planner_kwargs(planner, llm_base_url, llm_model, llm_api_key),
+                           limits=limits, checkpointer=_checkpointer(cp_path), audit_log=default_state_dir() / "audit.jsonl")
+        cfg = inv.config(thread_id)
+        thread_id = cfg["configurable"]["thread_id"]
+        # With a durable checkpoint the run waits at the approval gate, so that a person can
+        # approve a proposal later with `forensic approve`; in memory there is no later.
+        report = inv.resume(resume) if resume else inv.run(thread_id=thread_id, await_approval=cp_path is not None)
+    except BundleError as exc:
+        _fail(2, str(exc))
+    except ForensicError as exc:
+        _fail(2, str(exc))
+    report["thread"] = thread_id
+    if as_json:
+        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+    else:
+        render_report(report, Console())
+        pending = [p for p in report.get("proposals", []) if p["status"] == "pending_approval"]
+        if pending and cp_path is not None:
+            p = pending[0]
+            sys.stdout.write(f"to approve: forensic approve {thread_id} --approve {p['id']}={p['content_hash']}\n")
+
+
