@@ -22,6 +22,7 @@ from rich.table import Table
 
 from forensic.harness.budget import Limits
 from forensic.harness.citations import check
+from forensic.harness.failure_graph import FailureGraph
 from forensic.harness.models import Finding
 
 EVAL_SCHEMA = "forensic.eval/v1"
@@ -54,14 +55,16 @@ def _verified(report: dict[str, Any]) -> tuple[int, int]:
     return len(report.get("findings", [])) + dropped, ok
 
 
-def run_case(case: Path, *, planner: str, limits: Limits, planner_kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
+def run_case(case: Path, *, planner: str, limits: Limits, planner_kwargs: dict[str, Any] | None = None,
+             graph: FailureGraph | None = None) -> dict[str, Any]:
     from forensic.harness.graph import Investigator
 
     expected = _truth(case)
     t0 = time.monotonic()
     out: dict[str, Any] = {"id": case.name, "expected": expected}
     try:
-        report = Investigator(case / "bundle", planner=planner, planner_kwargs=planner_kwargs, limits=limits).run()
+        report = Investigator(case / "bundle", planner=planner, planner_kwargs=planner_kwargs, limits=limits,
+                              graph=graph).run()
     except Exception as exc:  # a crash is this case's result, not the run's end
         out.update(got={"root_cause": None, "component": None, "status": "error"}, root_cause_ok=False, component_ok=False,
                    top3_ok=False, tool_calls=0, wall_s=round(time.monotonic() - t0, 3), findings=0, findings_verified=0,
@@ -119,7 +122,9 @@ def confusion(cases: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
 
 
 def run_eval(root: Path, *, planner: str = "graph", repeat: int = 1, limits: Limits | None = None,
-             baselines: bool = True, progress: bool = False, planner_kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
+             baselines: bool = True, progress: bool = False, planner_kwargs: dict[str, Any] | None = None,
+             graph: FailureGraph | None = None) -> dict[str, Any]:
+    """Score every case under ``root``; ``graph`` is the failure graph to investigate with (default: the shipped playbooks)."""
     from forensic.evals.baselines import BASELINES, score_baseline
 
     limits = limits or Limits()
@@ -129,7 +134,7 @@ def run_eval(root: Path, *, planner: str = "graph", repeat: int = 1, limits: Lim
         task = bar.add_task("investigating", total=len(case_dirs) * repeat)
         for case in case_dirs:
             for attempt in range(repeat):
-                r = run_case(case, planner=planner, limits=limits, planner_kwargs=planner_kwargs)
+                r = run_case(case, planner=planner, limits=limits, planner_kwargs=planner_kwargs, graph=graph)
                 r["split"] = split_of(case, root)
                 if repeat > 1:
                     r["attempt"] = attempt + 1

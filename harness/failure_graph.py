@@ -9,8 +9,9 @@ hypotheses are turned into probabilities with a softmax, with ``healthy`` as one
 from __future__ import annotations
 
 import math
+import re
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -63,7 +64,7 @@ class Remediation(BaseModel):
 class RootCauseSpec(BaseModel):
     """One root cause of the failure graph."""
 
-    id: str = Field(description="Root cause id from the bundle vocabulary.")
+    id: str = Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=64, description="Root cause id; the file's name is a good choice.")
     title: str = Field(description="What it means.")
     kinds: list[ComponentKind | Literal["none"]] = Field(description="Kinds of component it can blame.")
     mechanisms: list[str] = Field(description="Mechanisms it acts through (can-cause edges).")
@@ -91,22 +92,38 @@ class FailureGraph(BaseModel):
     root_causes: dict[str, RootCauseSpec]
 
 
-def load_failure_graph(folder: Path | str = PLAYBOOK_DIR) -> FailureGraph:
-    """Load and validate the failure graph; PlaybookError says which file is wrong and why."""
+def load_failure_graph(folder: Path | str = PLAYBOOK_DIR, *, emits: Mapping[str, frozenset[str]] | None = None) -> FailureGraph:
+    """Load and validate the failure graph; PlaybookError says which file is wrong and why.
+
+    The playbooks are the vocabulary, checked against the tools: ``emits`` maps each tool name to
+    the signals it declares (default: every registered tool's ``emits``). A test naming an
+    unknown tool or a signal its tool never emits, or a rule or node waiting for a signal no tool
+    emits, is refused with the file and line, so a playbook cannot silently wait forever.
+    """
     folder = Path(folder)
+    if emits is None:
+        from forensic.tools import all_tools
+
+        emits = {name: tool.emits for name, tool in all_tools().items()}
+    texts: dict[str, tuple[Path, str]] = {}
+    graph_path = folder / "graph.toml"
     try:
-        base = tomllib.loads((folder / "graph.toml").read_text())
+        text = graph_path.read_text()
+        base = tomllib.loads(text)
     except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise PlaybookError(f"{folder / 'graph.toml'}: {exc}") from None
+        raise PlaybookError(f"{graph_path}: {exc}") from None
+    texts[""] = (graph_path, text)
     root_causes: dict[str, RootCauseSpec] = {}
     for path in sorted((folder / "root_causes").glob("*.toml")):
         try:
-            spec = RootCauseSpec.model_validate(tomllib.loads(path.read_text()))
+            text = path.read_text()
+            spec = RootCauseSpec.model_validate(tomllib.loads(text))
         except (OSError, tomllib.TOMLDecodeError, ValidationError) as exc:
             raise PlaybookError(f"{path}: {exc}") from None
         if spec.id in root_causes:
             raise PlaybookError(f"{path}: root cause {spec.id!r} defined twice")
         root_causes[spec.id] = spec
+        texts[spec.id] = (path, text)
     try:
         graph = FailureGraph.model_validate({**base, "root_causes": root_causes})
     except ValidationError as exc:
@@ -117,7 +134,55 @@ def load_failure_graph(folder: Path | str = PLAYBOOK_DIR) -> FailureGraph:
                 raise PlaybookError(f"root cause {rc.id}: unknown mechanism {m!r}")
     if "healthy" not in graph.root_causes:
         raise PlaybookError("the failure graph needs a 'healthy' root cause")
+    _check_vocabulary(graph, emits, texts)
     return graph
+
+
+def _line(text: str, pattern: str, start: int = 0) -> int:
+    """1-based number of the first line at or after line ``start`` (0-based) matching ``pattern``."""
+    lines = text.splitlines()
+    for i in range(start, len(lines)):
+        if re.search(pattern, lines[i]):
+            return i + 1
+    return start + 1
+
+
+def _check_vocabulary(graph: FailureGraph, emits: Mapping[str, frozenset[str]], texts: dict[str, tuple[Path, str]]) -> None:
+    known = ", ".join(sorted(emits))
+    every = frozenset().union(*emits.values())
+    graph_path, graph_text = texts[""]
+    for key in ("triage", "sweeps"):
+        for tool in getattr(graph, key):
+            if tool not in emits:
+                where = _line(graph_text, rf"^\s*{key}\s*=")
+                raise PlaybookError(f"{graph_path}:{where}: {key} names unknown tool {tool!r}; known: {known}")
+    for section in ("symptoms", "mechanisms"):
+        for name, node in getattr(graph, section).items():
+            for sig in node.signals:
+                if sig not in every:
+                    head = _line(graph_text, rf"^\s*\[{section}\.{re.escape(name)}\]") - 1
+                    where = _line(graph_text, rf'["\']{re.escape(sig)}["\']', head)
+                    raise PlaybookError(f"{graph_path}:{where}: {section}.{name} lists signal {sig!r}, which no tool emits")
+    for rc in graph.root_causes.values():
+        path, text = texts[rc.id]
+        heads = [i for i, line in enumerate(text.splitlines()) if line.strip() == "[[tests]]"]
+        for n, test in enumerate(rc.tests):
+            head = heads[n] if n < len(heads) else 0
+            if test.tool not in emits:
+                where = _line(text, r"^\s*tool\s*=", head)
+                raise PlaybookError(f"{path}:{where}: test of {rc.id} names unknown tool {test.tool!r}; known: {known}")
+            if test.signal not in emits[test.tool]:
+                where = _line(text, r"^\s*signal\s*=", head)
+                others = sorted(t for t, s in emits.items() if test.signal in s)
+                hint = f" (emitted by {', '.join(others)})" if others else " (no tool emits it)"
+                raise PlaybookError(f"{path}:{where}: test of {rc.id} waits for signal {test.signal!r}, "
+                                    f"which tool {test.tool!r} never emits{hint}")
+        for group in (*rc.confirm.require, *rc.confirm.impact):
+            for sig in group:
+                if sig not in every:
+                    head = _line(text, r"^\s*\[confirm\]") - 1
+                    where = _line(text, rf'["\']{re.escape(sig)}["\']', head)
+                    raise PlaybookError(f"{path}:{where}: confirmation rule of {rc.id} needs signal {sig!r}, which no tool emits")
 
 
 @lru_cache(maxsize=4)

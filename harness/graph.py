@@ -241,6 +241,8 @@ class Investigator:
     def _conclude(self, state: State) -> dict[str, Any]:
         self._load_planner(state)
         report = build_report(self, state)
+        # The verdict's vocabulary is the loaded graph's, whichever playbook folder it came from.
+        Report.model_validate(report.to_json_dict(), context={"root_causes": self.failure_graph.root_causes})
         return {"report": report.to_json_dict()}
 
     def _propose(self, state: State) -> dict[str, Any]:

@@ -2,30 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StringConstraints, ValidationInfo, field_validator
 
 from forensic.tools.base import Signal, Status
 
 REPORT_SCHEMA = "forensic.report/v1"
 
-RootCause = Literal[
-    "pcie_downtrain",
-    "pfc_pause_storm",
-    "ecmp_hash_polarization",
-    "link_degradation",
-    "thermal_throttle",
-    "power_throttle",
-    "hbm_degradation",
-    "gpu_fell_off_bus",
-    "nvlink_fault",
-    "silent_data_corruption",
-    "host_contention",
-    "input_pipeline_stall",
-    "nccl_misconfiguration",
-    "healthy",
-]
+#: A root cause id. The vocabulary is the loaded failure graph (``playbooks/root_causes/*.toml``),
+#: not a list here: a new failure class is a new playbook file. Where a graph is at hand, validate
+#: with ``context={"root_causes": graph.root_causes}`` and an id it does not define is refused.
+RootCause = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$", max_length=64)]
 ReportStatus = Literal["confirmed", "probable", "inconclusive", "healthy"]
 Risk = Literal["low", "medium", "high"]
 ProposalStatus = Literal["pending_approval", "approved", "rejected", "executed", "failed"]
@@ -49,9 +37,17 @@ class EvidenceRecord(BaseModel):
 class Verdict(BaseModel):
     """The root cause named and how sure the investigator is."""
 
-    root_cause: RootCause = Field(description="Root cause from the bundle vocabulary.")
+    root_cause: RootCause = Field(description="Root cause id from the loaded failure graph's vocabulary.")
     component: str | None = Field(description="Faulty component; null for healthy.")
     confidence: float = Field(ge=0.0, le=1.0, description="Posterior belief in this hypothesis.")
+
+    @field_validator("root_cause")
+    @classmethod
+    def _in_vocabulary(cls, value: str, info: ValidationInfo) -> str:
+        known = (info.context or {}).get("root_causes")
+        if known is not None and value not in known:
+            raise ValueError(f"unknown root cause {value!r}: the loaded playbooks define {', '.join(sorted(known))}")
+        return value
 
 
 class Finding(BaseModel):

@@ -16,6 +16,9 @@ SIGNAL_OF_CATEGORY = {
     "nvlink": "xid_nvlink",
 }
 
+#: Every signal an XID can raise; tools that read XIDs add these to what they declare they emit.
+XID_SIGNALS = frozenset(SIGNAL_OF_CATEGORY.values())
+
 
 def xid_signal(code: int, component: str, detail: str, **values: float | int | str | bool | None) -> Signal | None:
     """The signal an XID on ``component`` raises, or None for XIDs that blame nothing."""

@@ -90,6 +90,10 @@ class Tool:
     description: ClassVar[str]
     Input: ClassVar[type[ToolInput]] = HostScope
     cost: ClassVar[float] = 1.0
+    #: Every signal name the tool can emit. The playbook loader checks each test against it, so
+    #: a playbook cannot wait for a signal nothing produces; a call that emits anything else is
+    #: a bug in the tool and becomes an ``error`` result rather than unchecked evidence.
+    emits: ClassVar[frozenset[str]]
 
     def run(self, ctx: ToolContext, args: ToolInput) -> ToolResult:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -110,15 +114,20 @@ class Tool:
         """
         args = self.validate(raw_args)
         try:
-            return self.run(ctx, args)
+            result = self.run(ctx, args)
         except ToolArgumentError:
             raise
         except ForensicError as exc:
             return ToolResult(status="error", summary=f"{self.name} failed: {exc}")
+        if undeclared := sorted({s.name for s in result.signals} - self.emits):
+            return ToolResult(status="error", source=result.source,
+                              summary=f"{self.name} emitted undeclared signals {', '.join(undeclared)} (a bug in the tool)")
+        return result
 
     @classmethod
     def schema(cls) -> dict[str, Any]:
-        return {"name": cls.name, "description": cls.description, "parameters": cls.Input.model_json_schema()}
+        return {"name": cls.name, "description": cls.description, "parameters": cls.Input.model_json_schema(),
+                "emits": sorted(cls.emits)}
 
 
 _REGISTRY: dict[str, Tool] = {}
@@ -126,6 +135,8 @@ _REGISTRY: dict[str, Tool] = {}
 
 def register(cls: type[Tool]) -> type[Tool]:
     """Class decorator: make a tool available by name."""
+    if not isinstance(getattr(cls, "emits", None), frozenset):
+        raise ValueError(f"tool {cls.name!r} must declare the signals it emits (emits = frozenset({{...}}))")
     if cls.name in _REGISTRY:
         raise ValueError(f"tool {cls.name!r} registered twice")
     _REGISTRY[cls.name] = cls()

@@ -59,6 +59,7 @@ def _uplinks(ctx: ToolContext) -> dict[str, set[str]]:
 @register
 class Fabric(Tool):
     name = "fabric"
+    emits = frozenset({"pfc_origin", "pfcwd_storm", "switch_uplink_imbalance"})
     description = (
         "Switch-side evidence: SONiC PFC watchdog storms and per-port PFC counters mapped to the NIC cabled to "
         "each port (the storm origin), and ECMP uplink balance from ifHCOutOctets rates (polarization). "

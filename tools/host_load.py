@@ -69,6 +69,7 @@ def _loads(ctx: ToolContext) -> dict[str, Load]:
 @register
 class HostLoad(Tool):
     name = "host_load"
+    emits = frozenset({"host_cpu_contention"})
     description = (
         "CPU load of each host vs its peers: load average (top, node_load1), CPU pressure (/proc/pressure/cpu), "
         "and the busiest processes. Scope: one host or all."

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 
 from forensic.sandbox import ForensicError
 from forensic.tools._inventory import inventory
-from forensic.tools._xid import xid_signal
+from forensic.tools._xid import XID_SIGNALS, xid_signal
 from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, count, register
 from forensic.tools.parsers.kernel_log import KernelLog, parse_kernel_log
 
@@ -53,6 +53,7 @@ def _when(ctx: ToolContext, t: float | None) -> str:
 @register
 class KernelLogTool(Tool):
     name = "kernel_log"
+    emits = frozenset({"nic_link_flap", "pcie_aer"}) | XID_SIGNALS
     description = (
         "Kernel log of each host (dmesg, dmesg -T, journalctl -k, /dev/kmsg): NVIDIA XIDs by class (fell off "
         "the bus, memory, NVLink, application), GPUs that fell off the bus, PCIe AER errors, mlx5 link flaps; "

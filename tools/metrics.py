@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from forensic.sandbox import ForensicError
-from forensic.tools._xid import xid_signal
+from forensic.tools._xid import XID_SIGNALS, xid_signal
 from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, gpu_component, register
 from forensic.tools.parsers.openmetrics import MetricSet, Series, counter_increase, parse_openmetrics, series_host
 
@@ -138,6 +138,7 @@ def _reasons(g: GpuSeries) -> Series | None:
 @register
 class Metrics(Tool):
     name = "metrics"
+    emits = frozenset({"metric_clock_low", "metric_ecc_dbe", "metric_nvlink_errors", "metric_power_violation", "metric_remap", "metric_series_stopped", "metric_temp_high", "metric_thermal_violation"}) | XID_SIGNALS
     description = (
         "Per-GPU DCGM time series over the incident window: thermal and power violation time, clock-event "
         "reason bits, SM clock vs in-job peers, temperature, ECC and row-remap counters, NVLink error counters, "

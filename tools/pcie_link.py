@@ -111,6 +111,7 @@ def _links(ctx: ToolContext, host: str) -> list[Link]:
 @register
 class PcieLink(Tool):
     name = "pcie_link"
+    emits = frozenset({"device_lost", "pcie_degraded"})
     description = (
         "PCIe link speed and width of each GPU and NIC (sysfs, lspci -vv, NVML), judged against the device's "
         "capability and its busy peers; tells a narrow or slow link on a device the job uses from the power-saving "

@@ -43,6 +43,19 @@ def _checkpointer(path: Path | None):
     return SqliteSaver(sqlite3.connect(str(path), check_same_thread=False))
 
 
+def _playbooks(folder: Path | None):
+    """The failure graph from another playbook folder (None: the shipped one); a bad folder is exit 2."""
+    if folder is None:
+        return None
+    from forensic.harness.failure_graph import load_failure_graph
+    from forensic.sandbox import PlaybookError
+
+    try:
+        return load_failure_graph(folder)
+    except PlaybookError as exc:
+        _fail(2, str(exc))
+
+
 def _planner_kwargs(planner: str, base_url: str | None, model: str | None, api_key: str | None) -> dict:
     """Model settings for model-driven planners; flags win over the FORENSIC_LLM_* environment."""
     if planner == "graph":

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 from forensic.harness.budget import Limits
 from rich.console import Console
 
-from ._common import _fail, _planner_kwargs, app
+from ._common import _fail, _planner_kwargs, _playbooks, app
 
 
 @app.command("eval")
@@ -24,6 +24,8 @@ def evaluate(
     planner: Annotated[str, typer.Option(help="graph (default) or llm.")] = "graph",
     budget_tool_calls: Annotated[int, typer.Option(help="Hard limit on tool calls per case.", min=0)] = 40,
     baselines: Annotated[bool, typer.Option(help="Also score the baseline rules in the same run.")] = True,
+    playbooks: Annotated[Optional[Path], typer.Option(
+        help="Playbook folder (graph.toml + root_causes/*.toml) to use instead of the shipped one.")] = None,
 ) -> None:
     """Score the investigator against evaluation incidents."""
     from forensic.evals.runner import render_scoreboard, run_eval
@@ -37,9 +39,10 @@ def evaluate(
             _fail(2, str(exc))
     if not directory.is_dir():
         _fail(2, f"{directory}: not a folder")
+    graph = _playbooks(playbooks)
     result = run_eval(directory, planner=planner, repeat=repeat, limits=Limits(tool_calls=budget_tool_calls),
                       planner_kwargs=_planner_kwargs(planner, None, None, None),
-                      baselines=baselines, progress=not as_json and sys.stderr.isatty())
+                      baselines=baselines, progress=not as_json and sys.stderr.isatty(), graph=graph)
     if not result["cases"]:
         _fail(2, f"{directory}: no evaluation cases (folders with bundle/ and truth.json)")
     if as_json:

@@ -12,7 +12,7 @@ from forensic.harness.budget import Limits
 from forensic.sandbox import BundleError, ForensicError
 from rich.console import Console
 
-from ._common import _checkpointer, _fail, _planner_kwargs, app, default_state_dir
+from ._common import _checkpointer, _fail, _planner_kwargs, _playbooks, app, default_state_dir
 
 
 @app.command()
@@ -31,6 +31,8 @@ def investigate(
     llm_base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint (env FORENSIC_LLM_BASE_URL).")] = None,
     llm_model: Annotated[Optional[str], typer.Option(help="Model name (env FORENSIC_LLM_MODEL).")] = None,
     llm_api_key: Annotated[Optional[str], typer.Option(help="API key (env FORENSIC_LLM_API_KEY).")] = None,
+    playbooks: Annotated[Optional[Path], typer.Option(
+        help="Playbook folder (graph.toml + root_causes/*.toml) to use instead of the shipped one.")] = None,
 ) -> None:
     """Investigate a recorded incident and print a verdict with cited evidence."""
     from forensic.harness.graph import Investigator
@@ -39,9 +41,10 @@ def investigate(
     limits = Limits(tool_calls=budget_tool_calls, wall_s=budget_wall_s, llm_tokens=budget_tokens, cost_usd=budget_cost_usd)
     cp_path = None if no_checkpoint else (checkpoint or default_state_dir() / "checkpoints.sqlite")
     thread_id = resume or thread or None
+    graph = _playbooks(playbooks)
     try:
         inv = Investigator(bundle, planner=planner, planner_kwargs=_planner_kwargs(planner, llm_base_url, llm_model, llm_api_key),
-                           limits=limits, checkpointer=_checkpointer(cp_path), audit_log=default_state_dir() / "audit.jsonl")
+                           graph=graph, limits=limits, checkpointer=_checkpointer(cp_path), audit_log=default_state_dir() / "audit.jsonl")
         cfg = inv.config(thread_id)
         thread_id = cfg["configurable"]["thread_id"]
         # With a durable checkpoint the run waits at the approval gate, so that a person can
