@@ -29,11 +29,12 @@ def approve(
     what was shown. The approver is the operating-system user running this command; every
     decision, counted or refused, is appended to the audit log in the state dir.
     """
-    import getpass
-
     from forensic.harness.approvals import Decision
     from forensic.harness.graph import Investigator
+    from forensic.harness.identity import OsIdentity
 
+    # The operating system says who runs this command; USER and LOGNAME are not asked.
+    who = OsIdentity().current()
     decisions = []
     for verdict, items in (("approve", approve_), ("reject", reject)):
         for item in items:
@@ -41,7 +42,7 @@ def approve(
             if not sep or not pid or not digest:
                 _fail(2, f"--{verdict} {item!r}: expected PROPOSAL_ID=CONTENT_HASH")
             decisions.append(Decision(proposal_id=pid, content_hash=digest, decision=verdict,  # type: ignore[arg-type]
-                                      approver=getpass.getuser(), authenticated=True, comment=comment))
+                                      approver=who.name, authenticated=True, comment=comment))
     if not decisions:
         _fail(2, "nothing to decide: pass --approve or --reject")
     cp_path = checkpoint or default_state_dir() / "checkpoints.sqlite"
