@@ -15,7 +15,6 @@ Only ``evals/examples`` stays in the repository as plain folders: they are docum
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import subprocess
 import sys
@@ -58,10 +57,9 @@ BUILDERS: dict[str, Callable[[Path], None]] = {
 
 def cache_root() -> Path:
     """Where generated sets live: ``$FORENSIC_EVALS_CACHE``, else the user's cache folder."""
-    base = os.environ.get("FORENSIC_EVALS_CACHE")
-    if base:
-        return Path(base)
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "forensic" / "evals"
+    from forensic.settings import get_settings
+
+    return get_settings().evals_cache_path()
 
 
 def case_digests(root: Path) -> dict[str, str]:

@@ -8,6 +8,7 @@ hypotheses are turned into probabilities with a softmax, with ``healthy`` as one
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 import tomllib
@@ -21,6 +22,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 from forensic.sandbox import PlaybookError
 from forensic.tools.base import ComponentKind, Signal
+
+log = logging.getLogger(__name__)
 
 #: The playbooks shipped with the package (package data of ``forensic.playbooks``).
 PLAYBOOK_DIR = Path(str(resources.files("forensic.playbooks")))
@@ -135,6 +138,7 @@ def load_failure_graph(folder: Path | str = PLAYBOOK_DIR, *, emits: Mapping[str,
     if "healthy" not in graph.root_causes:
         raise PlaybookError("the failure graph needs a 'healthy' root cause")
     _check_vocabulary(graph, emits, texts)
+    log.info("failure graph loaded", extra={"folder": str(folder), "root_causes": len(graph.root_causes)})
     return graph
 
 

@@ -13,6 +13,7 @@ side effects outside the state, so LangGraph may re-run any of them on resume.
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Callable
@@ -33,6 +34,9 @@ from forensic.harness.proposals import make_proposals
 from forensic.harness.report import build_report, symptom_of
 from forensic.sandbox import Bundle, ForensicError, ToolArgumentError
 from forensic.tools import ToolContext, ToolResult, all_tools, get_tool
+
+
+log = logging.getLogger(__name__)
 
 
 class State(TypedDict, total=False):
@@ -228,6 +232,8 @@ class Investigator:
             result = ToolResult(status="error", summary=f"{call.tool} crashed: {type(exc).__name__}: {exc}")
             executed.append([call.tool, call.args.get("host") if isinstance(call.args, dict) else None])
         record = ledger.make_record(index, call.tool, clean_args, result)
+        log.debug("tool call", extra={"evidence": record.id, "tool": call.tool, "tool_args": clean_args,
+                                      "status": result.status, "signals": len(result.signals)})
         return {"records": ledger.append(records, record), "usage": usage.model_dump(), "executed": executed,
                 "pending": None}
 
@@ -243,6 +249,8 @@ class Investigator:
         report = build_report(self, state)
         # The verdict's vocabulary is the loaded graph's, whichever playbook folder it came from.
         Report.model_validate(report.to_json_dict(), context={"root_causes": self.failure_graph.root_causes})
+        log.info("verdict", extra={"incident": report.incident, "status": report.status, "root_cause": report.verdict.root_cause,
+                                   "component": report.verdict.component, "tool_calls": report.budget.tool_calls})
         return {"report": report.to_json_dict()}
 
     def _propose(self, state: State) -> dict[str, Any]:

@@ -15,6 +15,7 @@ catch the whole family in one place and turn it into a clear message::
     ├── ToolError               a tool failed
     │   └── ToolArgumentError   arguments that do not validate (from a model or a person)
     ├── PlaybookError           a failure-graph file that does not validate
+    ├── SettingsError           a FORENSIC_* setting that does not validate (CLI exit code 2)
     └── PlannerError            a planner produced nothing usable
         └── ModelError          the model endpoint failed or returned garbage
 """
@@ -68,6 +69,10 @@ class ToolArgumentError(ToolError):
 
 class PlaybookError(ForensicError):
     """A failure-graph file does not validate."""
+
+
+class SettingsError(ForensicError):
+    """A setting from the environment (``FORENSIC_*``) does not validate."""
 
 
 class PlannerError(ForensicError):

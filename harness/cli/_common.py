@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
+from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
@@ -22,11 +22,36 @@ def _fail(code: int, message: str) -> None:
     raise typer.Exit(code)
 
 
+@app.callback()
+def _options(
+    log_level: Annotated[Optional[str], typer.Option(
+        "--log-level", help="DEBUG, INFO, WARNING or ERROR (env FORENSIC_LOG_LEVEL; default WARNING). Logs go to stderr.")] = None,
+    log_format: Annotated[Optional[str], typer.Option(
+        "--log-format", help="text, or json for one object per line (env FORENSIC_LOG_FORMAT).")] = None,
+) -> None:
+    """An autonomous investigator for GPU training fleets."""
+    from forensic.logs import configure
+    from forensic.sandbox import SettingsError
+    from forensic.settings import get_settings
+
+    try:
+        env = get_settings()
+    except SettingsError as exc:
+        _fail(2, str(exc))
+    level = (log_level or env.log_level).upper()
+    fmt = (log_format or env.log_format).lower()
+    if level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+        _fail(2, f"--log-level {log_level!r}: expected DEBUG, INFO, WARNING or ERROR")
+    if fmt not in ("text", "json"):
+        _fail(2, f"--log-format {log_format!r}: expected text or json")
+    configure(level, fmt)
+
+
 def default_state_dir() -> Path:
-    base = os.environ.get("FORENSIC_STATE_DIR") or os.path.join(
-        os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state"), "forensic"
-    )
-    return Path(base)
+    """FORENSIC_STATE_DIR, else the XDG state home (see forensic.settings)."""
+    from forensic.settings import get_settings
+
+    return get_settings().state_path()
 
 
 def _checkpointer(path: Path | None):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -12,6 +13,8 @@ from forensic.sandbox import ForensicError
 from rich.console import Console
 
 from ._common import _checkpointer, _fail, app, default_state_dir
+
+log = logging.getLogger(__name__)
 
 
 @app.command()
@@ -58,6 +61,9 @@ def approve(
         report, audit = inv.decide(thread, decisions)
     except ForensicError as exc:
         _fail(2, str(exc))
+    for a in audit:
+        log.info("decision", extra={"thread": thread, "proposal": a["proposal_id"], "decision": a["decision"],
+                                    "approver": a["approver"], "outcome": a["outcome"]})
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
         return

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ._common import bench_app
+from ._common import _fail, bench_app
 
 
 @bench_app.command("detectors")
@@ -19,6 +19,11 @@ def bench_detectors(
     seed: Annotated[int, typer.Option()] = 0,
 ) -> None:
     """Speed of the detector suite against a one-pass numpy floor and a pandas baseline."""
+    import importlib.util
+
+    if importlib.util.find_spec("pandas") is None:
+        _fail(2, "bench detectors measures a naive pandas baseline, and pandas is not installed: "
+                 "pip install 'forensic-harness[bench]'")
     from forensic.tools.detectors.bench import detector_benchmark, format_benchmark
 
     result = detector_benchmark(ranks=ranks, steps=steps, seed=seed)

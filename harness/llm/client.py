@@ -17,7 +17,6 @@ as ``ModelError``.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from typing import Any, Literal
@@ -31,6 +30,7 @@ from forensic.harness.llm import _retry
 from forensic.harness.llm.prices import PRICES_FILE, UNPRICED, Price, load_prices
 from forensic.harness.llm.tokens import prompt_bound
 from forensic.sandbox.errors import ModelError
+from forensic.settings import get_settings
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: Local servers ignore the key, but the openai package insists on one.
@@ -97,11 +97,12 @@ class ModelClient:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.base_url = base_url or os.environ.get("FORENSIC_LLM_BASE_URL") or DEFAULT_BASE_URL
-        self.model = model or os.environ.get("FORENSIC_LLM_MODEL") or ""
+        env = get_settings()
+        self.base_url = base_url or env.llm_base_url or DEFAULT_BASE_URL
+        self.model = model or env.llm_model or ""
         if not self.model:
             raise ModelError("no model named: pass --llm-model or set FORENSIC_LLM_MODEL")
-        key = api_key or os.environ.get("FORENSIC_LLM_API_KEY") or PLACEHOLDER_KEY
+        key = api_key or (env.llm_api_key.get_secret_value() if env.llm_api_key else "") or PLACEHOLDER_KEY
         self.timeout_s = timeout_s
         self.max_attempts = max(1, max_attempts)
         self.max_total_s = max_total_s
@@ -109,7 +110,7 @@ class ModelClient:
         self.temperature = temperature
         self._sleep = sleep
         self._clock = clock
-        table = load_prices(prices_path or os.environ.get("FORENSIC_LLM_PRICES") or PRICES_FILE)
+        table = load_prices(prices_path or env.llm_prices or PRICES_FILE)
         found = table.lookup(self.model)
         self.priced = found is not None
         self.price: Price = found or UNPRICED

@@ -11,7 +11,8 @@ from forensic.harness.planners.base import (
     register_planner,
 )
 from forensic.harness.planners.graph_planner import GraphPlanner
-from forensic.harness.planners.llm_planner import LLMPlanner  # noqa: F401  (registers "llm")
+
+# The model planner ("llm") is imported by make_planner on first use: it needs openai.
 
 __all__ = [
     "Decision",

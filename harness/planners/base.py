@@ -59,6 +59,10 @@ class Planner(Protocol):
 
 _PLANNERS: dict[str, type] = {}
 
+#: Planners whose modules pull in heavy optional dependencies (the model planner needs ``openai``,
+#: 1.5 s of start-up and an extra): imported on first use, so runs without a model never load them.
+_LAZY: dict[str, tuple[str, str]] = {"llm": ("forensic.harness.planners.llm_planner", "llm")}
+
 
 def register_planner(cls: type) -> type:
     _PLANNERS[cls.name] = cls
@@ -66,12 +70,23 @@ def register_planner(cls: type) -> type:
 
 
 def planner_names() -> list[str]:
-    return sorted(_PLANNERS)
+    return sorted(set(_PLANNERS) | set(_LAZY))
 
 
 def make_planner(name: str, **kwargs: Any) -> Planner:
+    import importlib
+
     from forensic.sandbox import PlannerError
 
+    if name not in _PLANNERS and name in _LAZY:
+        module, extra = _LAZY[name]
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name is None or exc.name.startswith("forensic"):
+                raise
+            raise PlannerError(f"the {name} planner needs the {exc.name!r} package: "
+                               f"pip install 'forensic-harness[{extra}]'") from None
     try:
         return _PLANNERS[name](**kwargs)
     except KeyError:

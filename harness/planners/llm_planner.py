@@ -21,12 +21,12 @@ note says why, so the report still has the graph planner's verdict.
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from typing import Any
 
 from forensic.harness.llm.client import Allowance, ModelClient
+from forensic.settings import get_settings
 from forensic.harness.llm.prompt import CauseInfo, ToolInfo, case_data, system_prompt, user_prompt
 from forensic.harness.llm.reply import ModelReply, ReplyError, clean_text, inert_args, parse_reply, reply_schema
 from forensic.harness.planners.base import Decision, PlannerView, Stop, ToolCall, register_planner
@@ -60,13 +60,6 @@ class _GiveUp(Exception):
     """The model cannot be used for the rest of the run; the message says why."""
 
 
-def _env_number(name: str, default: float) -> float:
-    try:
-        return float(os.environ.get(name, default))
-    except ValueError:
-        return default
-
-
 def _quote(value: Any, limit: int = 80) -> str:
     """A model-supplied value echoed back to it: JSON-quoted ASCII, short."""
     return json.dumps(clean_text(str(value), limit), ensure_ascii=True)
@@ -90,12 +83,13 @@ class LLMPlanner:
         timeout_s: float | None = None,
         clock: Any = time.monotonic,
     ) -> None:
+        env = get_settings()
         self.client = client or ModelClient(
             base_url=base_url, model=model, api_key=api_key,
-            timeout_s=timeout_s or _env_number("FORENSIC_LLM_TIMEOUT_S", 60.0),
+            timeout_s=timeout_s or env.llm_timeout_s or 60.0,
         )
-        self.max_tokens = int(max_tokens or _env_number("FORENSIC_LLM_MAX_TOKENS", DEFAULT_MAX_TOKENS))
-        self.max_data_chars = int(max_data_chars or _env_number("FORENSIC_LLM_MAX_DATA_CHARS", DEFAULT_MAX_DATA_CHARS))
+        self.max_tokens = int(max_tokens or env.llm_max_tokens or DEFAULT_MAX_TOKENS)
+        self.max_data_chars = int(max_data_chars or env.llm_max_data_chars or DEFAULT_MAX_DATA_CHARS)
         self._clock = clock
         self._graph = GraphPlanner()
         self._fell_back: str | None = None
