@@ -25,11 +25,13 @@ from forensic.sandbox.errors import (
     PathEscapeError,
     PlannerError,
     PlaybookError,
+    RemoteHostError,
     SandboxError,
     ToolArgumentError,
     ToolError,
 )
 from forensic.sandbox.live import LiveHost
+from forensic.sandbox.remote import RemoteHost
 from forensic.sandbox.host import HOST_COMMANDS, SWITCH_COMMANDS, Host, ReplayHost, ReplaySwitch, command_file
 
 __all__ = [
@@ -55,6 +57,8 @@ __all__ = [
     "PlannerError",
     "PlaybookError",
     "RankPlacement",
+    "RemoteHost",
+    "RemoteHostError",
     "ReplayHost",
     "ReplaySwitch",
     "SCHEMA",
