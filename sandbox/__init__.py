@@ -25,11 +25,13 @@ from forensic.sandbox.errors import (
     PathEscapeError,
     PlannerError,
     PlaybookError,
+    RemoteHostError,
     SandboxError,
     ToolArgumentError,
     ToolError,
 )
 from forensic.sandbox.live import LiveHost
+from forensic.sandbox.remote import RemoteHost
 from forensic.sandbox.sources import (
     BundleSource,
     Document,
@@ -77,6 +79,8 @@ __all__ = [
     "PlannerError",
     "PlaybookError",
     "RankPlacement",
+    "RemoteHost",
+    "RemoteHostError",
     "ReplayHost",
     "ReplaySwitch",
     "SCHEMA",
