@@ -74,6 +74,8 @@ def build_report(inv: Investigator, state: State) -> Report:
     top = hyps[0]
     view_symptom = state.get("symptom") or "alert"
     notes = list(state.get("notes") or [])
+    # The source may learn of problems during the run (a host whose agent stopped answering).
+    notes.extend(n for n in inv.source.notes() if n not in notes)
     exhausted = state.get("budget_exhausted")
 
     if top.root_cause == "healthy":

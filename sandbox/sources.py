@@ -300,13 +300,17 @@ class BundleSource(SourceBase):
 
 
 def open_source(where: Any) -> EvidenceSource:
-    """An evidence source from a source, a :class:`Bundle`, or a bundle path."""
+    """An evidence source from a source, a :class:`Bundle`, a bundle path, or a fleet locator."""
     from forensic.sandbox.bundle import Bundle
 
     if isinstance(where, EvidenceSource):
         return where
     if isinstance(where, Bundle):
         return BundleSource(where)
+    if isinstance(where, str) and where.startswith("fleet:"):
+        from forensic.sandbox.fleet import reopen_fleet
+
+        return reopen_fleet(where)
     return BundleSource(Bundle(where))
 
 
