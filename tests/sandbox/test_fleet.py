@@ -110,7 +110,7 @@ dir = "{bundle.root / 'job'}"
     start, end = bundle.window
     src = FleetSource(load_fleet(path), job=bundle.incident.job.name, start=start, end=end,
                       title=bundle.incident.title, ranks=bundle.incident.job.ranks, host_factory=factory,
-                      metrics=memory.metrics)
+                      metrics=memory.metrics, probe=True)
     src.downs = downs  # type: ignore[attr-defined]
     return src
 
