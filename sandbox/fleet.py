@@ -259,6 +259,7 @@ class FleetHost:
         self._inner = inner
         self._health = health
         self._has: dict[tuple[str, ...], bool] = {}
+        self._outputs: dict[tuple[str, ...], str] = {}
 
     def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
         if (reason := self._health.down.get(self.name)) is not None:
@@ -284,23 +285,24 @@ class FleetHost:
         return self._call(self._inner.exists, path)
 
     def run(self, argv: Sequence[str]) -> str:
+        key = tuple(argv)
+        if key in self._outputs:
+            return self._outputs.pop(key)  # fetched by has_command just before
         return self._call(self._inner.run, list(argv))
 
     def nvml(self) -> dict[str, Any] | None:
         return self._call(self._inner.nvml)
 
     def has_command(self, argv: Sequence[str]) -> bool:
+        """Run it: tools ask this right before ``run``, so the output is kept for that call (one
+        round trip, not two), and only the ``Host`` seam is needed of the agent."""
         key = tuple(argv)
         if key not in self._has:
-            checker = getattr(self._inner, "has_command", None)
-            if checker is not None:
-                self._has[key] = bool(self._call(checker, list(argv)))
-            else:
-                try:
-                    self._call(self._inner.run, list(argv))
-                    self._has[key] = True
-                except _ANSWERS:
-                    self._has[key] = False
+            try:
+                self._outputs[key] = self._call(self._inner.run, list(argv))
+                self._has[key] = True
+            except _ANSWERS:
+                self._has[key] = False
         return self._has[key]
 
     def _cite(self) -> str:
