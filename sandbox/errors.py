@@ -10,7 +10,8 @@ catch the whole family in one place and turn it into a clear message::
     ├── SandboxError            a request the sandbox refuses
     │   ├── PathEscapeError     "..", absolute paths or symlinks that leave the root
     │   ├── NotFoundError       the file or recorded command output does not exist
-    │   └── NotAllowedError     a command off the allowlist, or a write
+    │   ├── NotAllowedError     a command off the allowlist, or a write
+    │   └── RemoteHostError     a node agent that is down, too slow, refuses us, or answers garbage
     ├── ParseError              text that a parser cannot use at all
     ├── ToolError               a tool failed
     │   └── ToolArgumentError   arguments that do not validate (from a model or a person)
@@ -53,6 +54,10 @@ class NotFoundError(SandboxError):
 
 class NotAllowedError(SandboxError):
     """The request is not permitted by the sandbox policy."""
+
+
+class RemoteHostError(SandboxError):
+    """A node agent could not answer: down, past its timeout, refused the token, or sent garbage."""
 
 
 class ParseError(ForensicError):

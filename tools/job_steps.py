@@ -32,9 +32,8 @@ class JobStepsInput(ToolInput):
 
 def load_table(ctx: ToolContext) -> tuple[StepTable, str] | None:
     def build() -> tuple[StepTable, str] | None:
-        for rel in ("job/steps.csv",):
-            if ctx.bundle.fs.exists(rel):
-                return load_steps_csv(ctx.bundle.fs.read_text(rel)), ctx.bundle.fs.source_of(rel)
+        for doc in ctx.source.steps():
+            return load_steps_csv(doc.text), doc.source
         return None
 
     return ctx.memo("steps", build)
@@ -61,7 +60,7 @@ class JobSteps(Tool):
         if got is None:
             return ToolResult(status="no_data", summary="no job/steps.csv recorded")
         table, source = got
-        placement = ctx.bundle.rank_map()
+        placement = ctx.source.rank_map()
         rank_host = {r: h for r, (h, _) in placement.items()}
         a = analyze(table, rank_host=rank_host)
         signals = self._signals(ctx, table, a, placement)
@@ -148,7 +147,7 @@ class JobSteps(Tool):
 
     @staticmethod
     def _hang(ctx: ToolContext, table: StepTable) -> Signal | None:
-        _, end = ctx.bundle.window
+        _, end = ctx.source.window
         if end is None or table.start.size < 3:
             return None
         import numpy as np

@@ -3,6 +3,7 @@
 from forensic.harness.planners.base import (
     Decision,
     Planner,
+    PlannerBase,
     PlannerView,
     Stop,
     ToolCall,
@@ -18,6 +19,7 @@ __all__ = [
     "Decision",
     "GraphPlanner",
     "Planner",
+    "PlannerBase",
     "PlannerView",
     "Stop",
     "ToolCall",

@@ -1,0 +1,41 @@
+"""``forensic agent``: serve this node (or one recorded host) read-only over HTTP."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ._common import _fail, app, err
+
+
+@app.command("agent")
+def agent(
+    token_file: Annotated[Path, typer.Option("--token-file", help="File holding the bearer token clients must send.")],
+    listen: Annotated[str, typer.Option(help="HOST:PORT to listen on.")] = "127.0.0.1:9401",
+    replay: Annotated[Optional[Path], typer.Option(help="Serve one host of this recorded bundle instead of this machine.")] = None,
+    host: Annotated[Optional[str], typer.Option(help="With --replay: the host to serve. Live: the name to report (default: hostname).")] = None,
+    tls_cert: Annotated[Optional[Path], typer.Option("--tls-cert", help="PEM certificate: serve HTTPS.")] = None,
+    tls_key: Annotated[Optional[Path], typer.Option("--tls-key", help="PEM private key of --tls-cert.")] = None,
+) -> None:
+    """Answer read, list, run (allowlisted argv) and NVML requests for one node; never writes."""
+    from forensic.sandbox import ForensicError
+    from forensic.sandbox.agent import check_tls, live_agent, parse_listen, read_token_file, replay_agent, serve
+
+    try:
+        token = read_token_file(token_file)
+        parse_listen(listen)
+        check_tls(str(tls_cert) if tls_cert else None, str(tls_key) if tls_key else None)
+        if replay is not None:
+            if not host:
+                _fail(2, "--replay needs --host NAME (the recorded host to serve)")
+            served = replay_agent(replay, host, token)
+        else:
+            served = live_agent(token, name=host)
+        err.print(f"forensic agent: serving {served.mode} host {served.name} on {'https' if tls_cert else 'http'}://{listen}")
+        serve(served, listen, ssl_certfile=str(tls_cert) if tls_cert else None, ssl_keyfile=str(tls_key) if tls_key else None)
+    except ForensicError as exc:
+        _fail(2, str(exc))
+    except OSError as exc:  # the port is taken, or the address is not ours
+        _fail(2, f"cannot listen on {listen}: {exc.strerror or exc}")
