@@ -17,6 +17,7 @@ from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult
 from forensic.tools.detectors.core import analyze
 from forensic.tools.detectors.models import StepAnalysis
 from forensic.tools.detectors.steps import StepTable, load_steps_csv
+from forensic.tools.parsers.step_files import merge_step_files, step_file_names
 
 #: Share of a host's ranks that must straggle together to blame the host, not one GPU.
 HOST_SHARE = 0.75
@@ -30,12 +31,14 @@ class JobStepsInput(ToolInput):
     """The job-steps tool reads the whole job; it takes no arguments."""
 
 
-def load_table(ctx: ToolContext) -> tuple[StepTable, str] | None:
-    def build() -> tuple[StepTable, str] | None:
-        for rel in ("job/steps.csv",):
-            if ctx.bundle.fs.exists(rel):
-                return load_steps_csv(ctx.bundle.fs.read_text(rel)), ctx.bundle.fs.source_of(rel)
-        return None
+def load_table(ctx: ToolContext) -> tuple[StepTable, list[str]] | None:
+    def build() -> tuple[StepTable, list[str]] | None:
+        fs = ctx.bundle.fs
+        names = step_file_names(fs.list("job"))  # steps.csv, or one steps*.csv per rank
+        if not names:
+            return None
+        texts = [(n, fs.read_text(f"job/{n}")) for n in names]
+        return load_steps_csv(merge_step_files(texts)), [fs.source_of(f"job/{n}") for n in names]
 
     return ctx.memo("steps", build)
 
@@ -59,7 +62,7 @@ class JobSteps(Tool):
             return ToolResult(status="error", summary=f"job/steps.csv unusable: {exc}")
         if got is None:
             return ToolResult(status="no_data", summary="no job/steps.csv recorded")
-        table, source = got
+        table, sources = got
         placement = ctx.bundle.rank_map()
         rank_host = {r: h for r, (h, _) in placement.items()}
         a = analyze(table, rank_host=rank_host)
@@ -71,7 +74,7 @@ class JobSteps(Tool):
             covered += [gpu_component(h, g) for h, g in placement.values()] + sorted(set(rank_host.values()))
         return ToolResult(
             status="ok", summary=a.summary + (f"; signals: {', '.join(sorted({s.name for s in signals}))}" if signals else ""),
-            source=[source], signals=signals, covered=covered,
+            source=sources, signals=signals, covered=covered,
             data={"n_steps": a.n_steps, "n_ranks": a.n_ranks, "has_compute": a.has_compute, "pattern": a.pattern,
                   "stragglers": [s.model_dump() for s in a.stragglers[:20]],
                   "slowdown": a.slowdown.model_dump() if a.slowdown else None, "notes": a.notes[:10]},
