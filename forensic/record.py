@@ -22,7 +22,8 @@ took to enqueue it), else a wall-clock span. A parameter checksum every N steps 
 replica's bytes) lets ``job_steps`` find a replica that silently diverged.
 
 With ``textfile_dir`` it also writes Prometheus gauges and a step-duration histogram per rank in
-node_exporter's textfile-collector format (``forensic_step_*``), replaced atomically.
+node_exporter's textfile-collector format (``forensic_step_*``), replaced atomically at most every
+``textfile_interval_s`` seconds and on close.
 
 Adapters: :func:`lightning_callback` (PyTorch Lightning) and :func:`hf_callback` (Hugging Face
 ``Trainer``) import their framework only when called. The recorder never raises into the training
@@ -144,6 +145,7 @@ class StepRecorder:
         checksum_every: int = 0,
         flush_every: int = 1,
         textfile_dir: str | os.PathLike[str] | None = None,
+        textfile_interval_s: float = 5.0,
         job: str | None = None,
         cuda: bool | None = None,
         clock: Callable[[], float] = time.time,
@@ -187,6 +189,10 @@ class StepRecorder:
         self._textfile = Path(textfile_dir) / f"forensic_steps_rank{self.rank:05d}.prom" if textfile_dir else None
         if self._textfile is not None:
             self._textfile.parent.mkdir(parents=True, exist_ok=True)
+        # Prometheus scrapes every 15-60 s: rewriting the file every step would cost more than the step's telemetry.
+        self.textfile_interval_s = textfile_interval_s
+        self._textfile_at = float("-inf")
+        self._last: tuple[int, float, float, float | None] | None = None
         self._hist = [0] * (len(BUCKETS) + 1)
         self._hist_sum = 0.0
         self._count = 0
@@ -219,8 +225,11 @@ class StepRecorder:
             i = next((k for k, b in enumerate(BUCKETS) if duration <= b), len(BUCKETS))
             self._hist[i] += 1
             self._hist_sum += duration
-            if self._pending == 0 or self._fh is None:
-                self._write_textfile(s.step, start, duration, compute)
+            self._last = (s.step, start, duration, compute)
+            now = self._perf()
+            if now - self._textfile_at >= self.textfile_interval_s:
+                self._textfile_at = now
+                self._write_textfile(*self._last)
 
     def _write_textfile(self, step: int, start: float, duration: float, compute: float | None) -> None:
         labels = f'job="{_label(self.job)}",rank="{self.rank}",host="{self.host}",gpu="{self.local_gpu}"'
@@ -255,6 +264,8 @@ class StepRecorder:
             self.errors += 1
 
     def close(self) -> None:
+        if self._textfile is not None and self._last is not None:
+            self._write_textfile(*self._last)
         if self._fh is not None:
             try:
                 self._fh.close()

@@ -76,11 +76,15 @@ def test_a_step_that_raises_is_not_recorded(tmp_path: Path) -> None:
 
 def test_prometheus_textfile_has_gauges_and_a_histogram(tmp_path: Path) -> None:
     perf = FakeClock()
-    rec = StepRecorder(None, rank=2, host="h1", local_gpu=2, textfile_dir=tmp_path, job='j"1', perf=perf, cuda=False)
+    rec = StepRecorder(None, rank=2, host="h1", local_gpu=2, textfile_dir=tmp_path, job='j"1', perf=perf, cuda=False,
+                       textfile_interval_s=10.0)
     for i, d in enumerate((0.02, 0.2, 3.0)):
         with rec.step(i) as s:
             perf.t += d
             s.compute_done()
+    early = (tmp_path / "forensic_steps_rank00002.prom").read_text()
+    assert 'le="+Inf"} 1' in early  # written at the first step, then not again within the interval
+    rec.close()
     text = (tmp_path / "forensic_steps_rank00002.prom").read_text()
     assert 'forensic_step_duration_seconds{job="j\\"1",rank="2",host="h1",gpu="2"} 3.000000' in text
     assert 'le="0.025"} 1' in text and 'le="0.25"} 2' in text and 'le="+Inf"} 3' in text
@@ -185,3 +189,14 @@ def test_a_real_4_process_job_with_a_slow_rank_is_recorded_and_the_rank_named(tm
     named = [s for ev in report["evidence"] for s in ev.get("signals", []) if s["name"] == "straggler"]
     assert {s["component"] for s in named} == {"node-1/gpu0"}
     assert report["verdict"]["component"] in ("node-1/gpu0", None), report["verdict"]
+
+
+def test_bench_recorder_reports_the_overhead_per_setup(tmp_path: Path) -> None:
+    out = subprocess.run([sys.executable, "-m", "forensic.harness.cli", "bench", "recorder", "--json", "--steps", "200",
+                          "--params", "1000", "--checksum-every", "10"], capture_output=True, text=True, timeout=300,
+                         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    assert set(r["per_step_us"]) == {"csv", "csv+textfile", "csv+checksum"} and all(v > 0 for v in r["per_step_us"].values())
+    assert r["overhead_pct"] == pytest.approx(max(r["per_step_us"].values()) / 1e6 / 0.1 * 100, rel=1e-3, abs=1e-3)
+    assert r["target_pct"] == 1.0 and isinstance(r["ok"], bool)
