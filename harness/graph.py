@@ -31,7 +31,7 @@ from forensic.harness.planners import PlannerView, Stop, ToolCall, make_planner
 from forensic.harness.models import Report
 from forensic.harness.proposals import make_proposals
 from forensic.harness.report import build_report, symptom_of
-from forensic.sandbox import Bundle, ForensicError, ToolArgumentError
+from forensic.sandbox import Bundle, EvidenceSource, ForensicError, ToolArgumentError, open_source
 from forensic.tools import ToolContext, ToolResult, all_tools, get_tool
 
 
@@ -90,7 +90,7 @@ class Investigator:
 
     def __init__(
         self,
-        bundle: Bundle | Path | str,
+        bundle: EvidenceSource | Bundle | Path | str,
         *,
         planner: str = "graph",
         planner_kwargs: dict[str, Any] | None = None,
@@ -99,8 +99,8 @@ class Investigator:
         checkpointer: Any = None,
         audit_log: Path | None = None,
     ) -> None:
-        self.bundle = bundle if isinstance(bundle, Bundle) else Bundle(bundle)
-        self.ctx = ToolContext(self.bundle)
+        self.source: EvidenceSource = open_source(bundle)
+        self.ctx = ToolContext(self.source)
         self.failure_graph = graph or default_graph()
         self.planner = make_planner(planner, **(planner_kwargs or {}))
         self.limits = limits or Limits()
@@ -138,8 +138,7 @@ class Investigator:
     # -- nodes -----------------------------------------------------------------------------
     def _triage(self, state: State) -> dict[str, Any]:
         notes = list(state.get("notes") or [])
-        if err := getattr(self.bundle, "topology_error", None):
-            notes.append(err)
+        notes.extend(n for n in self.source.notes() if n not in notes)
         return {"notes": notes, "records": state.get("records") or [], "executed": state.get("executed") or []}
 
     def _beliefs(self, records: list[dict[str, Any]]) -> tuple[Observation, list[Hypothesis]]:
@@ -165,30 +164,30 @@ class Investigator:
             executed=[(t, h) for t, h in state.get("executed") or []],
             tools={n: t.cost for n, t in self.tools.items()},
             host_scoped=[n for n, t in self.tools.items() if "host" in t.Input.model_fields],
-            hosts=self.bundle.host_names(),
+            hosts=self.source.host_names(),
             records=state.get("records") or [],
-            incident=self.bundle.incident.model_dump(mode="json", by_alias=True),
+            incident=self.source.incident.model_dump(mode="json", by_alias=True),
         )
 
     def _hypothesize(self, state: State) -> dict[str, Any]:
         view = self._view(state)
-        return {"hypotheses": _summary(view.hypotheses), "symptom": symptom_of(self.failure_graph, view, self.bundle)}
+        return {"hypotheses": _summary(view.hypotheses), "symptom": symptom_of(self.failure_graph, view, self.source)}
 
     def _load_planner(self, state: State) -> None:
         """A planner with memory (the model planner's claims, its fallback) continues from the
         checkpoint, so a resumed run in a new process loses nothing."""
-        if state.get("planner_state") and hasattr(self.planner, "load_state"):
+        if state.get("planner_state"):
             self.planner.load_state(state["planner_state"])
 
     def _choose_test(self, state: State) -> dict[str, Any]:
         self._load_planner(state)
         decision = self.planner.decide(self._view(state))
-        saved = self.planner.dump_state() if hasattr(self.planner, "dump_state") else {}
+        saved = self.planner.dump_state()
         notes = list(state.get("notes") or [])
-        for note in getattr(self.planner, "drain_notes", lambda: [])():
+        for note in self.planner.drain_notes():
             notes.append(note)
         usage = Usage.model_validate(state.get("usage") or {})
-        for key, value in getattr(self.planner, "drain_usage", lambda: {})().items():
+        for key, value in self.planner.drain_usage().items():
             setattr(usage, key, getattr(usage, key) + value)
         if isinstance(decision, Stop):
             return {"pending": None, "stop_reason": decision.reason, "notes": notes, "usage": usage.model_dump(),
@@ -236,7 +235,7 @@ class Investigator:
         last = (state.get("records") or [{}])[-1]
         trace = [*(state.get("trace") or []), {"evidence": last.get("id"), "top": _summary(view.hypotheses, 3)}]
         return {"hypotheses": _summary(view.hypotheses), "trace": trace,
-                "symptom": symptom_of(self.failure_graph, view, self.bundle)}
+                "symptom": symptom_of(self.failure_graph, view, self.source)}
 
     def _conclude(self, state: State) -> dict[str, Any]:
         self._load_planner(state)
@@ -274,8 +273,8 @@ class Investigator:
     # -- running ---------------------------------------------------------------------------
     def initial_state(self, *, await_approval: bool = False) -> State:
         return State(
-            bundle_path=str(self.bundle.root),
-            incident_id=self.bundle.incident.id,
+            bundle_path=self.source.locator,
+            incident_id=self.source.incident.id,
             planner=self.planner.name,
             records=[],
             executed=[],
@@ -293,7 +292,7 @@ class Investigator:
 
     def config(self, thread_id: str | None = None) -> dict[str, Any]:
         return {
-            "configurable": {"thread_id": thread_id or f"{self.bundle.incident.id}-{uuid.uuid4().hex[:8]}"},
+            "configurable": {"thread_id": thread_id or f"{self.source.incident.id}-{uuid.uuid4().hex[:8]}"},
             "recursion_limit": self.recursion_limit(),
         }
 

@@ -13,7 +13,7 @@ from forensic.harness.models import BudgetReport, EvidenceRecord, Finding, Repor
 if TYPE_CHECKING:
     from forensic.harness.graph import Investigator, State
     from forensic.harness.planners import PlannerView
-    from forensic.sandbox import Bundle
+    from forensic.sandbox import EvidenceSource
 
 #: Symptoms in the order they are preferred when several are seen: a hang outranks a slowdown.
 _SYMPTOM_ORDER = ("collective_timeout", "loss_anomaly", "mfu_drop")
@@ -24,13 +24,13 @@ _KEYWORDS = {
 }
 
 
-def symptom_of(graph: FailureGraph, view: PlannerView, bundle: Bundle) -> str:
+def symptom_of(graph: FailureGraph, view: PlannerView, source: EvidenceSource) -> str:
     """The presenting symptom: from the job's own signals first, else from how it was reported."""
     seen = {s.name for _, s in view.observation.signals}
     for name in _SYMPTOM_ORDER:
         if seen & set(graph.symptoms[name].signals):
             return name
-    text = f"{bundle.incident.title} {bundle.incident.reported}".lower()
+    text = f"{source.incident.title} {source.incident.reported}".lower()
     for name in _SYMPTOM_ORDER:
         if any(k in text for k in _KEYWORDS[name]):
             return name
@@ -74,6 +74,8 @@ def build_report(inv: Investigator, state: State) -> Report:
     top = hyps[0]
     view_symptom = state.get("symptom") or "alert"
     notes = list(state.get("notes") or [])
+    # The source may learn of problems during the run (a host whose agent stopped answering).
+    notes.extend(n for n in inv.source.notes() if n not in notes)
     exhausted = state.get("budget_exhausted")
 
     if top.root_cause == "healthy":
@@ -98,7 +100,7 @@ def build_report(inv: Investigator, state: State) -> Report:
     # A model planner may add its own claims; they face the same citation check as ours.
     ours = {f.claim for f in findings}  # a claim that repeats one of ours adds nothing
     findings += [f.model_copy(update={"author": "model"})
-                 for f in (Finding.model_validate(c) for c in getattr(inv.planner, "claims", lambda: [])())
+                 for f in (Finding.model_validate(c) for c in inv.planner.claims())
                  if f.claim not in ours]
     ledger_by_id = by_id(records)
     checked = [citations.check(f, ledger_by_id, f.subject or verdict.component) for f in findings]
@@ -121,8 +123,8 @@ def build_report(inv: Investigator, state: State) -> Report:
     usage = Usage.model_validate(state.get("usage") or {})
     lim = inv.limits
     return Report(
-        incident=inv.bundle.incident.id,
-        title=inv.bundle.incident.title,
+        incident=inv.source.incident.id,
+        title=inv.source.incident.title,
         status=status,
         verdict=verdict,
         alternatives=alternatives,

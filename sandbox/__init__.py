@@ -32,9 +32,31 @@ from forensic.sandbox.errors import (
 )
 from forensic.sandbox.live import LiveHost
 from forensic.sandbox.remote import RemoteHost
+from forensic.sandbox.sources import (
+    BundleSource,
+    Document,
+    EvidenceHost,
+    EvidenceSource,
+    MetricRead,
+    MetricSets,
+    MetricSource,
+    OpenMetricsFiles,
+    SwitchSource,
+    open_source,
+)
 from forensic.sandbox.host import HOST_COMMANDS, SWITCH_COMMANDS, Host, ReplayHost, ReplaySwitch, command_file
 
 __all__ = [
+    "BundleSource",
+    "Document",
+    "EvidenceHost",
+    "EvidenceSource",
+    "MetricRead",
+    "MetricSets",
+    "MetricSource",
+    "OpenMetricsFiles",
+    "SwitchSource",
+    "open_source",
     "Bundle",
     "BundleError",
     "ConfinedFS",

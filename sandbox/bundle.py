@@ -140,6 +140,9 @@ class Topology(_Loose):
 class Bundle:
     """An opened incident bundle. Everything below ``root`` is reachable, nothing above it."""
 
+    #: Why topology.json could not be used, when it could not.
+    topology_error: str | None = None
+
     def __init__(self, root: Path | str, *, verify_gzip: bool = True) -> None:
         root = Path(root)
         if root.is_file() and is_archive(root):

@@ -66,10 +66,10 @@ def inventory(ctx: ToolContext, host: str) -> HostInventory:
 
 
 def _build(ctx: ToolContext, host: str) -> HostInventory:
-    bundle = ctx.bundle
+    source = ctx.source
     inv = HostInventory(host=host)
-    job_gpus = bundle.job_gpus()
-    info = bundle.host_info(host)
+    job_gpus = source.job_gpus()
+    info = source.host_info(host)
     if info:
         for g in info.gpus:
             inv.gpus[g.index] = Device("gpu", f"gpu{g.index}", _addr(g.pci_bus_id), info={"uuid": g.uuid})
@@ -77,7 +77,7 @@ def _build(ctx: ToolContext, host: str) -> HostInventory:
             inv.nics[n.ibdev] = Device("nic", n.ibdev, _addr(n.pci_bus_id), netdev=n.netdev,
                                        info={"link_layer": n.link_layer, "switch": n.switch, "switch_port": n.switch_port, "port": n.port})
     try:
-        node = bundle.host(host)
+        node = source.host(host)
         raw = node.nvml()
         if raw is not None:
             inv.nvml = parse_nvml_readings(raw)
@@ -97,12 +97,12 @@ def _build(ctx: ToolContext, host: str) -> HostInventory:
         _gpus_from_commands(ctx, host, inv)
     if not inv.nics:
         try:
-            node = bundle.host(host)
+            node = source.host(host)
             for ibdev in node.list("/sys/class/infiniband"):
                 inv.nics[ibdev] = Device("nic", ibdev, None, netdev=_netdev_of(node, ibdev))
         except ForensicError:
             pass
-    job_hosts = bundle.job_hosts()
+    job_hosts = source.job_hosts()
     for idx, dev in inv.gpus.items():
         dev.in_job = (host, idx) in job_gpus
     for dev in inv.nics.values():
@@ -116,7 +116,7 @@ def _gpus_from_commands(ctx: ToolContext, host: str, inv: HostInventory) -> None
     from forensic.tools.parsers.nvidia_smi import parse_nvidia_smi_q
 
     try:
-        node = ctx.bundle.host(host)
+        node = ctx.source.host(host)
         addrs: list[PciAddress] = []
         if node.has_command(["nvidia-smi", "-q"]):
             addrs = [g.pci for g in parse_nvidia_smi_q(node.run(["nvidia-smi", "-q"])) if g.pci is not None]

@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from forensic.sandbox import Bundle, ForensicError, ToolArgumentError
+from forensic.sandbox import Bundle, EvidenceSource, ForensicError, ToolArgumentError, open_source
 
 Status = Literal["ok", "no_data", "error"]
 ComponentKind = Literal["gpu", "nic", "host", "switch", "port", "job"]
@@ -62,10 +62,10 @@ class HostScope(ToolInput):
 
 
 class ToolContext:
-    """What a tool may use: the bundle (through the sandbox) and memoised derived facts."""
+    """What a tool may use: an evidence source (a bundle, a live fleet) and memoised derived facts."""
 
-    def __init__(self, bundle: Bundle) -> None:
-        self.bundle = bundle
+    def __init__(self, source: EvidenceSource | Bundle) -> None:
+        self.source: EvidenceSource = open_source(source)
         self._memo: dict[str, Any] = {}
 
     def memo(self, key: str, factory: Callable[[], Any]) -> Any:
@@ -74,12 +74,12 @@ class ToolContext:
         return self._memo[key]
 
     def hosts(self, host: str | None) -> list[str]:
-        """The hosts a call concerns; a named host must exist in the bundle."""
-        names = self.bundle.host_names()
+        """The hosts a call concerns; a named host must exist in the source."""
+        names = self.source.host_names()
         if host is None:
             return names
         if host not in names:
-            raise ToolArgumentError(f"unknown host {host!r}; the bundle has {len(names)} hosts")
+            raise ToolArgumentError(f"unknown host {host!r}; the incident has {len(names)} hosts")
         return [host]
 
 
@@ -159,5 +159,5 @@ def gpu_component(host: str, index: int) -> str:
 
 
 def rank_component(ctx: ToolContext, rank: int) -> str | None:
-    placement = ctx.bundle.rank_map().get(rank)
+    placement = ctx.source.rank_map().get(rank)
     return gpu_component(*placement) if placement else None

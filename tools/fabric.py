@@ -17,7 +17,7 @@ from pydantic import Field
 
 from forensic.sandbox import ForensicError, ToolArgumentError
 from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, register
-from forensic.tools.metrics import load_metrics
+from forensic.tools.metrics import read_metric
 from forensic.tools.parsers.openmetrics import counter_increase
 from forensic.tools.parsers.sonic import parse_pfc_counters, parse_pfcwd_stats
 
@@ -37,7 +37,7 @@ class FabricScope(ToolInput):
 def _port_owner(ctx: ToolContext) -> dict[tuple[str, str], str]:
     """(switch, port) -> NIC component cabled to it, from topology."""
     out = {}
-    topo = ctx.bundle.topology
+    topo = ctx.source.topology
     for h in topo.hosts if topo else []:
         for n in h.nics:
             if n.switch and n.switch_port:
@@ -46,7 +46,7 @@ def _port_owner(ctx: ToolContext) -> dict[tuple[str, str], str]:
 
 
 def _uplinks(ctx: ToolContext) -> dict[str, set[str]]:
-    topo = ctx.bundle.topology
+    topo = ctx.source.topology
     names = {s.name for s in topo.switches} if topo else set()
     out: dict[str, set[str]] = defaultdict(set)
     for s in topo.switches if topo else []:
@@ -68,7 +68,7 @@ class Fabric(Tool):
     cost = 1.0
 
     def run(self, ctx: ToolContext, args: FabricScope) -> ToolResult:
-        switches = ctx.bundle.switch_names()
+        switches = ctx.source.switch_names()
         if args.switch is not None and args.switch not in switches:
             raise ToolArgumentError(f"unknown switch {args.switch!r}")
         scope = [args.switch] if args.switch else switches
@@ -78,7 +78,7 @@ class Fabric(Tool):
         covered: list[str] = []
         seen_any = False
         for name in scope:
-            sw = ctx.bundle.switch(name)
+            sw = ctx.source.switch(name)
             for argv, parse in ((["show", "pfcwd", "stats"], parse_pfcwd_stats), (["show", "pfc", "counters"], parse_pfc_counters)):
                 try:
                     text = sw.run(argv)
@@ -120,7 +120,7 @@ class Fabric(Tool):
         if checked:
             seen_any = True
             covered.extend(checked)
-            sources.extend(load_metrics(ctx)[1])
+            sources.extend(read_metric(ctx, "ifHCOutOctets").sources)
         if not seen_any:
             return ToolResult(status="no_data", summary="no switch outputs or switch port metrics recorded")
         found = sorted({s.name for s in signals})
@@ -130,24 +130,22 @@ class Fabric(Tool):
                           covered=sorted(set(covered)), data={"uplinks_checked": checked})
 
     def _ecmp(self, ctx: ToolContext, scope: list[str]) -> tuple[list[Signal], list[str]]:
-        sets, _, _ = load_metrics(ctx)
         uplinks = _uplinks(ctx)
-        start, end = ctx.bundle.window
+        start, end = ctx.source.window
         rates: dict[str, dict[str, float]] = defaultdict(dict)
-        for ms in sets:
-            for s in ms.select("ifHCOutOctets"):
-                sw = (s.labels.get("instance") or "").split(":")[0]
-                port = s.labels.get("ifName") or s.labels.get("ifDescr")
-                if sw not in scope or not port or (uplinks.get(sw) and port not in uplinks[sw]):
-                    continue
-                mask = np.isfinite(s.timestamps)
-                if start is not None:
-                    mask &= s.timestamps >= start
-                if end is not None:
-                    mask &= s.timestamps <= end
-                t, v = s.timestamps[mask], s.values[mask]
-                if t.size >= 2 and t[-1] > t[0]:
-                    rates[sw][port] = counter_increase(v) / (t[-1] - t[0])
+        for s in read_metric(ctx, "ifHCOutOctets").series:
+            sw = (s.labels.get("instance") or "").split(":")[0]
+            port = s.labels.get("ifName") or s.labels.get("ifDescr")
+            if sw not in scope or not port or (uplinks.get(sw) and port not in uplinks[sw]):
+                continue
+            mask = np.isfinite(s.timestamps)
+            if start is not None:
+                mask &= s.timestamps >= start
+            if end is not None:
+                mask &= s.timestamps <= end
+            t, v = s.timestamps[mask], s.values[mask]
+            if t.size >= 2 and t[-1] > t[0]:
+                rates[sw][port] = counter_increase(v) / (t[-1] - t[0])
         signals, checked = [], []
         for sw, by_port in rates.items():
             if len(by_port) < 2 or not uplinks.get(sw):

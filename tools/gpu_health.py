@@ -79,7 +79,7 @@ def _from_nvml(ctx: ToolContext, host: str) -> list[Reading]:
 
 
 def _from_smi(ctx: ToolContext, host: str) -> list[Reading]:
-    node = ctx.bundle.host(host)
+    node = ctx.source.host(host)
     argv = ["nvidia-smi", "-q"]
     if not node.has_command(argv):
         return []
@@ -89,7 +89,7 @@ def _from_smi(ctx: ToolContext, host: str) -> list[Reading]:
         dev = inv.by_pci(g.pci) if g.pci else None
         index = int(dev.name[3:]) if dev is not None else pos
         out.append(Reading(
-            host=host, index=index, in_job=bool(dev and dev.in_job) or (host, index) in ctx.bundle.job_gpus(),
+            host=host, index=index, in_job=bool(dev and dev.in_job) or (host, index) in ctx.source.job_gpus(),
             lost=g.lost, error=g.lost_reason, temp=g.temp_gpu_c, slowdown_temp=g.temp_slowdown_c,
             power_w=g.power_draw_w, limit_w=g.power_limit_w, sm=g.clock_sm_mhz, sm_max=g.max_clock_sm_mhz,
             reasons=g.clock_event_reasons_mask,

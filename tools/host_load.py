@@ -15,7 +15,7 @@ import numpy as np
 
 from forensic.sandbox import ForensicError
 from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, count, register
-from forensic.tools.metrics import load_metrics
+from forensic.tools.metrics import read_metric
 from forensic.tools.parsers.hostload import parse_pressure, parse_top
 from forensic.tools.parsers.openmetrics import series_host
 
@@ -36,10 +36,10 @@ class Load:
 
 def _loads(ctx: ToolContext) -> dict[str, Load]:
     out: dict[str, Load] = {}
-    for host in ctx.bundle.host_names():
+    for host in ctx.source.host_names():
         ld = Load(host)
         try:
-            node = ctx.bundle.host(host)
+            node = ctx.source.host(host)
             if node.has_command(["top", "-b", "-n", "1"]):
                 snap = parse_top(node.run(["top", "-b", "-n", "1"]))
                 ld.load1 = snap.load1
@@ -53,16 +53,16 @@ def _loads(ctx: ToolContext) -> dict[str, Load]:
         except ForensicError:
             pass
         out[host] = ld
-    start, end = ctx.bundle.window
-    sets, sources, _ = load_metrics(ctx)
-    for ms in sets:
-        for s in ms.select("node_load1"):
-            host = series_host(s.labels)
-            if host in out:
-                m = np.isfinite(s.values) & (s.timestamps >= (start or -np.inf)) & (s.timestamps <= (end or np.inf))
-                if m.any():
-                    out[host].load1 = float(np.median(s.values[m]))
-                    out[host].sources.extend(x for x in sources if x not in out[host].sources)
+    start, end = ctx.source.window
+    got = read_metric(ctx, "node_load1")
+    sources = got.sources
+    for s in got.series:
+        host = series_host(s.labels)
+        if host in out:
+            m = np.isfinite(s.values) & (s.timestamps >= (start or -np.inf)) & (s.timestamps <= (end or np.inf))
+            if m.any():
+                out[host].load1 = float(np.median(s.values[m]))
+                out[host].sources.extend(x for x in sources if x not in out[host].sources)
     return out
 
 
@@ -78,7 +78,7 @@ class HostLoad(Tool):
     def run(self, ctx: ToolContext, args: HostScope) -> ToolResult:
         loads: dict[str, Load] = ctx.memo("host_loads", lambda: _loads(ctx))
         hosts = ctx.hosts(args.host)
-        job_hosts = ctx.bundle.job_hosts()
+        job_hosts = ctx.source.job_hosts()
         scope = [loads[h] for h in hosts if h in loads and (loads[h].load1 is not None or loads[h].pressure is not None)]
         if not scope:
             return ToolResult(status="no_data", summary="no host load readings (top, pressure, node_load1)")

@@ -82,7 +82,7 @@ def _runs(procs: dict[tuple[str, int, int], _Proc]) -> tuple[list[_Proc], list[_
 def _nccl_config_signals(ctx: ToolContext, first: list[_Proc], latest: list[_Proc]) -> list[Signal]:
     out: list[Signal] = []
     restarted = any(a is not b for a, b in zip(first, latest))
-    nics_per_host = max((len(h.nics) for h in ctx.bundle.topology.hosts), default=0) if ctx.bundle.topology else 0
+    nics_per_host = max((len(h.nics) for h in ctx.source.topology.hosts), default=0) if ctx.source.topology else 0
     used = [p.ib_devices for p in latest if p.ib_devices]
     before = [p.ib_devices for p in first if p.ib_devices]
     if used and (max(used) < nics_per_host or (restarted and before and max(used) < max(before))):
@@ -124,7 +124,7 @@ class JobLogs(Tool):
     cost = 1.0
 
     def run(self, ctx: ToolContext, args: JobLogsInput) -> ToolResult:
-        files = ctx.bundle.files("job/logs", (".log",))
+        files = ctx.source.log_names()
         if not files:
             return ToolResult(status="no_data", summary="no job logs recorded")
         signals: list[Signal] = []
@@ -138,13 +138,14 @@ class JobLogs(Tool):
         errors: list[str] = []
         completion: Counter = Counter()
         parsed = []
-        for file_no, rel in enumerate(files):
+        for file_no, name in enumerate(files):
             try:
-                text = ctx.bundle.fs.read_text(rel)
+                doc = ctx.source.log(name)
             except ForensicError as exc:
-                errors.append(f"{rel}: {exc}")
+                errors.append(f"job/logs/{name}: {exc}")
                 continue
-            sources.append(ctx.bundle.fs.source_of(rel))
+            text = doc.text
+            sources.append(doc.source)
             nccl = parse_nccl_log(text)
             parsed.append((file_no, nccl))
             for sel in nccl.nets:
@@ -174,7 +175,7 @@ class JobLogs(Tool):
                 last_done[r] = max(last_done.get(r, n), n)
         if not sources:
             return ToolResult(status="error", summary=f"job logs unreadable: {errors[0]}", data={"errors": errors})
-        has_rdma = bool(ctx.bundle.topology and any(h.nics for h in ctx.bundle.topology.hosts))
+        has_rdma = bool(ctx.source.topology and any(h.nics for h in ctx.source.topology.hosts))
         first, latest = _runs(_processes(parsed))
         latest_socket = sum(1 for p in latest if p.transport == "Socket")
         socket, ib = transports.get("Socket", 0), transports.get("IB", 0)

@@ -17,7 +17,7 @@ from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult
 from forensic.tools.detectors.core import analyze
 from forensic.tools.detectors.models import StepAnalysis
 from forensic.tools.detectors.steps import StepTable, load_steps_csv
-from forensic.tools.parsers.step_files import merge_step_files, step_file_names
+from forensic.tools.parsers.step_files import merge_step_files
 
 #: Share of a host's ranks that must straggle together to blame the host, not one GPU.
 HOST_SHARE = 0.75
@@ -33,12 +33,10 @@ class JobStepsInput(ToolInput):
 
 def load_table(ctx: ToolContext) -> tuple[StepTable, list[str]] | None:
     def build() -> tuple[StepTable, list[str]] | None:
-        fs = ctx.bundle.fs
-        names = step_file_names(fs.list("job"))  # steps.csv, or one steps*.csv per rank
-        if not names:
+        docs = ctx.source.steps()  # steps.csv, or one steps*.csv per rank: merged here
+        if not docs:
             return None
-        texts = [(n, fs.read_text(f"job/{n}")) for n in names]
-        return load_steps_csv(merge_step_files(texts)), [fs.source_of(f"job/{n}") for n in names]
+        return load_steps_csv(merge_step_files([(d.source, d.text) for d in docs])), [d.source for d in docs]
 
     return ctx.memo("steps", build)
 
@@ -63,7 +61,7 @@ class JobSteps(Tool):
         if got is None:
             return ToolResult(status="no_data", summary="no job/steps.csv recorded")
         table, sources = got
-        placement = ctx.bundle.rank_map()
+        placement = ctx.source.rank_map()
         rank_host = {r: h for r, (h, _) in placement.items()}
         a = analyze(table, rank_host=rank_host)
         signals = self._signals(ctx, table, a, placement)
@@ -150,7 +148,7 @@ class JobSteps(Tool):
 
     @staticmethod
     def _hang(ctx: ToolContext, table: StepTable) -> Signal | None:
-        _, end = ctx.bundle.window
+        _, end = ctx.source.window
         if end is None or table.start.size < 3:
             return None
         import numpy as np

@@ -26,12 +26,12 @@ def read_kernel_log(ctx: ToolContext, host: str) -> tuple[KernelLog, str] | None
     """The parsed kernel log of ``host`` and its source path, memoised; None when not recorded."""
 
     def build() -> tuple[KernelLog, str] | None:
-        node = ctx.bundle.host(host)
+        node = ctx.source.host(host)
         for argv in (["dmesg"], ["journalctl", "-k"]):
             if node.has_command(argv):
-                start, _ = ctx.bundle.window
+                start, _ = ctx.source.window
                 year = datetime.fromtimestamp(start, timezone.utc).year if start else None
-                boot = ctx.bundle.collected(host).get("boot")
+                boot = ctx.source.collected(host).get("boot")
                 return parse_kernel_log(node.run(argv), boot_unix=boot, year=year), node.command_source(argv)
         return None
 
@@ -42,7 +42,7 @@ def _when(ctx: ToolContext, t: float | None) -> str:
     """'window', 'history' or 'unknown' (no wall time: only the order of lines is known)."""
     if t is None:
         return "unknown"
-    start, end = ctx.bundle.window
+    start, end = ctx.source.window
     if start is not None and t < start - HISTORY_BEFORE_S:
         return "history"
     if end is not None and t > end + AFTER_S:

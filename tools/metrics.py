@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from forensic.sandbox import ForensicError
+from forensic.sandbox import MetricRead
 from forensic.tools._xid import xid_signal
 from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, gpu_component, register
-from forensic.tools.parsers.openmetrics import MetricSet, Series, counter_increase, parse_openmetrics, series_host
+from forensic.tools.parsers.openmetrics import Series, counter_increase, series_host
 
 _THERMAL_BITS = 0x20 | 0x40
 _POWER_BRAKE = 0x80
@@ -41,20 +41,51 @@ class GpuSeries:
     by_name: dict[str, Series] = field(default_factory=dict)
 
 
-def load_metrics(ctx: ToolContext) -> tuple[list[MetricSet], list[str], list[str]]:
-    """Every metrics file parsed once per investigation: (sets, sources, errors)."""
+#: What the metric source is asked for around the window: an hour before it (the sample before
+#: the window for counter increases, a series that stopped shortly before it) and an hour after.
+HISTORY_S = 3600.0
+AFTER_S = 3600.0
+#: The DCGM series this tool reads (dcgm-exporter names; the throttle-reasons name is the old one).
+DCGM_NAMES = (
+    "DCGM_FI_DEV_SM_CLOCK",
+    "DCGM_FI_DEV_GPU_TEMP",
+    "DCGM_FI_DEV_XID_ERRORS",
+    "DCGM_FI_DEV_THERMAL_VIOLATION",
+    "DCGM_FI_DEV_POWER_VIOLATION",
+    "DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
+    "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS",
+    "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+    "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+    "DCGM_FI_DEV_ROW_REMAP_FAILURE",
+    *_NVLINK_COUNTERS,
+)
 
-    def build() -> tuple[list[MetricSet], list[str], list[str]]:
-        sets, sources, errors = [], [], []
-        for rel in ctx.bundle.files("metrics", (".om", ".prom", ".txt")):
-            try:
-                sets.append(parse_openmetrics(ctx.bundle.fs.read_text(rel)))
-                sources.append(ctx.bundle.fs.source_of(rel))
-            except ForensicError as exc:
-                errors.append(f"{rel}: {exc}")
-        return sets, sources, errors
 
-    return ctx.memo("metrics", build)
+def read_metric(ctx: ToolContext, name: str) -> MetricRead:
+    """Every series of one metric around the window, read once per investigation."""
+
+    def build() -> MetricRead:
+        start, end = ctx.source.window
+        return ctx.source.metrics.series(name, None, None if start is None else start - HISTORY_S,
+                                         None if end is None else end + AFTER_S)
+
+    return ctx.memo(f"metric:{name}", build)
+
+
+def read_metrics(ctx: ToolContext, names: tuple[str, ...]) -> MetricRead:
+    """Several metrics merged into one read (sources and errors without repeats)."""
+    out = MetricRead()
+    reasons = []
+    for name in names:
+        got = read_metric(ctx, name)
+        out.series.extend(got.series)
+        out.sources.extend(s for s in got.sources if s not in out.sources)
+        out.errors.extend(e for e in got.errors if e not in out.errors)
+        if got.unavailable and got.unavailable not in reasons:
+            reasons.append(got.unavailable)
+    if reasons and not out.series:
+        out.unavailable = "; ".join(reasons)
+    return out
 
 
 def _window(ts: np.ndarray, start: float | None, end: float | None) -> np.ndarray:
@@ -82,22 +113,21 @@ def _resolver(hosts: list[str]):
     return resolve
 
 
-def _gpus(sets: list[MetricSet], hosts: list[str]) -> dict[tuple[str, int], GpuSeries]:
+def _gpus(series: list[Series], hosts: list[str]) -> dict[tuple[str, int], GpuSeries]:
     resolve = _resolver(hosts)
     out: dict[tuple[str, int], GpuSeries] = {}
-    for ms in sets:
-        for s in ms.series:
-            if not s.name.startswith("DCGM_") or "gpu" not in s.labels:
-                continue
-            host = resolve(series_host(s.labels))
-            try:
-                gpu = int(s.labels["gpu"])
-            except ValueError:
-                continue
-            if host is None:
-                continue
-            gs = out.setdefault((host, gpu), GpuSeries(host, gpu))
-            gs.by_name.setdefault(s.name, s)
+    for s in series:
+        if not s.name.startswith("DCGM_") or "gpu" not in s.labels:
+            continue
+        host = resolve(series_host(s.labels))
+        try:
+            gpu = int(s.labels["gpu"])
+        except ValueError:
+            continue
+        if host is None:
+            continue
+        gs = out.setdefault((host, gpu), GpuSeries(host, gpu))
+        gs.by_name.setdefault(s.name, s)
     return out
 
 
@@ -146,14 +176,14 @@ class Metrics(Tool):
     cost = 1.0
 
     def run(self, ctx: ToolContext, args: HostScope) -> ToolResult:
-        sets, sources, errors = load_metrics(ctx)
-        if not sets:
-            return ToolResult(status="error" if errors else "no_data",
-                              summary="no metrics files" + (f" readable: {errors[0]}" if errors else ""))
-        start, end = ctx.bundle.window
-        gpus = ctx.memo("metrics_gpus", lambda: _gpus(sets, ctx.bundle.host_names()))
+        got = read_metrics(ctx, DCGM_NAMES)
+        sources, errors = got.sources, got.errors
+        if got.unavailable:
+            return ToolResult(status="error" if errors else "no_data", summary=got.unavailable, data={"errors": errors})
+        start, end = ctx.source.window
+        gpus = ctx.memo("metrics_gpus", lambda: _gpus(got.series, ctx.source.host_names()))
         hosts = set(ctx.hosts(args.host)) if args.host else None
-        job = ctx.bundle.job_gpus()
+        job = ctx.source.job_gpus()
         in_job = {k: (k in job) for k in gpus}
         scope = {k: g for k, g in gpus.items() if hosts is None or k[0] in hosts}
         if not scope:
@@ -265,4 +295,4 @@ def _xid_changes(s: Series | None, start: float | None, end: float | None) -> li
     return out
 
 
-__all__ = ["Metrics", "load_metrics"]
+__all__ = ["DCGM_NAMES", "Metrics", "read_metric", "read_metrics"]

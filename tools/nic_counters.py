@@ -69,8 +69,8 @@ def _ib_counters(node, ibdev: str, port: int) -> tuple[dict[str, int], list[str]
 
 def _read(ctx: ToolContext, host: str) -> list[NicReading]:
     inv = inventory(ctx, host)
-    now, before = ctx.bundle.host(host), ctx.bundle.host(host, "before")
-    times = ctx.bundle.collected(host)
+    now, before = ctx.source.host(host), ctx.source.host(host, "before")
+    times = ctx.source.collected(host)
     seconds = times["now"] - times["before"] if "now" in times and "before" in times else None
     out = []
     for dev in inv.nics.values():
@@ -216,7 +216,7 @@ def _errors(r: NicReading) -> dict[str, int]:
 
 def _fleet(ctx: ToolContext) -> list[NicReading]:
     out = []
-    for host in ctx.bundle.host_names():
+    for host in ctx.source.host_names():
         try:
             out.extend(_read(ctx, host))
         except ForensicError:

@@ -56,7 +56,7 @@ def _read(node, path: str) -> str | None:
 
 def _links(ctx: ToolContext, host: str) -> list[Link]:
     inv = inventory(ctx, host)
-    node = ctx.bundle.host(host)
+    node = ctx.source.host(host)
     lspci: list[LspciDevice] = []
     lspci_src = None
     if node.has_command(["lspci", "-vv"]):

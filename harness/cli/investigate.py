@@ -17,7 +17,7 @@ from ._common import _checkpointer, _fail, _planner_kwargs, app, default_state_d
 
 @app.command()
 def investigate(
-    bundle: Annotated[Path, typer.Argument(help="Incident bundle folder (or an evaluation case holding bundle/).")],
+    bundle: Annotated[Optional[Path], typer.Argument(help="Incident bundle folder (or an evaluation case holding bundle/); omit with --fleet.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the forensic.report/v1 JSON document.")] = False,
     budget_tool_calls: Annotated[int, typer.Option(help="Hard limit on tool calls.", min=0)] = 40,
     budget_wall_s: Annotated[float, typer.Option(help="Hard limit on working time, seconds.", min=0.001)] = 300.0,
@@ -31,16 +31,29 @@ def investigate(
     llm_base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint (env FORENSIC_LLM_BASE_URL).")] = None,
     llm_model: Annotated[Optional[str], typer.Option(help="Model name (env FORENSIC_LLM_MODEL).")] = None,
     llm_api_key: Annotated[Optional[str], typer.Option(help="API key (env FORENSIC_LLM_API_KEY).")] = None,
+    fleet: Annotated[Optional[Path], typer.Option(help="Read a live fleet described by this fleet.toml instead of a bundle.")] = None,
+    job: Annotated[Optional[str], typer.Option(help="With --fleet: the job to investigate.")] = None,
+    since: Annotated[str, typer.Option(help="With --fleet: how far back the window starts (2h, 90m, 1h30m).")] = "2h",
+    until: Annotated[Optional[str], typer.Option(help="With --fleet: window end, ISO 8601 or unix seconds (default: now).")] = None,
+    title: Annotated[str, typer.Option(help="With --fleet: the symptom in one line (it shapes triage).")] = "",
+    ranks: Annotated[Optional[int], typer.Option(help="With --fleet: ranks of the job when topology has no placement.", min=1)] = None,
 ) -> None:
-    """Investigate a recorded incident and print a verdict with cited evidence."""
+    """Investigate a recorded incident (or, with --fleet, a live one) and print a verdict with cited evidence."""
     from forensic.harness.graph import Investigator
     from forensic.harness.render import render_report
 
     limits = Limits(tool_calls=budget_tool_calls, wall_s=budget_wall_s, llm_tokens=budget_tokens, cost_usd=budget_cost_usd)
     cp_path = None if no_checkpoint else (checkpoint or default_state_dir() / "checkpoints.sqlite")
     thread_id = resume or thread or None
+    if (bundle is None) == (fleet is None):
+        _fail(2, "give an incident bundle, or --fleet FILE --job NAME (not both)")
+    source: object = bundle
     try:
-        inv = Investigator(bundle, planner=planner, planner_kwargs=_planner_kwargs(planner, llm_base_url, llm_model, llm_api_key),
+        if fleet is not None:
+            from ._fleet import open_live
+
+            source = open_live(fleet, job, since, until, title, ranks)
+        inv = Investigator(source, planner=planner, planner_kwargs=_planner_kwargs(planner, llm_base_url, llm_model, llm_api_key),
                            limits=limits, checkpointer=_checkpointer(cp_path), audit_log=default_state_dir() / "audit.jsonl")
         cfg = inv.config(thread_id)
         thread_id = cfg["configurable"]["thread_id"]

@@ -3,6 +3,7 @@
 from forensic.harness.planners.base import (
     Decision,
     Planner,
+    PlannerBase,
     PlannerView,
     Stop,
     ToolCall,
@@ -17,6 +18,7 @@ __all__ = [
     "Decision",
     "GraphPlanner",
     "Planner",
+    "PlannerBase",
     "PlannerView",
     "Stop",
     "ToolCall",

@@ -50,11 +50,54 @@ class PlannerView(BaseModel):
 
 @runtime_checkable
 class Planner(Protocol):
+    """What the graph asks of a planner. Planners without memory inherit :class:`PlannerBase`."""
+
     name: str
 
     def decide(self, view: PlannerView) -> Decision:
         """The next tool call, or Stop."""
         ...
+
+    def claims(self) -> list[dict[str, Any]]:
+        """Claims the planner makes about the verdict (the model's), [] when none."""
+        ...
+
+    def drain_notes(self) -> list[str]:
+        """Notes for the report since the last call (a fallback, a retry), then forgotten."""
+        ...
+
+    def drain_usage(self) -> dict[str, float]:
+        """Budget usage since the last call (model tokens, cost), then forgotten."""
+        ...
+
+    def dump_state(self) -> dict[str, Any]:
+        """What the planner must remember across a checkpoint."""
+        ...
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Continue from :meth:`dump_state` of an earlier process."""
+        ...
+
+
+class PlannerBase:
+    """A planner without memory, claims or usage of its own."""
+
+    name: str
+
+    def claims(self) -> list[dict[str, Any]]:
+        return []
+
+    def drain_notes(self) -> list[str]:
+        return []
+
+    def drain_usage(self) -> dict[str, float]:
+        return {}
+
+    def dump_state(self) -> dict[str, Any]:
+        return {}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        return None
 
 
 _PLANNERS: dict[str, type] = {}

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from forensic.harness.failure_graph import host_of
-from forensic.harness.planners.base import Decision, PlannerView, Stop, ToolCall, register_planner
+from forensic.harness.planners.base import Decision, PlannerBase, PlannerView, Stop, ToolCall, register_planner
 
 #: A hypothesis below this probability does not steer test choice.
 MIN_PROBABILITY = 0.01
@@ -24,7 +24,7 @@ STOP_PROBABILITY = 0.9
 
 
 @register_planner
-class GraphPlanner:
+class GraphPlanner(PlannerBase):
     name = "graph"
 
     def decide(self, view: PlannerView) -> Decision:

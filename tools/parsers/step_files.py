@@ -14,20 +14,13 @@ import io
 from collections.abc import Sequence
 
 from forensic.sandbox.errors import ParseError
+from forensic.sandbox.sources import step_file_names
 from forensic.tools.detectors.steps import OPTIONAL_COLUMNS, REQUIRED_COLUMNS
+
+__all__ = ["merge_step_files", "step_file_names"]
 
 #: Extra columns a recorder writes and the merge keeps when every file has them.
 _EXTRA_COLUMNS = ("host", "local_gpu")
-
-
-def step_file_names(names: Sequence[str]) -> list[str]:
-    """The step files among the entry names of ``job/`` (``.gz`` already removed), in read order.
-
-    ``steps.csv`` alone when present (it is the whole table); otherwise every ``steps*.csv``.
-    """
-    if "steps.csv" in names:
-        return ["steps.csv"]
-    return sorted(n for n in names if n.startswith("steps") and n.endswith(".csv"))
 
 
 def merge_step_files(texts: Sequence[tuple[str, str]]) -> str:

@@ -1,0 +1,340 @@
+"""Where evidence comes from: the evidence-source and metric-source protocols.
+
+Tools never open a bundle, a socket or a file themselves. They ask an :class:`EvidenceSource`
+for the incident, the topology, the hosts (each a :class:`EvidenceHost`: the ``Host`` seam plus
+the citation of what was read), the switches, the job's steps and logs, and ask its
+:class:`MetricSource` for time series. Implementations:
+
+- :class:`BundleSource` / :class:`OpenMetricsFiles`: a recorded bundle (``forensic.bundle/v1``).
+- :class:`forensic.sandbox.memory.MemorySource`: a bundle loaded into dicts (tests, doubles).
+- :class:`forensic.sandbox.fleet.FleetSource` / :class:`forensic.sandbox.prometheus.PrometheusMetrics`:
+  a live fleet (node agents over HTTP, Prometheus).
+
+Derived facts (rank placement, job GPUs) are computed once from the incident and topology by
+:class:`SourceBase`, so every implementation places ranks the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+from forensic.sandbox.errors import ForensicError, NotFoundError
+
+if TYPE_CHECKING:
+    from forensic.sandbox.bundle import Bundle, HostInfo, Incident, Topology
+    from forensic.tools.parsers.openmetrics import MetricSet, Series
+
+Snapshot = Literal["now", "before"]
+
+
+@dataclass(frozen=True)
+class Document:
+    """A text the source read, with the citation of where it came from."""
+
+    text: str
+    source: str
+
+
+@dataclass
+class MetricRead:
+    """What a metric query returned: series in the parsed form, what was read, what failed."""
+
+    series: list[Series] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    #: Why nothing could be read at all (the source is down, slow, or has no metrics), else None.
+    unavailable: str | None = None
+
+
+@runtime_checkable
+class MetricSource(Protocol):
+    """Time series by metric name and label set over a time range."""
+
+    def series(self, name: str, labels: Mapping[str, str] | None = None,
+               start: float | None = None, end: float | None = None) -> MetricRead:
+        """Series whose sample name is ``name`` and whose labels equal every item of ``labels``,
+        with samples in ``[start, end]`` (an open bound when None). Never raises for an
+        unreachable backend: the reason goes into ``unavailable``."""
+        ...
+
+
+@runtime_checkable
+class EvidenceHost(Protocol):
+    """A host as tools see it: the read-only ``Host`` seam plus citations of what was read."""
+
+    name: str
+
+    def read(self, path: str) -> str: ...
+    def list(self, path: str) -> list[str]: ...
+    def exists(self, path: str) -> bool: ...
+    def run(self, argv: Sequence[str]) -> str: ...
+    def nvml(self) -> dict[str, Any] | None: ...
+
+    def has_command(self, argv: Sequence[str]) -> bool:
+        """Whether ``run(argv)`` has output to give (allowlisted and available)."""
+        ...
+
+    def source(self, path: str) -> str:
+        """Citation for a file read with ``read``."""
+        ...
+
+    def command_source(self, argv: Sequence[str]) -> str:
+        """Citation for the output of ``run(argv)``."""
+        ...
+
+    def nvml_source(self) -> str:
+        """Citation for the NVML readings."""
+        ...
+
+
+@runtime_checkable
+class SwitchSource(Protocol):
+    """A switch: allowlisted show commands and their citations."""
+
+    name: str
+
+    def run(self, argv: Sequence[str]) -> str: ...
+    def command_source(self, argv: Sequence[str]) -> str: ...
+
+
+@runtime_checkable
+class EvidenceSource(Protocol):
+    """Everything an investigation may read, wherever it lives."""
+
+    #: Where the evidence comes from, for people and checkpoints (a bundle path, a fleet file).
+    locator: str
+    incident: Incident
+    topology: Topology | None
+    metrics: MetricSource
+
+    @property
+    def window(self) -> tuple[float | None, float | None]: ...
+    @property
+    def gpus_per_node(self) -> int: ...
+
+    def notes(self) -> list[str]:
+        """Problems met while opening the source (an unreadable topology, unreachable hosts)."""
+        ...
+
+    def host_names(self) -> list[str]: ...
+    def host_info(self, name: str) -> HostInfo | None: ...
+    def rank_map(self) -> dict[int, tuple[str, int]]: ...
+    def job_gpus(self) -> set[tuple[str, int]]: ...
+    def job_hosts(self) -> set[str]: ...
+    def host(self, name: str, snapshot: Snapshot = "now") -> EvidenceHost: ...
+    def collected(self, host: str) -> dict[str, float]: ...
+    def switch_names(self) -> list[str]: ...
+    def switch(self, name: str) -> SwitchSource: ...
+
+    def steps(self) -> list[Document]:
+        """The job's per-rank step telemetry (``steps.csv`` texts), [] when none."""
+        ...
+
+    def log_names(self) -> list[str]:
+        """Names of the job's log files, sorted."""
+        ...
+
+    def log(self, name: str) -> Document:
+        """One job log by name."""
+        ...
+
+
+class SourceBase:
+    """Rank placement derived from incident + topology + hosts, shared by every implementation."""
+
+    incident: Incident
+    topology: Topology | None
+    _rank_map: dict[int, tuple[str, int]] | None = None
+
+    def host_names(self) -> list[str]:  # pragma: no cover - implemented by subclasses
+        raise NotImplementedError
+
+    @property
+    def window(self) -> tuple[float | None, float | None]:
+        return self.incident.window.start, self.incident.window.end
+
+    @property
+    def gpus_per_node(self) -> int:
+        return max(1, int(self.incident.job.gpus_per_node or 8))
+
+    def host_info(self, name: str) -> HostInfo | None:
+        for h in self.topology.hosts if self.topology else []:
+            if h.name == name:
+                return h
+        return None
+
+    def rank_map(self) -> dict[int, tuple[str, int]]:
+        """rank -> (host, gpu index), from topology ``ranks`` or the default placement."""
+        if self._rank_map is None:
+            mapping: dict[int, tuple[str, int]] = {}
+            if self.topology and self.topology.ranks:
+                mapping = {r.rank: (r.host, r.gpu) for r in self.topology.ranks}
+            else:
+                hosts = self.host_names()
+                per = self.gpus_per_node
+                n_ranks = self.incident.job.ranks or len(hosts) * per
+                for r in range(n_ranks):
+                    if r // per < len(hosts):
+                        mapping[r] = (hosts[r // per], r % per)
+            self._rank_map = mapping
+        return self._rank_map
+
+    def job_gpus(self) -> set[tuple[str, int]]:
+        """(host, gpu) pairs that hold a rank of the job."""
+        return set(self.rank_map().values())
+
+    def job_hosts(self) -> set[str]:
+        return {h for h, _ in self.rank_map().values()}
+
+
+def clip(series: Series, start: float | None, end: float | None) -> Series:
+    """The samples of ``series`` in ``[start, end]`` (a copy; timestamps without a time are dropped
+    only when a bound is given)."""
+    if start is None and end is None:
+        return series
+    mask = np.isfinite(series.timestamps)
+    if start is not None:
+        mask &= series.timestamps >= start
+    if end is not None:
+        mask &= series.timestamps <= end
+    return series.model_copy(update={"timestamps": series.timestamps[mask], "values": series.values[mask]})
+
+
+class MetricSets:
+    """A metric source over already-parsed OpenMetrics texts (one per file)."""
+
+    def __init__(self, sets: Sequence[tuple[MetricSet, str]], errors: Sequence[str] = ()) -> None:
+        self._sets = list(sets)
+        self._errors = list(errors)
+
+    def series(self, name: str, labels: Mapping[str, str] | None = None,
+               start: float | None = None, end: float | None = None) -> MetricRead:
+        out = MetricRead(errors=list(self._errors))
+        if not self._sets:
+            out.unavailable = ("no metrics files readable: " + self._errors[0]) if self._errors else "no metrics files"
+        for ms, src in self._sets:
+            found = ms.select(name, **dict(labels or {}))
+            if found:
+                out.sources.append(src)
+                out.series.extend(clip(s, start, end) for s in found)
+        return out
+
+
+class OpenMetricsFiles(MetricSets):
+    """The metric source of a bundle: every ``metrics/*.om|.prom|.txt`` file, parsed once."""
+
+    SUFFIXES = (".om", ".prom", ".txt")
+
+    def __init__(self, bundle: Bundle) -> None:
+        # The parser lives with the other parsers in tools/; the source only hands its output on.
+        from forensic.tools.parsers.openmetrics import parse_openmetrics
+
+        sets, errors = [], []
+        for rel in bundle.files("metrics", self.SUFFIXES):
+            try:
+                sets.append((parse_openmetrics(bundle.fs.read_text(rel)), bundle.fs.source_of(rel)))
+            except ForensicError as exc:
+                errors.append(f"{rel}: {exc}")
+        super().__init__(sets, errors)
+
+
+class _LazyMetrics:
+    """Parse the metric files on first use: many investigations never ask for metrics."""
+
+    def __init__(self, factory: Any) -> None:
+        self._factory = factory
+        self._inner: MetricSource | None = None
+
+    def series(self, name: str, labels: Mapping[str, str] | None = None,
+               start: float | None = None, end: float | None = None) -> MetricRead:
+        if self._inner is None:
+            self._inner = self._factory()
+        return self._inner.series(name, labels, start, end)
+
+
+class BundleSource(SourceBase):
+    """The evidence source of a recorded bundle (folder)."""
+
+    def __init__(self, bundle: Bundle) -> None:
+        self.bundle = bundle
+        self.locator = str(bundle.root)
+        self.incident = bundle.incident
+        self.topology = bundle.topology
+        self.metrics: MetricSource = _LazyMetrics(lambda: OpenMetricsFiles(bundle))
+        self._rank_map = None
+
+    def notes(self) -> list[str]:
+        return [self.bundle.topology_error] if self.bundle.topology_error else []
+
+    def host_names(self) -> list[str]:
+        return self.bundle.host_names()
+
+    def host(self, name: str, snapshot: Snapshot = "now") -> EvidenceHost:
+        return self.bundle.host(name, snapshot)
+
+    def collected(self, host: str) -> dict[str, float]:
+        return self.bundle.collected(host)
+
+    def switch_names(self) -> list[str]:
+        return self.bundle.switch_names()
+
+    def switch(self, name: str) -> SwitchSource:
+        return self.bundle.switch(name)
+
+    def steps(self) -> list[Document]:
+        fs = self.bundle.fs
+        return [Document(fs.read_text(f"job/{n}"), fs.source_of(f"job/{n}")) for n in step_file_names(fs.list("job"))]
+
+    def log_names(self) -> list[str]:
+        return [rel.rsplit("/", 1)[1] for rel in self.bundle.files("job/logs", (".log",))]
+
+    def log(self, name: str) -> Document:
+        if "/" in name or name.startswith("."):
+            raise NotFoundError(f"no job log named {name!r}")
+        rel = f"job/logs/{name}"
+        return Document(self.bundle.fs.read_text(rel), self.bundle.fs.source_of(rel))
+
+
+def open_source(where: Any) -> EvidenceSource:
+    """An evidence source from a source, a :class:`Bundle`, a bundle path, or a fleet locator."""
+    from forensic.sandbox.bundle import Bundle
+
+    if isinstance(where, EvidenceSource):
+        return where
+    if isinstance(where, Bundle):
+        return BundleSource(where)
+    if isinstance(where, str) and where.startswith("fleet:"):
+        from forensic.sandbox.fleet import reopen_fleet
+
+        return reopen_fleet(where)
+    return BundleSource(Bundle(where))
+
+
+__all__ = [
+    "BundleSource",
+    "Document",
+    "EvidenceHost",
+    "EvidenceSource",
+    "MetricRead",
+    "MetricSets",
+    "MetricSource",
+    "OpenMetricsFiles",
+    "Snapshot",
+    "SourceBase",
+    "SwitchSource",
+    "clip",
+    "open_source",
+]
+
+
+def step_file_names(names: Sequence[str]) -> list[str]:
+    """The step files among the entry names of a job folder (``.gz`` already removed), in read order:
+    ``steps.csv`` alone when present (it is the whole table), otherwise every ``steps*.csv`` (one
+    per rank, as ``forensic.record`` writes them)."""
+    if "steps.csv" in names:
+        return ["steps.csv"]
+    return sorted(n for n in names if n.startswith("steps") and n.endswith(".csv"))
