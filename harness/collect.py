@@ -248,6 +248,7 @@ def collect_bundle(
     incident: Mapping[str, Any],
     before: Mapping[str, Host] | None = None,
     job_dir: Path | None = None,
+    job_files: Mapping[str, str] | None = None,
     metrics: Mapping[str, str] | None = None,
     topology: Mapping[str, Any] | None = None,
     progress: Progress | None = None,
@@ -255,7 +256,8 @@ def collect_bundle(
 ) -> CollectResult:
     """Read every host and write one bundle to ``out`` (a folder, or a ``.tar.gz``/``.tgz`` file).
 
-    ``incident`` is incident.json's content (``schema`` is filled in); ``before`` maps host names to
+    ``incident`` is incident.json's content (``schema`` is filled in); ``job_files`` maps names below
+    ``job/`` (``steps.csv``, ``logs/train.log``) to texts read from a source; ``before`` maps host names to
     hosts that serve the window-start snapshot; ``topology`` (topology.json's content, when the
     fleet has one) is written as given and names the NICs to read; ``metrics`` maps file names (``dcgm.om``) to
     OpenMetrics texts; ``progress(host, done, total)`` is called as each host advances.
@@ -308,6 +310,12 @@ def collect_bundle(
         placement: dict[int, tuple[str, int]] = {}
         if job_dir is not None:
             placement = copy_job_dir(Path(job_dir), root)["placement"]
+        for rel, text in (job_files or {}).items():
+            parts = rel.split("/")
+            if not all(_ENTRY.match(p) and p not in (".", "..") for p in parts) or len(parts) > 2:
+                raise CollectError(f"job file name {rel!r} is not a plain name below job/")
+            (root / "job").joinpath(*parts).parent.mkdir(parents=True, exist_ok=True)
+            (root / "job").joinpath(*parts).write_text(text, encoding="utf-8")
         for fname, text in (metrics or {}).items():
             if not re.match(r"^[A-Za-z0-9._-]+\.om$", fname):
                 raise CollectError(f"metrics file name {fname!r} is not a plain .om name")
@@ -344,3 +352,60 @@ def _publish(root: Path, out: Path) -> None:
         os.replace(tmp, out)  # appears complete or not at all
     else:
         os.replace(root, out)
+
+
+#: The metric families of the bundle spec (``metrics/*.om``), by the file they are written to.
+SPEC_METRICS: dict[str, tuple[str, ...]] = {
+    "dcgm.om": ("DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+                "DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "DCGM_FI_DEV_XID_ERRORS",
+                "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS",
+                "DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "DCGM_FI_DEV_THERMAL_VIOLATION", "DCGM_FI_DEV_POWER_VIOLATION",
+                "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL",
+                "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_ROW_REMAP_FAILURE"),
+    "node.om": ("node_infiniband_port_data_received_bytes_total", "node_infiniband_port_data_transmitted_bytes_total",
+                "node_infiniband_port_errors_received_total", "node_infiniband_link_downed_total",
+                "node_infiniband_port_transmit_wait_total", "node_cpu_seconds_total",
+                "node_pressure_cpu_waiting_seconds_total", "node_load1"),
+    "switch.om": ("ifHCInOctets", "ifHCOutOctets", "ifOutDiscards"),
+}
+
+
+def metrics_from_source(source: Any, start: float, end: float, *, history_s: float = 3600.0) -> tuple[dict[str, str], list[str]]:
+    """OpenMetrics texts (file name -> text) of the spec's families from a metric source (Prometheus)
+    over ``[start - history_s, end]``: the hour before the window holds the window-start values
+    that agents, which keep no history, cannot give. Returns the texts and what could not be read."""
+    files: dict[str, str] = {}
+    problems: list[str] = []
+    for fname, names in SPEC_METRICS.items():
+        lines: list[str] = []
+        for name in names:
+            got = source.series(name, None, start - history_s, end)
+            if got.unavailable:
+                problems.append(f"{name}: {got.unavailable}")
+                if "no Prometheus" in got.unavailable:
+                    return {}, problems
+                continue
+            problems.extend(got.errors)
+            if not got.series:
+                continue
+            lines.append(f"# TYPE {name} unknown")
+            for series in got.series:
+                labels = ",".join(f'{k}="{_om_escape(v)}"' for k, v in sorted(series.labels.items()) if k != "__name__")
+                for t, v in zip(series.timestamps, series.values):
+                    if t == t:  # NaN timestamps: a sample without a time is no history
+                        lines.append(f"{name}{{{labels}}} {_om_value(float(v))} {float(t):.3f}")
+        if lines:
+            files[fname] = "\n".join(lines) + "\n# EOF\n"
+    return files, problems
+
+
+def _om_escape(v: str) -> str:
+    return str(v).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _om_value(v: float) -> str:
+    if v != v:
+        return "NaN"
+    if v in (float("inf"), float("-inf")):
+        return "+Inf" if v > 0 else "-Inf"
+    return repr(int(v)) if v.is_integer() and abs(v) < 2**53 else repr(v)

@@ -26,6 +26,8 @@ def collect(
     host: Annotated[Optional[str], typer.Option(help="With --local: this machine's name (default: hostname).")] = None,
     topology: Annotated[Optional[Path], typer.Option(help="topology.json of the fleet: written into the bundle, names the NICs.")] = None,
     timeout_s: Annotated[float, typer.Option(help="Per-call timeout for agents, seconds.", min=0.1)] = 15.0,
+    until: Annotated[Optional[str], typer.Option(help="With --fleet: window end (ISO 8601 or unix seconds; default now).")] = None,
+    ranks: Annotated[Optional[int], typer.Option(help="With --fleet: number of ranks of the job.", min=1)] = None,
 ) -> None:
     """Record hosts (sysfs, allowlisted commands, NVML) and the job's steps and logs into a bundle."""
     from forensic.harness.collect import CollectError, collect_bundle, parse_since
@@ -34,9 +36,11 @@ def collect(
     chosen = [n for n, on in (("--local", local), ("--agent", bool(agent)), ("--fleet", fleet is not None)) if on]
     if len(chosen) != 1:
         _fail(2, "choose one source: --local, --agent NAME=URL (with --token-file), or --fleet fleet.toml")
-    if fleet is not None:
-        _fail(2, "--fleet needs the fleet file support of issue 12 (forensic.sandbox.fleet); use --agent NAME=URL meanwhile")
     try:
+        if fleet is not None:
+            result = _collect_fleet(fleet, job, since, until, title, ranks, out)
+            _summary(result)
+            return
         window = parse_since(since)
         hosts, before = _hosts(local, agent or [], token_file, host, timeout_s)
         now = time.time()
@@ -54,11 +58,61 @@ def collect(
         _fail(2, str(exc))
     except OSError as exc:
         _fail(2, f"{out}: cannot write ({exc.strerror or exc})")
+    _summary(result)
+
+
+def _summary(result) -> None:
     for name, o in result.hosts.items():
         missed = f"; not available: {', '.join(o.missed)}" if o.missed else ""
         state = f"FAILED ({o.error})" if o.error else f"{o.files} files, NVML {o.nvml}{missed}"
         sys.stderr.write(f"  {name}: {state}\n")
     sys.stdout.write(f"{result.out}\n")
+
+
+def _collect_fleet(fleet: Path, job: str | None, since: str, until: str | None, title: str | None, ranks: int | None,
+                   out: Path):
+    """The job's hosts through their agents, its steps and logs, and Prometheus series of the window."""
+    from forensic.harness.collect import CollectError, collect_bundle, metrics_from_source
+    from forensic.sandbox import ForensicError, NotFoundError
+    from forensic.tools.parsers.step_files import merge_step_files
+
+    from ._fleet import open_live
+
+    if out.exists():  # before any network work
+        raise CollectError(f"{out}: already exists; choose a new name (nothing is overwritten)")
+    src = open_live(fleet, job, since, until, title or "", ranks)
+    hosts = [(n, src.host(n)) for n in src.host_names()]
+    before = {}
+    for name, _ in hosts:
+        view = src.host(name, "before")
+        try:
+            view.list("/sys")  # a replay agent has a window-start snapshot; a live one says it has none
+        except NotFoundError:
+            continue
+        except ForensicError:
+            continue
+        before[name] = view
+    start, end = src.window
+    metrics, problems = metrics_from_source(src.metrics, float(start), float(end))
+    docs = src.steps()
+    try:  # per-rank files become one steps.csv, read as the investigator reads them
+        job_files = {"steps.csv": merge_step_files([(d.source, d.text) for d in docs])} if docs else {}
+    except ForensicError:
+        job_files = {f"steps-{i:05d}.csv": d.text for i, d in enumerate(docs)}
+    for name in src.log_names():
+        try:
+            job_files[f"logs/{name}"] = src.log(name).text
+        except ForensicError:
+            pass
+    incident = src.incident.model_dump(by_alias=True, exclude_none=True)
+    incident["reported"] = "recorded by forensic collect --fleet"
+    topology = src.topology.model_dump(exclude_none=True) if src.topology else None
+    with _progress() as progress:
+        result = collect_bundle(hosts, out, incident=incident, before=before, job_files=job_files, metrics=metrics,
+                                topology=topology, progress=progress)
+    for note in [*src.notes(), *problems[:5]]:
+        sys.stderr.write(f"forensic: note: {note}\n")
+    return result
 
 
 def _load_topology(path: Path) -> dict:

@@ -167,7 +167,8 @@ def test_collect_local_then_investigate(tmp_path: Path) -> None:
     (["--agent", "../x=http://127.0.0.1:9", "--token-file", "{tmp}/token", "--out", "{tmp}/x.tar.gz"], "not a valid host name"),
     (["--local", "--job-dir", "{tmp}/nojob", "--out", "{tmp}/x.tar.gz"], "not a folder"),
     (["--local", "--topology", "{tmp}/token", "--out", "{tmp}/x.tar.gz"], "not a usable topology.json"),
-    (["--fleet", "{tmp}/fleet.toml", "--out", "{tmp}/x.tar.gz"], "--fleet"),
+    (["--fleet", "{tmp}/fleet.toml", "--job", "j", "--out", "{tmp}/x.tar.gz"], "no such fleet file"),
+    (["--fleet", "{tmp}/token", "--out", "{tmp}/x.tar.gz"], "--fleet needs --job"),
 ])
 def test_bad_collect_input_is_one_line_and_exit_2(args, message, tmp_path: Path, token_file: Path) -> None:
     (tmp_path / "exists").mkdir()
@@ -196,3 +197,27 @@ def test_an_archive_of_cases_can_be_evaluated(tmp_path: Path) -> None:
     result = json.loads(out.stdout)
     assert len(result["cases"]) == 2
     assert shutil.which("true")  # sanity: PATH is usable in the subprocess env
+
+
+def test_collect_from_a_live_fleet_then_investigate_gives_the_replay_verdict(tmp_path: Path) -> None:
+    import os
+
+    from forensic.evals.fleet_rig import FleetRig, prometheus_binaries
+
+    if prometheus_binaries() is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("prometheus/promtool missing in CI (apt-get install prometheus)")
+        pytest.skip("prometheus not installed")
+    case = Path(__file__).resolve().parents[2] / "evals" / "examples" / "pcie-x8-mfu-drop"
+    want = verdict(case, tmp_path)
+    out = tmp_path / "fleet.tar.gz"
+    with FleetRig(case / "bundle", tmp_path / "rig") as rig:
+        done = forensic("collect", *rig.investigate_args(), "--out", str(out), env_dir=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "FAILED" not in done.stderr
+    b = Bundle(out)
+    assert b.fs.list("metrics") and b.fs.exists("job/steps.csv") and b.topology is not None
+    first = b.host_names()[0]
+    assert b.fs.is_dir(f"nodes/{first}/before")  # replay agents serve the window-start snapshot
+    got = verdict(out, tmp_path)
+    assert (got["root_cause"], got["component"]) == (want["root_cause"], want["component"])
