@@ -145,11 +145,22 @@ class Bundle:
 
     def __init__(self, root: Path | str, *, verify_gzip: bool = True) -> None:
         root = Path(root)
+        unpacked: Path | None = None
         if root.is_file() and is_archive(root):
-            # Unpacked under the same confinement rules; the folder lives as long as this bundle.
-            unpacked = extract_archive(root)
-            self._unpacked = weakref.finalize(self, shutil.rmtree, unpacked, True)
+            unpacked = extract_archive(root)  # checked and unpacked under the same confinement rules
             root = bundle_root(unpacked)
+        try:
+            self._open(root, verify_gzip)
+        except BaseException:
+            if unpacked is not None:
+                shutil.rmtree(unpacked, ignore_errors=True)
+            raise
+        if unpacked is not None:
+            # The copy lives as long as anything reads it: the file view is shared by every
+            # replay host handed out, so tie the folder to it, not to this object alone.
+            self._unpacked = weakref.finalize(self.fs, shutil.rmtree, unpacked, True)
+
+    def _open(self, root: Path, verify_gzip: bool) -> None:
         if not root.is_dir():
             raise NotABundleError(f"{root}: not a folder" + ("" if root.exists() else " (no such file or folder)"))
         if (root / "bundle").is_dir() and not _has_incident(root):

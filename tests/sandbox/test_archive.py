@@ -48,9 +48,13 @@ def test_an_archive_reads_exactly_like_its_folder(folder: Path, tmp_path: Path, 
     assert a.fs.read_text("job/steps.csv") == f.fs.read_text("job/steps.csv")
     unpacked = a.root
     assert unpacked != f.root and oct(os.stat(unpacked if not prefix else unpacked.parent).st_mode & 0o777) == "0o700"
+    host = a.host(HOSTS[1])
     del a
     gc.collect()
-    assert not unpacked.exists()  # the private copy goes with the bundle
+    assert host.read(dev) == "16\n"  # a host handed out keeps the copy alive
+    del host
+    gc.collect()
+    assert not unpacked.exists()  # the private copy goes with the last reader
 
 
 def test_an_evaluation_case_archive_is_read_from_its_bundle(folder: Path, tmp_path: Path) -> None:
