@@ -293,8 +293,9 @@ def make_app(agent: Agent) -> Any:
     async def endpoint(request: Request) -> JSONResponse:
         op = request.path_params.get("op", "info")
         try:
-            agent.check_auth(request.headers.get("authorization"))
+            # Rate first: a client guessing tokens is slowed down like any other.
             agent.check_rate(request.client.host if request.client else "?")
+            agent.check_auth(request.headers.get("authorization"))
             body = agent.parse_body(await read_body(request)) if request.method == "POST" else {}
             try:
                 result = await run_in_threadpool(agent.handle, op, body)

@@ -7,6 +7,8 @@ A bundle is a recorded node tree. :class:`Bundle` opens one, validates what must
 from __future__ import annotations
 
 import json
+import shutil
+import weakref
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -14,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from forensic.sandbox._fs import ConfinedFS, check_gzip
+from forensic.sandbox.archive import bundle_root, extract_archive, is_archive
 from forensic.sandbox.errors import CorruptInputError, NotABundleError, NotFoundError
 from forensic.sandbox.host import ReplayHost, ReplaySwitch
 
@@ -142,8 +145,24 @@ class Bundle:
 
     def __init__(self, root: Path | str, *, verify_gzip: bool = True) -> None:
         root = Path(root)
+        unpacked: Path | None = None
+        if root.is_file() and is_archive(root):
+            unpacked = extract_archive(root)  # checked and unpacked under the same confinement rules
+            root = bundle_root(unpacked)
+        try:
+            self._open(root, verify_gzip)
+        except BaseException:
+            if unpacked is not None:
+                shutil.rmtree(unpacked, ignore_errors=True)
+            raise
+        if unpacked is not None:
+            # The copy lives as long as anything reads it: the file view is shared by every
+            # replay host handed out, so tie the folder to it, not to this object alone.
+            self._unpacked = weakref.finalize(self.fs, shutil.rmtree, unpacked, True)
+
+    def _open(self, root: Path, verify_gzip: bool) -> None:
         if not root.is_dir():
-            raise NotABundleError(f"{root}: not a folder")
+            raise NotABundleError(f"{root}: not a folder" + ("" if root.exists() else " (no such file or folder)"))
         if (root / "bundle").is_dir() and not _has_incident(root):
             root = root / "bundle"  # an evaluation case: investigate its bundle/, never truth.json
         if not _has_incident(root):

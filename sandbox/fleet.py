@@ -56,7 +56,7 @@ from forensic.sandbox.errors import (
 )
 from forensic.sandbox.host import Host
 from forensic.sandbox.prometheus import PrometheusMetrics
-from forensic.sandbox.sources import Document, MetricRead, Snapshot, SourceBase
+from forensic.sandbox.sources import Document, MetricRead, Snapshot, SourceBase, step_file_names
 
 _HOST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$")
 _JOB = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -390,6 +390,10 @@ class _JobFiles:
                     return Document(text, f"{self._url}/{name}")
         return None
 
+    def step_names(self) -> list[str]:
+        """steps.csv, or the per-rank steps*.csv files a shared folder holds."""
+        return step_file_names(self._fs.list("")) if self._fs is not None else ["steps.csv"]
+
     def log_names(self) -> list[str]:
         if self._fs is not None:
             return [n for n in self._fs.list("logs") if n.endswith(".log")]
@@ -558,8 +562,7 @@ class FleetSource(SourceBase):
         return _NoSwitch(name)
 
     def steps(self) -> list[Document]:
-        doc = self._job.document("steps.csv")
-        return [doc] if doc else []
+        return [doc for name in self._job.step_names() if (doc := self._job.document(name))]
 
     def log_names(self) -> list[str]:
         return self._job.log_names()

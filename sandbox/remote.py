@@ -78,6 +78,10 @@ class RemoteHost:
         if not self.name:
             raise RemoteHostError(f"agent {self.url}: did not say its host name")
 
+    def info(self) -> dict[str, Any]:
+        """What the agent says about itself: ``name``, ``mode`` (live or replay), ``api``."""
+        return self._call("GET", "info")
+
     # -- the Host seam ---------------------------------------------------------------------
     def read(self, path: str) -> str:
         return self._text(self._call("POST", "read", {"path": path}))

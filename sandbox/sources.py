@@ -287,7 +287,7 @@ class BundleSource(SourceBase):
 
     def steps(self) -> list[Document]:
         fs = self.bundle.fs
-        return [Document(fs.read_text(rel), fs.source_of(rel)) for rel in ("job/steps.csv",) if fs.exists(rel)]
+        return [Document(fs.read_text(f"job/{n}"), fs.source_of(f"job/{n}")) for n in step_file_names(fs.list("job"))]
 
     def log_names(self) -> list[str]:
         return [rel.rsplit("/", 1)[1] for rel in self.bundle.files("job/logs", (".log",))]
@@ -329,3 +329,12 @@ __all__ = [
     "clip",
     "open_source",
 ]
+
+
+def step_file_names(names: Sequence[str]) -> list[str]:
+    """The step files among the entry names of a job folder (``.gz`` already removed), in read order:
+    ``steps.csv`` alone when present (it is the whole table), otherwise every ``steps*.csv`` (one
+    per rank, as ``forensic.record`` writes them)."""
+    if "steps.csv" in names:
+        return ["steps.csv"]
+    return sorted(n for n in names if n.startswith("steps") and n.endswith(".csv"))

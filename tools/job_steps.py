@@ -17,6 +17,7 @@ from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult
 from forensic.tools.detectors.core import analyze
 from forensic.tools.detectors.models import StepAnalysis
 from forensic.tools.detectors.steps import StepTable, load_steps_csv
+from forensic.tools.parsers.step_files import merge_step_files
 
 #: Share of a host's ranks that must straggle together to blame the host, not one GPU.
 HOST_SHARE = 0.75
@@ -30,11 +31,12 @@ class JobStepsInput(ToolInput):
     """The job-steps tool reads the whole job; it takes no arguments."""
 
 
-def load_table(ctx: ToolContext) -> tuple[StepTable, str] | None:
-    def build() -> tuple[StepTable, str] | None:
-        for doc in ctx.source.steps():
-            return load_steps_csv(doc.text), doc.source
-        return None
+def load_table(ctx: ToolContext) -> tuple[StepTable, list[str]] | None:
+    def build() -> tuple[StepTable, list[str]] | None:
+        docs = ctx.source.steps()  # steps.csv, or one steps*.csv per rank: merged here
+        if not docs:
+            return None
+        return load_steps_csv(merge_step_files([(d.source, d.text) for d in docs])), [d.source for d in docs]
 
     return ctx.memo("steps", build)
 
@@ -59,7 +61,7 @@ class JobSteps(Tool):
             return ToolResult(status="error", summary=f"job/steps.csv unusable: {exc}")
         if got is None:
             return ToolResult(status="no_data", summary="no job/steps.csv recorded")
-        table, source = got
+        table, sources = got
         placement = ctx.source.rank_map()
         rank_host = {r: h for r, (h, _) in placement.items()}
         a = analyze(table, rank_host=rank_host)
@@ -71,7 +73,7 @@ class JobSteps(Tool):
             covered += [gpu_component(h, g) for h, g in placement.values()] + sorted(set(rank_host.values()))
         return ToolResult(
             status="ok", summary=a.summary + (f"; signals: {', '.join(sorted({s.name for s in signals}))}" if signals else ""),
-            source=[source], signals=signals, covered=covered,
+            source=sources, signals=signals, covered=covered,
             data={"n_steps": a.n_steps, "n_ranks": a.n_ranks, "has_compute": a.has_compute, "pattern": a.pattern,
                   "stragglers": [s.model_dump() for s in a.stragglers[:20]],
                   "slowdown": a.slowdown.model_dump() if a.slowdown else None, "notes": a.notes[:10]},

@@ -65,3 +65,18 @@ def bench_fleet(
     except (ForensicError, ValueError) as exc:
         _fail(2, str(exc))
     sys.stdout.write(json.dumps(result, indent=2) + "\n" if as_json else format_fleet_benchmark(result) + "\n")
+
+
+@bench_app.command("recorder")
+def bench_recorder(
+    steps: Annotated[int, typer.Option(help="Steps to time per setup.", min=100)] = 20_000,
+    step_ms: Annotated[float, typer.Option(help="The training step the overhead is compared with, ms.", min=1.0)] = 100.0,
+    params: Annotated[int, typer.Option(help="Model size (float32 parameters) for the checksum setup.", min=1)] = 1_000_000,
+    checksum_every: Annotated[int, typer.Option(help="Steps between parameter checksums.", min=1)] = 100,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Overhead of forensic.record per training step (target: under 1% of a 100 ms step)."""
+    from forensic.record_bench import format_benchmark, recorder_benchmark
+
+    result = recorder_benchmark(steps=steps, step_s=step_ms / 1000.0, params=params, checksum_every=checksum_every)
+    sys.stdout.write(json.dumps(result, indent=2) + "\n" if as_json else format_benchmark(result) + "\n")

@@ -37,6 +37,8 @@ def evaluate(
                                    progress=lambda m: sys.stderr.write(f"forensic: {m}\n"))
         except EvalSetError as exc:
             _fail(2, str(exc))
+    if directory.is_file():
+        directory = _unpack(directory)
     if not directory.is_dir():
         _fail(2, f"{directory}: not a folder")
     graph = _playbooks(playbooks)
@@ -52,3 +54,19 @@ def evaluate(
         render_scoreboard(result, Console() if sys.stdout.isatty() else Console(width=120))
 
 
+
+
+def _unpack(archive: Path) -> Path:
+    """A folder of cases shipped as an archive, unpacked under the sandbox's archive rules."""
+    import atexit
+    import shutil
+
+    from forensic.sandbox import ForensicError
+    from forensic.sandbox.archive import bundle_root, extract_archive
+
+    try:
+        folder = extract_archive(archive)
+    except ForensicError as exc:
+        _fail(2, str(exc))
+    atexit.register(shutil.rmtree, folder, True)
+    return bundle_root(folder)

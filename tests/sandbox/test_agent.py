@@ -287,6 +287,7 @@ def test_a_client_over_its_rate_gets_429_with_retry_after(bundle: Path) -> None:
         with pytest.raises(RemoteHostError, match="HTTP 429"):
             RemoteHost(srv.url, TOKEN, name=HOST, sleep=slept.append).read("/sys/x")
         assert len(slept) == 2 and all(s <= 5.0 for s in slept)
+        assert raw(srv, "info", token="guess-0123456789abcdefgh").status_code == 429  # guessing is limited too
 
 
 # -- faults: down, slow, garbage ------------------------------------------------------------------

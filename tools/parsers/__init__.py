@@ -99,6 +99,7 @@ from forensic.tools.parsers.sonic import (
     parse_pfc_counters,
     parse_pfcwd_stats,
 )
+from forensic.tools.parsers.step_files import merge_step_files, step_file_names
 from forensic.tools.parsers.sysfs import (
     parse_aer_counters,
     parse_int_file,
@@ -120,6 +121,8 @@ from forensic.tools.parsers.torch_log import (
 )
 
 __all__ = [
+    "merge_step_files",
+    "step_file_names",
     "CLOCK_EVENT_REASONS",
     "IB_COUNTER_UNITS",
     "IB_DATA_WORD_BYTES",

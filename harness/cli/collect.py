@@ -1,0 +1,180 @@
+"""``forensic collect``: record live machines into a bundle (a folder or one ``.tar.gz``)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ._common import _fail, app, err
+
+
+@app.command("collect")
+def collect(
+    out: Annotated[Path, typer.Option("--out", help="Bundle to write: NAME.tar.gz, or a new folder.")],
+    local: Annotated[bool, typer.Option("--local", help="Collect this machine.")] = False,
+    agent: Annotated[Optional[list[str]], typer.Option("--agent", help="NAME=URL of a forensic agent (repeatable).")] = None,
+    token_file: Annotated[Optional[Path], typer.Option("--token-file", help="Bearer token for --agent.")] = None,
+    fleet: Annotated[Optional[Path], typer.Option(help="fleet.toml (agents, Prometheus): collect the job's hosts.")] = None,
+    job: Annotated[Optional[str], typer.Option(help="Job name, recorded in incident.json.")] = None,
+    since: Annotated[str, typer.Option(help="Window length ending now: 30m, 2h, 1d.")] = "2h",
+    title: Annotated[Optional[str], typer.Option(help="One-line description of the symptom.")] = None,
+    job_dir: Annotated[Optional[Path], typer.Option("--job-dir", help="Folder with the job's steps*.csv and *.log files.")] = None,
+    host: Annotated[Optional[str], typer.Option(help="With --local: this machine's name (default: hostname).")] = None,
+    topology: Annotated[Optional[Path], typer.Option(help="topology.json of the fleet: written into the bundle, names the NICs.")] = None,
+    timeout_s: Annotated[float, typer.Option(help="Per-call timeout for agents, seconds.", min=0.1)] = 15.0,
+    until: Annotated[Optional[str], typer.Option(help="With --fleet: window end (ISO 8601 or unix seconds; default now).")] = None,
+    ranks: Annotated[Optional[int], typer.Option(help="With --fleet: number of ranks of the job.", min=1)] = None,
+) -> None:
+    """Record hosts (sysfs, allowlisted commands, NVML) and the job's steps and logs into a bundle."""
+    from forensic.harness.collect import CollectError, collect_bundle, parse_since
+    from forensic.sandbox import ForensicError
+
+    chosen = [n for n, on in (("--local", local), ("--agent", bool(agent)), ("--fleet", fleet is not None)) if on]
+    if len(chosen) != 1:
+        _fail(2, "choose one source: --local, --agent NAME=URL (with --token-file), or --fleet fleet.toml")
+    try:
+        if fleet is not None:
+            result = _collect_fleet(fleet, job, since, until, title, ranks, out)
+            _summary(result)
+            return
+        window = parse_since(since)
+        hosts, before = _hosts(local, agent or [], token_file, host, timeout_s)
+        now = time.time()
+        incident = {"id": f"collected-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime(now))}",
+                    "title": title or f"collected {len(hosts)} host(s) over the last {since}",
+                    "window": {"start": now - window, "end": now}, "job": {"name": job} if job else {},
+                    "reported": "recorded by forensic collect"}
+        topo = _load_topology(topology) if topology else None
+        with _progress() as progress:
+            result = collect_bundle(hosts, out, incident=incident, before=before, job_dir=job_dir, topology=topo,
+                                    progress=progress)
+    except CollectError as exc:
+        _fail(2, str(exc))
+    except ForensicError as exc:
+        _fail(2, str(exc))
+    except OSError as exc:
+        _fail(2, f"{out}: cannot write ({exc.strerror or exc})")
+    _summary(result)
+
+
+def _summary(result) -> None:
+    for name, o in result.hosts.items():
+        missed = f"; not available: {', '.join(o.missed)}" if o.missed else ""
+        state = f"FAILED ({o.error})" if o.error else f"{o.files} files, NVML {o.nvml}{missed}"
+        sys.stderr.write(f"  {name}: {state}\n")
+    sys.stdout.write(f"{result.out}\n")
+
+
+def _collect_fleet(fleet: Path, job: str | None, since: str, until: str | None, title: str | None, ranks: int | None,
+                   out: Path):
+    """The job's hosts through their agents, its steps and logs, and Prometheus series of the window."""
+    from forensic.harness.collect import CollectError, collect_bundle, metrics_from_source
+    from forensic.sandbox import ForensicError, NotFoundError
+    from forensic.tools.parsers.step_files import merge_step_files
+
+    from ._fleet import open_live
+
+    if out.exists():  # before any network work
+        raise CollectError(f"{out}: already exists; choose a new name (nothing is overwritten)")
+    src = open_live(fleet, job, since, until, title or "", ranks)
+    hosts = [(n, src.host(n)) for n in src.host_names()]
+    before = {}
+    for name, _ in hosts:
+        view = src.host(name, "before")
+        try:
+            view.list("/sys")  # a replay agent has a window-start snapshot; a live one says it has none
+        except NotFoundError:
+            continue
+        except ForensicError:
+            continue
+        before[name] = view
+    start, end = src.window
+    metrics, problems = metrics_from_source(src.metrics, float(start), float(end))
+    docs = src.steps()
+    try:  # per-rank files become one steps.csv, read as the investigator reads them
+        job_files = {"steps.csv": merge_step_files([(d.source, d.text) for d in docs])} if docs else {}
+    except ForensicError:
+        job_files = {f"steps-{i:05d}.csv": d.text for i, d in enumerate(docs)}
+    for name in src.log_names():
+        try:
+            job_files[f"logs/{name}"] = src.log(name).text
+        except ForensicError:
+            pass
+    incident = src.incident.model_dump(by_alias=True, exclude_none=True)
+    incident["reported"] = "recorded by forensic collect --fleet"
+    topology = src.topology.model_dump(exclude_none=True) if src.topology else None
+    with _progress() as progress:
+        result = collect_bundle(hosts, out, incident=incident, before=before, job_files=job_files, metrics=metrics,
+                                topology=topology, progress=progress)
+    for note in [*src.notes(), *problems[:5]]:
+        sys.stderr.write(f"forensic: note: {note}\n")
+    return result
+
+
+def _load_topology(path: Path) -> dict:
+    import json
+
+    from forensic.harness.collect import CollectError
+    from forensic.sandbox import Topology
+
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        Topology.model_validate(raw)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise CollectError(f"--topology {path}: not a usable topology.json ({str(exc).splitlines()[0][:200]})") from None
+    if not isinstance(raw, dict):
+        raise CollectError(f"--topology {path}: expected a JSON object")
+    return raw
+
+
+def _hosts(local: bool, agents: list[str], token_file: Path | None, name: str | None, timeout_s: float):
+    from forensic.harness.collect import CollectError
+    from forensic.sandbox import ForensicError, LiveHost, RemoteHost
+
+    if local:
+        h = LiveHost(name)
+        return [(h.name, h)], None
+    if token_file is None:
+        raise CollectError("--agent needs --token-file")
+    from forensic.sandbox.agent import read_token_file
+
+    token = read_token_file(token_file)
+    hosts, before = [], {}
+    for spec in agents:
+        hname, sep, url = spec.partition("=")
+        if not sep or not hname or not url.startswith(("http://", "https://")):
+            raise CollectError(f"--agent {spec!r}: expected NAME=http(s)://HOST:PORT")
+        # An unreachable agent must cost its own host, not the collection: probe lazily.
+        try:
+            remote = RemoteHost(url, token, name=hname, timeout_s=timeout_s)
+            if remote.info().get("mode") == "replay":  # only a recording has a window-start snapshot
+                before[hname] = RemoteHost(url, token, name=hname, snapshot="before", timeout_s=timeout_s)
+        except ForensicError:
+            pass
+        hosts.append((hname, remote))
+    return hosts, before
+
+
+class _progress:
+    """A rich progress bar per host on stderr (quiet when stderr is not a terminal)."""
+
+    def __enter__(self):
+        from rich.progress import BarColumn, Progress, TextColumn
+
+        self._p = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed} items"),
+                           console=err, transient=False, disable=not err.is_terminal)
+        self._p.__enter__()
+        self._tasks: dict[str, int] = {}
+        return self.update
+
+    def update(self, host: str, done: int, total: int | None) -> None:
+        if host not in self._tasks:
+            self._tasks[host] = self._p.add_task(host, total=None)
+        self._p.update(self._tasks[host], completed=done, total=total)
+
+    def __exit__(self, *exc) -> None:
+        self._p.__exit__(*exc)

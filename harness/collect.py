@@ -1,0 +1,411 @@
+"""Make a bundle (``forensic.bundle/v1``) from live machines, for later replay, sharing and evaluation.
+
+The collector reads every host through the ``Host`` seam only (``LiveHost`` for this machine,
+``RemoteHost`` for a node agent), so it can read nothing a tool could not, and it records what the
+tools read: the PCI link and AER files of GPUs and NICs, InfiniBand port state and counters,
+netdev state, the allowlisted commands and NVML. A host that cannot be read costs its own folder,
+never the bundle; ``collected.json`` and the returned :class:`CollectResult` say what was missed.
+
+Window-start ``before/`` snapshots come from a second set of hosts when the caller has them (a
+replay agent's ``before`` snapshot); live agents have no history, and the caller may add metrics
+from Prometheus instead (``metrics`` writes ``metrics/*.om`` texts it is given).
+
+The only writes are into the new bundle, which is built in a private temporary folder and moved to
+``out`` (a folder, or one ``.tar.gz``) only when complete; an existing ``out`` is never replaced.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tarfile
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from forensic.sandbox import SCHEMA, ForensicError, Host, command_file
+from forensic.sandbox.errors import BundleError, RemoteHostError
+from forensic.sandbox.host import HOST_COMMANDS, _SAFE_NAME
+
+#: PCI functions recorded: display controllers (GPUs), 3D controllers, network, processing accelerators.
+PCI_CLASSES = ("0x03", "0x02", "0x12")
+PCI_FILES = ("class", "current_link_speed", "max_link_speed", "current_link_width", "max_link_width",
+             "aer_dev_correctable", "aer_dev_nonfatal", "aer_dev_fatal")
+IB_PORT_FILES = ("state", "phys_state", "rate", "link_layer")
+NET_FILES = ("operstate", "carrier_changes")
+#: Commands recorded on every host, in this order; the first of a group that answers wins.
+COMMANDS: tuple[tuple[tuple[str, ...], ...], ...] = (
+    (("nvidia-smi", "-q"),), (("lspci", "-vv"),), (("dmesg", "-T"), ("journalctl", "-k"), ("dmesg",)),
+    (("ibstat",),), (("top", "-b", "-n", "1"),), (("cat", "/proc/pressure/cpu"),),
+)
+#: Files one host may contribute; a runaway sysfs tree is cut here and the cut is recorded.
+MAX_FILES_PER_HOST = 50_000
+_ENTRY = re.compile(r"^[A-Za-z0-9._:+@-]{1,128}$")
+_SINCE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
+
+
+class CollectError(BundleError):
+    """The collection cannot start or cannot be written (bad arguments, ``out`` exists)."""
+
+
+def parse_since(text: str) -> float:
+    """``90s``, ``30m``, ``2h``, ``1d`` or bare seconds -> seconds."""
+    m = _SINCE.match(text or "")
+    if not m or float(m.group(1)) <= 0:
+        raise CollectError(f"--since {text!r}: expected a duration like 30m, 2h or 1d")
+    return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
+
+
+@dataclass
+class HostOutcome:
+    """What was recorded from one host."""
+
+    files: int = 0
+    commands: list[str] = field(default_factory=list)
+    missed: list[str] = field(default_factory=list)
+    nvml: str = "none"
+    error: str | None = None
+
+
+@dataclass
+class CollectResult:
+    """The written bundle and, per host, what it holds."""
+
+    out: Path
+    hosts: dict[str, HostOutcome]
+
+
+Progress = Callable[[str, int, int | None], None]
+
+
+class _Writer:
+    def __init__(self, root: Path, host: str, outcome: HostOutcome) -> None:
+        self.base = root / "nodes" / host
+        self.outcome = outcome
+
+    def put(self, rel: str, text: str) -> None:
+        if self.outcome.files >= MAX_FILES_PER_HOST:
+            raise _Full()
+        parts = rel.strip("/").split("/")
+        if any(part in ("", ".", "..") or "\x00" in part for part in parts):
+            raise CollectError(f"refusing to write {rel!r}: it would leave the host's folder")
+        p = self.base.joinpath(*parts)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+        self.outcome.files += 1
+
+
+class _Full(Exception):
+    pass
+
+
+def _try_read(host: Host, path: str) -> str | None:
+    try:
+        return host.read(path)
+    except RemoteHostError:
+        raise  # the host is gone: stop asking it, record why
+    except ForensicError:
+        return None
+
+
+def _try_list(host: Host, path: str) -> list[str]:
+    """Entry names, keeping only plain names: a remote host's answer is data, not a path to follow."""
+    try:
+        names = host.list(path)
+    except RemoteHostError:
+        raise
+    except ForensicError:
+        return []
+    return [n for n in names if isinstance(n, str) and _ENTRY.match(n) and n not in (".", "..")]
+
+
+def snapshot_host(host: Host, w: _Writer, prefix: str = "", tick: Callable[[], None] = lambda: None,
+                  netdevs: Sequence[str] = ()) -> dict[str, Any]:
+    """Record ``host``'s sysfs files, commands and NVML below ``w`` (``prefix`` = "before/" for the
+    window-start snapshot); ``netdevs`` are interfaces known from a topology file, read besides
+    those the host lists. Returns the facts topology.json needs (gpus, nics)."""
+    facts: dict[str, Any] = {"gpus": [], "nics": []}
+    for bdf in _try_list(host, "/sys/bus/pci/devices"):
+        base = f"/sys/bus/pci/devices/{bdf}"
+        cls = _try_read(host, f"{base}/class")
+        if cls is not None and not cls.strip().lower().startswith(PCI_CLASSES):  # no class file: keep it
+            continue
+        for name in PCI_FILES:
+            if (text := _try_read(host, f"{base}/{name}")) is not None:
+                w.put(f"{prefix}sys{base[4:]}/{name}", text)
+        tick()
+    netdevs = [n for n in netdevs if n and _SAFE_NAME.match(n)]
+    for ibdev in _try_list(host, "/sys/class/infiniband"):
+        base = f"/sys/class/infiniband/{ibdev}"
+        nets = _try_list(host, f"{base}/device/net")
+        for port in _try_list(host, f"{base}/ports"):
+            pbase = f"{base}/ports/{port}"
+            values: dict[str, str] = {}
+            for name in IB_PORT_FILES:
+                if (text := _try_read(host, f"{pbase}/{name}")) is not None:
+                    w.put(f"{prefix}sys{pbase[4:]}/{name}", text)
+                    values[name] = text.strip()
+            for sub in ("counters", "hw_counters"):
+                for name in _try_list(host, f"{pbase}/{sub}"):
+                    if (text := _try_read(host, f"{pbase}/{sub}/{name}")) is not None:
+                        w.put(f"{prefix}sys{pbase[4:]}/{sub}/{name}", text)
+            layer = values.get("link_layer")
+            facts["nics"].append({"ibdev": ibdev, "netdev": nets[0] if nets else None, "port": int(port) if port.isdigit() else 1,
+                                  "link_layer": layer if layer in ("InfiniBand", "Ethernet") else None})
+            tick()
+    for netdev in _try_list(host, "/sys/class/net"):
+        if netdev == "lo" or not _SAFE_NAME.match(netdev):
+            continue
+        if netdev not in netdevs:
+            netdevs.append(netdev)
+        for name in NET_FILES:
+            if (text := _try_read(host, f"/sys/class/net/{netdev}/{name}")) is not None:
+                w.put(f"{prefix}sys/class/net/{netdev}/{name}", text)
+    groups = list(COMMANDS) + [(("ethtool", "-S", n),) for n in netdevs]
+    for group in groups:
+        for argv in group:
+            try:
+                out = host.run(list(argv))
+            except RemoteHostError:
+                raise
+            except ForensicError:
+                continue
+            w.put(f"{prefix}cmd/{command_file(argv, HOST_COMMANDS)}", out)
+            w.outcome.commands.append(" ".join(argv))
+            break
+        else:
+            w.outcome.missed.append(" | ".join(" ".join(a) for a in group))
+        tick()
+    try:
+        nvml = host.nvml()
+    except RemoteHostError:
+        raise
+    except ForensicError as exc:
+        nvml, why = None, f"NVML could not be read on {host.name}: {exc}"
+    else:
+        why = f"no NVIDIA driver or NVML library on {host.name}: nothing to read"
+    if nvml is None:
+        # A valid, empty reading that says why, so that "no GPU evidence" is never silent.
+        nvml = {"driver_version": None, "devices": [], "unavailable": why}
+        w.outcome.nvml = "unavailable"
+    else:
+        w.outcome.nvml = f"{len(nvml.get('devices') or [])} devices"
+        facts["gpus"] = [{k: d.get(k) for k in ("index", "pci_bus_id", "uuid") if d.get(k) is not None}
+                         for d in nvml.get("devices") or [] if isinstance(d, dict) and "index" in d]
+    w.put(f"{prefix}nvml.json", json.dumps(nvml, indent=1))
+    tick()
+    return facts
+
+
+def copy_job_dir(job_dir: Path, root: Path) -> dict[str, Any]:
+    """Copy a job's step files (``steps*.csv[.gz]``) and logs (``*.log``, ``logs/*.log``) into ``job/``.
+
+    Returns what the steps say about placement: ranks with the recorder's ``host`` and
+    ``local_gpu`` columns, so topology.json can place them.
+    """
+    import csv
+    import gzip
+
+    dest = root / "job"
+    placement: dict[int, tuple[str, int]] = {}
+    if not job_dir.is_dir():
+        raise CollectError(f"--job-dir {job_dir}: not a folder")
+    for p in sorted(job_dir.iterdir()):
+        if p.is_symlink() or not p.is_file():
+            continue
+        if p.name.startswith("steps") and p.name.endswith((".csv", ".csv.gz")):
+            dest.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(p, dest / p.name)
+            opener = gzip.open if p.name.endswith(".gz") else open
+            try:
+                with opener(p, "rt", encoding="utf-8", errors="replace") as fh:
+                    for row in csv.DictReader(fh):
+                        if row.get("host") and (row.get("local_gpu") or "").isdigit() and (row.get("rank") or "").isdigit():
+                            placement[int(row["rank"])] = (row["host"], int(row["local_gpu"]))
+            except (OSError, EOFError, csv.Error):
+                pass
+        elif p.name.endswith(".log"):
+            (dest / "logs").mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(p, dest / "logs" / p.name)
+    logs = job_dir / "logs"
+    if logs.is_dir():
+        for p in sorted(logs.glob("*.log")):
+            if p.is_file() and not p.is_symlink():
+                (dest / "logs").mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(p, dest / "logs" / p.name)
+    return {"placement": placement}
+
+
+def collect_bundle(
+    hosts: Sequence[tuple[str, Host]],
+    out: Path,
+    *,
+    incident: Mapping[str, Any],
+    before: Mapping[str, Host] | None = None,
+    job_dir: Path | None = None,
+    job_files: Mapping[str, str] | None = None,
+    metrics: Mapping[str, str] | None = None,
+    topology: Mapping[str, Any] | None = None,
+    progress: Progress | None = None,
+    clock: Callable[[], float] = time.time,
+) -> CollectResult:
+    """Read every host and write one bundle to ``out`` (a folder, or a ``.tar.gz``/``.tgz`` file).
+
+    ``incident`` is incident.json's content (``schema`` is filled in); ``job_files`` maps names below
+    ``job/`` (``steps.csv``, ``logs/train.log``) to texts read from a source; ``before`` maps host names to
+    hosts that serve the window-start snapshot; ``topology`` (topology.json's content, when the
+    fleet has one) is written as given and names the NICs to read; ``metrics`` maps file names (``dcgm.om``) to
+    OpenMetrics texts; ``progress(host, done, total)`` is called as each host advances.
+    """
+    out = Path(out)
+    if out.name.lower().endswith((".zip", ".tar")):
+        raise CollectError(f"{out}: write a .tar.gz (or a folder); other archive kinds are read, not written")
+    if out.exists():
+        raise CollectError(f"{out}: already exists; choose a new name (nothing is overwritten)")
+    if not out.parent.is_dir():
+        raise CollectError(f"{out.parent}: no such folder")
+    for name, _ in hosts:
+        if not _SAFE_NAME.match(name):
+            raise CollectError(f"host name {name!r} is not a valid host name")
+    report = progress or (lambda *_: None)
+    work = Path(tempfile.mkdtemp(prefix=".forensic-collect-", dir=out.parent))
+    try:
+        root = work / "bundle"
+        root.mkdir()
+        outcomes: dict[str, HostOutcome] = {}
+        topo_hosts: list[dict[str, Any]] = []
+        for name, host in hosts:
+            outcome = outcomes[name] = HostOutcome()
+            steps = [0]
+            total = None
+
+            def tick(name: str = name, steps: list[int] = steps) -> None:
+                steps[0] += 1
+                report(name, steps[0], total)
+
+            facts: dict[str, Any] = {"gpus": [], "nics": []}
+            known = [n.get("netdev") for h in (topology or {}).get("hosts", []) if isinstance(h, dict) and h.get("name") == name
+                     for n in h.get("nics", []) if isinstance(n, dict) and isinstance(n.get("netdev"), str)]
+            t_now = clock()
+            try:
+                facts = snapshot_host(host, _Writer(root, name, outcome), tick=tick, netdevs=known)
+                if before is not None and name in before:
+                    snapshot_host(before[name], _Writer(root, name, outcome), prefix="before/", tick=tick, netdevs=known)
+            except _Full:
+                outcome.error = f"stopped after {MAX_FILES_PER_HOST} files"
+            except ForensicError as exc:  # an unreachable agent: this host's evidence only
+                outcome.error = str(exc)
+            collected: dict[str, Any] = {"now": t_now}
+            if outcome.error:
+                collected["error"] = outcome.error
+            (root / "nodes" / name).mkdir(parents=True, exist_ok=True)
+            (root / "nodes" / name / "collected.json").write_text(json.dumps(collected))
+            topo_hosts.append({"name": name, **facts})
+            report(name, steps[0], steps[0])
+        placement: dict[int, tuple[str, int]] = {}
+        if job_dir is not None:
+            placement = copy_job_dir(Path(job_dir), root)["placement"]
+        for rel, text in (job_files or {}).items():
+            parts = rel.split("/")
+            if not all(_ENTRY.match(p) and p not in (".", "..") for p in parts) or len(parts) > 2:
+                raise CollectError(f"job file name {rel!r} is not a plain name below job/")
+            (root / "job").joinpath(*parts).parent.mkdir(parents=True, exist_ok=True)
+            (root / "job").joinpath(*parts).write_text(text, encoding="utf-8")
+        for fname, text in (metrics or {}).items():
+            if not re.match(r"^[A-Za-z0-9._-]+\.om$", fname):
+                raise CollectError(f"metrics file name {fname!r} is not a plain .om name")
+            (root / "metrics").mkdir(exist_ok=True)
+            (root / "metrics" / fname).write_text(text if text.rstrip().endswith("# EOF") else text.rstrip("\n") + "\n# EOF\n")
+        inc = {"schema": SCHEMA, **dict(incident)}
+        if placement and not (inc.get("job") or {}).get("ranks"):
+            inc["job"] = {**(inc.get("job") or {}), "ranks": len(placement)}
+        (root / "incident.json").write_text(json.dumps(inc, indent=2))
+        known = {h["name"] for h in topo_hosts}
+        for h in sorted({h for h, _ in placement.values()} - known):
+            topo_hosts.append({"name": h, "gpus": [], "nics": []})
+        for h in topo_hosts:  # ranks on GPUs NVML did not show (no driver here) still need a GPU entry
+            have = {g["index"] for g in h["gpus"]}
+            h["gpus"] += [{"index": g} for hh, g in sorted(set(placement.values())) if hh == h["name"] and g not in have]
+            h["gpus"].sort(key=lambda g: g["index"])
+        topo: dict[str, Any] = dict(topology) if topology else {"hosts": topo_hosts}
+        if placement and not topo.get("ranks"):
+            topo["ranks"] = [{"rank": r, "host": h, "gpu": g} for r, (h, g) in sorted(placement.items())]
+        (root / "topology.json").write_text(json.dumps(topo, indent=1))
+        _publish(root, out)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return CollectResult(out=out, hosts=outcomes)
+
+
+def _publish(root: Path, out: Path) -> None:
+    name = out.name.lower()
+    if name.endswith((".tar.gz", ".tgz")):
+        tmp = out.with_name(f".{out.name}.partial")
+        with tarfile.open(tmp, "w:gz") as tf:
+            for p in sorted(root.rglob("*")):
+                tf.add(p, arcname=p.relative_to(root).as_posix(), recursive=False)
+        os.replace(tmp, out)  # appears complete or not at all
+    else:
+        os.replace(root, out)
+
+
+#: The metric families of the bundle spec (``metrics/*.om``), by the file they are written to.
+SPEC_METRICS: dict[str, tuple[str, ...]] = {
+    "dcgm.om": ("DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+                "DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "DCGM_FI_DEV_XID_ERRORS",
+                "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS",
+                "DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "DCGM_FI_DEV_THERMAL_VIOLATION", "DCGM_FI_DEV_POWER_VIOLATION",
+                "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL",
+                "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_ROW_REMAP_FAILURE"),
+    "node.om": ("node_infiniband_port_data_received_bytes_total", "node_infiniband_port_data_transmitted_bytes_total",
+                "node_infiniband_port_errors_received_total", "node_infiniband_link_downed_total",
+                "node_infiniband_port_transmit_wait_total", "node_cpu_seconds_total",
+                "node_pressure_cpu_waiting_seconds_total", "node_load1"),
+    "switch.om": ("ifHCInOctets", "ifHCOutOctets", "ifOutDiscards"),
+}
+
+
+def metrics_from_source(source: Any, start: float, end: float, *, history_s: float = 3600.0) -> tuple[dict[str, str], list[str]]:
+    """OpenMetrics texts (file name -> text) of the spec's families from a metric source (Prometheus)
+    over ``[start - history_s, end]``: the hour before the window holds the window-start values
+    that agents, which keep no history, cannot give. Returns the texts and what could not be read."""
+    files: dict[str, str] = {}
+    problems: list[str] = []
+    for fname, names in SPEC_METRICS.items():
+        lines: list[str] = []
+        for name in names:
+            got = source.series(name, None, start - history_s, end)
+            if got.unavailable:
+                problems.append(f"{name}: {got.unavailable}")
+                if "no Prometheus" in got.unavailable:
+                    return {}, problems
+                continue
+            problems.extend(got.errors)
+            if not got.series:
+                continue
+            lines.append(f"# TYPE {name} unknown")
+            for series in got.series:
+                labels = ",".join(f'{k}="{_om_escape(v)}"' for k, v in sorted(series.labels.items()) if k != "__name__")
+                for t, v in zip(series.timestamps, series.values):
+                    if t == t:  # NaN timestamps: a sample without a time is no history
+                        lines.append(f"{name}{{{labels}}} {_om_value(float(v))} {float(t):.3f}")
+        if lines:
+            files[fname] = "\n".join(lines) + "\n# EOF\n"
+    return files, problems
+
+
+def _om_escape(v: str) -> str:
+    return str(v).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _om_value(v: float) -> str:
+    if v != v:
+        return "NaN"
+    if v in (float("inf"), float("-inf")):
+        return "+Inf" if v > 0 else "-Inf"
+    return repr(int(v)) if v.is_integer() and abs(v) < 2**53 else repr(v)
