@@ -15,6 +15,7 @@ catch the whole family in one place and turn it into a clear message::
     ├── ToolError               a tool failed
     │   └── ToolArgumentError   arguments that do not validate (from a model or a person)
     ├── PlaybookError           a failure-graph file that does not validate
+    ├── WallTimeExceeded        the working-time budget ran out during a step
     └── PlannerError            a planner produced nothing usable
         └── ModelError          the model endpoint failed or returned garbage
 """
@@ -68,6 +69,10 @@ class ToolArgumentError(ToolError):
 
 class PlaybookError(ForensicError):
     """A failure-graph file does not validate."""
+
+
+class WallTimeExceeded(ForensicError):
+    """The working-time budget ran out in the middle of a step (a read, a parse, a model call)."""
 
 
 class PlannerError(ForensicError):
