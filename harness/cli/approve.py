@@ -86,6 +86,9 @@ def approve(
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
         return
+    from ._terminal import terminal_safe
+
+    report, audit = terminal_safe(report), terminal_safe(audit)
     con = Console()
     for p in report["proposals"]:
         con.print(f"{p['id']} {p['action']} {p['target']}: [bold]{p['status']}[/]", highlight=False)
