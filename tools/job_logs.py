@@ -140,12 +140,13 @@ class JobLogs(Tool):
         parsed = []
         for file_no, rel in enumerate(files):
             try:
-                text = ctx.bundle.fs.read_text(rel)
+                # Streamed, one line at a time: memory stays bounded whatever the log's size.
+                nccl = parse_nccl_log(ctx.bundle.fs.iter_lines(rel))
+                torch = parse_torch_log(ctx.bundle.fs.iter_lines(rel))
             except ForensicError as exc:
                 errors.append(f"{rel}: {exc}")
                 continue
             sources.append(ctx.bundle.fs.source_of(rel))
-            nccl = parse_nccl_log(text)
             parsed.append((file_no, nccl))
             for sel in nccl.nets:
                 transports[sel.transport] += 1
@@ -165,7 +166,6 @@ class JobLogs(Tool):
                     dev = ae.device.split(":")[0]
                     signals.append(Signal(name="nccl_async_event", component=f"{ae.host}/{dev}", kind="nic",
                                           detail=f"{ae.host}/{dev} NCCL async event: {ae.event}", values={"line": ae.line_no}))
-            torch = parse_torch_log(text)
             timeouts += len(torch.timeouts)
             for seq, ranks in torch.stuck_seqnums().items():
                 stuck.setdefault(seq, set()).update(ranks)

@@ -48,7 +48,7 @@ def load_metrics(ctx: ToolContext) -> tuple[list[MetricSet], list[str], list[str
         sets, sources, errors = [], [], []
         for rel in ctx.bundle.files("metrics", (".om", ".prom", ".txt")):
             try:
-                sets.append(parse_openmetrics(ctx.bundle.fs.read_text(rel)))
+                sets.append(parse_openmetrics(ctx.bundle.fs.iter_lines(rel)))  # streamed
                 sources.append(ctx.bundle.fs.source_of(rel))
             except ForensicError as exc:
                 errors.append(f"{rel}: {exc}")

@@ -27,6 +27,7 @@ from typing import Annotated, Literal, NamedTuple
 from pydantic import BaseModel, Field
 
 from forensic.sandbox.errors import ParseError
+from forensic.tools.parsers._text import plain_lines
 from forensic.tools.parsers.pci import PciAddress, parse_pci_address
 
 __all__ = [
@@ -439,9 +440,13 @@ def parse_kernel_log(text: str, *, boot_unix: float | None = None, year: int | N
     warnings: list[str] = []
     clock = _Clock(boot_unix, year, warnings)
     parser = _BodyParser()
-    lines = text.split("\n")
     long_lines = 0
+    line_no = 0
+    last = ""
+    # Text or an iterable of lines (a stream from the sandbox): never split into a list.
+    lines = plain_lines(text)
     for line_no, line in enumerate(lines, 1):
+        last = line
         if len(line) > _MAX_LINE:
             long_lines += 1
             continue
@@ -452,7 +457,8 @@ def parse_kernel_log(text: str, *, boot_unix: float | None = None, year: int | N
         parser.feed(line_no, line, stamp)
     if long_lines:
         warnings.append(f"{long_lines} lines longer than {_MAX_LINE} characters skipped")
-    line_count = len(lines) - (1 if lines[-1] == "" else 0)  # a final newline ends a line, not starts one
+    # A final newline ends a line, not starts one (a stream of lines has no such empty tail).
+    line_count = line_no - (1 if isinstance(text, (str, bytes, bytearray)) and line_no and last == "" else 0)
     return KernelLog(events=parser.events, line_count=line_count, warnings=warnings)
 
 

@@ -21,7 +21,7 @@ from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict
 
-from forensic.tools.parsers._text import BoundedWarnings, as_text, numbered_lines
+from forensic.tools.parsers._text import BoundedWarnings, as_lines, numbered_lines
 
 __all__ = [
     "AsyncEvent",
@@ -47,6 +47,9 @@ __all__ = [
 ]
 
 _MAX_LINE = 64 * 1024
+#: Records of one kind kept per log (entries, channels, ...); later ones are dropped, so memory
+#: stays bounded on logs of any size.
+MAX_RECORDS = 50_000
 _MAX_WARNINGS = 20
 _MAX_MESSAGE = 4096
 
@@ -576,7 +579,7 @@ def parse_nccl_log(text: str) -> NcclLog:
     A log without NCCL lines gives an empty :class:`NcclLog`; only non-text input raises
     :class:`ParseError`.
     """
-    text = as_text(text)
+    text = as_lines(text)
     log = NcclLog(entries=[], versions=[], env=[], nets=[], networks=[], channels=[], comms=[],
                   completion_errors=[], async_events=[], warnings=[])
     warnings = BoundedWarnings(_MAX_WARNINGS)
@@ -594,7 +597,8 @@ def _parse_line(log: NcclLog, number: int, line: str) -> None:
     prefixed = _prefix(line, number) if "NCCL" in line else None
     if prefixed is not None:
         entry, message = prefixed
-        log.entries.append(entry)
+        if len(log.entries) < MAX_RECORDS:  # a bounded buffer: a 250 MB log keeps the first ones
+            log.entries.append(entry)
         where = {"line_no": number, "host": entry.host, "pid": entry.pid, "cuda_dev": entry.cuda_dev}
     else:
         message = line[:_MAX_MESSAGE]
@@ -617,5 +621,5 @@ def _parse_line(log: NcclLog, number: int, line: str) -> None:
     for extract, target in ((_net_selection, log.nets), (_channel, log.channels), (_comm, log.comms),
                             (_async_event, log.async_events)):
         found = extract(message, where)
-        if found is not None:
+        if found is not None and len(target) < MAX_RECORDS:
             target.append(found)

@@ -12,6 +12,8 @@ Arrays are built once at the end.
 
 from __future__ import annotations
 
+from array import array
+
 import math
 import re
 from collections.abc import Sequence
@@ -20,7 +22,7 @@ from typing import Literal, get_args
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from forensic.tools.parsers._text import BoundedWarnings
+from forensic.tools.parsers._text import BoundedWarnings, plain_lines
 
 __all__ = [
     "MetricFamily",
@@ -178,7 +180,8 @@ def parse_openmetrics(text: str) -> MetricSet:
     samples = skipped = 0
     seen_eof = after_eof = millis = False
 
-    for line_no, raw in enumerate(text.split("\n"), 1):
+    # Text or an iterable of lines (a stream from the sandbox): never split into a list.
+    for line_no, raw in enumerate(plain_lines(text), 1):
         if len(raw) > _MAX_LINE:
             skipped += 1
             warnings.add(f"line {line_no}: longer than {_MAX_LINE} characters; skipped")
@@ -206,7 +209,7 @@ def parse_openmetrics(text: str) -> MetricSet:
             millis = True
         bucket = buckets.get((name, label_text))
         if bucket is None:
-            bucket = buckets[(name, label_text)] = ([], [])
+            bucket = buckets[(name, label_text)] = (array("d"), array("d"))  # 8 bytes a sample
         bucket[0].append(stamp)
         bucket[1].append(value)
         samples += 1
