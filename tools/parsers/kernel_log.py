@@ -457,16 +457,37 @@ def parse_kernel_log(text: str, *, boot_unix: float | None = None, year: int | N
         parser.feed(line_no, line, stamp)
     if long_lines:
         warnings.append(f"{long_lines} lines longer than {_MAX_LINE} characters skipped")
+    if parser.events.dropped:
+        warnings.append(f"{parser.events.dropped} events past the first {MAX_EVENTS} dropped (per-log cap)")
     # A final newline ends a line, not starts one (a stream of lines has no such empty tail).
     line_count = line_no - (1 if isinstance(text, (str, bytes, bytearray)) and line_no and last == "" else 0)
-    return KernelLog(events=parser.events, line_count=line_count, warnings=warnings)
+    return KernelLog(events=list(parser.events), line_count=line_count, warnings=warnings)
+
+
+#: Events kept per log; later ones are counted and dropped, so memory stays bounded on a kernel
+#: log of any size (a storm of a million identical XIDs says what its first thousands say).
+MAX_EVENTS = 10_000
+
+
+class _Capped(list):
+    """A list that stops growing at ``cap`` and counts what it dropped."""
+
+    def __init__(self, cap: int) -> None:
+        super().__init__()
+        self.cap, self.dropped = cap, 0
+
+    def append(self, item) -> None:  # type: ignore[override]
+        if len(self) < self.cap:
+            super().append(item)
+        else:
+            self.dropped += 1
 
 
 class _BodyParser:
     """Recognises events in line bodies; holds the state multi-line forms need."""
 
     def __init__(self) -> None:
-        self.events: list[_Event] = []
+        self.events: list[_Event] = _Capped(MAX_EVENTS)
         self._pending_off: tuple[int, list[str], _Stamp, PciAddress | None] | None = None
         self._last_bus_error: dict[tuple[int, int, int, int], AerEvent] = {}
 

@@ -368,7 +368,10 @@ def _build_series(
     merged: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[dict[str, str], list[list[float]], list[list[float]]]]
     merged = {}
     bad = 0
-    for (name, label_text), (stamps, values) in buckets.items():
+    # Buckets and merged entries are popped as they are turned into series, so the raw samples
+    # and the arrays built from them are never all in memory at once.
+    for name, label_text in list(buckets):
+        stamps, values = buckets.pop((name, label_text))
         if label_text not in label_cache:
             label_cache[label_text] = _parse_labels(label_text)
         labels = label_cache[label_text]
@@ -384,7 +387,9 @@ def _build_series(
         entry[2].append(values)
 
     series = []
-    for (name, _), (labels, stamp_lists, value_lists) in merged.items():
+    for key in list(merged):
+        name = key[0]
+        labels, stamp_lists, value_lists = merged.pop(key)
         stamps = np.concatenate([np.asarray(chunk, dtype=np.float64) for chunk in stamp_lists])
         values = np.concatenate([np.asarray(chunk, dtype=np.float64) for chunk in value_lists])
         order = np.argsort(stamps, kind="stable")  # NaN stamps sort last, in file order
@@ -392,7 +397,7 @@ def _build_series(
         series.append(
             Series(
                 name=name,
-                labels=dict(labels),
+                labels=labels,  # pydantic copies it
                 timestamps=stamps[order],
                 values=values[order],
                 family=family.name if family else name,
