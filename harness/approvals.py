@@ -10,14 +10,13 @@ caller supplies. Every decision, counted or refused, is appended to the audit lo
 
 from __future__ import annotations
 
-import json
-import os
 import time
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from forensic.harness import audit as audit_log
 from forensic.harness.models import Proposal
 from forensic.harness.proposals import content_hash
 
@@ -54,6 +53,7 @@ def apply(proposals: list[Proposal], raw_decisions: list[Any], *, thread: str, i
     by_id = {p.id: p for p in proposals}
     updated = dict(by_id)
     audit: list[AuditEntry] = []
+    decided: set[str] = set()
     for raw in raw_decisions:
         try:
             d = Decision.model_validate(raw)
@@ -62,12 +62,16 @@ def apply(proposals: list[Proposal], raw_decisions: list[Any], *, thread: str, i
                                     action=None, target=None, content_hash="", decision="?", approver="?",
                                     outcome="refused", reason=f"malformed decision: {exc.errors()[0]['msg']}"))
             continue
-        p = by_id.get(d.proposal_id)
+        p = updated.get(d.proposal_id)
         entry = dict(time_unix=time.time(), thread=thread, incident=incident, proposal_id=d.proposal_id,
                      action=p.action if p else None, target=p.target if p else None, content_hash=d.content_hash,
                      decision=d.decision, approver=d.approver)
         if p is None:
             audit.append(AuditEntry(**entry, outcome="refused", reason="no such proposal"))
+        elif d.proposal_id in decided:
+            # One decision per proposal per command: approve-and-reject, or approve twice, is
+            # ambiguous; the first stands and the repeat is refused on the record.
+            audit.append(AuditEntry(**entry, outcome="refused", reason="a second decision on the same proposal in one command"))
         elif not d.authenticated:
             audit.append(AuditEntry(**entry, outcome="refused", reason="the approver is not authenticated"))
         elif d.content_hash != p.content_hash or d.content_hash != content_hash(p):
@@ -75,6 +79,7 @@ def apply(proposals: list[Proposal], raw_decisions: list[Any], *, thread: str, i
         elif p.status != "pending_approval":
             audit.append(AuditEntry(**entry, outcome="refused", reason=f"the proposal is already {p.status}"))
         else:
+            decided.add(p.id)
             status = "approved" if d.decision == "approve" else "rejected"
             updated[p.id] = p.model_copy(update={"status": status})
             audit.append(AuditEntry(**entry, outcome=status))
@@ -82,11 +87,12 @@ def apply(proposals: list[Proposal], raw_decisions: list[Any], *, thread: str, i
 
 
 def append_audit(path: Path, entries: list[AuditEntry]) -> None:
-    """Append entries to the JSON-lines audit log; existing lines are never rewritten."""
-    if not entries:
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    with os.fdopen(fd, "a") as fh:
-        for e in entries:
-            fh.write(json.dumps(e.model_dump(), sort_keys=True) + "\n")
+    """Append entries to the hash-chained audit log (:mod:`forensic.harness.audit`)."""
+    audit_log.append(path, [e.model_dump() for e in entries])
+
+
+def refusal(*, thread: str, incident: str, decision: Decision, reason: str) -> AuditEntry:
+    """The audit entry of a decision refused before it reached the gate (not waiting, ...)."""
+    return AuditEntry(time_unix=time.time(), thread=thread, incident=incident, proposal_id=decision.proposal_id,
+                      action=None, target=None, content_hash=decision.content_hash, decision=decision.decision,
+                      approver=decision.approver, outcome="refused", reason=reason)

@@ -32,7 +32,8 @@ from forensic.harness.planners import PlannerView, Stop, ToolCall, make_planner
 from forensic.harness.models import Report
 from forensic.harness.proposals import make_proposals
 from forensic.harness.report import build_report, symptom_of
-from forensic.sandbox import Bundle, EvidenceSource, ForensicError, ToolArgumentError, open_source
+from forensic.sandbox import Bundle, EvidenceSource, ForensicError, ToolArgumentError, deadline, open_source
+from forensic.sandbox.errors import WallTimeExceeded
 from forensic.tools import ToolContext, ToolResult, all_tools, get_tool
 
 
@@ -103,11 +104,17 @@ class Investigator:
         checkpointer: Any = None,
         audit_log: Path | None = None,
     ) -> None:
+        self.limits = limits or Limits()
+        t0 = time.monotonic()
+        # Opening (every gzip stream checked) is working time too: the checks stop when the
+        # budget does, and the time is charged to the run.
+        if isinstance(bundle, Path) or (isinstance(bundle, str) and not bundle.startswith("fleet:")):
+            bundle = Bundle(bundle, verify_budget_s=self.limits.wall_s)
         self.source: EvidenceSource = open_source(bundle)
+        self.open_s = time.monotonic() - t0
         self.ctx = ToolContext(self.source)
         self.failure_graph = graph or default_graph()
         self.planner = make_planner(planner, **(planner_kwargs or {}))
-        self.limits = limits or Limits()
         self.tools = all_tools()
         self.audit_log = audit_log
         self._belief_cache: tuple[tuple, Observation, list[Hypothesis]] | None = None
@@ -215,11 +222,19 @@ class Investigator:
         try:
             tool = get_tool(call.tool)
             args = tool.validate(call.args)
-            result = tool(self.ctx, args.model_dump(exclude_none=True))
+            # The tool runs under what is left of the wall budget, reads and parsing included.
+            with deadline.deadline(self.limits.wall_s - usage.wall_s, what=f"running {call.tool}"):
+                result = tool(self.ctx, args.model_dump(exclude_none=True))
+                # A tool that caught the deadline inside may have returned half its evidence.
+                deadline.check(f"running {call.tool}")
             clean_args = args.model_dump(exclude_none=True)
             executed.append([call.tool, clean_args.get("host")])
         except GraphInterrupt:
             raise
+        except WallTimeExceeded as exc:
+            clean_args = _inert(call.args)
+            result = ToolResult(status="error", summary=f"{call.tool} stopped: {exc}")
+            executed.append([call.tool, call.args.get("host") if isinstance(call.args, dict) else None])
         except ToolArgumentError as exc:
             clean_args = _inert(call.args)
             result = ToolResult(status="error", summary=f"invalid call: {exc}")
@@ -289,7 +304,7 @@ class Investigator:
             records=[],
             executed=[],
             pending=None,
-            usage=Usage().model_dump(),
+            usage=Usage(wall_s=self.open_s).model_dump(),
             limits=self.limits.model_dump(),
             stop_reason=None,
             budget_exhausted=None,
@@ -327,13 +342,32 @@ class Investigator:
         return final["report"], (final.get("decisions") or [])[-len(decisions):]
 
     def resume(self, thread_id: str) -> dict[str, Any]:
-        """Continue a checkpointed thread from its last completed node."""
+        """Continue a checkpointed thread from whatever was saved, wherever a kill landed.
+
+        A kill between a step's writes and its checkpoint leaves a snapshot with no ``next`` but
+        with finished tasks; ``invoke(None)`` applies those writes and goes on. A thread waiting
+        at the approval gate is left waiting: a decision counts only through a completed
+        :meth:`decide`, never through a resume (a crashed ``approve`` may have saved its value).
+        """
         cfg = self.config(thread_id)
         snapshot = self.app.get_state(cfg)
-        if not snapshot.values:
-            raise ForensicError(f"no checkpoint for thread {thread_id!r}")
-        if snapshot.next:
+        if not snapshot.values and not snapshot.next:
+            raise ForensicError(f"no checkpoint for thread {thread_id!r} (nothing was saved; run it again)")
+        if snapshot.values.get("bundle_path") and not _same_source(snapshot.values, self.source):
+            raise ForensicError(f"thread {thread_id!r} investigates {snapshot.values.get('incident_id')!r} at "
+                                f"{snapshot.values['bundle_path']}, not this bundle: refusing to mix two incidents")
+        at_gate = "approval_gate" in (snapshot.next or ()) or any(t.name == "approval_gate" for t in snapshot.tasks)
+        if at_gate and snapshot.values.get("report"):
+            return snapshot.values["report"]
+        if snapshot.next or snapshot.tasks or not snapshot.values.get("report"):
             final = self.app.invoke(None, cfg)
         else:
             final = snapshot.values
+        if not final.get("report"):
+            raise ForensicError(f"thread {thread_id!r} could not be finished from its checkpoint")
         return final["report"]
+
+
+def _same_source(values: dict[str, Any], source: EvidenceSource) -> bool:
+    return (str(values.get("bundle_path")) == str(source.locator)
+            and str(values.get("incident_id", source.incident.id)) == source.incident.id)

@@ -1,22 +1,48 @@
 """Read-only, confined file access under one root folder.
 
-Every path a tool names is relative to the root; ``..`` components, absolute escapes and
-symlinks that resolve outside the root are refused before anything is opened. Text files may be
-stored gzip-compressed with a ``.gz`` suffix and are decompressed transparently.
+Every path a tool names is relative to the root; ``..`` components are refused before anything
+is opened. The walk itself is ``openat``-style: each component is opened relative to the file
+descriptor of its parent folder with ``O_NOFOLLOW``, so no symlink is ever followed by the
+kernel. A symlink met on the way is read (``readlinkat``) and followed by hand, lexically, and
+only while it stays inside the root (absolute targets are refused). What is opened is checked
+after opening (``fstat``): a read must land on a regular file, never a FIFO, device or socket.
+Nothing is checked first and opened later, so a symlink swapped during a read cannot redirect it.
+
+Text files may be stored gzip-compressed with a ``.gz`` suffix and are decompressed
+transparently. Every read is capped (:data:`MAX_READ_BYTES`, decompressed) and checks the
+working-time deadline (:mod:`forensic.sandbox.deadline`) between chunks.
 """
 
 from __future__ import annotations
 
+import errno
 import gzip
 import os
+import stat
 import zlib
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
-from forensic.sandbox.errors import CorruptInputError, NotFoundError, PathEscapeError
+from forensic.sandbox import deadline
+from forensic.sandbox.errors import CorruptInputError, NotAllowedError, NotFoundError, PathEscapeError
 
 #: Decompressed bytes one read may return. A bundle file larger than this is refused rather
 #: than exhausting memory; real command outputs and logs are far smaller.
 MAX_READ_BYTES = 256 * 1024 * 1024
+#: Longest line :meth:`ConfinedFS.iter_lines` yields; the rest of a longer line is dropped.
+MAX_LINE_BYTES = 64 * 1024
+#: Symlinks followed in one path before the walk gives up (the kernel's own limit is 40).
+MAX_SYMLINKS = 40
+
+_CHUNK = 1 << 20
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_NONBLOCK: opening a FIFO must not wait for a writer; O_NOCTTY: a tty never becomes ours.
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY
+
+
+class _Symlink(Exception):
+    def __init__(self, index: int, target: str) -> None:
+        self.index, self.target = index, target
 
 
 class ConfinedFS:
@@ -25,7 +51,8 @@ class ConfinedFS:
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root).resolve()
 
-    def _resolve(self, rel: str) -> Path:
+    # -- the walk --------------------------------------------------------------------------
+    def _parts(self, rel: str) -> list[str]:
         if "\x00" in rel:
             raise PathEscapeError(f"path {rel!r} contains a NUL byte")
         pure = PurePosixPath(rel.replace("\\", "/"))
@@ -35,91 +62,242 @@ class ConfinedFS:
         parts = [p for p in pure.parts if p not in ("/", "", ".")]
         if any(p == ".." for p in parts):
             raise PathEscapeError(f"path {rel!r} climbs out of the sandbox root ('..' is refused)")
-        candidate = self.root.joinpath(*parts)
-        real = Path(os.path.realpath(candidate))
-        if real != self.root and self.root not in real.parents:
-            raise PathEscapeError(f"path {rel!r} resolves outside the sandbox root (symlink escape)")
-        return real
+        return parts
 
+    def _open(self, rel: str, *, directory: bool = False) -> tuple[int, list[str]]:
+        """An fd for ``rel`` (a folder with ``directory``) and the real parts below the root.
+
+        FileNotFoundError when it does not exist; PathEscapeError when a symlink leads out.
+        """
+        parts = self._parts(rel)
+        for _ in range(MAX_SYMLINKS + 1):
+            try:
+                return self._walk(parts, directory), parts
+            except _Symlink as link:
+                parts = self._follow(rel, parts, link)
+        raise PathEscapeError(f"path {rel!r}: too many levels of symbolic links")
+
+    def _follow(self, rel: str, parts: list[str], link: _Symlink) -> list[str]:
+        if link.target.startswith("/"):
+            raise PathEscapeError(f"path {rel!r} resolves outside the sandbox root (absolute symlink)")
+        base = parts[: link.index]
+        for p in PurePosixPath(link.target).parts:
+            if p in ("", "."):
+                continue
+            if p == "..":
+                if not base:
+                    raise PathEscapeError(f"path {rel!r} resolves outside the sandbox root (symlink escape)")
+                base.pop()
+            else:
+                base.append(p)
+        return base + parts[link.index + 1:]
+
+    def _walk(self, parts: list[str], directory: bool) -> int:
+        if not parts and not directory:
+            raise IsADirectoryError(errno.EISDIR, "the root is a folder", "")
+        fd = os.open(self.root, _DIR_FLAGS)
+        try:
+            for i, name in enumerate(parts):
+                last = i == len(parts) - 1
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                if stat.S_ISLNK(st.st_mode):
+                    raise _Symlink(i, os.readlink(name, dir_fd=fd))
+                if not last or directory:
+                    if not stat.S_ISDIR(st.st_mode):
+                        raise NotADirectoryError(errno.ENOTDIR, "not a folder", name)
+                    flags = _DIR_FLAGS
+                else:
+                    if not stat.S_ISREG(st.st_mode):
+                        # Never open a FIFO, device or socket: opening one can block or act.
+                        raise IsADirectoryError(errno.EISDIR, "not a regular file", name) if stat.S_ISDIR(st.st_mode) \
+                            else _NotRegular(name)
+                    flags = _FILE_FLAGS
+                try:
+                    nfd = os.open(name, flags, dir_fd=fd)
+                except OSError as exc:
+                    if exc.errno in (errno.ELOOP, errno.EMLINK):  # swapped for a symlink since the stat
+                        raise _Symlink(i, os.readlink(name, dir_fd=fd)) from None
+                    raise
+                os.close(fd)
+                fd = nfd
+                # The check that counts is this one, on what was actually opened.
+                opened = os.fstat(fd)
+                want = stat.S_ISDIR if (not last or directory) else stat.S_ISREG
+                if not want(opened.st_mode):
+                    raise _NotRegular(name)
+            return fd
+        except BaseException:
+            os.close(fd)
+            raise
+
+    def _kind(self, rel: str) -> str | None:
+        """'file', 'dir', 'other' or None (absent or outside), following inner symlinks."""
+        for directory in (False, True):
+            try:
+                fd, _ = self._open(rel, directory=directory)
+            except IsADirectoryError:
+                continue
+            except _NotRegular:
+                return "other"
+            except (OSError, PathEscapeError):
+                return None
+            os.close(fd)
+            return "dir" if directory else "file"
+        return None
+
+    # -- queries ---------------------------------------------------------------------------
     def exists(self, rel: str) -> bool:
-        try:
-            p = self._resolve(rel)
-        except PathEscapeError:
-            return False
-        if p.exists():
+        kind = self._kind(rel)
+        if kind is not None:
             return True
-        return p.suffix != ".gz" and Path(str(p) + ".gz").is_file() and self._gz_ok(rel)
-
-    def _gz_ok(self, rel: str) -> bool:
-        try:
-            self._resolve(rel + ".gz")
-        except PathEscapeError:
-            return False
-        return True
+        return not rel.endswith(".gz") and self._kind(rel + ".gz") == "file"
 
     def is_dir(self, rel: str) -> bool:
-        try:
-            return self._resolve(rel).is_dir()
-        except PathEscapeError:
-            return False
+        return self._kind(rel) == "dir"
 
     def list(self, rel: str) -> list[str]:
         """Entry names in a folder (``.gz`` suffixes removed), sorted; [] when absent."""
-        p = self._resolve(rel)
-        if not p.is_dir():
+        try:
+            fd, _ = self._open(rel, directory=True)
+        except (FileNotFoundError, NotADirectoryError, _NotRegular):
             return []
-        names = set()
-        for entry in p.iterdir():
-            name = entry.name
-            names.add(name[:-3] if name.endswith(".gz") and entry.is_file() else name)
-        return sorted(names)
+        except OSError as exc:
+            raise NotAllowedError(f"{rel}: cannot list ({exc.strerror})") from None
+        try:
+            names = set()
+            with os.scandir(fd) as it:
+                for entry in it:
+                    name = entry.name
+                    gz = name.endswith(".gz") and entry.is_file(follow_symlinks=False)
+                    names.add(name[:-3] if gz else name)
+            return sorted(names)
+        finally:
+            os.close(fd)
 
     def source_of(self, rel: str) -> str:
         """The bundle-relative path that actually holds ``rel`` (with ``.gz`` when compressed)."""
-        p = self._resolve(rel)
-        if not p.exists() and Path(str(p) + ".gz").is_file():
-            p = self._resolve(rel + ".gz")
-        return p.relative_to(self.root).as_posix()
+        try:
+            fd, parts = self._open_file(rel)
+        except NotFoundError:
+            return "/".join(self._parts(rel))
+        os.close(fd)
+        return "/".join(parts)
+
+    # -- reads -----------------------------------------------------------------------------
+    def _open_file(self, rel: str) -> tuple[int, list[str]]:
+        """An fd on the regular file holding ``rel`` (or ``rel.gz``) and its real parts."""
+        for candidate in (rel, rel + ".gz") if not rel.endswith(".gz") else (rel,):
+            try:
+                return self._open(candidate)
+            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+                continue
+            except _NotRegular:
+                raise NotAllowedError(f"{rel}: not a regular file (FIFO, device or socket); refused") from None
+            except PermissionError:
+                raise NotAllowedError(f"{rel}: permission denied") from None
+            except OSError as exc:
+                raise CorruptInputError(f"{rel}: cannot be read ({exc.strerror})") from None
+        raise NotFoundError(f"{rel}: no such file in the sandbox")
+
+    def open_binary(self, rel: str):
+        """A binary stream of the decompressed content of ``rel``, capped and deadline-checked."""
+        fd, parts = self._open_file(rel)
+        raw = os.fdopen(fd, "rb", buffering=0)
+        if parts[-1].endswith(".gz"):
+            return _Capped(gzip.GzipFile(fileobj=raw, mode="rb"), rel, raw)
+        return _Capped(raw, rel, raw)
 
     def read_bytes(self, rel: str) -> bytes:
-        p = self._resolve(rel)
-        if p.is_file():
-            if p.suffix == ".gz":
-                return _gunzip(p, rel)
-            if p.stat().st_size > MAX_READ_BYTES:
-                raise CorruptInputError(f"{rel}: file is larger than {MAX_READ_BYTES} bytes")
-            return p.read_bytes()
-        gz = Path(str(p) + ".gz")
-        if gz.is_file():
-            self._resolve(rel + ".gz")
-            return _gunzip(gz, rel + ".gz")
-        raise NotFoundError(f"{rel}: no such file in the sandbox")
+        with self.open_binary(rel) as fh:
+            return fh.read_all()
 
     def read_text(self, rel: str) -> str:
         # Recorded outputs are whatever the machine printed: undecodable bytes become U+FFFD
         # instead of failing the read, so a stray binary byte loses one character, not a file.
         return self.read_bytes(rel).decode("utf-8", errors="replace")
 
+    def iter_lines(self, rel: str, *, max_line: int = MAX_LINE_BYTES) -> Iterator[str]:
+        """The lines of ``rel`` one at a time (without line ends), in bounded memory.
 
-def _gunzip(path: Path, rel: str) -> bytes:
-    out = bytearray()
-    try:
-        with gzip.open(path, "rb") as fh:
-            while chunk := fh.read(1 << 20):
-                out += chunk
-                if len(out) > MAX_READ_BYTES:
-                    raise CorruptInputError(f"{rel}: decompresses to more than {MAX_READ_BYTES} bytes")
-    except (EOFError, gzip.BadGzipFile, zlib.error, OSError) as exc:
-        raise CorruptInputError(f"{rel}: corrupt or truncated gzip ({exc})") from None
-    return bytes(out)
+        A line longer than ``max_line`` bytes is cut there; the rest of it is skipped.
+        """
+        with self.open_binary(rel) as fh:
+            pending = b""
+            skipping = False
+            while chunk := fh.read_chunk():
+                start = 0
+                while (nl := chunk.find(b"\n", start)) >= 0:
+                    piece = chunk[start:nl]
+                    if not skipping:
+                        yield (pending + piece)[:max_line].decode("utf-8", errors="replace").rstrip("\r")
+                    pending, skipping, start = b"", False, nl + 1
+                if not skipping:
+                    pending += chunk[start:]
+                    if len(pending) > max_line:
+                        yield pending[:max_line].decode("utf-8", errors="replace")
+                        pending, skipping = b"", True
+            if pending and not skipping:
+                yield pending.decode("utf-8", errors="replace").rstrip("\r")
+
+    def check_gzip(self, rel: str) -> str | None:
+        """A reason when ``rel`` (a ``.gz``) is not a complete gzip stream, else None.
+
+        Bounded like any read: a stream that decompresses past the cap is not judged here (the
+        read that wants it will refuse it), so a gzip bomb costs at most the cap, not its size.
+        """
+        try:
+            with self.open_binary(rel) as fh:
+                while fh.read_chunk():
+                    pass
+        except CorruptInputError as exc:
+            return None if "decompresses to more than" in str(exc) else str(exc)
+        return None
 
 
-def check_gzip(path: Path) -> str | None:
-    """Return a reason when ``path`` is not a complete gzip stream, else None."""
-    try:
-        with gzip.open(path, "rb") as fh:
-            while fh.read(1 << 22):
-                pass
-    except (EOFError, gzip.BadGzipFile, zlib.error, OSError) as exc:
-        return str(exc) or type(exc).__name__
-    return None
+class _NotRegular(Exception):
+    """The walk met a FIFO, device or socket (or a folder swapped for one)."""
+
+
+class _Capped:
+    """Chunked reads with the size cap and the deadline checked between chunks."""
+
+    def __init__(self, fh, rel: str, raw) -> None:
+        self._fh, self._rel, self._raw = fh, rel, raw
+        self._total = 0
+        self._gz = isinstance(fh, gzip.GzipFile)
+
+    def __enter__(self) -> _Capped:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        try:
+            self._fh.close()
+        finally:
+            self._raw.close()
+
+    def read_chunk(self) -> bytes:
+        deadline.check(f"reading {self._rel}")
+        try:
+            chunk = self._fh.read(_CHUNK)
+        except BlockingIOError:
+            raise NotAllowedError(f"{self._rel}: not a regular file; refused") from None
+        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+            raise CorruptInputError(f"{self._rel}: corrupt or truncated gzip ({exc})") from None
+        except OSError as exc:
+            if self._gz:
+                raise CorruptInputError(f"{self._rel}: corrupt or truncated gzip ({exc})") from None
+            raise CorruptInputError(f"{self._rel}: cannot be read ({exc.strerror or exc})") from None
+        self._total += len(chunk)
+        if self._total > MAX_READ_BYTES:
+            what = "decompresses to" if self._gz else "is"
+            raise CorruptInputError(f"{self._rel}: {what} more than {MAX_READ_BYTES} bytes (the per-file cap)")
+        return chunk
+
+    def read_all(self) -> bytes:
+        out = bytearray()
+        while chunk := self.read_chunk():
+            out += chunk
+        return bytes(out)

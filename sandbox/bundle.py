@@ -7,6 +7,8 @@ A bundle is a recorded node tree. :class:`Bundle` opens one, validates what must
 from __future__ import annotations
 
 import json
+import math
+import os
 import shutil
 import weakref
 from datetime import datetime
@@ -15,12 +17,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from forensic.sandbox._fs import ConfinedFS, check_gzip
+from forensic.sandbox import deadline
+from forensic.sandbox._fs import ConfinedFS
 from forensic.sandbox.archive import bundle_root, extract_archive, is_archive
-from forensic.sandbox.errors import CorruptInputError, NotABundleError, NotFoundError
+from forensic.sandbox.errors import CorruptInputError, NotABundleError, NotFoundError, SandboxError, WallTimeExceeded
 from forensic.sandbox.host import ReplayHost, ReplaySwitch
 
 SCHEMA = "forensic.bundle/v1"
+#: The most GPUs per host a bundle may claim (real hosts hold 4 to 16).
+MAX_GPUS_PER_NODE = 1024
 
 
 def parse_time(value: Any) -> float | None:
@@ -28,10 +33,15 @@ def parse_time(value: Any) -> float | None:
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        return float(value)
-    text = str(value).strip()
+        try:
+            t = float(value)
+        except OverflowError:
+            return None
+        return t if math.isfinite(t) else None
+    text = str(value).strip()[:64]
     try:
-        return float(text)
+        t = float(text)
+        return t if math.isfinite(t) else None
     except ValueError:
         pass
     try:
@@ -142,15 +152,17 @@ class Bundle:
 
     #: Why topology.json could not be used, when it could not.
     topology_error: str | None = None
+    #: Why the gzip files were not all checked at open (the budget ran out), when they were not.
+    gzip_unverified: str | None = None
 
-    def __init__(self, root: Path | str, *, verify_gzip: bool = True) -> None:
+    def __init__(self, root: Path | str, *, verify_gzip: bool = True, verify_budget_s: float | None = None) -> None:
         root = Path(root)
         unpacked: Path | None = None
         if root.is_file() and is_archive(root):
             unpacked = extract_archive(root)  # checked and unpacked under the same confinement rules
             root = bundle_root(unpacked)
         try:
-            self._open(root, verify_gzip)
+            self._open(root, verify_gzip, verify_budget_s)
         except BaseException:
             if unpacked is not None:
                 shutil.rmtree(unpacked, ignore_errors=True)
@@ -160,7 +172,7 @@ class Bundle:
             # replay host handed out, so tie the folder to it, not to this object alone.
             self._unpacked = weakref.finalize(self.fs, shutil.rmtree, unpacked, True)
 
-    def _open(self, root: Path, verify_gzip: bool) -> None:
+    def _open(self, root: Path, verify_gzip: bool, verify_budget_s: float | None) -> None:
         if not root.is_dir():
             raise NotABundleError(f"{root}: not a folder" + ("" if root.exists() else " (no such file or folder)"))
         if (root / "bundle").is_dir() and not _has_incident(root):
@@ -170,17 +182,33 @@ class Bundle:
         self.root = root.resolve()
         self.fs = ConfinedFS(self.root)
         if verify_gzip:
-            self._verify_gzip()
+            try:
+                with deadline.deadline(verify_budget_s, what="checking the bundle's gzip files", alarm=False):
+                    self._verify_gzip()
+            except WallTimeExceeded as exc:
+                # Not fatal: each stream is checked again (capped, under the deadline) when read.
+                self.gzip_unverified = f"gzip files not all checked at open: {exc}"
         self.incident = self._load_incident()
         self.topology = self._load_topology()
         self._rank_map: dict[int, tuple[str, int]] | None = None
 
     # -- loading ---------------------------------------------------------------------------
     def _verify_gzip(self) -> None:
-        for path in sorted(self.root.rglob("*.gz")):
-            if path.is_file() and (reason := check_gzip(path)):
-                rel = path.relative_to(self.root).as_posix()
-                raise CorruptInputError(f"{rel}: truncated or corrupt gzip ({reason})")
+        # Every stream is opened through the sandbox (a .gz symlink that leads out is never
+        # opened) and read under the per-file cap and the working-time deadline.
+        for folder, dirs, files in os.walk(self.root, followlinks=False):
+            deadline.check("checking the bundle's gzip files")
+            dirs.sort()
+            for name in sorted(files):
+                if not name.endswith(".gz"):
+                    continue
+                rel = Path(folder, name).relative_to(self.root).as_posix()
+                try:
+                    reason = self.fs.check_gzip(rel)
+                except SandboxError:
+                    continue  # not a regular file inside the bundle: nothing any tool can read
+                if reason:
+                    raise CorruptInputError(f"{rel}: truncated or corrupt gzip ({reason})")
 
     def _load_json(self, rel: str) -> Any:
         text = self.fs.read_text(rel)
@@ -188,6 +216,10 @@ class Bundle:
             return json.loads(text)
         except json.JSONDecodeError as exc:
             raise CorruptInputError(f"{rel}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        except RecursionError:
+            raise CorruptInputError(f"{rel}: JSON nested too deeply") from None
+        except ValueError as exc:  # an integer literal past Python's digit limit
+            raise CorruptInputError(f"{rel}: unusable JSON ({exc})") from None
 
     def _load_incident(self) -> Incident:
         raw = self._load_json("incident.json")
@@ -213,7 +245,7 @@ class Bundle:
         try:
             raw = self._load_json("topology.json")
             return Topology.model_validate(raw)
-        except (CorruptInputError, ValidationError):
+        except (CorruptInputError, SandboxError, ValidationError, RecursionError):
             # topology.json is optional evidence: an unusable one is treated as absent and the
             # hosts are found from nodes/ instead; the report's evidence says so.
             self.topology_error = "topology.json is unreadable; placement inferred from nodes/"
@@ -226,7 +258,8 @@ class Bundle:
 
     @property
     def gpus_per_node(self) -> int:
-        return max(1, int(self.incident.job.gpus_per_node or 8))
+        # Clamped: no host holds more GPUs than this, and placement loops over hosts x this.
+        return min(MAX_GPUS_PER_NODE, max(1, int(self.incident.job.gpus_per_node or 8)))
 
     def host_names(self) -> list[str]:
         """Hosts named by topology.json (file order) then any other node folder."""
@@ -255,9 +288,10 @@ class Bundle:
                 hosts = self.host_names()
                 n_ranks = self.incident.job.ranks or len(hosts) * self.gpus_per_node
                 per = self.gpus_per_node
-                for r in range(n_ranks):
-                    if r // per < len(hosts):
-                        mapping[r] = (hosts[r // per], r % per)
+                # Only ranks that land on a known host are placed: a job.ranks of 10**12 costs
+                # no more than the hosts can hold.
+                for r in range(max(0, min(n_ranks, len(hosts) * per))):
+                    mapping[r] = (hosts[r // per], r % per)
             self._rank_map = mapping
         return self._rank_map
 

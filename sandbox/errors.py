@@ -17,6 +17,7 @@ catch the whole family in one place and turn it into a clear message::
     │   └── ToolArgumentError   arguments that do not validate (from a model or a person)
     ├── PlaybookError           a failure-graph file that does not validate
     ├── SettingsError           a FORENSIC_* setting that does not validate (CLI exit code 2)
+    ├── WallTimeExceeded        the working-time budget ran out during a step
     └── PlannerError            a planner produced nothing usable
         └── ModelError          the model endpoint failed or returned garbage
 """
@@ -78,6 +79,10 @@ class PlaybookError(ForensicError):
 
 class SettingsError(ForensicError):
     """A setting from the environment (``FORENSIC_*``) does not validate."""
+
+
+class WallTimeExceeded(ForensicError):
+    """The working-time budget ran out in the middle of a step (a read, a parse, a model call)."""
 
 
 class PlannerError(ForensicError):

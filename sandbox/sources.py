@@ -16,7 +16,7 @@ Derived facts (rank placement, job GPUs) are computed once from the incident and
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -31,12 +31,38 @@ if TYPE_CHECKING:
 Snapshot = Literal["now", "before"]
 
 
-@dataclass(frozen=True)
 class Document:
-    """A text the source read, with the citation of where it came from."""
+    """A text the source read, with the citation of where it came from.
 
-    text: str
-    source: str
+    A bundle's large files (job logs) are streamed: built with ``opener`` (a function returning an
+    iterator of lines), :meth:`lines` reads them a line at a time with bounded memory, and only
+    ``text`` materialises the whole file.
+    """
+
+    __slots__ = ("_opener", "_text", "source")
+
+    def __init__(self, text: str | None, source: str, opener: Callable[[], Iterable[str]] | None = None) -> None:
+        if text is None and opener is None:
+            raise ValueError("a Document needs its text or an opener")
+        self._text, self.source, self._opener = text, source, opener
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = "\n".join(self._opener())  # type: ignore[misc]
+        return self._text
+
+    def lines(self) -> Iterator[str]:
+        """The document a line at a time (streamed from the file when it was opened lazily)."""
+        if self._text is None and self._opener is not None:
+            return iter(self._opener())
+        return iter(self.text.splitlines())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Document) and (self.text, self.source) == (other.text, other.source)
+
+    def __repr__(self) -> str:
+        return f"Document(source={self.source!r})"
 
 
 @dataclass
@@ -236,7 +262,7 @@ class OpenMetricsFiles(MetricSets):
         sets, errors = [], []
         for rel in bundle.files("metrics", self.SUFFIXES):
             try:
-                sets.append((parse_openmetrics(bundle.fs.read_text(rel)), bundle.fs.source_of(rel)))
+                sets.append((parse_openmetrics(bundle.fs.iter_lines(rel)), bundle.fs.source_of(rel)))  # streamed
             except ForensicError as exc:
                 errors.append(f"{rel}: {exc}")
         super().__init__(sets, errors)
@@ -268,7 +294,7 @@ class BundleSource(SourceBase):
         self._rank_map = None
 
     def notes(self) -> list[str]:
-        return [self.bundle.topology_error] if self.bundle.topology_error else []
+        return [n for n in (self.bundle.topology_error, self.bundle.gzip_unverified) if n]
 
     def host_names(self) -> list[str]:
         return self.bundle.host_names()
@@ -296,7 +322,9 @@ class BundleSource(SourceBase):
         if "/" in name or name.startswith("."):
             raise NotFoundError(f"no job log named {name!r}")
         rel = f"job/logs/{name}"
-        return Document(self.bundle.fs.read_text(rel), self.bundle.fs.source_of(rel))
+        fs = self.bundle.fs
+        source = fs.source_of(rel)
+        return Document(None, source, opener=lambda: fs.iter_lines(rel))
 
 
 def open_source(where: Any) -> EvidenceSource:

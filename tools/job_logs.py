@@ -142,12 +142,13 @@ class JobLogs(Tool):
         for file_no, name in enumerate(files):
             try:
                 doc = ctx.source.log(name)
+                # Streamed, one line at a time: memory stays bounded whatever the log's size.
+                nccl = parse_nccl_log(doc.lines())
+                torch = parse_torch_log(doc.lines())
             except ForensicError as exc:
                 errors.append(f"job/logs/{name}: {exc}")
                 continue
-            text = doc.text
             sources.append(doc.source)
-            nccl = parse_nccl_log(text)
             parsed.append((file_no, nccl))
             for sel in nccl.nets:
                 transports[sel.transport] += 1
@@ -167,7 +168,6 @@ class JobLogs(Tool):
                     dev = ae.device.split(":")[0]
                     signals.append(Signal(name="nccl_async_event", component=f"{ae.host}/{dev}", kind="nic",
                                           detail=f"{ae.host}/{dev} NCCL async event: {ae.event}", values={"line": ae.line_no}))
-            torch = parse_torch_log(text)
             timeouts += len(torch.timeouts)
             for seq, ranks in torch.stuck_seqnums().items():
                 stuck.setdefault(seq, set()).update(ranks)

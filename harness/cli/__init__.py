@@ -17,7 +17,7 @@ import sys
 from ._common import app, err
 
 #: Command modules, imported for their registrations.
-_COMMANDS = ("investigate", "approve", "evaluate", "inventory", "bench", "agent", "collect")
+_COMMANDS = ("investigate", "approve", "evaluate", "inventory", "bench", "agent", "collect", "audit")
 
 
 def _register() -> None:

@@ -18,7 +18,9 @@ err = Console(stderr=True)
 
 def _fail(code: int, message: str) -> None:
     # Plain write, not rich: one line, never wrapped, whatever the terminal width.
-    sys.stderr.write(f"forensic: {' '.join(message.split())}\n")
+    from ._terminal import clean_text
+
+    sys.stderr.write(f"forensic: {' '.join(clean_text(message).split())}\n")
     raise typer.Exit(code)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -32,9 +33,11 @@ def approve(
     what was shown. The approver is the operating-system user running this command; every
     decision, counted or refused, is appended to the audit log in the state dir.
     """
-    from forensic.harness.approvals import Decision
+    from forensic.harness.approvals import Decision, append_audit, refusal
     from forensic.harness.graph import Investigator
     from forensic.harness.identity import OsIdentity
+
+    from pydantic import ValidationError
 
     # The operating system says who runs this command; USER and LOGNAME are not asked.
     who = OsIdentity().current()
@@ -44,29 +47,55 @@ def approve(
             pid, sep, digest = item.partition("=")
             if not sep or not pid or not digest:
                 _fail(2, f"--{verdict} {item!r}: expected PROPOSAL_ID=CONTENT_HASH")
-            decisions.append(Decision(proposal_id=pid, content_hash=digest, decision=verdict,  # type: ignore[arg-type]
-                                      approver=who.name, authenticated=True, comment=comment))
+            try:
+                decisions.append(Decision(proposal_id=pid, content_hash=digest, decision=verdict,  # type: ignore[arg-type]
+                                          approver=who.name, authenticated=True, comment=comment))
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                _fail(2, f"--{verdict} {item[:80]!r}: {'.'.join(map(str, first['loc']))}: {first['msg']}")
     if not decisions:
         _fail(2, "nothing to decide: pass --approve or --reject")
+    audit_path = default_state_dir() / "audit.jsonl"
+
+    def refuse(reason: str, incident: str = "") -> None:
+        # Every refusal is on the record, whatever refused it, before the one-line exit.
+        try:
+            append_audit(audit_path, [refusal(thread=thread, incident=incident, decision=d, reason=reason) for d in decisions])
+        except ForensicError as exc:
+            _fail(2, f"{reason}; and the refusal could not be audited: {exc}")
+        _fail(2, reason)
+
     cp_path = checkpoint or default_state_dir() / "checkpoints.sqlite"
     if not cp_path.is_file():
-        _fail(2, f"no checkpoint file at {cp_path}")
-    saver = _checkpointer(cp_path)
-    tup = saver.get_tuple({"configurable": {"thread_id": thread}})
-    if tup is None:
-        _fail(2, f"no checkpoint for thread {thread!r}")
-    bundle = tup.checkpoint["channel_values"].get("bundle_path")
+        refuse(f"no checkpoint file at {cp_path}")
     try:
-        inv = Investigator(bundle, checkpointer=saver, audit_log=default_state_dir() / "audit.jsonl")
+        saver = _checkpointer(cp_path)
+        tup = saver.get_tuple({"configurable": {"thread_id": thread}})
+    except (sqlite3.Error, OSError) as exc:
+        refuse(f"cannot read the checkpoint file {cp_path}: {exc}")
+    if tup is None:
+        refuse(f"no checkpoint for thread {thread!r}")
+    values = tup.checkpoint["channel_values"]
+    bundle = values.get("bundle_path")
+    incident = str(values.get("incident_id") or "")
+    if not bundle:
+        refuse(f"thread {thread!r} has no saved bundle to decide on")
+    try:
+        inv = Investigator(bundle, checkpointer=saver, audit_log=audit_path)
         report, audit = inv.decide(thread, decisions)
     except ForensicError as exc:
-        _fail(2, str(exc))
+        refuse(str(exc), incident)
+    except sqlite3.Error as exc:
+        refuse(f"the checkpoint file {cp_path} cannot be written ({exc}); nothing was decided", incident)
     for a in audit:
         log.info("decision", extra={"thread": thread, "proposal": a["proposal_id"], "decision": a["decision"],
                                     "approver": a["approver"], "outcome": a["outcome"]})
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
         return
+    from ._terminal import terminal_safe
+
+    report, audit = terminal_safe(report), terminal_safe(audit)
     con = Console()
     for p in report["proposals"]:
         con.print(f"{p['id']} {p['action']} {p['target']}: [bold]{p['status']}[/]", highlight=False)

@@ -80,3 +80,15 @@ def bench_recorder(
 
     result = recorder_benchmark(steps=steps, step_s=step_ms / 1000.0, params=params, checksum_every=checksum_every)
     sys.stdout.write(json.dumps(result, indent=2) + "\n" if as_json else format_benchmark(result) + "\n")
+
+
+@bench_app.command("parsers")
+def bench_parsers(
+    size_mb: Annotated[float, typer.Option(help="Input size per parser, MB.", min=0.1, max=4096)] = 250.0,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Peak RSS over input size of each streaming parser, each in its own process (target <= 3x)."""
+    from forensic.tools.parsers._bench import format_parser_benchmark, parser_benchmark
+
+    result = parser_benchmark(size_mb=size_mb)
+    sys.stdout.write(json.dumps(result, indent=2) + "\n" if as_json else format_parser_benchmark(result) + "\n")

@@ -44,7 +44,17 @@ def investigate(
     from forensic.harness.graph import Investigator
     from forensic.harness.render import render_report
 
-    limits = Limits(tool_calls=budget_tool_calls, wall_s=budget_wall_s, llm_tokens=budget_tokens, cost_usd=budget_cost_usd)
+    import sqlite3
+
+    from pydantic import ValidationError
+
+    from ._terminal import terminal_safe
+
+    try:
+        limits = Limits(tool_calls=budget_tool_calls, wall_s=budget_wall_s, llm_tokens=budget_tokens, cost_usd=budget_cost_usd)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        _fail(2, f"--budget-{str(first['loc'][0]).replace('_', '-')}: {first['msg']}")
     cp_path = None if no_checkpoint else (checkpoint or default_state_dir() / "checkpoints.sqlite")
     thread_id = resume or thread or None
     graph = _playbooks(playbooks)
@@ -67,14 +77,17 @@ def investigate(
         _fail(2, str(exc))
     except ForensicError as exc:
         _fail(2, str(exc))
+    except (OSError, sqlite3.Error) as exc:
+        # The state dir is a file, unwritable, or the disk is full: nothing to investigate into.
+        _fail(2, f"cannot use the state dir or checkpoint {cp_path}: {exc}")
     report["thread"] = thread_id
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
     else:
-        render_report(report, Console())
+        render_report(terminal_safe(report), Console())
         pending = [p for p in report.get("proposals", []) if p["status"] == "pending_approval"]
         if pending and cp_path is not None:
             p = pending[0]
-            sys.stdout.write(f"to approve: forensic approve {thread_id} --approve {p['id']}={p['content_hash']}\n")
+            sys.stdout.write(terminal_safe(f"to approve: forensic approve {thread_id} --approve {p['id']}={p['content_hash']}") + "\n")
 
 

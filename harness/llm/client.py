@@ -28,7 +28,7 @@ from tenacity import RetryError, Retrying, retry_if_exception
 
 from forensic.harness.llm import _retry
 from forensic.harness.llm.prices import PRICES_FILE, UNPRICED, Price, load_prices
-from forensic.harness.llm.tokens import prompt_bound
+from forensic.harness.llm.tokens import prompt_bound, text_bound
 from forensic.sandbox.errors import ModelError
 from forensic.settings import get_settings
 
@@ -116,6 +116,12 @@ class ModelClient:
         self.price: Price = found or UNPRICED
         self.tally = Tally()
         self._format_index = 0
+        self._attempt_deadline: float | None = None
+        # The HTTP timeout bounds only the gap between bytes: a server that drips one byte a
+        # second would never trip it. Every response body is read through a stream that checks
+        # the call's deadline and a size cap between chunks.
+        http_client = http_client or openai.DefaultHttpxClient()
+        http_client.event_hooks["response"] = [*http_client.event_hooks.get("response", []), self._bound_response]
         try:
             self._openai = openai.OpenAI(
                 base_url=self.base_url, api_key=key, max_retries=0, timeout=timeout_s, http_client=http_client
@@ -230,6 +236,8 @@ class ModelClient:
         timeout = self.timeout_s
         if deadline is not None:
             timeout = min(timeout, max(MIN_ATTEMPT_S, deadline - self._clock()))
+        # The whole attempt, headers to last byte, ends by this time (the HTTP timeout is per gap).
+        self._attempt_deadline = self._clock() + timeout
         kwargs: dict[str, Any] = {
             "model": self.model, "messages": messages, "max_tokens": max_tokens,
             "temperature": self.temperature, "timeout": timeout,
@@ -244,8 +252,9 @@ class ModelClient:
             raise
         # Charged even when the answer is unusable: without usage, the server may have billed anything.
         usage = _usage_of(response, bound, max_tokens)
-        cost = self._charge(usage)
         choices = getattr(response, "choices", None)
+        usage = _plausible(usage, bound, max_tokens, _reply_text(choices))
+        cost = self._charge(usage)
         if not choices or getattr(choices[0], "message", None) is None:
             # A proxy's HTML page with status 200, or JSON of some other shape.
             raise ModelError("the endpoint answered something that is not a chat completion")
@@ -259,6 +268,9 @@ class ModelClient:
             cost_usd=cost,
         )
 
+    def _bound_response(self, response: httpx.Response) -> None:
+        response.stream = _BoundedStream(response.stream, self._attempt_deadline, self._clock)
+
     def _charge(self, usage: TokenUsage) -> float:
         cost = self.price.cost(usage.prompt_tokens, usage.completion_tokens)
         self.tally.tokens += usage.total
@@ -268,12 +280,56 @@ class ModelClient:
 
 #: The shortest attempt worth starting, in seconds.
 MIN_ATTEMPT_S = 0.5
+#: The largest reply body read from the endpoint; a chat completion is a few kilobytes.
+MAX_REPLY_BYTES = 8 * 1024 * 1024
+
+
+class _BoundedStream(httpx.SyncByteStream):
+    """A response body that ends the call at its deadline or when it grows past the cap."""
+
+    def __init__(self, inner: Any, deadline: float | None, clock: Callable[[], float]) -> None:
+        self._inner, self._deadline, self._clock = inner, deadline, clock
+
+    def __iter__(self):
+        size = 0
+        for chunk in self._inner:
+            size += len(chunk)
+            if self._deadline is not None and self._clock() > self._deadline:
+                raise httpx.ReadTimeout("the reply did not arrive within the call's time budget")
+            if size > MAX_REPLY_BYTES:
+                raise httpx.ReadError(f"the reply is larger than {MAX_REPLY_BYTES} bytes")
+            yield chunk
+
+    def close(self) -> None:
+        close = getattr(self._inner, "close", None)
+        if close is not None:
+            close()
 
 
 def _format_name(response_format: dict[str, Any] | None) -> Format:
     if response_format is None:
         return "text"
     return "json_object_schema" if "schema" in response_format else response_format["type"]
+
+
+def _reply_text(choices: Any) -> str:
+    try:
+        return str(choices[0].message.content or "")
+    except (AttributeError, IndexError, TypeError):
+        return ""
+
+
+def _plausible(usage: TokenUsage, bound: int, max_tokens: int, text: str) -> TokenUsage:
+    """A server that counts 0 tokens for a prompt it read, or for a reply it wrote, is not
+    believed: the missing side is counted locally (its upper bound), so a run is never free."""
+    prompt, completion = usage.prompt_tokens, usage.completion_tokens
+    if prompt > 0 and (completion > 0 or not text):
+        return usage
+    if prompt <= 0:
+        prompt = bound
+    if completion <= 0 and text:
+        completion = min(max_tokens, text_bound(text)) if max_tokens > 0 else text_bound(text)
+    return TokenUsage(prompt_tokens=prompt, completion_tokens=completion, reported=False)
 
 
 def _usage_of(response: Any, bound: int, max_tokens: int) -> TokenUsage:

@@ -6,7 +6,7 @@ Caps stay with each parser module (its ``_MAX_LINE`` / ``_MAX_WARNINGS``), which
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from forensic.sandbox.errors import ParseError
 
@@ -20,15 +20,36 @@ def as_text(text: object) -> str:
     raise ParseError(f"expected text, got {type(text).__name__}")
 
 
+def as_lines(source: object) -> Iterable[str]:
+    """Lines of ``source``: text or bytes (split on ``\\n``), or already an iterable of lines
+    (``ConfinedFS.iter_lines``), which is consumed one line at a time, never held whole."""
+    if isinstance(source, (str, bytes, bytearray)):
+        return io.StringIO(as_text(source), newline="\n")
+    if isinstance(source, Iterable) and not isinstance(source, (dict, set)):
+        return source  # type: ignore[return-value]
+    raise ParseError(f"expected text, got {type(source).__name__}")
+
+
+def plain_lines(source: object) -> Iterable[str]:
+    """Lines without their ``\\n``: text and bytes split whole (as before), an iterable of lines
+    (a stream from the sandbox) passed through one line at a time."""
+    if isinstance(source, (str, bytes, bytearray)):
+        return as_text(source).split("\n")
+    return as_lines(source)
+
+
 def numbered_lines(
-    text: str, max_line: int, warnings: BoundedWarnings | None = None
+    text: str | Iterable[str], max_line: int, warnings: BoundedWarnings | None = None
 ) -> Iterator[tuple[int, str | None]]:
     """(1-based line number, line without its ending) pairs, split on ``\\n`` only.
 
+    ``text`` may also be an iterable of lines, read as a stream (bounded memory).
     A line longer than ``max_line`` characters (its ending included) is too long to be real output:
     it comes back as None and, when ``warnings`` is given, adds ``line N: longer than ... skipped``.
     """
-    for number, line in enumerate(io.StringIO(text, newline="\n"), start=1):
+    for number, line in enumerate(as_lines(text), start=1):
+        if not isinstance(line, str):
+            raise ParseError(f"expected lines of text, got {type(line).__name__}")
         if len(line) > max_line:
             if warnings is not None:
                 warnings.add(f"line {number}: longer than {max_line} bytes, skipped")

@@ -27,6 +27,7 @@ from typing import Annotated, Literal, NamedTuple
 from pydantic import BaseModel, Field
 
 from forensic.sandbox.errors import ParseError
+from forensic.tools.parsers._text import plain_lines
 from forensic.tools.parsers.pci import PciAddress, parse_pci_address
 
 __all__ = [
@@ -439,9 +440,13 @@ def parse_kernel_log(text: str, *, boot_unix: float | None = None, year: int | N
     warnings: list[str] = []
     clock = _Clock(boot_unix, year, warnings)
     parser = _BodyParser()
-    lines = text.split("\n")
     long_lines = 0
+    line_no = 0
+    last = ""
+    # Text or an iterable of lines (a stream from the sandbox): never split into a list.
+    lines = plain_lines(text)
     for line_no, line in enumerate(lines, 1):
+        last = line
         if len(line) > _MAX_LINE:
             long_lines += 1
             continue
@@ -452,15 +457,37 @@ def parse_kernel_log(text: str, *, boot_unix: float | None = None, year: int | N
         parser.feed(line_no, line, stamp)
     if long_lines:
         warnings.append(f"{long_lines} lines longer than {_MAX_LINE} characters skipped")
-    line_count = len(lines) - (1 if lines[-1] == "" else 0)  # a final newline ends a line, not starts one
-    return KernelLog(events=parser.events, line_count=line_count, warnings=warnings)
+    if parser.events.dropped:
+        warnings.append(f"{parser.events.dropped} events past the first {MAX_EVENTS} dropped (per-log cap)")
+    # A final newline ends a line, not starts one (a stream of lines has no such empty tail).
+    line_count = line_no - (1 if isinstance(text, (str, bytes, bytearray)) and line_no and last == "" else 0)
+    return KernelLog(events=list(parser.events), line_count=line_count, warnings=warnings)
+
+
+#: Events kept per log; later ones are counted and dropped, so memory stays bounded on a kernel
+#: log of any size (a storm of a million identical XIDs says what its first thousands say).
+MAX_EVENTS = 10_000
+
+
+class _Capped(list):
+    """A list that stops growing at ``cap`` and counts what it dropped."""
+
+    def __init__(self, cap: int) -> None:
+        super().__init__()
+        self.cap, self.dropped = cap, 0
+
+    def append(self, item) -> None:  # type: ignore[override]
+        if len(self) < self.cap:
+            super().append(item)
+        else:
+            self.dropped += 1
 
 
 class _BodyParser:
     """Recognises events in line bodies; holds the state multi-line forms need."""
 
     def __init__(self) -> None:
-        self.events: list[_Event] = []
+        self.events: list[_Event] = _Capped(MAX_EVENTS)
         self._pending_off: tuple[int, list[str], _Stamp, PciAddress | None] | None = None
         self._last_bus_error: dict[tuple[int, int, int, int], AerEvent] = {}
 

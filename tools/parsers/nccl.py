@@ -21,7 +21,7 @@ from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict
 
-from forensic.tools.parsers._text import BoundedWarnings, as_text, numbered_lines
+from forensic.tools.parsers._text import BoundedWarnings, as_lines, numbered_lines
 
 __all__ = [
     "AsyncEvent",
@@ -47,6 +47,9 @@ __all__ = [
 ]
 
 _MAX_LINE = 64 * 1024
+#: Records of one kind kept per log (entries, channels, ...); later ones are dropped, so memory
+#: stays bounded on logs of any size.
+MAX_RECORDS = 10_000
 _MAX_WARNINGS = 20
 _MAX_MESSAGE = 4096
 
@@ -576,7 +579,7 @@ def parse_nccl_log(text: str) -> NcclLog:
     A log without NCCL lines gives an empty :class:`NcclLog`; only non-text input raises
     :class:`ParseError`.
     """
-    text = as_text(text)
+    text = as_lines(text)
     log = NcclLog(entries=[], versions=[], env=[], nets=[], networks=[], channels=[], comms=[],
                   completion_errors=[], async_events=[], warnings=[])
     warnings = BoundedWarnings(_MAX_WARNINGS)
@@ -594,28 +597,35 @@ def _parse_line(log: NcclLog, number: int, line: str) -> None:
     prefixed = _prefix(line, number) if "NCCL" in line else None
     if prefixed is not None:
         entry, message = prefixed
-        log.entries.append(entry)
+        _keep(log.entries, entry)
         where = {"line_no": number, "host": entry.host, "pid": entry.pid, "cuda_dev": entry.cuda_dev}
     else:
         message = line[:_MAX_MESSAGE]
         where = {"line_no": number}
     version = _VERSION.search(message)
     if version is not None:
-        log.versions.append(NcclVersion(version=version.group(1), cuda=version.group(2), **where))
+        _keep(log.versions, NcclVersion(version=version.group(1), cuda=version.group(2), **where))
     completion = _completion(message, where)
     if completion is not None:
-        log.completion_errors.append(completion)
+        log.completion_errors.append(completion)  # every one counts: counted per host, not capped
     if prefixed is None:
         return
     env = _ENV.fullmatch(message.strip())
     if env is not None:
-        log.env.append(EnvSetting(name=env.group(1), value=env.group(2).strip().removesuffix("."), **where))
+        _keep(log.env, EnvSetting(name=env.group(1), value=env.group(2).strip().removesuffix("."), **where))
         return
     network = _NETWORK.search(message.strip())
     if network is not None:
-        log.networks.append(NetworkUse(name=network.group(1).strip(), **where))
+        _keep(log.networks, NetworkUse(name=network.group(1).strip(), **where))
     for extract, target in ((_net_selection, log.nets), (_channel, log.channels), (_comm, log.comms),
                             (_async_event, log.async_events)):
         found = extract(message, where)
         if found is not None:
-            target.append(found)
+            _keep(target, found)
+
+
+def _keep(target: list, item: object) -> None:
+    """Append while the list holds fewer than MAX_RECORDS (a bounded buffer: a 250 MB log keeps
+    the first ones, which say what the rest repeat)."""
+    if len(target) < MAX_RECORDS:
+        target.append(item)

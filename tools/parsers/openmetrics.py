@@ -12,6 +12,8 @@ Arrays are built once at the end.
 
 from __future__ import annotations
 
+from array import array
+
 import math
 import re
 from collections.abc import Sequence
@@ -20,7 +22,7 @@ from typing import Literal, get_args
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from forensic.tools.parsers._text import BoundedWarnings
+from forensic.tools.parsers._text import BoundedWarnings, plain_lines
 
 __all__ = [
     "MetricFamily",
@@ -178,7 +180,8 @@ def parse_openmetrics(text: str) -> MetricSet:
     samples = skipped = 0
     seen_eof = after_eof = millis = False
 
-    for line_no, raw in enumerate(text.split("\n"), 1):
+    # Text or an iterable of lines (a stream from the sandbox): never split into a list.
+    for line_no, raw in enumerate(plain_lines(text), 1):
         if len(raw) > _MAX_LINE:
             skipped += 1
             warnings.add(f"line {line_no}: longer than {_MAX_LINE} characters; skipped")
@@ -206,7 +209,7 @@ def parse_openmetrics(text: str) -> MetricSet:
             millis = True
         bucket = buckets.get((name, label_text))
         if bucket is None:
-            bucket = buckets[(name, label_text)] = ([], [])
+            bucket = buckets[(name, label_text)] = (array("d"), array("d"))  # 8 bytes a sample
         bucket[0].append(stamp)
         bucket[1].append(value)
         samples += 1
@@ -365,7 +368,10 @@ def _build_series(
     merged: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[dict[str, str], list[list[float]], list[list[float]]]]
     merged = {}
     bad = 0
-    for (name, label_text), (stamps, values) in buckets.items():
+    # Buckets and merged entries are popped as they are turned into series, so the raw samples
+    # and the arrays built from them are never all in memory at once.
+    for name, label_text in list(buckets):
+        stamps, values = buckets.pop((name, label_text))
         if label_text not in label_cache:
             label_cache[label_text] = _parse_labels(label_text)
         labels = label_cache[label_text]
@@ -381,7 +387,9 @@ def _build_series(
         entry[2].append(values)
 
     series = []
-    for (name, _), (labels, stamp_lists, value_lists) in merged.items():
+    for key in list(merged):
+        name = key[0]
+        labels, stamp_lists, value_lists = merged.pop(key)
         stamps = np.concatenate([np.asarray(chunk, dtype=np.float64) for chunk in stamp_lists])
         values = np.concatenate([np.asarray(chunk, dtype=np.float64) for chunk in value_lists])
         order = np.argsort(stamps, kind="stable")  # NaN stamps sort last, in file order
@@ -389,7 +397,7 @@ def _build_series(
         series.append(
             Series(
                 name=name,
-                labels=dict(labels),
+                labels=labels,  # pydantic copies it
                 timestamps=stamps[order],
                 values=values[order],
                 family=family.name if family else name,

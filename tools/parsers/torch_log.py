@@ -13,7 +13,7 @@ from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict
 
-from forensic.tools.parsers._text import BoundedWarnings, as_text, numbered_lines
+from forensic.tools.parsers._text import BoundedWarnings, as_lines, numbered_lines
 
 __all__ = [
     "DumpSignal",
@@ -289,7 +289,7 @@ def parse_torch_log(text: str) -> TorchLog:
     A log without such lines gives an empty :class:`TorchLog`; only non-text input raises
     :class:`ParseError`.
     """
-    text = as_text(text)
+    text = as_lines(text)
     log = TorchLog(timeouts=[], work_status=[], dump_signals=[], terminal=[], warnings=[])
     warnings = BoundedWarnings(_MAX_WARNINGS)
     for number, line in numbered_lines(text, _MAX_LINE, warnings):
