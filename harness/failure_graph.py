@@ -148,7 +148,10 @@ def observe(records: Iterable[dict]) -> Observation:
         if rec["status"] == "error":
             continue
         tool = rec["tool"]
-        obs.ran.add(tool)
+        # Only a tool that read something has examined anything: a ``no_data`` call must not
+        # count as the absence of what it would have found (absence of evidence is not health).
+        if rec["status"] == "ok":
+            obs.ran.add(tool)
         cov = obs.covered.setdefault(tool, set())
         cov.update(rec.get("covered") or [])
         for raw in rec.get("signals") or []:
@@ -169,6 +172,12 @@ class Hypothesis(BaseModel):
     support: list[str] = Field(default_factory=list, description="Signal keys found for it.")
     confirmed: bool = False
     impact_shown: bool = False
+    required_met: bool = Field(False, description="The confirmation rule's required signals are present (the fault exists).")
+    unexplained: list[str] = Field(
+        default_factory=list,
+        description="Other faults the evidence shows (root cause@component) that this hypothesis does not explain "
+                    "and no test has ruled out; while any remain, the verdict cannot be confirmed.",
+    )
 
 
 def _matches(test: Test, sig: Signal, component: str | None) -> bool:
@@ -209,12 +218,20 @@ def score(rc: RootCauseSpec, component: str | None, obs: Observation) -> Hypothe
     names_on = {s.name for _, s in obs.signals if component is not None and s.component == component}
     names_on |= {s.name for _, s in obs.signals if s.kind == "job"}
     names_on |= present
-    confirmed = all(any(n in names_on for n in group) for group in rc.confirm.require)
-    impact = all(any(n in names_on for n in group) for group in rc.confirm.impact)
+    required = all(any(n in names_on for n in group) for group in rc.confirm.require)
+    # The symptom may show on the part's host (its ranks straggle together): a tie, not a guess.
+    tied = names_on | {s.name for _, s in obs.signals
+                       if component is not None and s.kind == "host" and s.component == host_of(component)}
+    impact = all(any(n in tied for n in group) for group in rc.confirm.impact)
     kind = rc.kinds[0] if rc.kinds else "none"
+    if component is not None and component != "job" and "/" not in component and "host" in rc.kinds:
+        kind = "host"
+    required = required and bool(rc.confirm.require)
+    # Confirmed needs the fault (require) and its tie to the symptom (impact): a real fault that
+    # nothing ties to the job's trouble stays probable.
     return Hypothesis(
         root_cause=rc.id, component=component, kind=kind, score=logit,
-        support=sorted(set(support)), confirmed=confirmed and bool(rc.confirm.require), impact_shown=impact,
+        support=sorted(set(support)), confirmed=required and impact, impact_shown=impact, required_met=required,
     )
 
 
@@ -248,4 +265,30 @@ def beliefs(graph: FailureGraph, obs: Observation) -> list[Hypothesis]:
     for h in hyps:
         h.probability = math.exp(h.score - top) / z
     hyps.sort(key=lambda h: (-h.score, h.root_cause, h.component or ""))
+    if hyps and hyps[0].root_cause != "healthy":
+        hyps[0].unexplained = unexplained(graph, hyps[0], hyps[1:])
+        if hyps[0].unexplained:
+            hyps[0].confirmed = False
     return hyps
+
+
+def unexplained(graph: FailureGraph, top: Hypothesis, others: Iterable[Hypothesis]) -> list[str]:
+    """Faults shown by the evidence that ``top`` does not explain and that nothing rules out.
+
+    Another hypothesis counts when its own confirmation rule is met (the evidence shows that fault
+    in the window) on a different part, its supporting signals are not all ``top``'s own, and it is
+    not ruled out: a fault with an impact rule is ruled out when no tie to the symptom was found; a
+    fault without one (an XID burst, say) is never ruled out by silence. Two faults in one incident
+    leave the verdict ``probable``, which is what an expert would say until the second is explained.
+    """
+    out: list[str] = []
+    mine = set(top.support)
+    for h in others:
+        if h.root_cause == "healthy" or not h.required_met or h.component == top.component:
+            continue
+        if set(h.support) <= mine:
+            continue
+        if graph.root_causes[h.root_cause].confirm.impact and not h.impact_shown:
+            continue
+        out.append(f"{h.root_cause}@{h.component}")
+    return out

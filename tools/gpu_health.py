@@ -134,7 +134,12 @@ def assess(r: Reading, peer_median: float | None) -> list[Signal]:
         sig("thermal_slowdown", f"{comp} thermal slowdown active ({', '.join(names)}) at {r.temp:g} C, {clocks}"
             if r.temp is not None else f"{comp} thermal slowdown active ({', '.join(names)}), {clocks}",
             reasons=reasons, temp_c=r.temp, sm_mhz=r.sm, sm_max_mhz=r.sm_max)
-    power_limited = bool(reasons & _HW_POWER_BRAKE) or ((reasons & _SW_POWER_CAP or (hw_slow and near_limit and not hot)) and low)
+    # The software power cap is how busy GPUs normally run: it is a fault only when the GPU draws
+    # at its limit (when the reading exists) and its clocks sit below its in-job peers'. Without
+    # peers there is nothing to call it abnormal against. The power brake is a fault on its own.
+    at_cap = near_limit or r.power_w is None or r.limit_w is None
+    power_limited = bool(reasons & _HW_POWER_BRAKE) or (
+        ((reasons & _SW_POWER_CAP and at_cap) or (hw_slow and near_limit and not hot)) and low and peer_median is not None)
     if power_limited:
         power = f" drawing {r.power_w:g} W of a {r.limit_w:g} W limit" if r.power_w is not None and r.limit_w is not None else ""
         sig("power_slowdown", f"{comp} power-limited ({', '.join(names)}){power}, {clocks}",
