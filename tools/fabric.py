@@ -134,6 +134,7 @@ class Fabric(Tool):
         uplinks = _uplinks(ctx)
         start, end = ctx.bundle.window
         rates: dict[str, dict[str, float]] = defaultdict(dict)
+        series: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]] = defaultdict(dict)
         for ms in sets:
             for s in ms.select("ifHCOutOctets"):
                 sw = (s.labels.get("instance") or "").split(":")[0]
@@ -148,11 +149,15 @@ class Fabric(Tool):
                 t, v = s.timestamps[mask], s.values[mask]
                 if t.size >= 2 and t[-1] > t[0]:
                     rates[sw][port] = counter_increase(v) / (t[-1] - t[0])
+                    series[sw][port] = (t, v)
         signals, checked = [], []
         for sw, by_port in rates.items():
             if len(by_port) < 2 or not uplinks.get(sw):
                 continue  # without topology we cannot tell uplinks from host ports
             checked.append(sw)
+            # Polarization starts somewhere in the window (a reroute, a new flow set): a window
+            # average dilutes it. Judge the latest stretch in which the imbalance persists.
+            by_port = _persistent_rates(series[sw]) or by_port
             vals = np.array(list(by_port.values()))
             med = float(np.median(vals))
             top = max(by_port, key=by_port.get)
@@ -165,3 +170,40 @@ class Fabric(Tool):
                     values={"max_gbps": round(by_port[top] * 8 / 1e9, 1), "median_gbps": round(med * 8 / 1e9, 1),
                             "uplinks": len(vals), "top2_share_pct": round(100 * share)}))
         return signals, checked
+
+
+#: Consecutive scrape intervals an imbalance must last to be judged on its own (not a burst).
+PERSIST_INTERVALS = 3
+
+
+def _persistent_rates(by_port: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, float] | None:
+    """Per-port rates over the trailing run of intervals in which the uplinks stay imbalanced.
+
+    The ports' samples are aligned on their common timestamps; each interval's rates come from
+    counter deltas (a drop is a reset and that interval is skipped). Returns None when no run of
+    ``PERSIST_INTERVALS`` imbalanced intervals ends the window, so the window average decides.
+    """
+    common = None
+    for t, _ in by_port.values():
+        common = set(t.tolist()) if common is None else common & set(t.tolist())
+    if not common or len(common) < PERSIST_INTERVALS + 1:
+        return None
+    ts = np.array(sorted(common))
+    per: dict[str, np.ndarray] = {}
+    for port, (t, v) in by_port.items():
+        idx = np.searchsorted(t, ts)
+        d = np.diff(v[idx])
+        d[d < 0] = np.nan
+        per[port] = d / np.diff(ts)
+    mat = np.vstack(list(per.values()))  # ports x intervals
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.nanmax(mat, axis=0) / np.maximum(np.nanmedian(mat, axis=0), 1.0)
+    run = 0
+    for r in ratio[::-1]:
+        if not np.isfinite(r) or r <= IMBALANCE_RATIO:
+            break
+        run += 1
+    if run < PERSIST_INTERVALS:
+        return None
+    tail = mat[:, -run:]
+    return {port: float(np.nanmean(row)) for port, row in zip(per, tail, strict=True)}
