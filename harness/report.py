@@ -93,9 +93,11 @@ def build_report(inv: Investigator, state: State) -> Report:
     if exhausted:
         status = "inconclusive"
         notes.append(f"budget exhausted ({exhausted}) before the investigation could finish; the verdict is the best hypothesis so far")
-    elif status == "healthy" and not any(r["status"] == "ok" for r in records):
+    elif status == "healthy" and not any(r["status"] == "ok" and (r.get("covered") or r.get("signals")) for r in records):
+        # Absence of evidence is not health: with nothing read, "healthy" is only the prior.
         status = "inconclusive"
         notes.append("no evidence could be read: nothing supports a verdict")
+        verdict.confidence = round(min(verdict.confidence, graph.root_causes["healthy"].prior), 4)
 
     # A model planner may add its own claims; they face the same citation check as ours.
     ours = {f.claim for f in findings}  # a claim that repeats one of ours adds nothing

@@ -129,3 +129,23 @@ def test_a_tool_that_read_nothing_is_not_evidence_of_absence() -> None:
     assert no_data.score == nothing.score
     looked = score(rc, "job", observe([_rec(1, "job_steps", [], ["job"])]))
     assert looked.score < nothing.score  # a tool that read the job and saw no gaps is evidence
+
+
+def test_garbage_evidence_is_inconclusive_not_healthy(tmp_path) -> None:
+    from pathlib import Path
+
+    from forensic.harness.graph import Investigator
+    from forensic.sandbox import Bundle
+    from forensic.tools import ToolContext, get_tool
+    from tests.conftest import build_bundle
+
+    root = build_bundle(Path(tmp_path) / "b", None) or Path(tmp_path) / "b"
+    for p in sorted(root.rglob("*")):
+        if p.is_file() and p.name != "incident.json":
+            p.write_text("garbage {{{ not a thing\n\x00\x01\n")
+    # a kernel log with no kernel line in it says nothing, rather than "no fault"
+    res = get_tool("kernel_log")(ToolContext(Bundle(root)), {})
+    assert res.status == "error" and not res.covered
+    report = Investigator(root).run()
+    assert report["status"] == "inconclusive"
+    assert report["verdict"]["confidence"] <= G.root_causes["healthy"].prior
