@@ -24,7 +24,7 @@ from forensic.tools.base import ComponentKind, Signal
 #: The playbooks shipped with the package (package data of ``forensic.playbooks``).
 PLAYBOOK_DIR = Path(str(resources.files("forensic.playbooks")))
 
-Match = Literal["component", "host", "job", "any"]
+Match = Literal["component", "host", "host_shared", "job", "any"]
 
 
 class Test(BaseModel):
@@ -36,7 +36,8 @@ class Test(BaseModel):
     absent: float = Field(0.0, description="Log-likelihood ratio when the tool examined the component and did not find it.")
     match: Match = Field(
         "component",
-        description="component: on the same component; host: anywhere on its host; job: a job-wide signal; any: anywhere.",
+        description="component: on the same component; host: anywhere on its host; host_shared: on its host but not "
+                    "on the component itself (a cause the host shares); job: a job-wide signal; any: anywhere.",
     )
 
 
@@ -189,6 +190,8 @@ def _matches(test: Test, sig: Signal, component: str | None) -> bool:
         return False
     if test.match == "host":
         return host_of(sig.component) == host_of(component)
+    if test.match == "host_shared":
+        return host_of(sig.component) == host_of(component) and sig.component != component
     return sig.component == component
 
 
@@ -196,7 +199,7 @@ def _covered(test: Test, obs: Observation, component: str | None) -> bool:
     cov = obs.covered.get(test.tool, set())
     if test.match in ("job", "any") or component is None:
         return test.tool in obs.ran
-    if test.match == "host":
+    if test.match in ("host", "host_shared"):
         return host_of(component) in {host_of(c) for c in cov}
     return component in cov
 
@@ -286,6 +289,8 @@ def unexplained(graph: FailureGraph, top: Hypothesis, others: Iterable[Hypothesi
     for h in others:
         if h.root_cause == "healthy" or not h.required_met or h.component == top.component:
             continue
+        if top.component and h.component and h.component.startswith(top.component + "/"):
+            continue  # a part inside the named one (a GPU of the named host): the verdict covers it
         if set(h.support) <= mine:
             continue
         if graph.root_causes[h.root_cause].confirm.impact and not h.impact_shown:

@@ -12,6 +12,7 @@ import statistics
 from dataclasses import dataclass
 
 from forensic.sandbox import ForensicError
+from forensic.tools._hostwide import host_wide
 from forensic.tools._inventory import inventory
 from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, count, gpu_component, register
 from forensic.tools.parsers.nvidia_smi import parse_nvidia_smi_q
@@ -28,6 +29,8 @@ _HW_POWER_BRAKE = 0x80
 CLOCK_PEER_RATIO = 0.93
 #: ... or below this fraction of its own maximum when it has no peers to compare with.
 CLOCK_MAX_RATIO = 0.85
+#: GPU signals that, on most of one host's GPUs at once, name the host (a shared cause).
+HOST_WIDE_SIGNALS = {"thermal_slowdown": "host_thermal_slowdown", "power_slowdown": "host_power_slowdown"}
 #: Hot enough to be worth saying even with no slowdown bit (H100 slowdown is ~87-90 C).
 HOT_C = 87
 
@@ -191,6 +194,11 @@ class GpuHealth(Tool):
         signals: list[Signal] = []
         for r in readings:
             signals.extend(assess(r, peer_median if r.in_job else None))
+        in_job: dict[str, list[str]] = {}
+        for r in readings:
+            if r.in_job:
+                in_job.setdefault(r.host, []).append(r.component)
+        signals.extend(host_wide(signals, in_job, HOST_WIDE_SIGNALS))
         warm = [r.component for r in readings if r.temp is not None and 80 <= r.temp < HOT_C]
         summary = (f"{count(len(readings), 'GPU')} on {count(len({r.host for r in readings}), 'host')} read; "
                    + (f"findings: {by_signal(signals)}" if signals else "no throttling, ECC or lost GPUs"))

@@ -149,3 +149,49 @@ def test_garbage_evidence_is_inconclusive_not_healthy(tmp_path) -> None:
     report = Investigator(root).run()
     assert report["status"] == "inconclusive"
     assert report["verdict"]["confidence"] <= G.root_causes["healthy"].prior
+
+
+# -- 4. the part that holds the fault ---------------------------------------------------------
+
+def test_every_gpu_of_one_host_power_braked_names_the_host(tmp_path) -> None:
+    import json
+    from pathlib import Path
+
+    from forensic.harness.graph import Investigator
+    from forensic.sandbox import Bundle
+    from forensic.tools import ToolContext, get_tool
+    from tests.conftest import build_bundle
+
+    root = build_bundle(Path(tmp_path) / "b", None) or Path(tmp_path) / "b"
+    p = root / "nodes" / "node-a.example" / "nvml.json"
+    doc = json.loads(p.read_text())
+    for d in doc["devices"]:
+        d.update({"nvmlDeviceGetCurrentClocksEventReasons": 0x80, "nvmlDeviceGetClockInfo": {"sm": 1300, "mem": 2619}})
+    p.write_text(json.dumps(doc))
+    # node-a's four ranks (0-3) compute 20% slower from step 40 on: the host's ranks straggle together
+    import numpy as np
+
+    from tests.conftest import START
+    rng = np.random.default_rng(3)
+    rows = ["step,rank,start_unix,duration_s,compute_s"]
+    for step in range(120):
+        comp = 1.0 + rng.normal(0, 0.01, 8)
+        if step >= 40:
+            comp[:4] *= 1.2
+        for r in range(8):
+            rows.append(f"{step},{r},{START + 45.0 * step:.3f},{comp.max() + 0.2:.4f},{comp[r]:.4f}")
+    (root / "job" / "steps.csv").write_text("\n".join(rows) + "\n")
+    res = get_tool("gpu_health")(ToolContext(Bundle(root)), {})
+    assert [s.component for s in res.signals if s.name == "host_power_slowdown"] == ["node-a.example"]
+    assert len([s for s in res.signals if s.name == "power_slowdown"]) == 4  # every part is still reported
+    report = Investigator(root).run()
+    assert (report["verdict"]["root_cause"], report["verdict"]["component"]) == ("power_throttle", "node-a.example")
+    assert report["status"] == "confirmed"  # tied: the host's ranks straggle together
+
+
+def test_one_braked_gpu_still_names_the_gpu() -> None:
+    comp = "h/gpu1"
+    recs = [_rec(1, "job_steps", [_sig("straggler", comp)], [comp, "h/gpu0"]),
+            _rec(2, "gpu_health", [_sig("power_slowdown", comp), _sig("clocks_reduced", comp)], [comp, "h/gpu0"])]
+    top = beliefs(G, observe(recs))[0]
+    assert (top.root_cause, top.component, top.confirmed) == ("power_throttle", comp, True)
