@@ -19,6 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from forensic.sandbox import ForensicError
+from forensic.tools._trainer_log import TrainerFacts
 from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, rank_component, register
 from forensic.tools.parsers.nccl import parse_nccl_log
 from forensic.tools.parsers.torch_log import parse_torch_log
@@ -108,6 +109,30 @@ def _nccl_config_signals(ctx: ToolContext, first: list[_Proc], latest: list[_Pro
     return out
 
 
+#: Lines a trainer must print about waiting for input before it counts (one is noise).
+MIN_STALL_LINES = 3
+
+
+def _trainer_signals(t: TrainerFacts) -> list[Signal]:
+    out: list[Signal] = []
+    if len(t.stalls) >= MIN_STALL_LINES:
+        kinds = sorted({k for k, _ in t.stalls})
+        out.append(Signal(name="input_stall_logged", component="job", kind="job",
+                          detail=f"the trainer logged {len(t.stalls)} waits for input ({', '.join(kinds)}), e.g. {t.stalls[0][1]!r}",
+                          values={"lines": len(t.stalls), "kinds": ",".join(kinds)}))
+    if len(t.storage) >= MIN_STALL_LINES:
+        kinds = sorted({k for k, _ in t.storage})
+        out.append(Signal(name="storage_errors_logged", component="job", kind="job",
+                          detail=f"{len(t.storage)} storage errors or throttling in the job logs ({', '.join(kinds)}), e.g. {t.storage[0][1]!r}",
+                          values={"lines": len(t.storage), "kinds": ",".join(kinds)}))
+    if (rc := t.reconfiguration()) is not None:
+        out.append(Signal(name="job_reconfigured", component="job", kind="job",
+                          detail=f"the job was relaunched with {rc['changed']}; work per second held "
+                                 f"({rc['basis']}: {rc['work_ratio']:.2f} of before): the longer step is explained",
+                          values={k: v for k, v in rc.items() if isinstance(v, (str, int, float))}))
+    return out
+
+
 class JobLogsInput(ToolInput):
     """The job logs tool reads every log of the job; it takes no arguments."""
 
@@ -138,6 +163,7 @@ class JobLogs(Tool):
         errors: list[str] = []
         completion: Counter = Counter()
         parsed = []
+        trainer = TrainerFacts()
         for file_no, rel in enumerate(files):
             try:
                 text = ctx.bundle.fs.read_text(rel)
@@ -145,6 +171,7 @@ class JobLogs(Tool):
                 errors.append(f"{rel}: {exc}")
                 continue
             sources.append(ctx.bundle.fs.source_of(rel))
+            trainer.add_text(text)
             nccl = parse_nccl_log(text)
             parsed.append((file_no, nccl))
             for sel in nccl.nets:
@@ -212,6 +239,7 @@ class JobLogs(Tool):
             kind = "nic" if "/" in where else "host"
             signals.append(Signal(name="nccl_completion_error", component=where, kind=kind,
                                   detail=f"{where} reported {n} NCCL completion errors", values={"count": n}))
+        signals.extend(_trainer_signals(trainer))
         summary = (f"{len(sources)} job logs read; transport lines: IB {ib}, Socket {socket}"
                    + (f"; {timeouts} watchdog timeouts" if timeouts else "")
                    + (f"; first to time out: rank {', '.join(map(str, sorted(dump_sources)))}" if dump_sources else "")

@@ -116,6 +116,13 @@ class JobSteps(Tool):
                                   detail=f"the job-wide slowdown is in {slow.where}: "
                                          + ", ".join(f"{k} {v:+.3f} s" for k, v in slow.deltas_s.items()),
                                   values={k: round(v, 4) for k, v in slow.deltas_s.items()}))
+            elif slow.where not in where_signal:
+                # Without compute_s the time cannot be split: say so, so that the silence about
+                # gaps or communication is not read as their absence.
+                out.append(Signal(name="slowdown_unattributed", component="job", kind="job",
+                                  detail=f"the job-wide slowdown ({100 * (slow.ratio - 1):.1f}%) cannot be split into compute, "
+                                         "communication and gaps from the recorded columns",
+                                  values={"ratio": round(slow.ratio, 4), "where": slow.where}))
         if a.divergence is not None:
             for d in a.divergence.flagged:
                 if d.rank in placement:
