@@ -99,6 +99,14 @@ def _nccl_config_signals(ctx: ToolContext, first: list[_Proc], latest: list[_Pro
                           detail="GPU Direct RDMA is off in the latest run" + (" (NCCL_NET_GDR_LEVEL set to LOC)" if "LOC" in gdr_env else "")
                                  + (": its NET/IB channels lost /GDRDMA" if lost_gdr else ""),
                           values={"gdr_level": ",".join(sorted(v for v in gdr_env if v))}))
+    # P2P (NVLink/PCIe peer copies) or shared memory turned off forces intra-node traffic through
+    # host memory: a slow path by configuration, whatever the hardware could do.
+    for var, what in (("NCCL_P2P_DISABLE", "peer-to-peer (NVLink/PCIe) transfers"), ("NCCL_SHM_DISABLE", "shared-memory transport")):
+        if "1" in {p.env.get(var) for p in latest}:
+            out.append(Signal(name="nccl_p2p_disabled", component="job", kind="job",
+                              detail=f"{var}=1 in the latest run: NCCL {what} turned off, intra-node traffic takes a slower path",
+                              values={var: 1}))
+            break
     if restarted:
         changed = sorted(k for k in _PERF_ENV
                          if {p.env.get(k) for p in first} != {p.env.get(k) for p in latest})

@@ -93,3 +93,43 @@ def test_an_explained_slowdown_keeps_healthy_ahead() -> None:
     before = next(h for h in beliefs(g, observe([slow])) if h.root_cause == "healthy").score
     after = next(h for h in beliefs(g, observe([slow, reconf])) if h.root_cause == "healthy")
     assert after.score > before and beliefs(g, observe([slow, reconf]))[0].root_cause == "healthy"
+
+
+# -- item 5: slow from the first step --------------------------------------------------------------
+
+def test_incident_text_states_the_expected_step_time_and_the_onset() -> None:
+    from forensic.tools._incident_text import expected_step_s, slow_from_start
+
+    assert expected_step_s("MFU low; it used to do 0.9 s per step") == 0.9
+    assert expected_step_s("step time was 900 ms before the upgrade") == 0.9
+    assert expected_step_s("MFU 42% (was 49%)") is None  # a percentage is not a step time
+    assert slow_from_start("70b run slow since launch, never reached expected MFU")
+    assert not slow_from_start("MFU down from 51% to 37% since 02:10")
+
+
+def test_a_job_slower_than_stated_from_its_first_step_is_a_slowdown(make_bundle) -> None:
+    import json
+
+    root = make_bundle(None)
+    inc = json.loads((root / "incident.json").read_text())
+    # the unit bundle's steps take ~1.2 s each: flat, no onset
+    inc.update(title="pretrain slow since launch", reported="It used to do 0.9 s per step on this cluster.")
+    (root / "incident.json").write_text(json.dumps(inc))
+    res = run(root, "job_steps")
+    names = {s.name for s in res.signals}
+    assert {"job_slowdown", "slowdown_unattributed"} <= names and "steps_clean" not in names
+    inc.update(reported="")  # slow since launch, no number: no slowdown claimed, and no health either
+    (root / "incident.json").write_text(json.dumps(inc))
+    assert not {s.name for s in run(root, "job_steps").signals} & {"steps_clean", "job_steady", "job_slowdown"}
+
+
+def test_p2p_disabled_is_a_slow_path_by_configuration(make_fabric_bundle) -> None:
+    root = make_fabric_bundle(None)
+    log = root / "job" / "logs" / "rank0.log"
+    log.write_text("node-a.example:1001:1101 [0] NCCL INFO NCCL_P2P_DISABLE set by environment to 1.\n" + log.read_text())
+    res = run(root, "job_logs")
+    assert [s.name for s in res.signals] == ["nccl_p2p_disabled"]
+    g = default_graph()
+    rec = {"id": "ev-1", "tool": "job_logs", "status": "ok", "signals": [s.model_dump() for s in res.signals], "covered": ["job"]}
+    h = next(h for h in beliefs(g, observe([rec])) if h.root_cause == "nccl_misconfiguration")
+    assert h.required_met
