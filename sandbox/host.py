@@ -29,6 +29,10 @@ HOST_COMMANDS: dict[tuple[str, ...], str] = {
     ("ibstat",): "ibstat.txt",
     ("top", "-b", "-n", "1"): "top.txt",
     ("cat", "/proc/pressure/cpu"): "pressure-cpu.txt",
+    # issue 11: the optional host evidence the spec names (read-only commands)
+    ("cat", "/proc/pressure/memory"): "pressure-memory.txt",
+    ("cat", "/proc/pressure/io"): "pressure-io.txt",
+    ("ipmitool", "sel", "elist"): "ipmitool-sel-elist.txt",
 }
 
 SWITCH_COMMANDS: dict[tuple[str, ...], str] = {
