@@ -99,7 +99,8 @@ class GraphPlanner:
             if test.weight >= 0 or test.tool not in view.tools or test.tool in fleet_done:
                 continue
             scoped = host if host in view.hosts and test.tool in view.host_scoped else None
-            if (test.tool, scoped) in done:
+            tried = any(r.get("tool") == test.tool and (r.get("args") or {}).get("host") == scoped for r in view.records)
+            if (test.tool, scoped) in done or tried:  # a call that failed is not asked again
                 continue
             return ToolCall(tool=test.tool, args={"host": scoped} if scoped else {},
                             reason=f"could refute {top.root_cause} on {top.component} ({test.signal})")

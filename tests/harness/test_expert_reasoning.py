@@ -195,3 +195,12 @@ def test_one_braked_gpu_still_names_the_gpu() -> None:
             _rec(2, "gpu_health", [_sig("power_slowdown", comp), _sig("clocks_reduced", comp)], [comp, "h/gpu0"])]
     top = beliefs(G, observe(recs))[0]
     assert (top.root_cause, top.component, top.confirmed) == ("power_throttle", comp, True)
+
+
+def test_a_refuting_test_that_failed_is_not_asked_again() -> None:
+    comp = "h/gpu1"
+    precs = [_rec(1, "job_steps", [_sig("straggler", comp)], [comp]),
+             _rec(2, "metrics", [_sig("metric_power_violation", comp), _sig("metric_clock_low", comp)], [comp]),
+             {**_rec(3, "gpu_health", [], [], status="error"), "args": {"host": "h"}}]
+    view = _view(precs, [("job_steps", None), ("metrics", "h")])
+    assert GraphPlanner._refuting_test(view, view.hypotheses[0], set(view.executed)) is None
