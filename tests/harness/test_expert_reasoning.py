@@ -204,3 +204,24 @@ def test_a_refuting_test_that_failed_is_not_asked_again() -> None:
              {**_rec(3, "gpu_health", [], [], status="error"), "args": {"host": "h"}}]
     view = _view(precs, [("job_steps", None), ("metrics", "h")])
     assert GraphPlanner._refuting_test(view, view.hypotheses[0], set(view.executed)) is None
+
+
+def test_power_capped_peers_do_not_steal_a_real_fault(tmp_path) -> None:
+    """Issue 11 item 1 end to end: several GPUs at their SW power cap, drawing well under the
+    limit with clocks a few percent under max, while the slowdown is a downtrained link elsewhere."""
+    import json
+    from pathlib import Path
+
+    from forensic.harness.graph import Investigator
+    from tests.conftest import build_bundle
+
+    root = build_bundle(Path(tmp_path) / "b", "pcie_downtrain")
+    p = root / "nodes" / "node-a.example" / "nvml.json"
+    doc = json.loads(p.read_text())
+    for d in doc["devices"][:3]:
+        d.update({"nvmlDeviceGetCurrentClocksEventReasons": 0x4, "nvmlDeviceGetPowerUsage": 450000,
+                  "nvmlDeviceGetClockInfo": {"sm": 1890, "mem": 2619}})
+    p.write_text(json.dumps(doc))
+    report = Investigator(root).run()
+    assert (report["verdict"]["root_cause"], report["verdict"]["component"]) == ("pcie_downtrain", "node-b.example/gpu2")
+    assert not any(a["root_cause"] == "power_throttle" and a["confidence"] > 0.05 for a in report["alternatives"])
