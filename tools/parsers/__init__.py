@@ -118,6 +118,7 @@ from forensic.tools.parsers.torch_log import (
     WorkStatusKind,
     parse_torch_log,
 )
+from forensic.tools.parsers.ipmi import SelEntry, parse_sel_elist  # issue 11
 
 __all__ = [
     "CLOCK_EVENT_REASONS",
@@ -229,4 +230,7 @@ __all__ = [
     "pfc_summary",
     "series_host",
     "xid_info",
+    # issue 11
+    "SelEntry",
+    "parse_sel_elist",
 ]
