@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from forensic.evals.calibration import calibration, wrong_confirmed
 from forensic.harness.budget import Limits
 from forensic.harness.citations import check
 from forensic.harness.failure_graph import FailureGraph
@@ -71,7 +72,8 @@ def run_case(case: Path, *, planner: str, limits: Limits, planner_kwargs: dict[s
                    error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(limit=4))
         return out
     v = report["verdict"]
-    got = {"root_cause": v["root_cause"], "component": v.get("component"), "status": report["status"]}
+    got = {"root_cause": v["root_cause"], "component": v.get("component"), "status": report["status"],
+           "confidence": v.get("confidence")}
     ranked = [(v["root_cause"], v.get("component"))] + [(a["root_cause"], a.get("component")) for a in report.get("alternatives", [])]
     findings, verified = _verified(report)
     out.update(
@@ -104,6 +106,7 @@ def summarize(cases: list[dict[str, Any]]) -> dict[str, Any]:
         "median_tool_calls": statistics.median(c["tool_calls"] for c in cases),
         "median_wall_s": round(statistics.median(c["wall_s"] for c in cases), 3),
         "errors": sum(1 for c in cases if c.get("error")),
+        "wrong_confirmed": wrong_confirmed(cases),
     }
 
 
@@ -150,6 +153,7 @@ def run_eval(root: Path, *, planner: str = "graph", repeat: int = 1, limits: Lim
         "splits": splits,
         "per_root_cause": per_class(results),
         "confusion": confusion(results),
+        "calibration": calibration(results),
     }
     if baselines:
         out["baselines"] = {}
@@ -166,12 +170,12 @@ def run_eval(root: Path, *, planner: str = "graph", repeat: int = 1, limits: Lim
 def render_scoreboard(result: dict[str, Any], con: Console) -> None:
     s = result["summary"]
     t = Table(title=f"forensic eval ({result['planner']} planner)")
-    for col in ("who", "split", "n", "exact", "cause", "top3", "false alarm", "cites", "calls", "secs"):
+    for col in ("who", "split", "n", "exact", "cause", "top3", "false alarm", "cites", "wrong conf.", "calls", "secs"):
         t.add_column(col, justify="right" if col not in ("who", "split") else "left", no_wrap=True)
 
     def row(who: str, split: str, x: dict[str, Any]) -> None:
         t.add_row(who, split, str(x["n"]), f"{x['exact_accuracy']:.2f}", f"{x['root_cause_accuracy']:.2f}", f"{x['top3_accuracy']:.2f}",
-                  f"{x['healthy_false_alarm_rate']:.2f}", f"{x['citation_validity']:.2f}", f"{x['median_tool_calls']:g}", f"{x['median_wall_s']:.2f}")
+                  f"{x['healthy_false_alarm_rate']:.2f}", f"{x['citation_validity']:.2f}", str(x.get("wrong_confirmed", 0)), f"{x['median_tool_calls']:g}", f"{x['median_wall_s']:.2f}")
 
     row("forensic", "all", s)
     for name, x in result.get("splits", {}).items():
@@ -189,6 +193,13 @@ def render_scoreboard(result: dict[str, Any], con: Console) -> None:
         wrong = {k: v for k, v in result["confusion"].get(rc, {}).items() if k != rc}
         pc.add_row(rc, str(x["n"]), f"{x['exact_accuracy']:.2f}", ", ".join(f"{k} x{v}" for k, v in wrong.items()))
     con.print(pc)
+    if cal := result.get("calibration"):
+        rt = Table(title=f"Calibration: confidence -> accuracy (Brier score {cal['brier']:.4f}; lower is better)")
+        for col in ("confidence", "n", "mean confidence", "accuracy"):
+            rt.add_column(col, justify="left" if col == "confidence" else "right")
+        for r in cal["reliability"]:
+            rt.add_row(r["bucket"], str(r["n"]), f"{r['mean_confidence']:.3f}", f"{r['accuracy']:.3f}")
+        con.print(rt)
     for c in result["cases"]:
         if c.get("error"):
             con.print(f"[red]error[/] {c['id']}: {c['error']}", highlight=False)

@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 #: The playbooks shipped with the package (package data of ``forensic.playbooks``).
 PLAYBOOK_DIR = Path(str(resources.files("forensic.playbooks")))
 
-Match = Literal["component", "host", "job", "any"]
+Match = Literal["component", "host", "host_shared", "job", "any"]
 
 
 class Test(BaseModel):
@@ -40,7 +40,8 @@ class Test(BaseModel):
     absent: float = Field(0.0, description="Log-likelihood ratio when the tool examined the component and did not find it.")
     match: Match = Field(
         "component",
-        description="component: on the same component; host: anywhere on its host; job: a job-wide signal; any: anywhere.",
+        description="component: on the same component; host: anywhere on its host; host_shared: on its host but not "
+                    "on the component itself (a cause the host shares); job: a job-wide signal; any: anywhere.",
     )
 
 
@@ -217,7 +218,10 @@ def observe(records: Iterable[dict]) -> Observation:
         if rec["status"] == "error":
             continue
         tool = rec["tool"]
-        obs.ran.add(tool)
+        # Only a tool that read something has examined anything: a ``no_data`` call must not
+        # count as the absence of what it would have found (absence of evidence is not health).
+        if rec["status"] == "ok":
+            obs.ran.add(tool)
         cov = obs.covered.setdefault(tool, set())
         cov.update(rec.get("covered") or [])
         for raw in rec.get("signals") or []:
@@ -238,6 +242,12 @@ class Hypothesis(BaseModel):
     support: list[str] = Field(default_factory=list, description="Signal keys found for it.")
     confirmed: bool = False
     impact_shown: bool = False
+    required_met: bool = Field(False, description="The confirmation rule's required signals are present (the fault exists).")
+    unexplained: list[str] = Field(
+        default_factory=list,
+        description="Other faults the evidence shows (root cause@component) that this hypothesis does not explain "
+                    "and no test has ruled out; while any remain, the verdict cannot be confirmed.",
+    )
 
 
 def _matches(test: Test, sig: Signal, component: str | None) -> bool:
@@ -249,6 +259,8 @@ def _matches(test: Test, sig: Signal, component: str | None) -> bool:
         return False
     if test.match == "host":
         return host_of(sig.component) == host_of(component)
+    if test.match == "host_shared":
+        return host_of(sig.component) == host_of(component) and sig.component != component
     return sig.component == component
 
 
@@ -256,7 +268,7 @@ def _covered(test: Test, obs: Observation, component: str | None) -> bool:
     cov = obs.covered.get(test.tool, set())
     if test.match in ("job", "any") or component is None:
         return test.tool in obs.ran
-    if test.match == "host":
+    if test.match in ("host", "host_shared"):
         return host_of(component) in {host_of(c) for c in cov}
     return component in cov
 
@@ -278,12 +290,20 @@ def score(rc: RootCauseSpec, component: str | None, obs: Observation) -> Hypothe
     names_on = {s.name for _, s in obs.signals if component is not None and s.component == component}
     names_on |= {s.name for _, s in obs.signals if s.kind == "job"}
     names_on |= present
-    confirmed = all(any(n in names_on for n in group) for group in rc.confirm.require)
-    impact = all(any(n in names_on for n in group) for group in rc.confirm.impact)
+    required = all(any(n in names_on for n in group) for group in rc.confirm.require)
+    # The symptom may show on the part's host (its ranks straggle together): a tie, not a guess.
+    tied = names_on | {s.name for _, s in obs.signals
+                       if component is not None and s.kind == "host" and s.component == host_of(component)}
+    impact = all(any(n in tied for n in group) for group in rc.confirm.impact)
     kind = rc.kinds[0] if rc.kinds else "none"
+    if component is not None and component != "job" and "/" not in component and "host" in rc.kinds:
+        kind = "host"
+    required = required and bool(rc.confirm.require)
+    # Confirmed needs the fault (require) and its tie to the symptom (impact): a real fault that
+    # nothing ties to the job's trouble stays probable.
     return Hypothesis(
         root_cause=rc.id, component=component, kind=kind, score=logit,
-        support=sorted(set(support)), confirmed=confirmed and bool(rc.confirm.require), impact_shown=impact,
+        support=sorted(set(support)), confirmed=required and impact, impact_shown=impact, required_met=required,
     )
 
 
@@ -317,4 +337,32 @@ def beliefs(graph: FailureGraph, obs: Observation) -> list[Hypothesis]:
     for h in hyps:
         h.probability = math.exp(h.score - top) / z
     hyps.sort(key=lambda h: (-h.score, h.root_cause, h.component or ""))
+    if hyps and hyps[0].root_cause != "healthy":
+        hyps[0].unexplained = unexplained(graph, hyps[0], hyps[1:])
+        if hyps[0].unexplained:
+            hyps[0].confirmed = False
     return hyps
+
+
+def unexplained(graph: FailureGraph, top: Hypothesis, others: Iterable[Hypothesis]) -> list[str]:
+    """Faults shown by the evidence that ``top`` does not explain and that nothing rules out.
+
+    Another hypothesis counts when its own confirmation rule is met (the evidence shows that fault
+    in the window) on a different part, its supporting signals are not all ``top``'s own, and it is
+    not ruled out: a fault with an impact rule is ruled out when no tie to the symptom was found; a
+    fault without one (an XID burst, say) is never ruled out by silence. Two faults in one incident
+    leave the verdict ``probable``, which is what an expert would say until the second is explained.
+    """
+    out: list[str] = []
+    mine = set(top.support)
+    for h in others:
+        if h.root_cause == "healthy" or not h.required_met or h.component == top.component:
+            continue
+        if top.component and h.component and h.component.startswith(top.component + "/"):
+            continue  # a part inside the named one (a GPU of the named host): the verdict covers it
+        if set(h.support) <= mine:
+            continue
+        if graph.root_causes[h.root_cause].confirm.impact and not h.impact_shown:
+            continue
+        out.append(f"{h.root_cause}@{h.component}")
+    return out

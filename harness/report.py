@@ -88,14 +88,18 @@ def build_report(inv: Investigator, state: State) -> Report:
         verdict = Verdict(root_cause=top.root_cause, component=top.component, confidence=round(top.probability, 4))
         chain = [view_symptom, m, top.root_cause] if (m := _mechanism(graph, top)) else [view_symptom, top.root_cause]
         findings = _findings(top, records)
-        if top.confirmed and not top.impact_shown and graph.root_causes[top.root_cause].confirm.impact:
-            notes.append(f"{top.root_cause} is confirmed on {top.component}, but no evidence ties it to the job's slowdown")
+        if top.required_met and not top.impact_shown:
+            notes.append(f"{top.root_cause} is present on {top.component}, but no evidence ties it to the job's symptom: probable, not confirmed")
+        if top.unexplained:
+            notes.append(f"not confirmed: the evidence also shows {', '.join(top.unexplained)}, which this verdict does not explain")
     if exhausted:
         status = "inconclusive"
         notes.append(f"budget exhausted ({exhausted}) before the investigation could finish; the verdict is the best hypothesis so far")
-    elif status == "healthy" and not any(r["status"] == "ok" for r in records):
+    elif status == "healthy" and not any(r["status"] == "ok" and (r.get("covered") or r.get("signals")) for r in records):
+        # Absence of evidence is not health: with nothing read, "healthy" is only the prior.
         status = "inconclusive"
         notes.append("no evidence could be read: nothing supports a verdict")
+        verdict.confidence = round(min(verdict.confidence, graph.root_causes["healthy"].prior), 4)
 
     # A model planner may add its own claims; they face the same citation check as ours.
     ours = {f.claim for f in findings}  # a claim that repeats one of ours adds nothing

@@ -19,7 +19,7 @@ from forensic.sandbox import ForensicError, ToolArgumentError
 from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, register
 from forensic.tools.metrics import read_metric
 from forensic.tools.parsers.openmetrics import counter_increase
-from forensic.tools.parsers.sonic import parse_pfc_counters, parse_pfcwd_stats
+from forensic.tools.parsers.sonic import parse_interfaces_counters, parse_pfc_counters, parse_pfcwd_stats
 
 #: Max/median ratio of uplink transmit rates above which ECMP is not spreading the load.
 IMBALANCE_RATIO = 2.5
@@ -122,6 +122,14 @@ class Fabric(Tool):
             seen_any = True
             covered.extend(checked)
             sources.extend(read_metric(ctx, "ifHCOutOctets").sources)
+        # Switches without snmp series may still have a `show interfaces counters` snapshot: the
+        # same question (are the uplinks evenly loaded?) from its TX_BPS column.
+        snap, snap_checked, snap_sources = self._ecmp_snapshot(ctx, [n for n in scope if n not in checked])
+        signals.extend(snap)
+        if snap_checked:
+            seen_any = True
+            covered.extend(snap_checked)
+            sources.extend(snap_sources)
         if not seen_any:
             return ToolResult(status="no_data", summary="no switch outputs or switch port metrics recorded")
         found = sorted({s.name for s in signals})
@@ -130,10 +138,32 @@ class Fabric(Tool):
         return ToolResult(status="ok", summary=summary, signals=signals, source=sorted(set(sources)),
                           covered=sorted(set(covered)), data={"uplinks_checked": checked})
 
+    def _ecmp_snapshot(self, ctx: ToolContext, scope: list[str]) -> tuple[list[Signal], list[str], list[str]]:
+        uplinks = _uplinks(ctx)
+        signals, checked, sources = [], [], []
+        argv = ["show", "interfaces", "counters"]
+        for name in scope:
+            if not uplinks.get(name):
+                continue  # without topology we cannot tell uplinks from host ports
+            try:
+                text = ctx.source.switch(name).run(argv)
+            except ForensicError:
+                continue
+            rows = {r.iface: r.tx_bps for r in parse_interfaces_counters(text).interfaces
+                    if r.iface in uplinks[name] and r.tx_bps is not None and r.state != "X"}
+            if len(rows) < 2:
+                continue
+            checked.append(name)
+            sources.append(ctx.source.switch(name).command_source(argv))
+            if (sig := _imbalance(name, rows, "show interfaces counters TX_BPS")) is not None:
+                signals.append(sig)
+        return signals, checked, sources
+
     def _ecmp(self, ctx: ToolContext, scope: list[str]) -> tuple[list[Signal], list[str]]:
         uplinks = _uplinks(ctx)
         start, end = ctx.source.window
         rates: dict[str, dict[str, float]] = defaultdict(dict)
+        series: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]] = defaultdict(dict)
         for s in read_metric(ctx, "ifHCOutOctets").series:
             sw = (s.labels.get("instance") or "").split(":")[0]
             port = s.labels.get("ifName") or s.labels.get("ifDescr")
@@ -147,20 +177,68 @@ class Fabric(Tool):
             t, v = s.timestamps[mask], s.values[mask]
             if t.size >= 2 and t[-1] > t[0]:
                 rates[sw][port] = counter_increase(v) / (t[-1] - t[0])
+                series[sw][port] = (t, v)
         signals, checked = [], []
         for sw, by_port in rates.items():
             if len(by_port) < 2 or not uplinks.get(sw):
                 continue  # without topology we cannot tell uplinks from host ports
             checked.append(sw)
-            vals = np.array(list(by_port.values()))
-            med = float(np.median(vals))
-            top = max(by_port, key=by_port.get)
-            if vals.max() >= MIN_UPLINK_RATE and vals.max() > IMBALANCE_RATIO * max(med, 1.0):
-                share = float(np.sort(vals)[-2:].sum() / vals.sum()) if vals.sum() else 0.0
-                signals.append(Signal(
-                    name="switch_uplink_imbalance", component=sw, kind="switch",
-                    detail=f"{sw} uplinks unevenly loaded: {top} at {by_port[top] * 8 / 1e9:.1f} Gb/s vs median "
-                           f"{med * 8 / 1e9:.1f} Gb/s; the top two of {len(vals)} uplinks carry {100 * share:.0f}% of the traffic",
-                    values={"max_gbps": round(by_port[top] * 8 / 1e9, 1), "median_gbps": round(med * 8 / 1e9, 1),
-                            "uplinks": len(vals), "top2_share_pct": round(100 * share)}))
+            # Polarization starts somewhere in the window (a reroute, a new flow set): a window
+            # average dilutes it. Judge the latest stretch in which the imbalance persists.
+            by_port = _persistent_rates(series[sw]) or by_port
+            if (sig := _imbalance(sw, by_port, "ifHCOutOctets")) is not None:
+                signals.append(sig)
         return signals, checked
+
+
+def _imbalance(sw: str, by_port: dict[str, float], basis: str) -> Signal | None:
+    """The uplink-imbalance signal for per-uplink transmit rates (bytes/s), or None when balanced."""
+    vals = np.array(list(by_port.values()))
+    med = float(np.median(vals))
+    top = max(by_port, key=by_port.get)
+    if not (vals.max() >= MIN_UPLINK_RATE and vals.max() > IMBALANCE_RATIO * max(med, 1.0)):
+        return None
+    share = float(np.sort(vals)[-2:].sum() / vals.sum()) if vals.sum() else 0.0
+    return Signal(
+        name="switch_uplink_imbalance", component=sw, kind="switch",
+        detail=f"{sw} uplinks unevenly loaded: {top} at {by_port[top] * 8 / 1e9:.1f} Gb/s vs median "
+               f"{med * 8 / 1e9:.1f} Gb/s; the top two of {len(vals)} uplinks carry {100 * share:.0f}% of the traffic ({basis})",
+        values={"max_gbps": round(by_port[top] * 8 / 1e9, 1), "median_gbps": round(med * 8 / 1e9, 1),
+                "uplinks": len(vals), "top2_share_pct": round(100 * share)})
+
+
+#: Consecutive scrape intervals an imbalance must last to be judged on its own (not a burst).
+PERSIST_INTERVALS = 3
+
+
+def _persistent_rates(by_port: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, float] | None:
+    """Per-port rates over the trailing run of intervals in which the uplinks stay imbalanced.
+
+    The ports' samples are aligned on their common timestamps; each interval's rates come from
+    counter deltas (a drop is a reset and that interval is skipped). Returns None when no run of
+    ``PERSIST_INTERVALS`` imbalanced intervals ends the window, so the window average decides.
+    """
+    common = None
+    for t, _ in by_port.values():
+        common = set(t.tolist()) if common is None else common & set(t.tolist())
+    if not common or len(common) < PERSIST_INTERVALS + 1:
+        return None
+    ts = np.array(sorted(common))
+    per: dict[str, np.ndarray] = {}
+    for port, (t, v) in by_port.items():
+        idx = np.searchsorted(t, ts)
+        d = np.diff(v[idx])
+        d[d < 0] = np.nan
+        per[port] = d / np.diff(ts)
+    mat = np.vstack(list(per.values()))  # ports x intervals
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.nanmax(mat, axis=0) / np.maximum(np.nanmedian(mat, axis=0), 1.0)
+    run = 0
+    for r in ratio[::-1]:
+        if not np.isfinite(r) or r <= IMBALANCE_RATIO:
+            break
+        run += 1
+    if run < PERSIST_INTERVALS:
+        return None
+    tail = mat[:, -run:]
+    return {port: float(np.nanmean(row)) for port, row in zip(per, tail, strict=True)}

@@ -12,6 +12,7 @@ import statistics
 from dataclasses import dataclass
 
 from forensic.sandbox import ForensicError
+from forensic.tools._hostwide import host_wide
 from forensic.tools._inventory import inventory
 from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, count, gpu_component, register
 from forensic.tools.parsers.nvidia_smi import parse_nvidia_smi_q
@@ -28,6 +29,8 @@ _HW_POWER_BRAKE = 0x80
 CLOCK_PEER_RATIO = 0.93
 #: ... or below this fraction of its own maximum when it has no peers to compare with.
 CLOCK_MAX_RATIO = 0.85
+#: GPU signals that, on most of one host's GPUs at once, name the host (a shared cause).
+HOST_WIDE_SIGNALS = {"thermal_slowdown": "host_thermal_slowdown", "power_slowdown": "host_power_slowdown"}
 #: Hot enough to be worth saying even with no slowdown bit (H100 slowdown is ~87-90 C).
 HOT_C = 87
 
@@ -134,7 +137,12 @@ def assess(r: Reading, peer_median: float | None) -> list[Signal]:
         sig("thermal_slowdown", f"{comp} thermal slowdown active ({', '.join(names)}) at {r.temp:g} C, {clocks}"
             if r.temp is not None else f"{comp} thermal slowdown active ({', '.join(names)}), {clocks}",
             reasons=reasons, temp_c=r.temp, sm_mhz=r.sm, sm_max_mhz=r.sm_max)
-    power_limited = bool(reasons & _HW_POWER_BRAKE) or ((reasons & _SW_POWER_CAP or (hw_slow and near_limit and not hot)) and low)
+    # The software power cap is how busy GPUs normally run: it is a fault only when the GPU draws
+    # at its limit (when the reading exists) and its clocks sit below its in-job peers'. Without
+    # peers there is nothing to call it abnormal against. The power brake is a fault on its own.
+    at_cap = near_limit or r.power_w is None or r.limit_w is None
+    power_limited = bool(reasons & _HW_POWER_BRAKE) or (
+        ((reasons & _SW_POWER_CAP and at_cap) or (hw_slow and near_limit and not hot)) and low and peer_median is not None)
     if power_limited:
         power = f" drawing {r.power_w:g} W of a {r.limit_w:g} W limit" if r.power_w is not None and r.limit_w is not None else ""
         sig("power_slowdown", f"{comp} power-limited ({', '.join(names)}){power}, {clocks}",
@@ -187,6 +195,11 @@ class GpuHealth(Tool):
         signals: list[Signal] = []
         for r in readings:
             signals.extend(assess(r, peer_median if r.in_job else None))
+        in_job: dict[str, list[str]] = {}
+        for r in readings:
+            if r.in_job:
+                in_job.setdefault(r.host, []).append(r.component)
+        signals.extend(host_wide(signals, in_job, HOST_WIDE_SIGNALS))
         warm = [r.component for r in readings if r.temp is not None and 80 <= r.temp < HOT_C]
         summary = (f"{count(len(readings), 'GPU')} on {count(len({r.host for r in readings}), 'host')} read; "
                    + (f"findings: {by_signal(signals)}" if signals else "no throttling, ECC or lost GPUs"))

@@ -19,6 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from forensic.sandbox import ForensicError
+from forensic.tools._trainer_log import TrainerFacts
 from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, rank_component, register
 from forensic.tools.parsers.nccl import parse_nccl_log
 from forensic.tools.parsers.torch_log import parse_torch_log
@@ -98,6 +99,14 @@ def _nccl_config_signals(ctx: ToolContext, first: list[_Proc], latest: list[_Pro
                           detail="GPU Direct RDMA is off in the latest run" + (" (NCCL_NET_GDR_LEVEL set to LOC)" if "LOC" in gdr_env else "")
                                  + (": its NET/IB channels lost /GDRDMA" if lost_gdr else ""),
                           values={"gdr_level": ",".join(sorted(v for v in gdr_env if v))}))
+    # P2P (NVLink/PCIe peer copies) or shared memory turned off forces intra-node traffic through
+    # host memory: a slow path by configuration, whatever the hardware could do.
+    for var, what in (("NCCL_P2P_DISABLE", "peer-to-peer (NVLink/PCIe) transfers"), ("NCCL_SHM_DISABLE", "shared-memory transport")):
+        if "1" in {p.env.get(var) for p in latest}:
+            out.append(Signal(name="nccl_p2p_disabled", component="job", kind="job",
+                              detail=f"{var}=1 in the latest run: NCCL {what} turned off, intra-node traffic takes a slower path",
+                              values={var: 1}))
+            break
     if restarted:
         changed = sorted(k for k in _PERF_ENV
                          if {p.env.get(k) for p in first} != {p.env.get(k) for p in latest})
@@ -105,6 +114,30 @@ def _nccl_config_signals(ctx: ToolContext, first: list[_Proc], latest: list[_Pro
             out.append(Signal(name="nccl_env_changed", component="job", kind="job",
                               detail="the NCCL environment changed at the resubmit: " + ", ".join(changed),
                               values={"changed": ",".join(changed)}))
+    return out
+
+
+#: Lines a trainer must print about waiting for input before it counts (one is noise).
+MIN_STALL_LINES = 3
+
+
+def _trainer_signals(t: TrainerFacts) -> list[Signal]:
+    out: list[Signal] = []
+    if len(t.stalls) >= MIN_STALL_LINES:
+        kinds = sorted({k for k, _ in t.stalls})
+        out.append(Signal(name="input_stall_logged", component="job", kind="job",
+                          detail=f"the trainer logged {len(t.stalls)} waits for input ({', '.join(kinds)}), e.g. {t.stalls[0][1]!r}",
+                          values={"lines": len(t.stalls), "kinds": ",".join(kinds)}))
+    if len(t.storage) >= MIN_STALL_LINES:
+        kinds = sorted({k for k, _ in t.storage})
+        out.append(Signal(name="storage_errors_logged", component="job", kind="job",
+                          detail=f"{len(t.storage)} storage errors or throttling in the job logs ({', '.join(kinds)}), e.g. {t.storage[0][1]!r}",
+                          values={"lines": len(t.storage), "kinds": ",".join(kinds)}))
+    if (rc := t.reconfiguration()) is not None:
+        out.append(Signal(name="job_reconfigured", component="job", kind="job",
+                          detail=f"the job was relaunched with {rc['changed']}; work per second held "
+                                 f"({rc['basis']}: {rc['work_ratio']:.2f} of before): the longer step is explained",
+                          values={k: v for k, v in rc.items() if isinstance(v, (str, int, float))}))
     return out
 
 
@@ -139,6 +172,7 @@ class JobLogs(Tool):
         errors: list[str] = []
         completion: Counter = Counter()
         parsed = []
+        trainer = TrainerFacts()
         for file_no, name in enumerate(files):
             try:
                 doc = ctx.source.log(name)
@@ -149,6 +183,7 @@ class JobLogs(Tool):
                 errors.append(f"job/logs/{name}: {exc}")
                 continue
             sources.append(doc.source)
+            trainer.add_lines(doc.lines())
             parsed.append((file_no, nccl))
             for sel in nccl.nets:
                 transports[sel.transport] += 1
@@ -214,6 +249,7 @@ class JobLogs(Tool):
             kind = "nic" if "/" in where else "host"
             signals.append(Signal(name="nccl_completion_error", component=where, kind=kind,
                                   detail=f"{where} reported {n} NCCL completion errors", values={"count": n}))
+        signals.extend(_trainer_signals(trainer))
         summary = (f"{len(sources)} job logs read; transport lines: IB {ib}, Socket {socket}"
                    + (f"; {timeouts} watchdog timeouts" if timeouts else "")
                    + (f"; first to time out: rank {', '.join(map(str, sorted(dump_sources)))}" if dump_sources else "")

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from forensic.sandbox import ForensicError
+from forensic.tools._incident_text import expected_step_s, slow_from_start
 from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, gpu_component, register
 from forensic.tools.detectors.core import analyze
 from forensic.tools.detectors.models import StepAnalysis
@@ -25,6 +26,8 @@ HOST_SHARE = 0.75
 #: ends has hung.
 HANG_PERIODS = 20
 HANG_MIN_S = 300.0
+#: A job this much slower than the step time its incident states as expected is slow (from start).
+STATED_RATIO = 1.10
 
 
 class JobStepsInput(ToolInput):
@@ -118,6 +121,13 @@ class JobSteps(Tool):
                                   detail=f"the job-wide slowdown is in {slow.where}: "
                                          + ", ".join(f"{k} {v:+.3f} s" for k, v in slow.deltas_s.items()),
                                   values={k: round(v, 4) for k, v in slow.deltas_s.items()}))
+            elif slow.where not in where_signal:
+                # Without compute_s the time cannot be split: say so, so that the silence about
+                # gaps or communication is not read as their absence.
+                out.append(Signal(name="slowdown_unattributed", component="job", kind="job",
+                                  detail=f"the job-wide slowdown ({100 * (slow.ratio - 1):.1f}%) cannot be split into compute, "
+                                         "communication and gaps from the recorded columns",
+                                  values={"ratio": round(slow.ratio, 4), "where": slow.where}))
         if a.divergence is not None:
             for d in a.divergence.flagged:
                 if d.rank in placement:
@@ -129,11 +139,21 @@ class JobSteps(Tool):
         hang = self._hang(ctx, table)
         if hang is not None:
             out.append(hang)
+        from_start = False
+        if hang is None and not (slow is not None and slow.regressed):
+            stated = self._stated(ctx, table)
+            if stated is not None:
+                out.extend(stated)
+            else:
+                text = f"{ctx.source.incident.title} {ctx.source.incident.reported}"
+                from_start = slow_from_start(text)
         # "Steady" needs the step period to be flat, not merely a rise too noisy to be significant:
         # a 5% rise over few steps does not rule out the slowdown someone reported.
         flat = slow is None or slow.ratio < 1.0 + slow.min_ratio
         if not out and not flat:
             pass
+        elif not out and from_start:
+            pass  # slow since launch: no onset to find, so "no regression" is not evidence of health
         elif not out and table.compute is not None:
             out.append(Signal(name="steps_clean", component="job", kind="job",
                               detail=f"{a.n_ranks} ranks over {a.n_steps} logged steps: no straggler, no slowdown, replicas agree",
@@ -146,6 +166,26 @@ class JobSteps(Tool):
                                      "(no compute_s, so a single slow rank cannot be seen here)",
                               values={"ranks": a.n_ranks, "steps": a.n_steps}))
         return out
+
+    @staticmethod
+    def _stated(ctx: ToolContext, table: StepTable) -> list[Signal] | None:
+        """A job with no onset, slower than the step time the incident states it used to have."""
+        import numpy as np
+
+        expected = expected_step_s(f"{ctx.source.incident.title} {ctx.source.incident.reported}")
+        if expected is None or not np.isfinite(table.duration).any():
+            return None
+        period = float(np.nanmedian(table.duration))
+        if period < STATED_RATIO * expected:
+            return None
+        detail = (f"step time {period:.3f} s for the whole window vs {expected:.3f} s the incident states as expected: "
+                  "slow from the first logged step (no onset)")
+        return [Signal(name="job_slowdown", component="job", kind="job", detail=detail,
+                       values={"ratio": round(period / expected, 4), "where": "from_start", "expected_s": expected,
+                               "observed_s": round(period, 4)}),
+                Signal(name="slowdown_unattributed", component="job", kind="job",
+                       detail="the job is slow from its start: there is no before and after to split the time by",
+                       values={"ratio": round(period / expected, 4), "where": "from_start"})]
 
     @staticmethod
     def _hang(ctx: ToolContext, table: StepTable) -> Signal | None:

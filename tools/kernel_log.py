@@ -8,13 +8,23 @@ address with the host's inventory.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 
-from forensic.sandbox import ForensicError
+from forensic.sandbox import ForensicError, ParseError
 from forensic.tools._inventory import inventory
 from forensic.tools._xid import XID_SIGNALS, xid_signal
 from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, count, register
 from forensic.tools.parsers.kernel_log import KernelLog, parse_kernel_log
+
+#: The prefixes every kernel log format puts on its lines (dmesg, dmesg -T, journalctl -k, /dev/kmsg,
+#: ISO-stamped syslog); a file with none of them and no recognised event is not a kernel log.
+_KERNEL_LINE = re.compile(
+    r"^\s{0,8}(?:\[\s{0,12}\d{1,10}\.\d{1,9}\]|\[[A-Z][a-z]{2} [A-Z][a-z]{2}\s{1,2}\d{1,2} |"
+    r"[A-Z][a-z]{2}\s{1,2}\d{1,2} \d{2}:\d{2}:\d{2}|\d{1,3},\d{1,20},\d{1,20},|\d{4}-\d{2}-\d{2}[T ]\d{2}:)",
+    re.MULTILINE,
+)
+_SNIFF = 1 << 20
 
 #: Events this long before the window opens are history: a week-old XID explains nothing today.
 HISTORY_BEFORE_S = 2 * 3600
@@ -32,7 +42,13 @@ def read_kernel_log(ctx: ToolContext, host: str) -> tuple[KernelLog, str] | None
                 start, _ = ctx.source.window
                 year = datetime.fromtimestamp(start, timezone.utc).year if start else None
                 boot = ctx.source.collected(host).get("boot")
-                return parse_kernel_log(node.run(argv), boot_unix=boot, year=year), node.command_source(argv)
+                text = node.run(argv)
+                log = parse_kernel_log(text, boot_unix=boot, year=year)
+                if text.strip() and not log.events and not _KERNEL_LINE.search(text[:_SNIFF]):
+                    # Text with no kernel line in it is not a quiet kernel log: saying "no fault"
+                    # about it would count an unreadable file as health (issue 10 item 3).
+                    raise ParseError(f"{node.command_source(argv)}: no line reads as a kernel log line")
+                return log, node.command_source(argv)
         return None
 
     return ctx.memo(f"kernel_log:{host}", build)

@@ -36,6 +36,10 @@ class GraphPlanner(PlannerBase):
 
         top = view.hypotheses[0] if view.hypotheses else None
         if top and top.root_cause != "healthy" and top.confirmed and top.probability >= STOP_PROBABILITY:
+            # Before stopping, run the tests that could refute the leader (a signal that, found,
+            # lowers its belief) and that have not run on its host or fleet-wide.
+            if refute := self._refuting_test(view, top, done):
+                return refute
             return Stop(reason=f"{top.root_cause} on {top.component} confirmed (p={top.probability:.2f})")
 
         values: dict[tuple[str, str | None], float] = defaultdict(float)
@@ -85,3 +89,19 @@ class GraphPlanner(PlannerBase):
             return Stop(reason="remaining tests carry no information")
         tool, host = key
         return ToolCall(tool=tool, args={"host": host} if host else {}, reason=why.get(key, ""))
+
+    @staticmethod
+    def _refuting_test(view: PlannerView, top, done: set) -> ToolCall | None:
+        rc = view.graph.root_causes[top.root_cause]
+        fleet_done = {tool for tool, host in done if host is None}
+        host = host_of(top.component) if top.component and top.kind not in ("job", "switch") else None
+        for test in rc.tests:
+            if test.weight >= 0 or test.tool not in view.tools or test.tool in fleet_done:
+                continue
+            scoped = host if host in view.hosts and test.tool in view.host_scoped else None
+            tried = any(r.get("tool") == test.tool and (r.get("args") or {}).get("host") == scoped for r in view.records)
+            if (test.tool, scoped) in done or tried:  # a call that failed is not asked again
+                continue
+            return ToolCall(tool=test.tool, args={"host": scoped} if scoped else {},
+                            reason=f"could refute {top.root_cause} on {top.component} ({test.signal})")
+        return None

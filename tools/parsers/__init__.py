@@ -119,6 +119,8 @@ from forensic.tools.parsers.torch_log import (
     WorkStatusKind,
     parse_torch_log,
 )
+from forensic.tools.parsers.fec import FecStats, parse_show_fec  # issue 11
+from forensic.tools.parsers.ipmi import SelEntry, parse_sel_elist  # issue 11
 
 __all__ = [
     "merge_step_files",
@@ -232,4 +234,9 @@ __all__ = [
     "pfc_summary",
     "series_host",
     "xid_info",
+    # issue 11
+    "FecStats",
+    "parse_show_fec",
+    "SelEntry",
+    "parse_sel_elist",
 ]

@@ -1,0 +1,86 @@
+"""Forward error correction on each NIC's link (``ethtool -I --show-fec <netdev>``).
+
+A link that runs near its error limit shows it in FEC before anything fails: corrected blocks
+climb, and uncorrectable blocks (data lost on the wire, retransmitted by the transport) appear.
+Counters are read as increases from the window-start snapshot (``before/cmd/``) to ``now``; with
+no snapshot, a count is judged against the fleet's NICs (a link far above its peers).
+"""
+
+from __future__ import annotations
+
+import statistics
+
+from forensic.sandbox import ForensicError
+from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, count, register
+from forensic.tools.parsers.fec import parse_show_fec
+
+#: Uncorrectable blocks in the window that count (any loss is a fault; a few may be noise).
+UNCORRECTABLE_MIN = 10
+#: Without a window-start snapshot: this many times the fleet median (and at least UNCORRECTABLE_MIN * 10).
+PEER_FACTOR = 10.0
+
+
+def _read(ctx: ToolContext, host: str, netdev: str, snapshot: str) -> tuple[int | None, str] | None:
+    argv = ["ethtool", "-I", "--show-fec", netdev]
+    try:
+        node = ctx.source.host(host, snapshot=snapshot)  # type: ignore[arg-type]
+        if not node.has_command(argv):
+            return None
+        return parse_show_fec(node.run(argv)).uncorrectable_blocks, node.command_source(argv)
+    except ForensicError:
+        return None
+
+
+@register
+class NicFec(Tool):
+    name = "nic_fec"
+    description = (
+        "FEC statistics of each NIC link (ethtool -I --show-fec): uncorrectable blocks in the window "
+        "(from the window-start snapshot) or far above the fleet's. Scope: one host or all."
+    )
+    cost = 1.0
+
+    def run(self, ctx: ToolContext, args: HostScope) -> ToolResult:
+        topo = ctx.source.topology
+        if topo is None:
+            return ToolResult(status="no_data", summary="no topology: NIC interface names unknown")
+        scope = set(ctx.hosts(args.host))
+        rows: dict[str, tuple[int | None, int | None]] = {}
+        sources: list[str] = []
+        for h in topo.hosts:
+            for n in h.nics:
+                if not n.netdev:
+                    continue
+                now = _read(ctx, h.name, n.netdev, "now")
+                if now is None:
+                    continue
+                before = _read(ctx, h.name, n.netdev, "before")
+                rows[f"{h.name}/{n.ibdev}"] = (now[0], before[0] if before else None)
+                if h.name in scope:
+                    sources.append(now[1])
+                    if before:
+                        sources.append(before[1])
+        mine = {c: v for c, v in rows.items() if c.split("/", 1)[0] in scope}
+        if not mine:
+            return ToolResult(status="no_data", summary="no FEC statistics recorded")
+        totals = [v[0] for v in rows.values() if v[0] is not None]
+        med = statistics.median(totals) if len(totals) >= 4 else None
+        signals: list[Signal] = []
+        for comp, (now, before) in sorted(mine.items()):
+            if now is None:
+                continue
+            if before is not None and now >= before:
+                rise = now - before
+                if rise >= UNCORRECTABLE_MIN:
+                    signals.append(Signal(name="fec_uncorrectable", component=comp, kind="nic",
+                                          detail=f"{comp} FEC uncorrectable blocks rose by {rise} in the window ({before} -> {now})",
+                                          values={"increase": rise, "now": now, "before": before}))
+            elif before is None and med is not None and now >= 10 * UNCORRECTABLE_MIN and now > PEER_FACTOR * max(med, 1):
+                signals.append(Signal(name="fec_uncorrectable", component=comp, kind="nic",
+                                      detail=f"{comp} FEC uncorrectable blocks {now} vs fleet median {med:g} (no window-start snapshot)",
+                                      values={"now": now, "fleet_median": med}))
+        summary = f"FEC of {count(len(mine), 'NIC')} read; " + (f"findings: {by_signal(signals)}" if signals else "no uncorrectable FEC blocks stand out")
+        return ToolResult(status="ok", summary=summary, source=sorted(set(sources)), signals=signals, covered=sorted(mine))
+
+
+__all__ = ["NicFec"]
