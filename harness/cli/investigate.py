@@ -12,7 +12,7 @@ from forensic.harness.budget import Limits
 from forensic.sandbox import BundleError, ForensicError
 from rich.console import Console
 
-from ._common import _checkpointer, _fail, _planner_kwargs, app, default_state_dir
+from ._common import _checkpointer, _fail, _planner_kwargs, app, default_state_dir, err
 
 
 @app.command()
@@ -31,6 +31,10 @@ def investigate(
     llm_base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint (env FORENSIC_LLM_BASE_URL).")] = None,
     llm_model: Annotated[Optional[str], typer.Option(help="Model name (env FORENSIC_LLM_MODEL).")] = None,
     llm_api_key: Annotated[Optional[str], typer.Option(help="API key (env FORENSIC_LLM_API_KEY).")] = None,
+    full: Annotated[bool, typer.Option("--full", help="Every evidence summary and note (default: what fits a screen).")] = False,
+    reuse: Annotated[Optional[bool], typer.Option(
+        "--reuse/--new", help="When a thread of this incident waits for approval: show it (--reuse) or start another "
+                              "(--new). Default: ask on a terminal, else start another and say so.")] = None,
 ) -> None:
     """Investigate a recorded incident and print a verdict with cited evidence."""
     from forensic.harness.graph import Investigator
@@ -39,26 +43,65 @@ def investigate(
     limits = Limits(tool_calls=budget_tool_calls, wall_s=budget_wall_s, llm_tokens=budget_tokens, cost_usd=budget_cost_usd)
     cp_path = None if no_checkpoint else (checkpoint or default_state_dir() / "checkpoints.sqlite")
     thread_id = resume or thread or None
+    interactive = sys.stdout.isatty() and not as_json
+    progress = None
     try:
+        saver = _checkpointer(cp_path)
+        if not resume and not thread and cp_path is not None and cp_path.is_file():
+            waiting = _waiting_thread(saver, bundle)
+            if waiting is not None and _reuse(waiting, reuse, interactive and sys.stdin.isatty()):
+                resume = thread_id = waiting
         inv = Investigator(bundle, planner=planner, planner_kwargs=_planner_kwargs(planner, llm_base_url, llm_model, llm_api_key),
-                           limits=limits, checkpointer=_checkpointer(cp_path), audit_log=default_state_dir() / "audit.jsonl")
+                           limits=limits, checkpointer=saver, audit_log=default_state_dir() / "audit.jsonl")
         cfg = inv.config(thread_id)
         thread_id = cfg["configurable"]["thread_id"]
+        if interactive and sys.stderr.isatty():
+            from ._progress import Progress
+
+            progress = Progress(err, planner=inv.planner.name)
         # With a durable checkpoint the run waits at the approval gate, so that a person can
         # approve a proposal later with `forensic approve`; in memory there is no later.
-        report = inv.resume(resume) if resume else inv.run(thread_id=thread_id, await_approval=cp_path is not None)
+        report = (inv.resume(resume, on_step=progress) if resume
+                  else inv.run(thread_id=thread_id, await_approval=cp_path is not None, on_step=progress))
     except BundleError as exc:
         _fail(2, str(exc))
     except ForensicError as exc:
         _fail(2, str(exc))
+    finally:
+        if progress is not None:
+            progress.close()
     report["thread"] = thread_id
+    for note in report.get("notes") or []:
+        if note.startswith("not continued: "):
+            sys.stderr.write(f"forensic: {note}\n")
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
-    else:
-        render_report(report, Console())
-        pending = [p for p in report.get("proposals", []) if p["status"] == "pending_approval"]
-        if pending and cp_path is not None:
-            p = pending[0]
-            sys.stdout.write(f"to approve: forensic approve {thread_id} --approve {p['id']}={p['content_hash']}\n")
+        return
+    from forensic.harness.series import spark_for
+
+    con = Console()
+    render_report(report, con, full=full, thread=thread_id if cp_path is not None else None,
+                  spark=spark_for(report, inv.bundle, width=max(10, min(60, con.width - 30))))
 
 
+def _waiting_thread(saver, bundle: Path) -> str | None:
+    """The newest thread of the same bundle still waiting for approval, if any."""
+    from forensic.harness.threads import list_threads
+
+    try:
+        here = str(bundle.resolve())
+        return next((t.thread for t in list_threads(saver)
+                     if t.state == "waiting" and t.bundle and Path(t.bundle).resolve() == here), None)
+    except Exception:  # a damaged checkpoint file must not stop a new investigation
+        return None
+
+
+def _reuse(waiting: str, choice: bool | None, can_ask: bool) -> bool:
+    if choice is not None:
+        return choice
+    if can_ask:
+        return typer.confirm(f"thread {waiting} of this incident is waiting for approval; show it instead of starting another?",
+                             default=True, err=True)
+    sys.stderr.write(f"forensic: thread {waiting} of this incident is still waiting for approval "
+                     f"(forensic show {waiting}); starting another (--reuse shows it instead)\n")
+    return False
