@@ -59,12 +59,14 @@ def approve(
         _fail(2, str(exc))
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
-        return
-    con = Console()
-    for p in report["proposals"]:
-        con.print(f"{p['id']} {p['action']} {p['target']}: [bold]{p['status']}[/]", highlight=False)
-    for a in audit:
-        if a["outcome"] == "refused":
-            con.print(f"[red]refused[/] {a['decision']} {a['proposal_id']}: {a['reason']}", highlight=False)
-
-
+    else:
+        con = Console()
+        for p in report["proposals"]:
+            con.print(f"{p['id']} {p['action']} {p['target']}: [bold]{p['status']}[/]", highlight=False)
+    # A refused decision is the caller's mistake (a stale hash, an unknown id): say so where
+    # scripts look, and exit 2; the decisions that did count stay counted and audited.
+    refused = [a for a in audit if a["outcome"] == "refused"]
+    for a in refused:
+        sys.stderr.write(f"forensic: refused {a['decision']} {a['proposal_id']}: {a['reason']}\n")
+    if refused:
+        raise typer.Exit(2)
