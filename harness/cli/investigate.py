@@ -89,9 +89,9 @@ def _waiting_thread(saver, bundle: Path) -> str | None:
     from forensic.harness.threads import list_threads
 
     try:
-        here = str(bundle.resolve())
+        here = {bundle.resolve(), (bundle / "bundle").resolve()}  # an evaluation case holds bundle/
         return next((t.thread for t in list_threads(saver)
-                     if t.state == "waiting" and t.bundle and Path(t.bundle).resolve() == here), None)
+                     if t.state == "waiting" and t.bundle and Path(t.bundle).resolve() in here), None)
     except Exception:  # a damaged checkpoint file must not stop a new investigation
         return None
 
