@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Console, Group
-from rich.panel import Panel
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -124,8 +123,11 @@ def _verdict(report: dict[str, Any], con: Console) -> None:
             g.add_row("Not tested", Text(", ".join(report["untested"])))
     elif report.get("alternatives"):
         g.add_row("Alternatives", Text(", ".join(_hyp(a) for a in report["alternatives"])))
-    head = Text(headline(report), style=_STATUS_STYLE.get(status, "bold"))
-    con.print(Panel(Group(head, Text(sub, style="dim"), g), title="forensic", expand=False))
+    con.rule("[bold]forensic[/]", style="dim")
+    # soft_wrap: the verdict line is never cut by rich; a narrow terminal wraps it, whole.
+    con.print(Text(headline(report), style=_STATUS_STYLE.get(status, "bold")), soft_wrap=True)
+    con.print(Text(sub, style="dim"))
+    con.print(g)
 
 
 def render_report(report: dict[str, Any], con: Console, *, full: bool = False, thread: str | None = None,
