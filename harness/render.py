@@ -38,6 +38,8 @@ def headline(report: dict[str, Any]) -> str:
         if leading:
             return f"INCONCLUSIVE  leading: {_hyp(leading[0])}"
         return "INCONCLUSIVE  no fault hypothesis has support yet"
+    if status == "healthy":
+        return f"HEALTHY  no fault found  (confidence {v['confidence']:.2f})"
     head = f"{status.upper()}  {v['root_cause']}"
     if v.get("component"):
         head += f" on {v['component']}"

@@ -101,3 +101,27 @@ def saved_report(tmp: Path, thread: str) -> dict:
     got = latest_values(_checkpointer(tmp / "state" / "checkpoints.sqlite"), thread)
     assert got is not None and got[0].get("report"), thread
     return got[0]["report"]
+
+
+def test_a_rerun_on_a_terminal_asks_to_reuse_the_waiting_thread(tmux: str, tmp_path: Path) -> None:
+    term = Terminal(tmux, tmp_path, 120, 40)
+    try:
+        bundle = EXAMPLES / "pcie-x8-mfu-drop"
+        assert re.search(r"^__done1_rc=0$", term.run(f"forensic investigate {bundle} --thread first"), re.M)
+        term._tmux("send-keys", "-t", "t", f"clear; forensic investigate {bundle}; echo __asked_rc=$?", "Enter")
+        for _ in range(240):
+            if "show it instead of starting another?" in term.screen():
+                break
+            time.sleep(0.5)
+        else:
+            raise AssertionError(term.screen())
+        term._tmux("send-keys", "-t", "t", "y", "Enter")
+        for _ in range(240):
+            screen = term.screen()
+            if re.search(r"^__asked_rc=\d+$", screen, re.M):
+                break
+            time.sleep(0.5)
+        assert re.search(r"^__asked_rc=0$", screen, re.M), screen
+        assert "forensic approve first --approve rp-1=" in screen
+    finally:
+        term.close()
