@@ -46,6 +46,7 @@ class AuditEntry(BaseModel):
     approver: str
     outcome: Literal["approved", "rejected", "refused"]
     reason: str = ""
+    comment: str = ""
 
 
 def apply(proposals: list[Proposal], raw_decisions: list[Any], *, thread: str, incident: str) -> tuple[list[Proposal], list[AuditEntry]]:
@@ -65,7 +66,7 @@ def apply(proposals: list[Proposal], raw_decisions: list[Any], *, thread: str, i
         p = updated.get(d.proposal_id)
         entry = dict(time_unix=time.time(), thread=thread, incident=incident, proposal_id=d.proposal_id,
                      action=p.action if p else None, target=p.target if p else None, content_hash=d.content_hash,
-                     decision=d.decision, approver=d.approver)
+                     decision=d.decision, approver=d.approver, comment=d.comment)
         if p is None:
             audit.append(AuditEntry(**entry, outcome="refused", reason="no such proposal"))
         elif d.proposal_id in decided:

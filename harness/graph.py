@@ -39,6 +39,9 @@ from forensic.tools import ToolContext, ToolResult, all_tools, get_tool
 
 log = logging.getLogger(__name__)
 
+#: Progress callback: (node name, "start" with the node's input state or "end" with its update).
+OnStep = Callable[[str, str, dict[str, Any]], None]
+
 
 class State(TypedDict, total=False):
     bundle_path: str
@@ -321,9 +324,23 @@ class Investigator:
             "recursion_limit": self.recursion_limit(),
         }
 
-    def run(self, *, thread_id: str | None = None, await_approval: bool = False) -> dict[str, Any]:
+    def _drive(self, inp: Any, cfg: dict[str, Any], on_step: OnStep | None) -> dict[str, Any]:
+        """Run the graph to its next stop; with ``on_step``, report each node as it starts and ends."""
+        if on_step is None:
+            return self.app.invoke(inp, cfg)
+        final: dict[str, Any] = {}
+        for mode, ev in self.app.stream(inp, cfg, stream_mode=["tasks", "values"]):
+            if mode == "values":
+                final = ev
+            elif "result" in ev:
+                on_step(ev["name"], "end", ev.get("result") or {})
+            else:
+                on_step(ev["name"], "start", ev.get("input") or {})
+        return final
+
+    def run(self, *, thread_id: str | None = None, await_approval: bool = False, on_step: OnStep | None = None) -> dict[str, Any]:
         """Investigate to the end (or to the approval gate) and return the report dict."""
-        final = self.app.invoke(self.initial_state(await_approval=await_approval), self.config(thread_id))
+        final = self._drive(self.initial_state(await_approval=await_approval), self.config(thread_id), on_step)
         return final["report"]
 
     def decide(self, thread_id: str, decisions: list[approvals.Decision | dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -341,13 +358,16 @@ class Investigator:
         final = self.app.invoke(Command(resume=raw), cfg)
         return final["report"], (final.get("decisions") or [])[-len(decisions):]
 
-    def resume(self, thread_id: str) -> dict[str, Any]:
+    def resume(self, thread_id: str, on_step: OnStep | None = None) -> dict[str, Any]:
         """Continue a checkpointed thread from whatever was saved, wherever a kill landed.
 
         A kill between a step's writes and its checkpoint leaves a snapshot with no ``next`` but
         with finished tasks; ``invoke(None)`` applies those writes and goes on. A thread waiting
         at the approval gate is left waiting: a decision counts only through a completed
         :meth:`decide`, never through a resume (a crashed ``approve`` may have saved its value).
+        A thread that ended because a budget ran out continues when this investigator's limits
+        leave room in that budget; otherwise the report comes back unchanged with a note that says
+        why it did not continue.
         """
         cfg = self.config(thread_id)
         snapshot = self.app.get_state(cfg)
@@ -360,12 +380,33 @@ class Investigator:
         if at_gate and snapshot.values.get("report"):
             return snapshot.values["report"]
         if snapshot.next or snapshot.tasks or not snapshot.values.get("report"):
-            final = self.app.invoke(None, cfg)
-        else:
-            final = snapshot.values
-        if not final.get("report"):
-            raise ForensicError(f"thread {thread_id!r} could not be finished from its checkpoint")
-        return final["report"]
+            final = self._drive(None, cfg, on_step)
+            if not final.get("report"):
+                raise ForensicError(f"thread {thread_id!r} could not be finished from its checkpoint")
+            return final["report"]
+        values = snapshot.values
+        why_not = self._why_not_continue(values)
+        if why_not is not None:
+            report = dict(values["report"])
+            report["notes"] = [*report.get("notes", []), f"not continued: {why_not}"]
+            return report
+        # Back to the planner with the larger budget: as if the last assessment had just finished.
+        self.app.update_state(cfg, {"budget_exhausted": None, "stop_reason": None, "report": None, "pending": None,
+                                    "limits": self.limits.model_dump()}, as_node="assess")
+        return self._drive(None, cfg, on_step)["report"]
+
+    def _why_not_continue(self, values: dict[str, Any]) -> str | None:
+        """None when a finished thread can go on under this investigator's limits, else why not."""
+        spent = values.get("budget_exhausted")
+        if not spent:
+            return f"the investigation had finished ({values.get('stop_reason') or 'concluded'}); a larger budget changes nothing"
+        usage = Usage.model_validate(values.get("usage") or {})
+        if exhausted(usage, self.limits) is not None:
+            left = exhausted(usage, self.limits)
+            used = getattr(usage, left)
+            return (f"the {left} budget ran out at {used:g} and the new limit {getattr(self.limits, left):g} leaves nothing more; "
+                    f"pass a larger --budget-{left.replace('_', '-').replace('llm-', '')}")
+        return None
 
 
 def _same_source(values: dict[str, Any], source: EvidenceSource) -> bool:

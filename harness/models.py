@@ -107,6 +107,10 @@ class Report(BaseModel):
     planner: str = Field("graph", description="Planner that produced the verdict.")
     notes: list[str] = Field(default_factory=list, description="What is missing, fallbacks, dropped findings.")
     title: str = Field("", description="Incident title.")
+    leading: list[Verdict] = Field(
+        default_factory=list, description="Inconclusive only: the leading fault hypotheses (never healthy), best first.")
+    untested: list[str] = Field(
+        default_factory=list, description="Inconclusive only: the leading hypotheses' tests not run yet, as tool or tool@host.")
 
     model_config = {"populate_by_name": True}
 

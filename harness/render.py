@@ -1,47 +1,163 @@
-"""A readable report for people (rich). The JSON document is the contract; this is a view of it."""
+"""A readable report for people (rich). The JSON document is the contract; this is a view of it.
+
+Laid out for a busy terminal: the details come first and what a person acts on comes last, so
+that at 80x24 the final screen holds the verdict, the chain and the approve commands. Every
+wrapped line hangs under its label (rich grids wrap at spaces, so host names are never split),
+and the approve commands are printed unwrapped so they copy and paste whole.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from rich.console import Console
-from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 
 _STATUS_STYLE = {"confirmed": "bold red", "probable": "bold yellow", "inconclusive": "bold magenta", "healthy": "bold green"}
 
 
-def render_report(report: dict[str, Any], con: Console) -> None:
-    v = report["verdict"]
-    status = report["status"]
-    head = f"[{_STATUS_STYLE.get(status, 'bold')}]{status.upper()}[/]  {v['root_cause']}"
+def _grid() -> Table:
+    """Two columns, label and text: wrapped text hangs under its first line."""
+    g = Table.grid(padding=(0, 1), pad_edge=False)
+    g.add_column(no_wrap=True, style="bold")
+    g.add_column(overflow="fold")
+    return g
+
+
+def _hyp(v: dict[str, Any]) -> str:
+    return v["root_cause"] + (f" on {v['component']}" if v.get("component") else "") + f" ({v['confidence']:.2f})"
+
+
+def headline(report: dict[str, Any]) -> str:
+    """The verdict line, as plain text. An inconclusive run never reads as healthy: it names the
+    fault hypotheses still open, or says that nothing was tested."""
+    v, status = report["verdict"], report["status"]
+    if status == "inconclusive":
+        leading = report.get("leading") or []
+        if leading:
+            return f"INCONCLUSIVE  leading: {_hyp(leading[0])}"
+        return "INCONCLUSIVE  no fault hypothesis has support yet"
+    if status == "healthy":
+        return f"HEALTHY  no fault found  (confidence {v['confidence']:.2f})"
+    head = f"{status.upper()}  {v['root_cause']}"
     if v.get("component"):
-        head += f" on [bold]{v['component']}[/]"
-    head += f"  (confidence {v['confidence']:.2f})"
-    sub = f"{report['incident']}: {report.get('title', '')}".rstrip(": ")
-    con.print(Panel(f"{head}\n[dim]{sub}[/]", title="forensic", expand=False))
-    if report.get("chain"):
-        con.print("[bold]Chain[/]  " + "  ->  ".join(report["chain"]))
-    if report["findings"]:
-        con.print("[bold]Findings[/]")
-        for f in report["findings"]:
-            con.print(f"  - {f['claim']}  [dim]\\[{', '.join(f['evidence'])}][/]", highlight=False)
-    if report.get("alternatives"):
-        alts = ", ".join(f"{a['root_cause']}" + (f" on {a['component']}" if a.get("component") else "") + f" ({a['confidence']:.2f})"
-                         for a in report["alternatives"])
-        con.print(f"[bold]Alternatives[/]  {alts}", highlight=False)
-    table = Table(title="Evidence", show_lines=False, expand=False)
-    for col in ("id", "tool", "scope", "status", "summary"):
-        table.add_column(col, overflow="fold")
+        head += f" on {v['component']}"
+    return head + f"  (confidence {v['confidence']:.2f})"
+
+
+def approve_commands(report: dict[str, Any], thread: str) -> list[str]:
+    """One ``forensic approve`` command per proposal still waiting for a decision."""
+    return [f"forensic approve {thread} --approve {p['id']}={p['content_hash']}"
+            for p in report.get("proposals") or [] if p["status"] == "pending_approval"]
+
+
+def _evidence(report: dict[str, Any], con: Console, full: bool) -> None:
+    if not report["evidence"]:
+        return
+    con.print("[bold]Evidence[/]" + ("" if full else "  [dim](--full for every summary)[/]"))
+    if full:
+        g = _grid()
+        for e in report["evidence"]:
+            g.add_row(f"  {e['id']}", Text(f"{e['tool']} {e['args'].get('host') or 'fleet'} {e['status']}: {e['summary']}"))
+        con.print(g)
+        return
     for e in report["evidence"]:
-        table.add_row(e["id"], e["tool"], e["args"].get("host") or "fleet", e["status"], e["summary"])
-    con.print(table)
-    if report.get("proposals"):
-        con.print("[bold]Proposed remediations[/] (nothing runs without a person's approval)")
-        for p in report["proposals"]:
-            con.print(f"  {p['id']} [bold]{p['action']}[/] {p['target']}  risk={p['risk']}  {p['status']}\n      {p['reason']}", highlight=False)
-    for note in report.get("notes") or []:
-        con.print(f"[dim]note: {note}[/]", highlight=False)
+        line = Text(f"  {e['id']}  {e['tool']}  {e['args'].get('host') or 'fleet'}  {e['status']}  ")
+        line.append(e["summary"], style="dim")
+        line.truncate(con.width, overflow="ellipsis")
+        con.print(line, no_wrap=True)
+
+
+def _findings(report: dict[str, Any], con: Console) -> None:
+    if not report["findings"]:
+        return
+    con.print("[bold]Findings[/]")
+    g = _grid()
+    for f in report["findings"]:
+        t = Text(f["claim"] + "  ")
+        t.append(f"[{', '.join(f['evidence'])}]", style="dim")
+        g.add_row("  -", t)
+    con.print(g)
+
+
+def _sparkline(spark: tuple[str, str, str, float] | None, con: Console) -> None:
+    if not spark:
+        return
+    label, rank_line, median_line, excess = spark
+    g = _grid()
+    g.add_row(f"  {label}", Text(rank_line, style="red"))
+    g.add_row("  median", Text(median_line) + Text(f"  {100 * excess:+.0f}% at the end", style="dim"))
+    con.print("[bold]Step time[/]")
+    con.print(g)
+
+
+def _proposals(report: dict[str, Any], con: Console) -> None:
+    if not report.get("proposals"):
+        return
+    con.print("[bold]Proposed remediations[/] (nothing runs without a person's approval)")
+    for p in report["proposals"]:
+        con.print(Text.assemble("  ", (p["id"], "bold"), " ", (p["action"], "bold"), f" {p['target']}  risk={p['risk']}  ",
+                                (p["status"], "yellow" if p["status"] == "pending_approval" else "bold")))
+        g = _grid()
+        g.add_row("      why", Text(p["reason"]))
+        if p.get("blast_radius"):
+            g.add_row("      blast radius", Text(p["blast_radius"]))
+        if p.get("rollback"):
+            g.add_row("      rollback", Text(p["rollback"]))
+        con.print(g)
+
+
+def _verdict(report: dict[str, Any], con: Console) -> None:
+    status = report["status"]
+    g = _grid()
+    sub = f"{report['incident']}: {report.get('title', '')}".rstrip(": ")
+    if report.get("chain") and not (status == "inconclusive" and report["chain"][-1] == "healthy"):
+        g.add_row("Chain", Text("  ->  ".join(report["chain"])))
+    if status == "inconclusive":
+        leading = report.get("leading") or []
+        if leading:
+            g.add_row("Leading", Text(", ".join(_hyp(v) for v in leading)))
+        why = next((n for n in report.get("notes") or [] if n.startswith(("budget exhausted", "no evidence"))), "")
+        if why:
+            g.add_row("Why", Text(why.split(";")[0]))
+        if report.get("untested"):
+            g.add_row("Not tested", Text(", ".join(report["untested"])))
+    elif report.get("alternatives"):
+        g.add_row("Alternatives", Text(", ".join(_hyp(a) for a in report["alternatives"])))
+    con.rule("[bold]forensic[/]", style="dim")
+    # soft_wrap: the verdict line is never cut by rich; a narrow terminal wraps it, whole.
+    con.print(Text(headline(report), style=_STATUS_STYLE.get(status, "bold")), soft_wrap=True)
+    con.print(Text(sub, style="dim"))
+    con.print(g)
+
+
+def render_report(report: dict[str, Any], con: Console, *, full: bool = False, thread: str | None = None,
+                  spark: tuple[str, str, str, float] | None = None) -> None:
+    """Print the report: details first, then the verdict, then what to run to approve.
+
+    ``full`` prints every evidence summary and every note; ``thread`` (a checkpointed thread
+    waiting at its approval gate) adds one approve command per pending proposal; ``spark`` is
+    (label, rank sparkline, median sparkline, excess) from :mod:`forensic.harness.series`.
+    """
+    _evidence(report, con, full)
+    _findings(report, con)
+    _sparkline(spark, con)
+    _proposals(report, con)
+    notes = report.get("notes") or []
+    # The verdict box says why an inconclusive run stopped; the compact view does not repeat it.
+    rest = notes if full else [n for n in notes if not n.startswith(("budget exhausted", "no evidence"))]
+    for note in rest[: None if full else 3]:
+        con.print(Text(f"note: {note}", style="dim"))
+    if len(rest) > 3 and not full:
+        con.print(Text(f"({len(rest) - 3} more notes with --full)", style="dim"))
     b = report["budget"]
-    con.print(f"[dim]planner={report['planner']}  tool calls {b['tool_calls']}/{b['tool_calls_limit']}  "
-              f"wall {b['wall_s']:.2f}/{b['wall_s_limit']:g} s  tokens {b['llm_tokens']}/{b['llm_tokens_limit']}[/]")
+    con.print(Text(f"planner={report['planner']}  tool calls {b['tool_calls']}/{b['tool_calls_limit']}  "
+                   f"wall {b['wall_s']:.2f}/{b['wall_s_limit']:g} s  tokens {b['llm_tokens']}/{b['llm_tokens_limit']}", style="dim"))
+    _verdict(report, con)
+    cmds = approve_commands(report, thread) if thread else []
+    if cmds:
+        con.print("[bold]To approve[/] (one command per proposal; --reject ID=HASH to reject):")
+        for cmd in cmds:
+            # soft_wrap: the terminal wraps, so a copied command stays one line.
+            con.print(cmd, soft_wrap=True, highlight=False, markup=False)

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from forensic.harness import citations
 from forensic.harness.budget import Usage
-from forensic.harness.failure_graph import FailureGraph, Hypothesis, beliefs, observe
+from forensic.harness.failure_graph import FailureGraph, Hypothesis, Observation, _covered, beliefs, host_of, observe
 from forensic.harness.ledger import by_id
 from forensic.harness.models import BudgetReport, EvidenceRecord, Finding, Report, Verdict
 
@@ -66,6 +66,24 @@ def _healthy_findings(records: list[dict[str, Any]]) -> list[Finding]:
     return [Finding(claim=r["summary"], evidence=[r["id"]]) for r in records if r["status"] == "ok"]
 
 
+#: How many fault hypotheses an inconclusive report names.
+LEADING = 3
+
+
+def _untested(graph: FailureGraph, obs: Observation, leading: list[Hypothesis]) -> list[str]:
+    """The discriminating tests of the leading hypotheses that no tool call has covered yet."""
+    out: list[str] = []
+    for h in leading:
+        for t in graph.root_causes[h.root_cause].tests:
+            if _covered(t, obs, h.component):
+                continue
+            scoped = t.match in ("component", "host") and h.component not in (None, "job")
+            name = f"{t.tool}@{host_of(h.component)}" if scoped else t.tool
+            if name not in out:
+                out.append(name)
+    return out
+
+
 def build_report(inv: Investigator, state: State) -> Report:
     records = state.get("records") or []
     graph = inv.failure_graph
@@ -121,6 +139,10 @@ def build_report(inv: Investigator, state: State) -> Report:
         healthy = next((h for h in hyps if h.root_cause == "healthy"), None)
         if healthy and healthy.probability >= 0.001:
             alternatives = alternatives[:2] + [Verdict(root_cause="healthy", component=None, confidence=round(healthy.probability, 4))]
+    leading: list[Hypothesis] = []
+    if status == "inconclusive":
+        # An exhausted budget is no evidence of health: name the faults still in play instead.
+        leading = [h for h in hyps if h.root_cause != "healthy"][:LEADING]
     missing = [r for r in records if r["status"] == "no_data"]
     if missing:
         notes.append("no data for: " + ", ".join(f"{r['tool']}{'@' + r['args']['host'] if r['args'].get('host') else ''}" for r in missing))
@@ -143,5 +165,7 @@ def build_report(inv: Investigator, state: State) -> Report:
         ),
         planner=state.get("planner") or inv.planner.name,
         notes=notes,
+        leading=[Verdict(root_cause=h.root_cause, component=h.component, confidence=round(h.probability, 4)) for h in leading],
+        untested=_untested(graph, obs, leading),
     )
 

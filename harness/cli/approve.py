@@ -90,17 +90,19 @@ def approve(
     for a in audit:
         log.info("decision", extra={"thread": thread, "proposal": a["proposal_id"], "decision": a["decision"],
                                     "approver": a["approver"], "outcome": a["outcome"]})
-    if as_json:
-        sys.stdout.write(json.dumps(report, indent=2) + "\n")
-        return
     from ._terminal import terminal_safe
 
-    report, audit = terminal_safe(report), terminal_safe(audit)
-    con = Console()
-    for p in report["proposals"]:
-        con.print(f"{p['id']} {p['action']} {p['target']}: [bold]{p['status']}[/]", highlight=False)
-    for a in audit:
-        if a["outcome"] == "refused":
-            con.print(f"[red]refused[/] {a['decision']} {a['proposal_id']}: {a['reason']}", highlight=False)
-
-
+    if as_json:
+        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+    else:
+        report = terminal_safe(report)
+        con = Console()
+        for p in report["proposals"]:
+            con.print(f"{p['id']} {p['action']} {p['target']}: [bold]{p['status']}[/]", highlight=False)
+    # A refused decision is the caller's mistake (a stale hash, an unknown id): say so where
+    # scripts look, and exit 2; the decisions that did count stay counted and audited.
+    refused = [terminal_safe(a) for a in audit if a["outcome"] == "refused"]
+    for a in refused:
+        sys.stderr.write(f"forensic: refused {a['decision']} {a['proposal_id']}: {a['reason']}\n")
+    if refused:
+        raise typer.Exit(2)

@@ -12,7 +12,7 @@ from forensic.harness.budget import Limits
 from forensic.sandbox import BundleError, ForensicError
 from rich.console import Console
 
-from ._common import _checkpointer, _fail, _planner_kwargs, _playbooks, app, default_state_dir
+from ._common import _checkpointer, _fail, _planner_kwargs, _playbooks, app, default_state_dir, err
 
 
 @app.command()
@@ -39,6 +39,10 @@ def investigate(
     until: Annotated[Optional[str], typer.Option(help="With --fleet: window end, ISO 8601 or unix seconds (default: now).")] = None,
     title: Annotated[str, typer.Option(help="With --fleet: the symptom in one line (it shapes triage).")] = "",
     ranks: Annotated[Optional[int], typer.Option(help="With --fleet: ranks of the job when topology has no placement.", min=1)] = None,
+    full: Annotated[bool, typer.Option("--full", help="Every evidence summary and note (default: what fits a screen).")] = False,
+    reuse: Annotated[Optional[bool], typer.Option(
+        "--reuse/--new", help="When a thread of this incident waits for approval: show it (--reuse) or start another "
+                              "(--new). Default: ask on a terminal, else start another and say so.")] = None,
 ) -> None:
     """Investigate a recorded incident (or, with --fleet, a live one) and print a verdict with cited evidence."""
     from forensic.harness.graph import Investigator
@@ -61,18 +65,30 @@ def investigate(
     if (bundle is None) == (fleet is None):
         _fail(2, "give an incident bundle, or --fleet FILE --job NAME (not both)")
     source: object = bundle
+    interactive = sys.stdout.isatty() and not as_json
+    progress = None
     try:
+        saver = _checkpointer(cp_path)
         if fleet is not None:
             from ._fleet import open_live
 
             source = open_live(fleet, job, since, until, title, ranks)
+        elif not resume and not thread and cp_path is not None and cp_path.is_file():
+            waiting = _waiting_thread(saver, bundle)
+            if waiting is not None and _reuse(waiting, reuse, interactive and sys.stdin.isatty()):
+                resume = thread_id = waiting
         inv = Investigator(source, planner=planner, planner_kwargs=_planner_kwargs(planner, llm_base_url, llm_model, llm_api_key),
-                           graph=graph, limits=limits, checkpointer=_checkpointer(cp_path), audit_log=default_state_dir() / "audit.jsonl")
+                           graph=graph, limits=limits, checkpointer=saver, audit_log=default_state_dir() / "audit.jsonl")
         cfg = inv.config(thread_id)
         thread_id = cfg["configurable"]["thread_id"]
+        if interactive and sys.stderr.isatty():
+            from ._progress import Progress
+
+            progress = Progress(err, planner=inv.planner.name)
         # With a durable checkpoint the run waits at the approval gate, so that a person can
         # approve a proposal later with `forensic approve`; in memory there is no later.
-        report = inv.resume(resume) if resume else inv.run(thread_id=thread_id, await_approval=cp_path is not None)
+        report = (inv.resume(resume, on_step=progress) if resume
+                  else inv.run(thread_id=thread_id, await_approval=cp_path is not None, on_step=progress))
     except BundleError as exc:
         _fail(2, str(exc))
     except ForensicError as exc:
@@ -80,14 +96,41 @@ def investigate(
     except (OSError, sqlite3.Error) as exc:
         # The state dir is a file, unwritable, or the disk is full: nothing to investigate into.
         _fail(2, f"cannot use the state dir or checkpoint {cp_path}: {exc}")
+    finally:
+        if progress is not None:
+            progress.close()
     report["thread"] = thread_id
+    for note in report.get("notes") or []:
+        if note.startswith("not continued: "):
+            sys.stderr.write(f"forensic: {note}\n")
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
-    else:
-        render_report(terminal_safe(report), Console())
-        pending = [p for p in report.get("proposals", []) if p["status"] == "pending_approval"]
-        if pending and cp_path is not None:
-            p = pending[0]
-            sys.stdout.write(terminal_safe(f"to approve: forensic approve {thread_id} --approve {p['id']}={p['content_hash']}") + "\n")
+        return
+    from forensic.harness.series import spark_for
+
+    con = Console()
+    render_report(terminal_safe(report), con, full=full, thread=thread_id if cp_path is not None else None,
+                  spark=spark_for(report, inv.source, width=max(10, min(60, con.width - 30))))
 
 
+def _waiting_thread(saver, bundle: Path) -> str | None:
+    """The newest thread of the same bundle still waiting for approval, if any."""
+    from forensic.harness.threads import list_threads
+
+    try:
+        here = {bundle.resolve(), (bundle / "bundle").resolve()}  # an evaluation case holds bundle/
+        return next((t.thread for t in list_threads(saver)
+                     if t.state == "waiting" and t.bundle and Path(t.bundle).resolve() in here), None)
+    except Exception:  # a damaged checkpoint file must not stop a new investigation
+        return None
+
+
+def _reuse(waiting: str, choice: bool | None, can_ask: bool) -> bool:
+    if choice is not None:
+        return choice
+    if can_ask:
+        return typer.confirm(f"thread {waiting} of this incident is waiting for approval; show it instead of starting another?",
+                             default=True, err=True)
+    sys.stderr.write(f"forensic: thread {waiting} of this incident is still waiting for approval "
+                     f"(forensic show {waiting}); starting another (--reuse shows it instead)\n")
+    return False

@@ -91,7 +91,7 @@ def test_approve_a_proposal_from_the_command_line(make_bundle, tmp_path: Path) -
     out = forensic("investigate", str(make_bundle("pcie_downtrain")), "--json", "--thread", "t-ap", env_dir=tmp_path)
     proposal = json.loads(out.stdout)["proposals"][0]
     wrong = forensic("approve", "t-ap", "--approve", f"{proposal['id']}=abc", env_dir=tmp_path)
-    assert wrong.returncode == 0 and "refused" in wrong.stdout and "pending_approval" in wrong.stdout
+    assert wrong.returncode == 2 and "refused" in wrong.stderr and "pending_approval" in wrong.stdout
     right = forensic("approve", "t-ap", "--approve", f"{proposal['id']}={proposal['content_hash']}", "--json", env_dir=tmp_path)
     assert right.returncode == 0, right.stderr
     assert json.loads(right.stdout)["proposals"][0]["status"] == "approved"

@@ -1,0 +1,42 @@
+"""``forensic list``: the checkpointed investigations, newest first."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ._common import _checkpointer, app, default_state_dir
+
+
+@app.command("list")
+def list_investigations(
+    checkpoint: Annotated[Optional[Path], typer.Option(help="SQLite checkpoint file (default: state dir).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per investigation, as a list.")] = False,
+) -> None:
+    """Investigations with their state, verdict, age and pending approvals."""
+    from forensic.harness.threads import age, list_threads
+
+    cp_path = checkpoint or default_state_dir() / "checkpoints.sqlite"
+    threads = list_threads(_checkpointer(cp_path)) if cp_path.is_file() else []
+    if as_json:
+        sys.stdout.write(json.dumps([t.model_dump(mode="json") for t in threads], indent=2) + "\n")
+        return
+    con = Console()
+    if not threads:
+        con.print(f"no investigations in {cp_path}")
+        return
+    table = Table(box=None, pad_edge=False)
+    for col in ("thread", "state", "verdict", "age", "pending"):
+        table.add_column(col, overflow="fold", no_wrap=col in ("state", "age", "pending"))
+    for t in threads:
+        verdict = f"{t.status} {t.verdict}" if t.status else "-"
+        table.add_row(t.thread, t.state, verdict, age(t.updated), str(t.pending) if t.pending else "")
+    con.print(table)
+    if any(t.state == "waiting" for t in threads):
+        con.print("[dim]forensic show THREAD prints a report with its approve commands[/]")

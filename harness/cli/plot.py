@@ -1,0 +1,45 @@
+"""``forensic plot``: pictures of a checkpointed investigation (PNG)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ._common import _checkpointer, _fail, app, default_state_dir
+
+
+@app.command()
+def plot(
+    thread: Annotated[str, typer.Argument(help="Thread id (see forensic list).")],
+    kind: Annotated[str, typer.Argument(help="rank-heatmap (ranks x time, onset marked) or timeline (one host over time).")],
+    out: Annotated[Optional[Path], typer.Option(help="PNG file to write (default: THREAD-KIND.png here).")] = None,
+    host: Annotated[Optional[str], typer.Option(help="timeline: the host to draw (default: the verdict's).")] = None,
+    checkpoint: Annotated[Optional[Path], typer.Option(help="SQLite checkpoint file (default: state dir).")] = None,
+) -> None:
+    """Draw a picture of an investigation: a per-rank heat map or a host's timeline."""
+    from forensic.harness.plots import KINDS, plot as draw
+    from forensic.harness.threads import latest_values
+    from forensic.sandbox import Bundle, ForensicError
+
+    if kind not in KINDS:
+        _fail(2, f"unknown picture {kind!r}: choose one of {', '.join(KINDS)}")
+    cp_path = checkpoint or default_state_dir() / "checkpoints.sqlite"
+    if not cp_path.is_file():
+        _fail(2, f"no checkpoint file at {cp_path}")
+    got = latest_values(_checkpointer(cp_path), thread)
+    if got is None:
+        _fail(2, f"no checkpoint for thread {thread!r} (forensic list shows the threads)")
+    values, _ = got
+    target = out or Path(f"{thread}-{kind}.png")
+    if target.suffix.lower() != ".png":
+        _fail(2, f"{target}: --out must name a .png file")
+    if not target.parent.is_dir():
+        _fail(2, f"{target.parent}: no such folder")
+    try:
+        draw(kind, values.get("report") or {}, Bundle(values["bundle_path"]), target, host=host)
+    except ForensicError as exc:
+        _fail(2, str(exc))
+    sys.stdout.write(f"{target}\n")

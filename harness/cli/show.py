@@ -1,0 +1,52 @@
+"""``forensic show``: the report of a checkpointed investigation, without running anything."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from ._common import _checkpointer, _fail, app, default_state_dir
+
+
+@app.command()
+def show(
+    thread: Annotated[str, typer.Argument(help="Thread id (see forensic list).")],
+    checkpoint: Annotated[Optional[Path], typer.Option(help="SQLite checkpoint file (default: state dir).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the forensic.report/v1 JSON document.")] = False,
+    full: Annotated[bool, typer.Option("--full", help="Every evidence summary and note.")] = False,
+) -> None:
+    """Print a checkpointed investigation's report, with approve commands for what is pending."""
+    from forensic.harness.render import render_report
+    from forensic.harness.threads import latest_values, summarize
+
+    cp_path = checkpoint or default_state_dir() / "checkpoints.sqlite"
+    if not cp_path.is_file():
+        _fail(2, f"no checkpoint file at {cp_path}")
+    got = latest_values(_checkpointer(cp_path), thread)
+    if got is None:
+        _fail(2, f"no checkpoint for thread {thread!r} (forensic list shows the threads)")
+    values, when = got
+    report = values.get("report")
+    if not report:
+        _fail(2, f"thread {thread!r} stopped before its report; continue it with "
+                 f"forensic investigate {values.get('bundle_path', 'BUNDLE')} --resume {thread}")
+    report = {**report, "thread": thread}
+    if as_json:
+        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+        return
+    waiting = summarize(thread, values, when).state == "waiting"
+    spark = None
+    try:
+        from forensic.harness.series import spark_for
+        from forensic.sandbox import Bundle, ForensicError
+
+        con = Console()
+        spark = spark_for(report, Bundle(values["bundle_path"]), width=max(10, min(60, con.width - 30)))
+    except (ForensicError, KeyError, OSError):
+        con = Console()  # the bundle moved or went: the report stands without its sparkline
+    render_report(report, con, full=full, thread=thread if waiting else None, spark=spark)
