@@ -86,7 +86,7 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
 
     # -- auth ------------------------------------------------------------------------------
     def need(role: str):
-        def dep(authorization: Annotated[str | None, Header()] = None) -> User:
+        async def dep(authorization: Annotated[str | None, Header()] = None) -> User:  # async: no thread hop
             try:
                 user = svc.tokens.user(authorization)
             except AuthError as exc:

@@ -181,6 +181,151 @@ class SqliteStore:
     def _group(self, con: sqlite3.Connection, a: Alert, now: float, window_s: float, resolve_bundle: Any,
                res: IntakeResult) -> str:
         t = a.starts_unix if a.starts_unix is not None else now
+        rows = con.execute("SELECT id, job, hosts, gpus, first_at, last_at, alert_count FROM investigations"
+                           " WHERE last_at >= ? AND first_at <= ?"
+                           " AND status IN ('queued','running','awaiting_approval','concluded','unmapped')"
+                           " ORDER BY created_at", (t - window_s, t + window_s)).fetchall()
+        for r in rows:
+            hosts = json.loads(r["hosts"])
+            if group_key_matches(a.job, a.hosts, r["job"], hosts):
+                new_hosts = set(a.hosts) - set(hosts)
+                gpus = json.loads(r["gpus"])
+                new_gpus = set(a.gpus) - set(gpus)
+                con.execute("UPDATE investigations SET hosts=?, gpus=?, job=COALESCE(job, ?), first_at=MIN(first_at, ?),"
+                            " last_at=MAX(last_at, ?), alert_count=alert_count+1, updated_at=? WHERE id=?",
+                            (json.dumps(sorted({*hosts, *new_hosts})) if new_hosts else r["hosts"],
+                             json.dumps(sorted({*gpus, *new_gpus})) if new_gpus else r["gpus"], a.job, t, t, now, r["id"]))
+                res.grouped += 1
+                # The first alerts show in the activity stream; a storm does not flood it (all are in alerts).
+                if r["alert_count"] < 20:
+                    self._event(con, r["id"], f"alert:{a.fingerprint_}", "alert", {"alertname": a.alertname, "fingerprint": a.fingerprint_})
+                return r["id"]
+        inv_id = f"inv-{uuid.uuid4().hex[:12]}"
+        bundle = resolve_bundle(a.job, a.hosts)
+        status = "queued" if bundle else "unmapped"
+        con.execute("INSERT INTO investigations(id, job, hosts, gpus, first_at, last_at, status, bundle, thread_id, created_at,"
+                    " updated_at, alert_count) VALUES (?,?,?,?,?,?,?,?,?,?,?,1)",
+                    (inv_id, a.job, json.dumps(sorted(set(a.hosts))), json.dumps(sorted(set(a.gpus))), t, t, status,
+                     str(bundle) if bundle else None, inv_id, now, now))
+        self._event(con, inv_id, f"alert:{a.fingerprint_}", "alert", {"alertname": a.alertname, "fingerprint": a.fingerprint_})
+        res.opened.append(inv_id)
+        return inv_id
+
+    def dead_letter(self, user: str | None, status: int, reason: str, body: bytes) -> None: ...
+    def claim(self, owner: str, *, lease_s: float, per_job: int) -> dict[str, Any] | None: ...
+    def renew(self, inv_id: str, owner: str, lease_s: float) -> bool: ...
+    def release_all(self) -> int: ...
+    def finish(self, inv_id: str, owner: str, *, status: str, report: dict[str, Any] | None, error: str | None = None) -> bool: ...
+    def set_report(self, inv_id: str, report: dict[str, Any], status: str) -> None: ...
+    def add_event(self, inv_id: str, key: str, kind: str, data: dict[str, Any]) -> None: ...
+    def events_after(self, inv_id: str, after: int) -> list[dict[str, Any]]: ...
+    def investigation(self, inv_id: str) -> dict[str, Any] | None: ...
+    def investigations(self, *, status: str | None, job: str | None, since: float | None, until: float | None, limit: int) -> list[dict[str, Any]]: ...
+    def alerts_of(self, inv_id: str) -> list[dict[str, Any]]: ...
+    def audit(self, entry: dict[str, Any]) -> None: ...
+    def audit_log(self, *, investigation: str | None, limit: int) -> list[dict[str, Any]]: ...
+    def enqueue_notifications(self, inv_id: str, urls: list[str], payload: dict[str, Any]) -> None: ...
+    def due_notifications(self, now: float) -> list[dict[str, Any]]: ...
+    def notification_result(self, nid: int, *, ok: bool, error: str | None, next_at: float | None) -> None: ...
+    def counts(self) -> dict[str, int]: ...
+
+
+def _now() -> float:
+    return time.time()
+
+
+def _row(cur: sqlite3.Cursor, row: tuple) -> dict[str, Any]:
+    return {d[0]: v for d, v in zip(cur.description, row)}
+
+
+class SqliteStore:
+    """The default :class:`Store`: one SQLite file, one writer connection, a reader per thread."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._w = self._connect()
+        self._w.executescript(_SCHEMA)
+        self._local = threading.local()
+
+    def _connect(self) -> sqlite3.Connection:
+        con = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None, timeout=30)
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("PRAGMA synchronous=FULL")  # a commit is on disk before any 2xx
+        con.execute("PRAGMA busy_timeout=30000")
+        con.row_factory = _row
+        return con
+
+    def _r(self) -> sqlite3.Connection:
+        con = getattr(self._local, "con", None)
+        if con is None:
+            con = self._local.con = self._connect()
+        return con
+
+    def _tx(self):
+        store = self
+
+        class _Tx:
+            def __enter__(self_inner) -> sqlite3.Connection:
+                store._lock.acquire()
+                store._w.execute("BEGIN IMMEDIATE")
+                return store._w
+
+            def __exit__(self_inner, et, ev, tb) -> None:
+                try:
+                    store._w.execute("COMMIT" if et is None else "ROLLBACK")
+                finally:
+                    store._lock.release()
+
+        return _Tx()
+
+    def close(self) -> None:
+        with self._lock:
+            self._w.close()
+
+    # -- intake ----------------------------------------------------------------------------
+    def ingest(self, batch: list[tuple[str, str, Payload]], *, window_s: float, resolve_bundle: Any) -> list[IntakeResult]:
+        """Store a batch of accepted webhooks in one transaction (one fsync for the batch)."""
+        results: list[IntakeResult] = []
+        now = _now()
+        with self._tx() as con:
+            for user, body, payload in batch:
+                con.execute("INSERT INTO webhooks(received_at, user, body) VALUES (?,?,?)", (now, user, body))
+                res = IntakeResult()
+                for alert in payload.alerts:
+                    self._ingest_alert(con, alert, now, window_s, resolve_bundle, res)
+                results.append(res)
+        return results
+
+    def _ingest_alert(self, con: sqlite3.Connection, a: Alert, now: float, window_s: float,
+                      resolve_bundle: Any, res: IntakeResult) -> None:
+        old = con.execute("SELECT investigation_id, status FROM alerts WHERE fingerprint=?", (a.fingerprint_,)).fetchone()
+        if old is not None:
+            con.execute("UPDATE alerts SET status=?, ends_at=?, labels=?, annotations=?, updated_at=?, receipts=receipts+1"
+                        " WHERE fingerprint=?", (a.status, a.ends_unix, json.dumps(a.labels), json.dumps(a.annotations),
+                                                 now, a.fingerprint_))
+            inv_id = old["investigation_id"]
+            res.duplicates += 1
+            if a.status == "resolved" and old["status"] != "resolved" and inv_id:
+                con.execute("UPDATE investigations SET resolved_count=resolved_count+1, updated_at=? WHERE id=?", (now, inv_id))
+                self._event(con, inv_id, f"resolved:{a.fingerprint_}", "alert_resolved",
+                            {"fingerprint": a.fingerprint_, "alertname": a.alertname, "ends_at": a.ends_unix})
+            if inv_id and inv_id not in res.investigations:
+                res.investigations.append(inv_id)
+            return
+        inv_id = self._group(con, a, now, window_s, resolve_bundle, res)
+        con.execute("INSERT INTO alerts(fingerprint, status, alertname, labels, annotations, starts_at, ends_at, generator_url,"
+                    " investigation_id, received_at, updated_at, receipts) VALUES (?,?,?,?,?,?,?,?,?,?,?,1)",
+                    (a.fingerprint_, a.status, a.alertname, json.dumps(a.labels), json.dumps(a.annotations), a.starts_unix,
+                     a.ends_unix, a.generatorURL, inv_id, now, now))
+        res.accepted += 1
+        if inv_id not in res.investigations:
+            res.investigations.append(inv_id)
+
+    def _group(self, con: sqlite3.Connection, a: Alert, now: float, window_s: float, resolve_bundle: Any,
+               res: IntakeResult) -> str:
+        t = a.starts_unix if a.starts_unix is not None else now
         rows = con.execute("SELECT id, job, hosts, gpus, first_at, last_at FROM investigations WHERE last_at >= ? AND first_at <= ?"
                            " AND status IN ('queued','running','awaiting_approval','concluded','unmapped')"
                            " ORDER BY created_at", (t - window_s, t + window_s)).fetchall()
