@@ -47,22 +47,31 @@ def heatmap(bundle_path: str, bins: int = 96) -> dict[str, Any]:
     if rank.size == 0:
         return {"available": False, "reason": f"{rel}: no steps"}
     ranks = np.unique(rank)
-    edges = np.linspace(t.min(), t.max() + 1e-6, bins + 1)
-    col = np.clip(np.searchsorted(edges, t, side="right") - 1, 0, bins - 1)
+    # Columns are recorded steps (grouped when there are more than ``bins``), not wall-clock
+    # bins: a job log samples every Nth step, and time bins would leave empty stripes.
+    step_ids = np.array([int(r["step"]) for r in rows])
+    steps = np.unique(step_ids)
+    group = max(1, int(np.ceil(steps.size / bins)))
+    col = np.searchsorted(steps, step_ids) // group
+    ncols = int(col.max()) + 1
     row = np.searchsorted(ranks, rank)
-    total = np.zeros((ranks.size, bins))
-    count = np.zeros((ranks.size, bins))
+    total = np.zeros((ranks.size, ncols))
+    count = np.zeros((ranks.size, ncols))
     np.add.at(total, (row, col), comp)
     np.add.at(count, (row, col), 1)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = total / count
+    col_t = np.full(ncols, np.nan)
+    np.fmin.at(col_t, col, t)
+    edges = np.array([t.min(), t.max()])
     placement = b.rank_map()
     values = [[None if np.isnan(v) else round(float(v), 4) for v in r] for r in mean]
     return {
         "available": True, "source": rel, "metric": "compute_s",
         "ranks": [int(r) for r in ranks],
         "where": [f"{placement[int(r)][0]}/gpu{placement[int(r)][1]}" if int(r) in placement else "" for r in ranks],
-        "t0": float(edges[0]), "t1": float(edges[-1]), "values": values,
+        "t0": float(edges[0]), "t1": float(edges[-1]), "values": values, "columns": [float(x) for x in col_t],
+        "steps_per_column": group,
         "median": float(np.nanmedian(mean)), "min": float(np.nanmin(mean)), "max": float(np.nanmax(mean)),
     }
 

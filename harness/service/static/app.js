@@ -17,7 +17,7 @@ function el(tag, attrs, ...children) {
     else if (k.startsWith("on")) n.addEventListener(k.slice(2), v);
     else n.setAttribute(k, v === true ? "" : String(v));
   }
-  for (const c of children.flat()) {
+  for (const c of children.flat(Infinity)) {
     if (c === null || c === undefined || c === false) continue;
     n.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }
@@ -244,7 +244,7 @@ async function follow(id, list, after) {
 // ---------------------------------------------------------------- heat map (canvas)
 function heatColor(x, dark) {
   // x: value / median. <= 1 cool and quiet; above it warms to red at 1.25x and beyond.
-  const t = Math.max(0, Math.min(1, (x - 0.97) / 0.28));
+  const t = Math.max(0, Math.min(1, (x - 1.02) / 0.23));
   const base = dark ? [38, 52, 74] : [222, 232, 245];
   const hot = [220, 38, 38], mid = [245, 158, 11];
   const mix = (a, b, u) => a.map((c, k) => Math.round(c + (b[k] - c) * u));
@@ -296,14 +296,14 @@ async function drawHeatmap(id, component) {
   const endLabel = when(h.t1).slice(11, 16) + "Z";
   ctx.fillText(endLabel, width - right - ctx.measureText(endLabel).width, H - 6);
   $("#heatlegend").replaceChildren("median " + h.median.toFixed(3) + " s, max " + h.max.toFixed(3) + " s  ",
-    ...[0.95, 1.05, 1.1, 1.2, 1.3].map((x) => el("span", { class: "swatch", style: "background:" + heatColor(x, dark) }, "×" + x)));
+    ...[0.95, 1.05, 1.1, 1.2, 1.3].map((x) => el("span", { class: "swatch-item" }, el("span", { class: "swatch", style: "background:" + heatColor(x, dark) }), "×" + x)));
   const tip = $("#heattip");
   canvas.onmousemove = (ev) => {
     const rect = canvas.getBoundingClientRect();
     const c = Math.floor((ev.clientX - rect.left - left) / cw), r = Math.floor((ev.clientY - rect.top - top) / cell);
     if (c < 0 || r < 0 || c >= cols || r >= rows) { tip.style.display = "none"; return; }
     const val = h.values[r][c];
-    tip.textContent = "rank " + h.ranks[r] + " (" + h.where[r] + ") " + when(h.t0 + (h.t1 - h.t0) * c / cols).slice(11, 19) + ": " + (val === null ? "no data" : val.toFixed(3) + " s");
+    tip.textContent = "rank " + h.ranks[r] + " (" + h.where[r] + ") " + when(h.columns[c]).slice(11, 19) + ": " + (val === null ? "no data" : val.toFixed(3) + " s");
     tip.style.display = "block"; tip.style.left = (ev.clientX - rect.left + 12) + "px"; tip.style.top = (ev.clientY - rect.top + 12) + "px";
   };
   canvas.onmouseleave = () => { tip.style.display = "none"; };
@@ -333,7 +333,7 @@ async function drawTimeline(id, component, alerts) {
 
 function spark(series, range, hot) {
   const W = 180, H = 30;
-  const svg = svgEl("svg", { viewBox: `0 0 ${W} ${H}`, width: W, height: H, class: "spark" + (hot ? " hot" : "") });
+  const svg = svgEl("svg", { viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: "none", class: "spark" + (hot ? " hot" : "") });
   if (!series || !series.t.length) return svg;
   const [lo, hi] = range; const span = hi - lo || 1;
   const t0 = series.t[0], t1 = series.t[series.t.length - 1] || t0 + 1;
