@@ -36,6 +36,14 @@ class Problem(Exception):
         self.detail = detail
 
 
+class _HeadersMiddleware:
+    def __init__(self, app, wrap) -> None:
+        self._asgi = wrap(app)
+
+    async def __call__(self, scope, receive, send) -> None:
+        await self._asgi(scope, receive, send)
+
+
 class DecisionBody(BaseModel):
     """A person's decision on one proposal."""
 
@@ -76,13 +84,24 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
         return JSONResponse({"detail": str(exc.detail)}, status_code=exc.status_code)
 
-    @app.middleware("http")
-    async def _headers(request: Request, call_next):
-        response = await call_next(request)
-        response.headers["Content-Security-Policy"] = _CSP
-        response.headers["X-Content-Type-Options"] = "nosniff"
-        response.headers["Referrer-Policy"] = "no-referrer"
-        return response
+    # Security headers on every response, as plain ASGI (BaseHTTPMiddleware costs a task per request).
+    extra_headers = [(b"content-security-policy", _CSP.encode()), (b"x-content-type-options", b"nosniff"),
+                     (b"referrer-policy", b"no-referrer")]
+
+    def _with_headers(inner):
+        async def asgi(scope, receive, send):
+            if scope["type"] != "http":
+                return await inner(scope, receive, send)
+
+            async def send_with(message):
+                if message["type"] == "http.response.start":
+                    message["headers"] = [*message.get("headers", []), *extra_headers]
+                await send(message)
+
+            return await inner(scope, receive, send_with)
+        return asgi
+
+    app.add_middleware(_HeadersMiddleware, wrap=_with_headers)
 
     # -- auth ------------------------------------------------------------------------------
     def need(role: str):

@@ -30,6 +30,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def _cpu_s(pid: int) -> float:
+    """User plus system CPU seconds of a process (Linux /proc), 0 where unavailable."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def example_bundle() -> Path | None:
     import forensic.evals
 
@@ -152,9 +161,11 @@ def run_intake_bench(*, alerts: int = 10_000, concurrency: int = 64, per_request
             t0 = time.time()
             items = [fault_alert(i, job=job, t0=t0) for i in range(alerts)]
             bodies = [json.dumps(webhook(items[i:i + per_request])).encode() for i in range(0, alerts, per_request)]
+            cpu0 = _cpu_s(proc.pid)
             start = time.perf_counter()
             lat, codes = asyncio.run(_post_all(port, token, bodies, concurrency))
             elapsed = time.perf_counter() - start
+            server_cpu = _cpu_s(proc.pid) - cpu0
         finally:
             proc.terminate()
             try:
@@ -174,10 +185,13 @@ def run_intake_bench(*, alerts: int = 10_000, concurrency: int = 64, per_request
             "accepted": len(acked), "stored": len(stored), "seconds": round(elapsed, 3),
             "alerts_per_s": round(len(acked) / elapsed, 1), "requests_per_s": round(len(bodies) / elapsed, 1),
             "p50_ms": round(float(np.percentile(ms, 50)), 2), "p99_ms": round(float(np.percentile(ms, 99)), 2),
-            "investigations": investigations, "lost": lost, "cpus": os.cpu_count()}
+            "investigations": investigations, "lost": lost, "cpus": os.cpu_count(),
+            "server_cpu_ms_per_alert": round(server_cpu * 1000 / max(1, alerts), 3),
+            "load_average_1m": round(os.getloadavg()[0], 2)}
 
 
 def format_result(r: dict[str, Any]) -> str:
     return (f"{r['alerts']} alerts in {r['requests']} webhooks ({r['per_request']}/webhook, {r['concurrency']} in flight): "
             f"{r['alerts_per_s']} alerts/s, p50 {r['p50_ms']} ms, p99 {r['p99_ms']} ms, "
-            f"{r['investigations']} investigation(s), {r['lost']} lost")
+            f"{r['investigations']} investigation(s), {r['lost']} lost; server CPU {r['server_cpu_ms_per_alert']} ms/alert, "
+            f"load average {r['load_average_1m']} on {r['cpus']} CPUs")
