@@ -115,29 +115,28 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
             return user
         return dep
 
-    async def read_capped(request: Request) -> bytes:
+    async def read_capped(request: Request) -> tuple[bytes, str | None]:
+        """The body, or its first ``cap`` bytes and why it was refused."""
         declared = request.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > cap:
-            raise Problem(413, f"body of {declared} bytes is larger than the {cap}-byte cap")
+            return b"", f"body of {declared} bytes is larger than the {cap}-byte cap"
         body = bytearray()
         async for chunk in request.stream():
             body += chunk
             if len(body) > cap:
-                raise Problem(413, f"body is larger than the {cap}-byte cap")
-        return bytes(body)
+                return bytes(body[:cap]), f"body is larger than the {cap}-byte cap"
+        return bytes(body), None
 
     # -- intake ----------------------------------------------------------------------------
     @app.post("/api/v1/alerts", status_code=202, tags=["intake"],
               responses={400: {}, 401: {}, 403: {}, 413: {}, 422: {}, 503: {}})
     async def post_alerts(request: Request, user: Annotated[User, Depends(need("webhook"))]) -> dict[str, Any]:
         """Alertmanager's webhook (version 4), exactly as it sends it. 202 after a durable write."""
-        try:
-            body = await read_capped(request)
-        except Problem as p:
-            if p.status == 413:  # keep what was sent (up to the cap) with the reason
-                await asyncio.to_thread(svc.store.dead_letter, user.name, 413, p.detail, b"")
-                svc.metrics.dead_lettered.labels("413").inc()
-            raise
+        body, too_big = await read_capped(request)
+        if too_big:  # keep what was read (up to the cap) with the reason
+            await asyncio.to_thread(svc.store.dead_letter, user.name, 413, too_big, body)
+            svc.metrics.dead_lettered.labels("413").inc()
+            raise Problem(413, too_big)
         try:
             text, payload = parse_payload(body, svc.cfg.grouping.job_labels)
         except IntakeError as exc:

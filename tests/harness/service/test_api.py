@@ -45,6 +45,19 @@ def test_investigation_concludes_and_approval_binds_hash_and_user(app_client) ->
     assert {"alert", "hypotheses", "tool_call", "finding", "verdict", "proposals", "awaiting_approval"} <= kinds
     p = d["report"]["proposals"][0]
     url = f"/api/v1/investigations/{inv}/proposals/{p['id']}"
+    # The event stream replays what happened and closes once the run is over.
+    with c.stream("GET", f"/api/v1/investigations/{inv}/events", headers=auth("vic")) as s:
+        text = "".join(s.iter_text())
+    streamed = [line[7:] for line in text.splitlines() if line.startswith("event: ")]
+    assert streamed[0] == "alert" and "tool_call" in streamed and streamed[-1] == "close"
+    assert "event: verdict" in text and '"pcie_downtrain"' in text
+    with c.stream("GET", f"/api/v1/investigations/{inv}/events", headers={**auth("vic"), "Last-Event-ID": "3"}) as s:
+        later = "".join(s.iter_text())
+    assert "id: 1\n" not in later and "id: 4\n" in later
+    metrics = c.get("/metrics").text
+    assert 'forensic_investigations{status="awaiting_approval"} 1.0' in metrics
+    assert "forensic_investigation_duration_seconds_count 1.0" in metrics
+    assert 'forensic_tool_calls_total{status="ok",tool="pcie_link"}' in metrics
 
     # A viewer may not decide, and a forged POST changes nothing.
     r = c.post(url + "/approve", json={"content_hash": p["content_hash"], "reason": "x"}, headers=auth("vic"))
@@ -130,6 +143,17 @@ def test_oversized_body_is_413_and_recorded(app_client) -> None:
     assert r.status_code == 413 and "cap" in r.json()["detail"]
     dl = c.get("/api/v1/dead-letters", headers=auth("root")).json()["dead_letters"]
     assert dl[0]["status"] == 413
+
+    def chunked():  # no Content-Length: the cap is enforced while reading, and the prefix is kept
+        yield b'{"version": "4", "alerts": ['
+        for _ in range(10):
+            yield b" " * 1000
+        yield b"]}"
+
+    r = c.post("/api/v1/alerts", content=chunked(), headers={**auth("alertmanager"), "Content-Type": "application/json"})
+    assert r.status_code == 413
+    dl = c.get("/api/v1/dead-letters", headers=auth("root")).json()["dead_letters"]
+    assert len(dl) == 2 and dl[0]["status"] == 413 and dl[0]["bytes"] == 4096
     # A body that fits still goes in.
     assert c.post("/api/v1/alerts", json=webhook([fault_alert(1, job=JOB)]), headers=auth("alertmanager")).status_code == 202
 

@@ -38,8 +38,24 @@ def _tok(tmp_path: Path, text: str = "a-token-that-is-long-enough") -> Path:
     ('[fleet]\nfile="nope.toml"\n[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"', "fleet.file"),
     ('[notify]\nslack_webhooks=["ftp://x"]\n[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"\n[[evidence.bundles]]\npath="x"\njob="j"', "http(s)"),
 ])
-def test_bad_config_is_exit_2_with_one_line(tmp_path: Path, toml: str | None, why: str) -> None:
+def test_bad_config_is_one_clear_error(tmp_path: Path, toml: str | None, why: str) -> None:
+    from forensic.harness.service.config import load_tokens
+
     _tok(tmp_path)
+    (tmp_path / "short.token").write_text("short")
+    cfg = tmp_path / "serve.toml"
+    if toml is not None:
+        cfg.write_text(toml)
+    with pytest.raises(ConfigError) as exc:
+        load_tokens(load_config(cfg))
+    assert why in str(exc.value) and "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("toml,why", [
+    (None, "no such config file"),
+    ('[[users]]\nname="a"\nrole="viewer"\ntoken_file="short.token"\n[[evidence.bundles]]\npath="x"\njob="j"', "shorter than 16"),
+])
+def test_bad_config_is_exit_2_with_one_line(tmp_path: Path, toml: str | None, why: str) -> None:
     (tmp_path / "short.token").write_text("short")
     cfg = tmp_path / "serve.toml"
     if toml is not None:
