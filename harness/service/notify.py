@@ -7,7 +7,6 @@ never holds up an investigation, and a restart loses no notification.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -85,4 +84,4 @@ class Notifier:
             self.store.notification_result(row["id"], ok=False, error=error, next_at=time.time() + delay)
 
 
-__all__ = ["Notifier", "summary", "json"]
+__all__ = ["Notifier", "summary"]
