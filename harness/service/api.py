@@ -1,0 +1,287 @@
+"""The HTTP surface: intake, the investigation API, decisions, audit, health, metrics, the page.
+
+Every error is a JSON ``{"detail": "one line"}`` with the right status, never a 500 for bad
+input. Request bodies are capped (``max_body_bytes``); a refused webhook body is kept in the
+dead-letter table with why it was refused.
+"""
+
+
+import asyncio
+import json
+import time
+from importlib import resources
+from typing import Annotated, Any, Literal
+
+from fastapi import Depends, FastAPI, Header, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from forensic.harness.service.auth import AuthError, allowed
+from forensic.harness.service.config import User
+from forensic.harness.service.decisions import DecisionError, decide
+from forensic.harness.service.intake import IntakeError, parse_payload
+from forensic.harness.service.service import Service
+from forensic.harness.service.store import STATUSES
+
+_STATIC = resources.files("forensic.harness.service") / "static"
+_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+
+
+class Problem(Exception):
+    def __init__(self, status: int, detail: str) -> None:
+        self.status = status
+        self.detail = detail
+
+
+class _HeadersMiddleware:
+    def __init__(self, app, wrap) -> None:
+        self._asgi = wrap(app)
+
+    async def __call__(self, scope, receive, send) -> None:
+        await self._asgi(scope, receive, send)
+
+
+class DecisionBody(BaseModel):
+    """A person's decision on one proposal."""
+
+    content_hash: str = Field(min_length=64, max_length=64, description="The proposal's content hash, as shown.")
+    reason: str = Field(min_length=1, max_length=2000, description="Why, recorded in the audit log.")
+
+
+def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
+    from contextlib import asynccontextmanager
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        if manage_lifecycle:
+            svc.start()
+        try:
+            yield
+        finally:
+            if manage_lifecycle:
+                svc.stop()
+
+    app = FastAPI(title="forensic", version="1", lifespan=lifespan,
+                  description="Auto-triage: Alertmanager webhooks in; investigations, approvals and a page out.")
+    cap = svc.cfg.max_body_bytes
+
+    # -- errors: one line, right status ---------------------------------------------------
+    @app.exception_handler(Problem)
+    async def _problem(_: Request, exc: Problem) -> JSONResponse:
+        return JSONResponse({"detail": exc.detail}, status_code=exc.status,
+                            headers={"WWW-Authenticate": "Bearer"} if exc.status == 401 else None)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        e = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
+        where = ".".join(str(p) for p in e.get("loc", ()))
+        return JSONResponse({"detail": f"{where}: {e.get('msg')}"[:300]}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return JSONResponse({"detail": str(exc.detail)}, status_code=exc.status_code)
+
+    # Security headers on every response, as plain ASGI (BaseHTTPMiddleware costs a task per request).
+    extra_headers = [(b"content-security-policy", _CSP.encode()), (b"x-content-type-options", b"nosniff"),
+                     (b"referrer-policy", b"no-referrer")]
+
+    def _with_headers(inner):
+        async def asgi(scope, receive, send):
+            if scope["type"] != "http":
+                return await inner(scope, receive, send)
+
+            async def send_with(message):
+                if message["type"] == "http.response.start":
+                    message["headers"] = [*message.get("headers", []), *extra_headers]
+                await send(message)
+
+            return await inner(scope, receive, send_with)
+        return asgi
+
+    app.add_middleware(_HeadersMiddleware, wrap=_with_headers)
+
+    # -- auth ------------------------------------------------------------------------------
+    def need(role: str):
+        async def dep(authorization: Annotated[str | None, Header()] = None) -> User:  # async: no thread hop
+            try:
+                user = svc.tokens.user(authorization)
+            except AuthError as exc:
+                raise Problem(exc.status, exc.reason) from None
+            if not allowed(user, role):
+                raise Problem(403, f"user {user.name!r} (role {user.role}) may not do this; needs {role}")
+            return user
+        return dep
+
+    async def read_capped(request: Request) -> tuple[bytes, str | None]:
+        """The body, or its first ``cap`` bytes and why it was refused."""
+        declared = request.headers.get("content-length")
+        if declared and declared.isdigit() and int(declared) > cap:
+            return b"", f"body of {declared} bytes is larger than the {cap}-byte cap"
+        body = bytearray()
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > cap:
+                return bytes(body[:cap]), f"body is larger than the {cap}-byte cap"
+        return bytes(body), None
+
+    # -- intake ----------------------------------------------------------------------------
+    @app.post("/api/v1/alerts", status_code=202, tags=["intake"],
+              responses={400: {}, 401: {}, 403: {}, 413: {}, 422: {}, 503: {}})
+    async def post_alerts(request: Request, user: Annotated[User, Depends(need("webhook"))]) -> dict[str, Any]:
+        """Alertmanager's webhook (version 4), exactly as it sends it. 202 after a durable write."""
+        body, too_big = await read_capped(request)
+        if too_big:  # keep what was read (up to the cap) with the reason
+            await asyncio.to_thread(svc.store.dead_letter, user.name, 413, too_big, body)
+            svc.metrics.dead_lettered.labels("413").inc()
+            raise Problem(413, too_big)
+        try:
+            text, payload = parse_payload(body, svc.cfg.grouping.job_labels)
+        except IntakeError as exc:
+            await asyncio.to_thread(svc.store.dead_letter, user.name, exc.status, exc.reason, body)
+            svc.metrics.dead_lettered.labels(str(exc.status)).inc()
+            raise Problem(exc.status, exc.reason) from None
+        try:
+            res = await asyncio.wrap_future(svc.writer.submit(user.name, text, payload))
+        except Exception as exc:  # the database refused the write: nothing was accepted, say so
+            raise Problem(503, f"could not store the alerts durably: {type(exc).__name__}; retry") from None
+        return {"accepted": res.accepted, "duplicates": res.duplicates, "grouped": res.grouped,
+                "opened": res.opened, "investigations": res.investigations}
+
+    # -- investigations --------------------------------------------------------------------
+    def _summary(r: dict[str, Any]) -> dict[str, Any]:
+        return {k: r.get(k) for k in ("id", "job", "hosts", "status", "report_status", "verdict", "component", "confidence",
+                                      "alert_count", "resolved_count", "first_at", "last_at", "created_at",
+                                      "started_at", "finished_at", "error")}
+
+    @app.get("/api/v1/investigations", tags=["investigations"])
+    def list_investigations(_: Annotated[User, Depends(need("viewer"))],
+                            status: Literal[STATUSES] | None = None,  # type: ignore[valid-type]
+                            job: Annotated[str | None, Query(max_length=256)] = None,
+                            since: float | None = None, until: float | None = None,
+                            limit: Annotated[int, Query(ge=1, le=1000)] = 200) -> dict[str, Any]:
+        """Investigations, newest first; filter by status, job and time (unix seconds)."""
+        return {"investigations": [_summary(r) for r in svc.store.investigations(status=status, job=job, since=since,
+                                                                                 until=until, limit=limit)]}
+
+    def _get(inv_id: str) -> dict[str, Any]:
+        inv = svc.store.investigation(inv_id)
+        if inv is None:
+            raise Problem(404, f"no investigation {inv_id!r}")
+        return inv
+
+    @app.get("/api/v1/investigations/{inv_id}", tags=["investigations"])
+    def get_investigation(inv_id: str, _: Annotated[User, Depends(need("viewer"))]) -> dict[str, Any]:
+        """Status, the forensic.report/v1 report (once concluded) and the alerts it grouped."""
+        inv = _get(inv_id)
+        return {**_summary(inv), "gpus": inv["gpus"], "report": inv["report"], "alerts": svc.store.alerts_of(inv_id),
+                "events": svc.store.events_after(inv_id, 0)}
+
+    @app.get("/api/v1/investigations/{inv_id}/heatmap", tags=["investigations"])
+    def get_heatmap(inv_id: str, _: Annotated[User, Depends(need("viewer"))]) -> dict[str, Any]:
+        """Per-rank step compute time, ranks x time bins."""
+        from forensic.harness.service.views import heatmap
+
+        inv = _get(inv_id)
+        return heatmap(inv["bundle"]) if inv.get("bundle") else {"available": False, "reason": "no evidence source"}
+
+    @app.get("/api/v1/investigations/{inv_id}/timeline", tags=["investigations"])
+    def get_timeline(inv_id: str, _: Annotated[User, Depends(need("viewer"))]) -> dict[str, Any]:
+        """Per-host key signals over time (worst GPU per sample)."""
+        from forensic.harness.service.views import timeline
+
+        inv = _get(inv_id)
+        return timeline(inv["bundle"]) if inv.get("bundle") else {"available": False}
+
+    @app.get("/api/v1/investigations/{inv_id}/events", tags=["investigations"],
+             response_class=StreamingResponse)
+    async def stream_events(inv_id: str, _: Annotated[User, Depends(need("viewer"))],
+                            last_event_id: Annotated[str | None, Header()] = None) -> StreamingResponse:
+        """Server-sent events: hypotheses, tool calls, findings, verdict, decisions; ends when the run stops."""
+        await asyncio.to_thread(_get, inv_id)
+        after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
+
+        async def gen():
+            nonlocal after
+            idle = 0
+            while True:
+                rows = await asyncio.to_thread(svc.store.events_after, inv_id, after)
+                for r in rows:
+                    after = r["id"]
+                    yield f"id: {r['id']}\nevent: {r['kind']}\ndata: {json.dumps(r['data'])}\n\n"
+                inv = await asyncio.to_thread(svc.store.investigation, inv_id)
+                if not rows and inv and inv["status"] not in ("queued", "running"):
+                    idle += 1
+                    if idle > 2:
+                        yield f"event: close\ndata: {json.dumps({'status': inv['status']})}\n\n"
+                        return
+                else:
+                    idle = 0
+                yield ": keepalive\n\n" if not rows else ""
+                await asyncio.sleep(0.25)
+
+        return StreamingResponse(gen(), media_type="text/event-stream", headers={"Cache-Control": "no-store"})
+
+    # -- decisions -------------------------------------------------------------------------
+    def _decide(inv_id: str, rp: str, verdict: str, body: DecisionBody, user: User) -> dict[str, Any]:
+        try:
+            p = decide(svc.store, svc.saver, inv_id, rp, verdict, content_hash=body.content_hash, reason=body.reason,
+                       user=user.name)
+        except DecisionError as exc:
+            raise Problem(exc.status, exc.reason) from None
+        return {"proposal": p, "by": user.name}
+
+    @app.post("/api/v1/investigations/{inv_id}/proposals/{rp}/approve", tags=["decisions"])
+    def approve(inv_id: str, rp: str, body: DecisionBody, user: Annotated[User, Depends(need("approver"))]) -> dict[str, Any]:
+        """Approve exactly the proposal with this content hash, as the token's user."""
+        return _decide(inv_id, rp, "approve", body, user)
+
+    @app.post("/api/v1/investigations/{inv_id}/proposals/{rp}/reject", tags=["decisions"])
+    def reject(inv_id: str, rp: str, body: DecisionBody, user: Annotated[User, Depends(need("approver"))]) -> dict[str, Any]:
+        """Reject the proposal with this content hash, as the token's user."""
+        return _decide(inv_id, rp, "reject", body, user)
+
+    # -- audit, health, metrics, who am I --------------------------------------------------
+    @app.get("/api/v1/audit", tags=["audit"])
+    def audit(_: Annotated[User, Depends(need("viewer"))], investigation: str | None = None,
+              limit: Annotated[int, Query(ge=1, le=5000)] = 500) -> dict[str, Any]:
+        """The append-only audit log, newest first: who, when, what, why, and the outcome."""
+        return {"entries": svc.store.audit_log(investigation=investigation, limit=limit)}
+
+    @app.get("/api/v1/me", tags=["audit"])
+    def me(user: Annotated[User, Depends(need("viewer"))]) -> dict[str, Any]:
+        return {"name": user.name, "role": user.role, "can_approve": allowed(user, "approver")}
+
+    @app.get("/api/v1/dead-letters", tags=["intake"])
+    def dead_letters(_: Annotated[User, Depends(need("admin"))]) -> dict[str, Any]:
+        """Refused webhook bodies and why (bodies kept in the database)."""
+        return {"dead_letters": svc.store.dead_letters()}
+
+    @app.get("/healthz", tags=["health"])
+    def healthz() -> dict[str, Any]:
+        svc.store.counts()  # the database answers
+        return {"ok": True, "time": time.time()}
+
+    @app.get("/metrics", tags=["health"])
+    def metrics() -> Response:
+        from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+        return Response(generate_latest(svc.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+    # -- the page --------------------------------------------------------------------------
+    @app.get("/", include_in_schema=False)
+    def index() -> FileResponse:
+        with resources.as_file(_STATIC / "index.html") as p:
+            return FileResponse(p, media_type="text/html", headers={"Cache-Control": "no-store"})
+
+    @app.get("/static/{name}", include_in_schema=False)
+    def static(name: str) -> FileResponse:
+        allowed_files = {"app.js": "text/javascript", "app.css": "text/css", "favicon.svg": "image/svg+xml"}
+        if name not in allowed_files:
+            raise Problem(404, "no such file")
+        with resources.as_file(_STATIC / name) as p:
+            return FileResponse(p, media_type=allowed_files[name])
+
+    return app

@@ -1,0 +1,208 @@
+"""``serve.toml``: where evidence comes from, who may do what, budgets, workers, database.
+
+Example (every key but ``[[users]]`` has a default)::
+
+    database = "/var/lib/forensic/serve.sqlite"   # one SQLite file: alerts ... checkpoints
+    public_url = "http://forensic.example:8080"   # links in notifications
+    max_body_bytes = 1048576                      # larger request bodies get 413
+
+    [workers]
+    count = 2            # investigations run at once, across all jobs
+    per_job = 1          # ... and per job
+    lease_s = 30         # a claim not renewed for this long may be taken over
+
+    [budgets]            # hard limits per investigation (forensic.harness.budget.Limits)
+    tool_calls = 40
+    wall_s = 300
+
+    [grouping]
+    window_s = 1800      # alerts of one job, or one host, this close together are one fault
+    job_labels = ["training_job", "job_name", "job"]   # first label present names the job
+
+    [[users]]
+    name = "alertmanager"
+    role = "webhook"                     # webhook < viewer < approver < admin
+    token_file = "/etc/forensic/am.token"
+
+    [[evidence.bundles]]                 # recorded incidents that alerts map to
+    path = "evals/examples/pcie-x8-mfu-drop"
+    job = "llm-70b-pretrain"             # alerts whose job label is this ...
+    hosts = ["gpu-e12*"]                 # ... or whose host matches one of these globs
+
+    [notify]
+    slack_webhooks = ["https://hooks.slack.com/services/..."]
+
+    [fleet]              # live fleets (fleet.toml): validated here, passed through
+    file = "/etc/forensic/fleet.toml"
+
+Relative paths are read from the folder of the config file.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from forensic.harness.budget import Limits
+from forensic.sandbox import ForensicError
+
+Role = Literal["webhook", "viewer", "approver", "admin"]
+#: What each role may do; a role includes the ones before it except ``webhook``, which may
+#: only post alerts.
+ROLE_RANK: dict[str, int] = {"webhook": 0, "viewer": 1, "approver": 2, "admin": 3}
+
+
+class ConfigError(ForensicError):
+    """serve.toml is missing, unreadable or invalid (one line saying where)."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Workers(_Strict):
+    """The investigation worker pool."""
+
+    count: int = Field(2, ge=1, le=64, description="Investigations running at once, in all.")
+    per_job: int = Field(1, ge=1, le=64, description="Investigations running at once for one job.")
+    lease_s: float = Field(30.0, gt=0, description="A claim not renewed for this long may be taken over.")
+    step_pause_s: float = Field(0.0, ge=0, le=10, description="Pause after each graph step (demos: watch a run live).")
+
+
+class Grouping(_Strict):
+    """How alerts become investigations."""
+
+    window_s: float = Field(1800.0, gt=0, description="Same job or same host within this many seconds: one fault.")
+    job_labels: list[str] = Field(default_factory=lambda: ["training_job", "job_name", "job"],
+                                  description="Labels naming the training job, first present wins.")
+
+
+class User(_Strict):
+    """One person or system and the token that authenticates it."""
+
+    name: str = Field(min_length=1, max_length=128, description="Shown in the audit log and on approvals.")
+    role: Role = Field(description="webhook, viewer, approver or admin.")
+    token_file: Path = Field(description="File holding the bearer token (first line).")
+
+
+class BundleMapping(_Strict):
+    """A recorded bundle and the alerts that map to it."""
+
+    path: Path = Field(description="Bundle folder (or an evaluation case holding bundle/).")
+    job: str | None = Field(None, description="Alerts whose job label equals this map here.")
+    hosts: list[str] = Field(default_factory=list, description="Host globs: alerts on a matching host map here.")
+
+    @model_validator(mode="after")
+    def _names_something(self) -> BundleMapping:
+        if not self.job and not self.hosts:
+            raise ValueError(f"bundle {self.path}: name a job or hosts that map to it")
+        return self
+
+
+class Evidence(_Strict):
+    """Where evidence comes from."""
+
+    bundles: list[BundleMapping] = Field(default_factory=list, description="Recorded bundles, first match wins.")
+
+
+class Notify(_Strict):
+    """Where conclusions are announced."""
+
+    slack_webhooks: list[str] = Field(default_factory=list, description="Slack-compatible incoming-webhook URLs.")
+    timeout_s: float = Field(5.0, gt=0, description="Per-attempt timeout.")
+    max_attempts: int = Field(8, ge=1, description="Attempts before a notification is given up (and logged).")
+
+    @field_validator("slack_webhooks")
+    @classmethod
+    def _http(cls, urls: list[str]) -> list[str]:
+        for u in urls:
+            if not u.startswith(("http://", "https://")):
+                raise ValueError(f"{u!r} is not an http(s) URL")
+        return urls
+
+
+class Fleet(BaseModel):
+    """A live fleet (fleet.toml, the live-fleet issue): checked for shape and passed through."""
+
+    model_config = ConfigDict(extra="allow")
+    file: Path | None = Field(None, description="fleet.toml path.")
+
+
+class ServeConfig(_Strict):
+    """Everything ``forensic serve`` reads from serve.toml."""
+
+    database: Path = Field(Path("forensic-serve.sqlite"), description="SQLite file holding all service state.")
+    public_url: str = Field("", description="Base URL of the page, for links in notifications.")
+    max_body_bytes: int = Field(1 << 20, ge=1024, description="Request bodies above this get 413.")
+    workers: Workers = Field(default_factory=Workers)
+    budgets: Limits = Field(default_factory=Limits)
+    grouping: Grouping = Field(default_factory=Grouping)
+    users: list[User] = Field(min_length=1)
+    evidence: Evidence = Field(default_factory=Evidence)
+    notify: Notify = Field(default_factory=Notify)
+    fleet: Fleet | None = None
+
+    @model_validator(mode="after")
+    def _evidence_named(self) -> ServeConfig:
+        if not self.evidence.bundles and self.fleet is None:
+            raise ValueError("name an evidence source: [[evidence.bundles]] or [fleet]")
+        return self
+
+
+def _rebase(cfg: ServeConfig, base: Path) -> ServeConfig:
+    def fix(p: Path) -> Path:
+        return p if p.is_absolute() else (base / p)
+
+    cfg.database = fix(cfg.database)
+    for u in cfg.users:
+        u.token_file = fix(u.token_file)
+    for b in cfg.evidence.bundles:
+        b.path = fix(b.path)
+    if cfg.fleet is not None and cfg.fleet.file is not None:
+        cfg.fleet.file = fix(cfg.fleet.file)
+    return cfg
+
+
+def parse_config(data: dict[str, Any], base: Path) -> ServeConfig:
+    """Validate a parsed serve.toml; raises :class:`ConfigError` with the first problem."""
+    try:
+        cfg = ServeConfig.model_validate(data)
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        where = ".".join(str(p) for p in e["loc"]) or "serve.toml"
+        raise ConfigError(f"serve.toml: {where}: {e['msg']}") from None
+    cfg = _rebase(cfg, base)
+    if cfg.fleet is not None and cfg.fleet.file is not None and not cfg.fleet.file.is_file():
+        raise ConfigError(f"serve.toml: fleet.file: {cfg.fleet.file} does not exist")
+    return cfg
+
+
+def load_config(path: Path) -> ServeConfig:
+    try:
+        data = tomllib.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such config file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: unreadable ({exc})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    return parse_config(data, Path(path).resolve().parent)
+
+
+def load_tokens(cfg: ServeConfig) -> dict[str, User]:
+    """token -> user, read from each user's token file; empty, short or shared tokens are refused."""
+    out: dict[str, User] = {}
+    for u in cfg.users:
+        try:
+            token = u.token_file.read_text().strip().splitlines()[0].strip() if u.token_file.read_text().strip() else ""
+        except OSError as exc:
+            raise ConfigError(f"user {u.name}: token file {u.token_file} unreadable ({exc.strerror})") from None
+        if len(token) < 16:
+            raise ConfigError(f"user {u.name}: token in {u.token_file} is shorter than 16 characters")
+        if token in out:
+            raise ConfigError(f"user {u.name}: token in {u.token_file} is also {out[token].name}'s")
+        out[token] = u
+    return out

@@ -1,0 +1,76 @@
+"""A person's decision on a proposal, through the investigation's own approval gate.
+
+The decision is handed to :meth:`Investigator.decide` (the same path as ``forensic approve``):
+it binds the proposal id, its content hash and the authenticated user's name. Every decision,
+counted or refused, goes to the service's append-only audit table.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from forensic.harness.approvals import Decision
+from forensic.sandbox import ForensicError
+
+
+class DecisionError(Exception):
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def _lock(inv_id: str) -> threading.Lock:
+    with _locks_guard:
+        return _locks.setdefault(inv_id, threading.Lock())
+
+
+def decide(store: Any, saver: Any, inv_id: str, proposal_id: str, verdict: str, *, content_hash: str, reason: str,
+           user: str) -> dict[str, Any]:
+    """Apply one decision; returns the updated proposal. :class:`DecisionError` 404/409 otherwise."""
+    from forensic.harness.graph import Investigator
+
+    with _lock(inv_id):
+        inv = store.investigation(inv_id)
+        if inv is None:
+            raise DecisionError(404, f"no investigation {inv_id!r}")
+        proposals = {p["id"]: p for p in (inv.get("report") or {}).get("proposals", [])}
+        p = proposals.get(proposal_id)
+        base = dict(time=time.time(), actor=user, action=verdict, investigation=inv_id, proposal=proposal_id,
+                    content_hash=content_hash, detail={"reason_given": reason})
+
+        def refuse(status: int, why: str) -> DecisionError:
+            store.audit({**base, "outcome": "refused", "reason": why})
+            return DecisionError(status, why)
+
+        if p is None:
+            raise refuse(404, f"no proposal {proposal_id!r} in {inv_id}")
+        if p["status"] != "pending_approval":
+            raise refuse(409, f"proposal {proposal_id} is already {p['status']}")
+        if inv["status"] != "awaiting_approval":
+            raise refuse(409, f"investigation {inv_id} is {inv['status']}, not awaiting approval")
+        if content_hash != p.get("content_hash"):
+            raise refuse(409, "the content hash does not match the proposal (it changed, or this is not what was shown)")
+        d = Decision(proposal_id=proposal_id, content_hash=content_hash, decision=verdict,  # type: ignore[arg-type]
+                     approver=user, authenticated=True, comment=reason)
+        try:
+            investigator = Investigator(inv["bundle"], checkpointer=saver)
+            report, audit = investigator.decide(inv["thread_id"], [d])
+        except ForensicError as exc:
+            raise refuse(409, str(exc)) from None
+        entry = audit[-1] if audit else {"outcome": "refused", "reason": "no decision recorded"}
+        store.audit({**base, "outcome": entry["outcome"], "reason": entry.get("reason") or reason,
+                     "detail": {"reason_given": reason, "action": p["action"], "target": p["target"]}})
+        pending = any(q["status"] == "pending_approval" for q in report.get("proposals", []))
+        store.set_report(inv_id, report, "awaiting_approval" if pending else "concluded")
+        store.add_event(inv_id, f"decision:{proposal_id}", "decision",
+                        {"proposal": proposal_id, "outcome": entry["outcome"], "by": user})
+        if entry["outcome"] == "refused":
+            raise DecisionError(409, entry.get("reason") or "refused")
+        return next(q for q in report["proposals"] if q["id"] == proposal_id)

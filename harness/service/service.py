@@ -1,0 +1,78 @@
+"""The running service: storage, intake writer, worker pool and notifier, started and stopped together."""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+from pathlib import Path
+from typing import Any
+
+from forensic.harness.service.config import ServeConfig, load_tokens
+from forensic.harness.service.auth import Tokens
+from forensic.harness.service.intake import IntakeResult, IntakeWriter, Payload
+from forensic.harness.service.metrics import Metrics
+from forensic.harness.service.notify import Notifier, summary
+from forensic.harness.service.store import SqliteStore
+from forensic.harness.service.workers import WorkerPool, sqlite_checkpointer
+
+log = logging.getLogger("forensic.service")
+
+
+class Service:
+    def __init__(self, cfg: ServeConfig) -> None:
+        self.cfg = cfg
+        self.tokens = Tokens(load_tokens(cfg))
+        self.store = SqliteStore(cfg.database)
+        self.saver = sqlite_checkpointer(cfg.database)
+        self.metrics = Metrics(self.store)
+        self.notifier = Notifier(self.store, timeout_s=cfg.notify.timeout_s, max_attempts=cfg.notify.max_attempts)
+        self.pool = WorkerPool(self.store, checkpointer=self.saver, limits=cfg.budgets, count=cfg.workers.count,
+                               per_job=cfg.workers.per_job, lease_s=cfg.workers.lease_s,
+                               step_pause_s=cfg.workers.step_pause_s, on_finish=self._finished,
+                               on_tool=lambda tool, status: self.metrics.tool_calls.labels(tool, status).inc())
+        self.writer: IntakeWriter | None = None
+
+    # -- evidence mapping ------------------------------------------------------------------
+    def resolve_bundle(self, job: str | None, hosts: list[str]) -> Path | None:
+        """The first configured bundle whose job equals the alert's, or whose host globs match one of its hosts."""
+        for m in self.cfg.evidence.bundles:
+            if m.job and job == m.job:
+                return m.path
+            if any(fnmatch.fnmatchcase(h, g) for h in hosts for g in m.hosts):
+                return m.path
+        return None
+
+    def _ingest(self, batch: list[tuple[str, str, Payload]]) -> list[IntakeResult]:
+        results = self.store.ingest(batch, window_s=self.cfg.grouping.window_s, resolve_bundle=self.resolve_bundle)
+        for r in results:
+            self.metrics.alerts_received.inc(r.accepted + r.duplicates)
+            self.metrics.alerts_grouped.inc(r.grouped)
+            self.metrics.alerts_duplicate.inc(r.duplicates)
+            self.metrics.investigations_opened.inc(len(r.opened))
+        if any(r.opened for r in results):
+            self.pool.wake()
+        return results
+
+    def _finished(self, inv: dict[str, Any] | None, report: dict[str, Any] | None, seconds: float) -> None:
+        self.metrics.duration.observe(seconds)
+        if inv is None or report is None or not self.cfg.notify.slack_webhooks:
+            return
+        self.store.enqueue_notifications(inv["id"], self.cfg.notify.slack_webhooks, summary(inv, report, self.cfg.public_url))
+        self.notifier.wake()
+
+    # -- life ------------------------------------------------------------------------------
+    def start(self) -> None:
+        # SQLite serves one process: what that process was running when it died is runnable again.
+        released = self.store.release_all()
+        if released:
+            log.info("resuming %d investigation(s) from their checkpoints", released)
+        self.writer = IntakeWriter(self._ingest)
+        self.notifier.start()
+        self.pool.start()
+
+    def stop(self) -> None:
+        if self.writer:
+            self.writer.close()
+        self.pool.stop()
+        self.notifier.stop()
+        self.store.close()

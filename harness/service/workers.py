@@ -1,0 +1,156 @@
+"""A bounded pool of threads that run investigations, each as a checkpointed LangGraph thread.
+
+Claiming is :meth:`Store.claim` (one transaction: global order, per-job cap, leases). A run
+resumes from its checkpoint when one exists, so a process killed mid-investigation continues
+where the checkpoint left off after a restart; a run whose claim was lost does not record a
+conclusion (``Store.finish`` only accepts the claim holder), so no investigation concludes twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Callable
+
+from forensic.harness.budget import Limits
+from forensic.sandbox import ForensicError
+
+log = logging.getLogger("forensic.service.workers")
+
+
+def sqlite_checkpointer(path: Path) -> Any:
+    """LangGraph's SQLite checkpointer on the service database (its own tables and connection)."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    con = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
+    con.execute("PRAGMA busy_timeout=30000")
+    saver = SqliteSaver(con)
+    saver.setup()
+    return saver
+
+
+def _events(node: str, update: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """(key, kind, data) for the page's live stream from one graph step's update."""
+    if not isinstance(update, dict):
+        return []
+    out: list[tuple[str, str, dict[str, Any]]] = []
+    if node == "hypothesize":
+        out.append(("hypothesize", "hypotheses", {"top": (update.get("hypotheses") or [])[:5]}))
+    elif node == "run_tool" and update.get("records"):
+        r = update["records"][-1]
+        out.append((f"tool:{r['id']}", "tool_call", {k: r.get(k) for k in ("id", "tool", "args", "status", "summary")}))
+        for s in r.get("signals") or []:
+            out.append((f"finding:{r['id']}:{s.get('name')}:{s.get('component')}", "finding",
+                        {"evidence": r["id"], "signal": s.get("name"), "component": s.get("component"),
+                         "detail": s.get("detail", "")}))
+    elif node == "assess" and update.get("trace"):
+        t = update["trace"][-1]
+        out.append((f"assess:{t.get('evidence')}", "hypotheses", {"after": t.get("evidence"), "top": t.get("top")}))
+    elif node == "conclude" and update.get("report"):
+        rep = update["report"]
+        out.append(("conclude", "verdict", {"status": rep.get("status"), "verdict": rep.get("verdict")}))
+    elif node == "propose" and update.get("report"):
+        out.append(("propose", "proposals", {"proposals": [{k: p.get(k) for k in ("id", "action", "target", "status")}
+                                                           for p in update["report"].get("proposals", [])]}))
+    return out
+
+
+class WorkerPool:
+    """``count`` threads claiming and running investigations until stopped."""
+
+    def __init__(self, store: Any, *, checkpointer: Any, limits: Limits, count: int, per_job: int, lease_s: float,
+                 step_pause_s: float = 0.0, on_finish: Callable[[dict[str, Any], dict[str, Any] | None, float], None] | None = None,
+                 on_tool: Callable[[str, str], None] | None = None, poll_s: float = 0.2) -> None:
+        self.store = store
+        self.saver = checkpointer
+        self.limits = limits
+        self.count = count
+        self.per_job = per_job
+        self.lease_s = lease_s
+        self.step_pause_s = step_pause_s
+        self.on_finish = on_finish
+        self.on_tool = on_tool
+        self.poll_s = poll_s
+        self.boot = uuid.uuid4().hex[:8]
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        for i in range(self.count):
+            t = threading.Thread(target=self._loop, args=(f"{self.boot}-w{i}",), name=f"forensic-worker-{i}", daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        for t in self._threads:
+            t.join(timeout=30)
+
+    def _loop(self, owner: str) -> None:
+        while not self._stop.is_set():
+            try:
+                job = self.store.claim(owner, lease_s=self.lease_s, per_job=self.per_job)
+            except sqlite3.Error as exc:  # a busy or failing database: try again shortly
+                log.warning("claim failed: %s", exc)
+                job = None
+            if job is None:
+                self._wake.wait(self.poll_s)
+                self._wake.clear()
+                continue
+            self.run(job, owner)
+
+    def run(self, inv: dict[str, Any], owner: str) -> None:
+        from forensic.harness.graph import Investigator
+
+        t0 = time.monotonic()
+        inv_id = inv["id"]
+        try:
+            investigator = Investigator(inv["bundle"], limits=self.limits, checkpointer=self.saver)
+            cfg = investigator.config(inv["thread_id"])
+            snap = investigator.app.get_state(cfg)
+            if snap.values and not snap.next:
+                start = None  # finished before the crash; only the record of it was lost
+            else:
+                start = None if snap.values else investigator.initial_state(await_approval=True)
+                if snap.values:
+                    self.store.add_event(inv_id, f"resume:{inv['runs']}", "resumed", {"run": inv["runs"]})
+                for chunk in investigator.app.stream(start, cfg, stream_mode="updates"):
+                    if self._stop.is_set():
+                        return  # the claim lapses; the next start resumes from this checkpoint
+                    for node, update in chunk.items():
+                        for key, kind, data in _events(node, update):
+                            self.store.add_event(inv_id, key, kind, data)
+                            if kind == "tool_call" and self.on_tool:
+                                self.on_tool(data.get("tool") or "?", data.get("status") or "?")
+                    if not self.store.renew(inv_id, owner, self.lease_s):
+                        log.warning("%s: claim lost, stopping this run", inv_id)
+                        return
+                    if self.step_pause_s:
+                        self._stop.wait(self.step_pause_s)
+                snap = investigator.app.get_state(cfg)
+            report = snap.values.get("report")
+            status = "awaiting_approval" if "approval_gate" in (snap.next or ()) else "concluded"
+            if self.store.finish(inv_id, owner, status=status, report=report):
+                if status == "awaiting_approval":
+                    self.store.add_event(inv_id, "gate", "awaiting_approval", {})
+                self.store.add_event(inv_id, "end", "end", {"status": status})
+                if self.on_finish:
+                    self.on_finish(self.store.investigation(inv_id), report, time.monotonic() - t0)
+        except ForensicError as exc:
+            self._fail(inv_id, owner, str(exc))
+        except Exception as exc:  # a bug must fail this investigation, not the worker
+            log.exception("%s crashed", inv_id)
+            self._fail(inv_id, owner, f"{type(exc).__name__}: {exc}")
+
+    def _fail(self, inv_id: str, owner: str, reason: str) -> None:
+        if self.store.finish(inv_id, owner, status="failed", report=None, error=reason[:500]):
+            self.store.add_event(inv_id, "end", "end", {"status": "failed", "error": reason[:500]})

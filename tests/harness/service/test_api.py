@@ -1,0 +1,222 @@
+"""The API end to end in process: approvals through the gate, roles, bad input, notifications."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from forensic.harness.service.bench import fault_alert, free_port, webhook
+
+from .conftest import JOB, auth
+
+HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
+
+
+def _open(c, **labels) -> str:
+    a = fault_alert(1, job=JOB)
+    a["labels"].update(labels)
+    r = c.post("/api/v1/alerts", json=webhook([a]), headers=auth("alertmanager"))
+    assert r.status_code == 202, r.text
+    return r.json()["investigations"][0]
+
+
+def _wait(c, inv: str, timeout_s: float = 120) -> dict:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        d = c.get(f"/api/v1/investigations/{inv}", headers=auth("vic")).json()
+        if d["status"] not in ("queued", "running"):
+            return d
+        time.sleep(0.2)
+    raise AssertionError(f"{inv} did not finish")
+
+
+def test_investigation_concludes_and_approval_binds_hash_and_user(app_client) -> None:
+    c, svc = app_client()
+    inv = _open(c)
+    d = _wait(c, inv)
+    assert d["status"] == "awaiting_approval"
+    assert (d["report"]["verdict"]["root_cause"], d["report"]["verdict"]["component"]) == ("pcie_downtrain", "gpu-e126/gpu0")
+    assert d["report"]["schema"] == "forensic.report/v1"
+    kinds = {e["kind"] for e in d["events"]}
+    assert {"alert", "hypotheses", "tool_call", "finding", "verdict", "proposals", "awaiting_approval"} <= kinds
+    p = d["report"]["proposals"][0]
+    url = f"/api/v1/investigations/{inv}/proposals/{p['id']}"
+    # The event stream replays what happened and closes once the run is over.
+    with c.stream("GET", f"/api/v1/investigations/{inv}/events", headers=auth("vic")) as s:
+        text = "".join(s.iter_text())
+    streamed = [line[7:] for line in text.splitlines() if line.startswith("event: ")]
+    assert streamed[0] == "alert" and "tool_call" in streamed and streamed[-1] == "close"
+    assert "event: verdict" in text and '"pcie_downtrain"' in text
+    with c.stream("GET", f"/api/v1/investigations/{inv}/events", headers={**auth("vic"), "Last-Event-ID": "3"}) as s:
+        later = "".join(s.iter_text())
+    assert "id: 1\n" not in later and "id: 4\n" in later
+    metrics = c.get("/metrics").text
+    assert 'forensic_investigations{status="awaiting_approval"} 1.0' in metrics
+    assert "forensic_investigation_duration_seconds_count 1.0" in metrics
+    assert 'forensic_tool_calls_total{status="ok",tool="pcie_link"}' in metrics
+
+    # A viewer may not decide, and a forged POST changes nothing.
+    r = c.post(url + "/approve", json={"content_hash": p["content_hash"], "reason": "x"}, headers=auth("vic"))
+    assert r.status_code == 403
+    # A stale hash is refused (and audited).
+    stale = "0" * 64
+    r = c.post(url + "/approve", json={"content_hash": stale, "reason": "looks right"}, headers=auth("ann"))
+    assert r.status_code == 409 and "hash" in r.json()["detail"]
+    # The right hash, as ann.
+    r = c.post(url + "/approve", json={"content_hash": p["content_hash"], "reason": "link at x8, drain it"}, headers=auth("ann"))
+    assert r.status_code == 200, r.text
+    assert r.json()["proposal"]["status"] == "approved" and r.json()["by"] == "ann"
+    # Replayed: refused, nothing changes.
+    r = c.post(url + "/approve", json={"content_hash": p["content_hash"], "reason": "again"}, headers=auth("ann"))
+    assert r.status_code == 409 and "already approved" in r.json()["detail"]
+    r = c.post(url + "/reject", json={"content_hash": p["content_hash"], "reason": "changed my mind"}, headers=auth("root"))
+    assert r.status_code == 409
+    # Unknown proposal.
+    assert c.post(f"/api/v1/investigations/{inv}/proposals/rp-99/approve", json={"content_hash": stale, "reason": "x"},
+                  headers=auth("ann")).status_code == 404
+    audit = c.get("/api/v1/audit", headers=auth("vic")).json()["entries"]
+    outcomes = [(a["actor"], a["outcome"]) for a in reversed(audit)]
+    assert outcomes[:2] == [("ann", "refused"), ("ann", "approved")]
+    approved = next(a for a in audit if a["outcome"] == "approved")
+    assert approved["content_hash"] == p["content_hash"] and approved["detail"]["reason_given"] == "link at x8, drain it"
+    after = c.get(f"/api/v1/investigations/{inv}", headers=auth("vic")).json()["report"]["proposals"]
+    assert next(q for q in after if q["id"] == p["id"])["status"] == "approved"
+    # The audit table refuses rewrites at the database level.
+    import sqlite3
+
+    con = sqlite3.connect(svc.cfg.database)
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        con.execute("UPDATE audit SET actor='mallory'")
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        con.execute("DELETE FROM audit")
+
+
+def test_auth_and_roles(app_client) -> None:
+    c, _ = app_client()
+    body = webhook([fault_alert(1, job=JOB)])
+    assert c.post("/api/v1/alerts", json=body).status_code == 401
+    assert c.post("/api/v1/alerts", json=body, headers={"Authorization": "Bearer nope-nope-nope-nope"}).status_code == 401
+    assert c.post("/api/v1/alerts", json=body, headers={"Authorization": "Basic abc"}).status_code == 401
+    assert c.post("/api/v1/alerts", json=body, headers=auth("vic")).status_code == 403
+    assert c.post("/api/v1/alerts", json=body, headers=auth("ann")).status_code == 403
+    assert c.get("/api/v1/investigations", headers=auth("alertmanager")).status_code == 403
+    assert c.get("/api/v1/audit", headers=auth("alertmanager")).status_code == 403
+    assert c.get("/api/v1/investigations").status_code == 401
+    assert c.get("/api/v1/dead-letters", headers=auth("ann")).status_code == 403
+    assert c.get("/api/v1/investigations/inv-nope", headers=auth("vic")).status_code == 404
+    assert c.get("/healthz").status_code == 200
+    assert "forensic_alerts_received_total" in c.get("/metrics").text
+    spec = c.get("/openapi.json").json()
+    assert "/api/v1/alerts" in spec["paths"] and "/api/v1/investigations/{inv_id}/proposals/{rp}/approve" in spec["paths"]
+
+
+@pytest.mark.parametrize("body,status,why", [
+    (b"{not json", 400, "not JSON"),
+    (b"\xff\xfe\x00", 400, "not JSON"),
+    (b"[]", 422, "not an Alertmanager"),
+    (json.dumps({"version": "3", "alerts": []}).encode(), 422, "version"),
+    (json.dumps({"alerts": []}).encode(), 422, "version"),
+    (json.dumps({"version": "4"}).encode(), 422, "alerts"),
+    (json.dumps({"version": "4", "alerts": [{"status": "firing", "labels": {}, "startsAt": "yesterday"}]}).encode(), 422, "RFC 3339"),
+    (json.dumps({"version": "4", "alerts": [{"status": "burning", "labels": {}, "startsAt": "2026-01-01T00:00:00Z"}]}).encode(), 422, "status"),
+    (json.dumps({"version": "4", "alerts": [{"status": "firing", "labels": {"a": 1}, "startsAt": "2026-01-01T00:00:00Z"}]}).encode(), 422, "labels"),
+])
+def test_malformed_webhooks_are_refused_and_dead_lettered(app_client, body: bytes, status: int, why: str) -> None:
+    c, svc = app_client()
+    r = c.post("/api/v1/alerts", content=body, headers={**auth("alertmanager"), "Content-Type": "application/json"})
+    assert r.status_code == status, r.text
+    assert why in r.json()["detail"]
+    dl = c.get("/api/v1/dead-letters", headers=auth("root")).json()["dead_letters"]
+    assert len(dl) == 1 and dl[0]["status"] == status and dl[0]["bytes"] == len(body)
+    assert c.get("/api/v1/investigations", headers=auth("vic")).json()["investigations"] == []
+    assert 'forensic_webhooks_dead_lettered_total{status="%d"} 1.0' % status in c.get("/metrics").text
+
+
+def test_oversized_body_is_413_and_recorded(app_client) -> None:
+    c, svc = app_client(extra="max_body_bytes = 4096")
+    big = webhook([fault_alert(i, job=JOB) for i in range(40)])
+    r = c.post("/api/v1/alerts", json=big, headers=auth("alertmanager"))
+    assert r.status_code == 413 and "cap" in r.json()["detail"]
+    dl = c.get("/api/v1/dead-letters", headers=auth("root")).json()["dead_letters"]
+    assert dl[0]["status"] == 413
+
+    def chunked():  # no Content-Length: the cap is enforced while reading, and the prefix is kept
+        yield b'{"version": "4", "alerts": ['
+        for _ in range(10):
+            yield b" " * 1000
+        yield b"]}"
+
+    r = c.post("/api/v1/alerts", content=chunked(), headers={**auth("alertmanager"), "Content-Type": "application/json"})
+    assert r.status_code == 413
+    dl = c.get("/api/v1/dead-letters", headers=auth("root")).json()["dead_letters"]
+    assert len(dl) == 2 and dl[0]["status"] == 413 and dl[0]["bytes"] == 4096
+    # A body that fits still goes in.
+    assert c.post("/api/v1/alerts", json=webhook([fault_alert(1, job=JOB)]), headers=auth("alertmanager")).status_code == 202
+
+
+def test_bad_decision_bodies(app_client) -> None:
+    c, _ = app_client()
+    inv = _open(c)
+    _wait(c, inv)
+    url = f"/api/v1/investigations/{inv}/proposals/rp-1/approve"
+    for body in ({}, {"content_hash": "abc", "reason": "x"}, {"content_hash": "0" * 64, "reason": ""}):
+        r = c.post(url, json=body, headers=auth("ann"))
+        assert r.status_code == 422, r.text
+    r = c.post(url, content=b"{oops", headers={**auth("ann"), "Content-Type": "application/json"})
+    assert r.status_code == 422
+
+
+def test_hostile_labels_are_stored_verbatim_and_the_page_forbids_inline_script(app_client) -> None:
+    c, _ = app_client()
+    inv = _open(c, note=HOSTILE, Hostname="gpu-e126")
+    d = c.get(f"/api/v1/investigations/{inv}", headers=auth("vic")).json()
+    assert d["alerts"][0]["labels"]["note"] == HOSTILE
+    page = c.get("/")
+    csp = page.headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "unsafe-inline" not in csp
+    assert "innerHTML" not in c.get("/static/app.js").text
+    assert c.get("/static/../api.py").status_code == 404
+
+
+class _Receiver(BaseHTTPRequestHandler):
+    got: list[dict] = []
+
+    def do_POST(self) -> None:
+        n = int(self.headers.get("content-length", 0))
+        type(self).got.append(json.loads(self.rfile.read(n)))
+        self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *a) -> None:
+        pass
+
+
+def test_notification_receiver_down_then_up_gets_it_once(app_client) -> None:
+    port = free_port()
+    c, svc = app_client(extra=f'[notify]\nslack_webhooks = ["http://127.0.0.1:{port}/hook"]')
+    inv = _open(c)
+    d = _wait(c, inv)  # concluded although the receiver is down
+    assert d["status"] == "awaiting_approval"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (svc.store.notifications() and svc.store.notifications()[0]["attempts"]):
+        time.sleep(0.1)
+    assert svc.store.notifications()[0]["state"] == "pending" and svc.store.notifications()[0]["last_error"]
+    _Receiver.got = []
+    httpd = ThreadingHTTPServer(("127.0.0.1", port), _Receiver)
+    t = threading.Thread(target=httpd.serve_forever, daemon=True)
+    t.start()
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not _Receiver.got:
+            time.sleep(0.1)
+        time.sleep(0.5)
+    finally:
+        httpd.shutdown()
+    assert len(_Receiver.got) == 1
+    text = _Receiver.got[0]["text"]
+    assert "pcie_downtrain" in text and "gpu-e126/gpu0" in text and f"#/investigations/{inv}" in text
+    assert svc.store.notifications()[0]["state"] == "sent"

@@ -1,0 +1,101 @@
+"""``forensic serve`` config errors and ``forensic bench intake`` (counts, not speed)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from forensic.harness.service import ConfigError, load_config
+
+from .conftest import EXAMPLE
+
+
+def _serve(config: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "forensic.harness.cli", "serve", "--config", str(config)],
+                          capture_output=True, text=True, timeout=60)
+
+
+def _tok(tmp_path: Path, text: str = "a-token-that-is-long-enough") -> Path:
+    p = tmp_path / "t.token"
+    p.write_text(text)
+    return p
+
+
+@pytest.mark.parametrize("toml,why", [
+    (None, "no such config file"),
+    ("users = [", "not valid TOML"),
+    ("", "users: Field required"),
+    ('[[users]]\nname="a"\nrole="god"\ntoken_file="t.token"\n[[evidence.bundles]]\npath="x"\njob="j"', "users.0.role"),
+    ('[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"', "name an evidence source"),
+    ('[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"\n[[evidence.bundles]]\npath="x"', "name a job or hosts"),
+    ('[[users]]\nname="a"\nrole="viewer"\ntoken_file="missing.token"\n[[evidence.bundles]]\npath="x"\njob="j"', "unreadable"),
+    ('[[users]]\nname="a"\nrole="viewer"\ntoken_file="short.token"\n[[evidence.bundles]]\npath="x"\njob="j"', "shorter than 16"),
+    ('bogus = 1\n[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"\n[[evidence.bundles]]\npath="x"\njob="j"', "bogus"),
+    ('[fleet]\nfile="nope.toml"\n[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"', "fleet.file"),
+    ('[notify]\nslack_webhooks=["ftp://x"]\n[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"\n[[evidence.bundles]]\npath="x"\njob="j"', "http(s)"),
+])
+def test_bad_config_is_one_clear_error(tmp_path: Path, toml: str | None, why: str) -> None:
+    from forensic.harness.service.config import load_tokens
+
+    _tok(tmp_path)
+    (tmp_path / "short.token").write_text("short")
+    cfg = tmp_path / "serve.toml"
+    if toml is not None:
+        cfg.write_text(toml)
+    with pytest.raises(ConfigError) as exc:
+        load_tokens(load_config(cfg))
+    assert why in str(exc.value) and "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("toml,why", [
+    (None, "no such config file"),
+    ('[[users]]\nname="a"\nrole="viewer"\ntoken_file="short.token"\n[[evidence.bundles]]\npath="x"\njob="j"', "shorter than 16"),
+])
+def test_bad_config_is_exit_2_with_one_line(tmp_path: Path, toml: str | None, why: str) -> None:
+    (tmp_path / "short.token").write_text("short")
+    cfg = tmp_path / "serve.toml"
+    if toml is not None:
+        cfg.write_text(toml)
+    r = _serve(cfg)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("forensic: ") and why in lines[0], r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_fleet_key_is_validated_and_passed_through(tmp_path: Path) -> None:
+    _tok(tmp_path)
+    (tmp_path / "fleet.toml").write_text("[[hosts]]\nname='gpu-1'\n")
+    (tmp_path / "serve.toml").write_text('[fleet]\nfile="fleet.toml"\nrefresh_s=30\n[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"')
+    cfg = load_config(tmp_path / "serve.toml")
+    assert cfg.fleet is not None and cfg.fleet.file == tmp_path / "fleet.toml"
+    assert cfg.fleet.model_extra == {"refresh_s": 30}
+    assert cfg.database == tmp_path / "forensic-serve.sqlite"
+
+
+def test_relative_paths_are_read_from_the_config_folder(tmp_path: Path) -> None:
+    _tok(tmp_path)
+    (tmp_path / "serve.toml").write_text(f'database="db/s.sqlite"\n[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"\n'
+                                         f'[[evidence.bundles]]\npath="{EXAMPLE}"\nhosts=["gpu-e12*"]')
+    cfg = load_config(tmp_path / "serve.toml")
+    assert cfg.database == tmp_path / "db" / "s.sqlite" and cfg.evidence.bundles[0].hosts == ["gpu-e12*"]
+    with pytest.raises(ConfigError):
+        (tmp_path / "t.token").write_text("")
+        from forensic.harness.service.config import load_tokens
+
+        load_tokens(cfg)
+
+
+@pytest.mark.slow
+def test_bench_intake_counts(tmp_path: Path) -> None:
+    r = subprocess.run([sys.executable, "-m", "forensic.harness.cli", "bench", "intake", "--alerts", "300",
+                        "--concurrency", "8", "--json"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert {"alerts", "alerts_per_s", "p50_ms", "p99_ms", "investigations", "lost"} <= set(out)
+    assert out["alerts"] == 300 and out["stored"] == 300 and out["lost"] == 0 and out["investigations"] == 1
+    assert out["alerts_per_s"] > 0 and out["p99_ms"] >= out["p50_ms"] > 0
