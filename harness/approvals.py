@@ -44,7 +44,9 @@ class AuditEntry(BaseModel):
     content_hash: str
     decision: str
     approver: str
-    outcome: Literal["approved", "rejected", "refused"]
+    # Decisions are approved/rejected/refused; executions (harness/executors) add their steps.
+    outcome: Literal["approved", "rejected", "refused", "planned", "started", "succeeded", "failed",
+                     "verified", "unverified", "undone"]
     reason: str = ""
     comment: str = ""
 
