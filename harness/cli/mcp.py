@@ -1,0 +1,53 @@
+"""``forensic mcp``: serve one incident's tools and investigations to MCP clients."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from forensic.harness.budget import Limits
+from forensic.sandbox import ForensicError
+
+from ._common import _fail, app
+
+
+@app.command("mcp")
+def mcp_command(
+    bundle: Annotated[Path, typer.Argument(help="Incident bundle folder (or an evaluation case holding bundle/).")],
+    transport: Annotated[str, typer.Option(help="stdio (the client starts this command) or http.")] = "stdio",
+    listen: Annotated[str, typer.Option(help="HOST:PORT for --transport http.")] = "127.0.0.1:8765",
+    token_file: Annotated[Optional[Path], typer.Option(
+        help="File holding a bearer token every HTTP request must carry (required off loopback).")] = None,
+    budget_tool_calls: Annotated[int, typer.Option(help="Tool calls per MCP session.", min=0)] = 40,
+    budget_wall_s: Annotated[float, typer.Option(help="Working seconds per MCP session.", min=0.001)] = 300.0,
+) -> None:
+    """Serve the read-only tools, `investigate` and the evidence over the Model Context Protocol."""
+    try:
+        from forensic.harness.mcp_server import build_server, serve_http, serve_stdio
+    except ModuleNotFoundError as exc:
+        _fail(2, f"forensic mcp needs the MCP SDK ({exc.name} is missing): pip install 'forensic-harness[mcp]'")
+    if transport not in ("stdio", "http"):
+        _fail(2, f"--transport {transport!r}: expected stdio or http")
+    try:
+        server = build_server(bundle, Limits(tool_calls=budget_tool_calls, wall_s=budget_wall_s))
+    except ForensicError as exc:
+        _fail(2, str(exc))
+    if transport == "stdio":
+        serve_stdio(server)
+        return
+    host, sep, port = listen.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        _fail(2, f"--listen {listen!r}: expected HOST:PORT")
+    token = None
+    if token_file is not None:
+        try:
+            token = token_file.read_text().strip()
+        except OSError as exc:
+            _fail(2, f"--token-file {token_file}: {exc.strerror or exc}")
+        if not token:
+            _fail(2, f"--token-file {token_file}: empty")
+    elif host not in ("127.0.0.1", "localhost", "::1", "[::1]"):
+        _fail(2, f"--listen {listen}: off loopback a --token-file is required")
+    serve_http(server, host.strip("[]"), int(port), token)
