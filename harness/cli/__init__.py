@@ -17,7 +17,7 @@ import sys
 from ._common import app, err
 
 #: Command modules, imported for their registrations.
-_COMMANDS = ("investigate", "approve", "evaluate", "inventory", "bench")
+_COMMANDS = ("investigate", "approve", "evaluate", "inventory", "bench", "chat")
 
 
 def _register() -> None:
