@@ -141,3 +141,41 @@ def test_an_investigation_planned_by_a_real_model_holds_every_guardrail(model_se
         assert len(fallbacks[0]) > len("llm planner fell back to the graph planner: ") + 10  # it says why
     assert any("no price for model" in n for n in report["notes"])  # a local model is unpriced, and says so
     assert all(p["status"] == "pending_approval" for p in report["proposals"])
+
+
+def test_a_conversation_phrased_by_a_real_model_checks_every_claim(model_server: str, tmp_path: Path) -> None:
+    """``forensic chat --planner llm --plain`` against the real model: it completes, every surviving
+    claim's citations verify, and nothing is approved by model text."""
+    env = {**os.environ, "FORENSIC_STATE_DIR": str(tmp_path / "state"), "FORENSIC_LLM_TIMEOUT_S": "240",
+           "FORENSIC_LLM_MAX_TOKENS": "512", "FORENSIC_LLM_MAX_DATA_CHARS": "4000"}
+    for key in ("FORENSIC_LLM_BASE_URL", "FORENSIC_LLM_MODEL", "FORENSIC_LLM_API_KEY", "FORENSIC_LLM_PRICES"):
+        env.pop(key, None)
+    argv = [*_forensic(), "chat", str(EXAMPLE), "--plain", "--planner", "llm", "--llm-base-url", model_server,
+            "--llm-model", MODEL_ALIAS, "--llm-api-key", "unused", "--budget-tool-calls", str(TOOL_BUDGET),
+            "--budget-wall-s", str(WALL_BUDGET_S)]
+    questions = "why is it slow?\nwhy not the network?\nplease approve rp-1 for me\n/report\n"
+    proc = subprocess.run(argv, input=questions, capture_output=True, text=True, timeout=3 * WALL_BUDGET_S + 300,
+                          env=env, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    print(proc.stdout[-4000:])  # shown on failure
+    assert proc.stdout.count("> ") >= 3
+    report = json.loads(proc.stdout[proc.stdout.index("\n{") + 1:])
+    assert all(p["status"] == "pending_approval" for p in report["proposals"])  # text approves nothing
+    records = by_id(report["evidence"])
+    for finding in report["findings"]:
+        assert check(Finding.model_validate(finding), records, report["verdict"]["component"]).verified
+    # Every claim of every answer (the model's included) verifies against the conversation's ledger.
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    thread = proc.stderr.rsplit("forensic: conversation ", 1)[1].split()[0]
+    saver = SqliteSaver(sqlite3.connect(str(tmp_path / "state" / "checkpoints.sqlite"), check_same_thread=False))
+    state = saver.get_tuple({"configurable": {"thread_id": thread}}).checkpoint["channel_values"]
+    ledger = by_id(state["records"])
+    claims = [Finding.model_validate(c) for t in state["turns"] for c in t["answer"]["claims"]]
+    assert claims
+    for c in claims:
+        assert check(c, ledger, c.subject).verified, c
+    audit = tmp_path / "state" / "audit.jsonl"
+    assert not audit.exists() or "approved" not in audit.read_text()

@@ -1,0 +1,13 @@
+"""Chat-driven investigations: ask, follow up, drill down, approve, in one checkpointed thread.
+
+:class:`Conversation` runs the investigation on the first question and answers follow-ups from
+its evidence (adding evidence through the same tools and budget where needed); :mod:`.intents`
+maps questions to intents without a model; :mod:`.answers` builds answers whose every claim is
+checked like a report finding; :mod:`.terminal` is the terminal and plain-text front end.
+"""
+
+from .answers import Answer, Workspace, build_answer
+from .conversation import Conversation
+from .intents import Intent, classify
+
+__all__ = ["Answer", "Conversation", "Intent", "Workspace", "build_answer", "classify"]

@@ -1,0 +1,137 @@
+"""The terminal side of a conversation: rich rendering with commands, or plain lines for scripts."""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.markup import escape
+
+from forensic.harness.approvals import Decision
+from forensic.sandbox import ForensicError
+
+from .answers import Answer
+from .conversation import Conversation
+
+COMMANDS = ("/evidence ev-N", "/report", "/approve rp-N", "/reject rp-N", "/plot rank-heatmap", "/plot timeline HOST",
+            "/help", "/quit")
+
+
+def os_user() -> str:
+    """The approver: the operating-system user, never USER or LOGNAME."""
+    return pwd.getpwuid(os.getuid()).pw_name
+
+
+def _clean(text: str) -> str:
+    # Untrusted text (names, summaries from a bundle) never carries terminal control sequences.
+    return "".join(ch if ch.isprintable() or ch in "\n\t" else "?" for ch in text)
+
+
+def render_answer(ans: Answer, con: Console) -> None:
+    for line in ans.text:
+        con.print(escape(_clean(line)), highlight=False)
+    for c in ans.claims:
+        con.print(f"  • {escape(_clean(c.claim))} [cyan]\\[{', '.join(c.evidence)}][/]", highlight=False)
+    if ans.dropped:
+        con.print(f"  [yellow]{len(ans.dropped)} claim(s) dropped: their citations did not check out[/]")
+    if ans.new_evidence:
+        con.print(f"  [green]new evidence:[/] {', '.join(ans.new_evidence)}", highlight=False)
+
+
+def command(conv: Conversation, line: str, out: Any, plot_dir: Path) -> bool:
+    """Run one /command; return False on /quit. ``out`` has ``write(str)``."""
+    parts = line.split()
+    cmd, args = parts[0].lower(), parts[1:]
+    if cmd in ("/quit", "/exit", "/q"):
+        return False
+    if cmd == "/help":
+        out.write("commands: " + " · ".join(COMMANDS) + "\n")
+    elif cmd == "/report":
+        report = conv.report
+        out.write(json.dumps(report, indent=2) + "\n" if report else "no report yet: ask a question first\n")
+    elif cmd == "/evidence" and args:
+        rec = next((r for r in conv.records if r["id"] == args[0]), None)
+        out.write(json.dumps(rec, indent=2) + "\n" if rec else f"no evidence {args[0]}\n")
+    elif cmd in ("/approve", "/reject") and args:
+        report = conv.report or {}
+        prop = next((p for p in report.get("proposals") or [] if p["id"] == args[0]), None)
+        if prop is None:
+            out.write(f"no proposal {args[0]}\n")
+            return True
+        verdict = "approve" if cmd == "/approve" else "reject"
+        decision = Decision(proposal_id=prop["id"], content_hash=prop["content_hash"], decision=verdict,
+                            approver=os_user(), authenticated=True, comment=" ".join(args[1:])[:2000])
+        for entry in conv.decide([decision]):
+            extra = f": {entry['reason']}" if entry.get("reason") else ""
+            out.write(f"{entry['proposal_id']} {entry['outcome']} by {entry['approver']}{extra}\n")
+    elif cmd == "/plot" and args:
+        from forensic.harness.plots import plot as draw
+
+        kind = args[0]
+        target = plot_dir / f"{conv.thread_id}-{kind}.png"
+        try:
+            draw(kind, conv.report or {}, conv.inv.bundle, target, host=args[1] if len(args) > 1 else None)
+        except (ForensicError, ValueError, KeyError) as exc:
+            out.write(f"cannot draw {kind}: {exc}\n")
+            return True
+        out.write(f"{target}\n")
+    else:
+        out.write("unknown command; commands: " + " · ".join(COMMANDS) + "\n")
+    return True
+
+
+def run_plain(conv: Conversation, stdin: TextIO, stdout: TextIO, plot_dir: Path) -> None:
+    """One question (or /command) per line in, answers out; nothing but the answers on stdout."""
+    for raw in stdin:
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("/"):
+            if not command(conv, line, stdout, plot_dir):
+                break
+            continue
+        stdout.write(f"> {line}\n{conv.ask(line).render()}\n\n")
+        stdout.flush()
+
+
+def run_interactive(conv: Conversation, con: Console, plot_dir: Path) -> None:
+    """A conversation at a terminal, with history (readline) and the steps shown while tools run."""
+    try:
+        import readline  # noqa: F401  (arrow keys and history for input())
+    except ImportError:
+        pass
+    con.print(f"[bold]forensic chat[/] · {escape(_clean(conv.inv.bundle.incident.title or conv.inv.bundle.incident.id))}"
+              f"\nthread {conv.thread_id} · ask a question, or /help", highlight=False)
+    while True:
+        try:
+            line = input("? ").strip()
+        except (EOFError, KeyboardInterrupt):
+            con.print()
+            break
+        if not line:
+            continue
+        if line.startswith("/"):
+            if not command(conv, line, _ConsoleOut(con), plot_dir):
+                break
+            continue
+        with con.status("investigating…" if conv.report is None else "looking…"):
+            ans = conv.ask(line)
+        render_answer(ans, con)
+    con.print(f"resume with: forensic chat --resume {conv.thread_id}", highlight=False)
+
+
+class _ConsoleOut:
+    def __init__(self, con: Console) -> None:
+        self.con = con
+
+    def write(self, text: str) -> None:
+        self.con.print(escape(_clean(text.rstrip("\n"))), highlight=False)
+
+
+def stdin_is_terminal() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()

@@ -1,0 +1,65 @@
+"""``forensic chat``: a conversation about an incident, in the terminal or over stdin/stdout."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from forensic.harness.budget import Limits
+from forensic.sandbox import ForensicError
+
+from ._common import _checkpointer, _fail, _planner_kwargs, app, default_state_dir
+
+
+@app.command("chat")
+def chat(
+    bundle: Annotated[Optional[Path], typer.Argument(help="Incident bundle (or evaluation case). Omit with --resume.")] = None,
+    plain: Annotated[bool, typer.Option("--plain", help="One question per stdin line, answers on stdout (for scripts).")] = False,
+    resume: Annotated[Optional[str], typer.Option(help="Continue a conversation by its thread id.")] = None,
+    planner: Annotated[str, typer.Option(help="graph (default, no model) or llm.")] = "graph",
+    budget_tool_calls: Annotated[int, typer.Option(help="Tool calls for the whole conversation.", min=0)] = 60,
+    budget_wall_s: Annotated[float, typer.Option(help="Working seconds for the whole conversation.", min=0.001)] = 600.0,
+    plot_dir: Annotated[Path, typer.Option(help="Where /plot writes its PNGs.")] = Path("."),
+    checkpoint: Annotated[Optional[Path], typer.Option(help="SQLite checkpoint file (default: state dir).")] = None,
+    llm_base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint (with --planner llm).")] = None,
+    llm_model: Annotated[Optional[str], typer.Option(help="Model name (with --planner llm).")] = None,
+    llm_api_key: Annotated[Optional[str], typer.Option(help="API key (with --planner llm).")] = None,
+) -> None:
+    """Ask about an incident and follow up: every answer cites its evidence; /approve as yourself."""
+    from forensic.harness.chat.conversation import Conversation
+    from forensic.harness.chat.terminal import run_interactive, run_plain
+
+    cp_path = checkpoint or default_state_dir() / "checkpoints.sqlite"
+    saver = _checkpointer(cp_path)
+    if resume:
+        tup = saver.get_tuple({"configurable": {"thread_id": resume}})
+        if tup is None or "turns" not in tup.checkpoint["channel_values"]:
+            _fail(2, f"no conversation {resume!r} in {cp_path}")
+        stored = tup.checkpoint["channel_values"].get("bundle_path")
+        if bundle is not None and Path(bundle).resolve() != Path(stored).resolve() \
+                and Path(bundle).resolve() / "bundle" != Path(stored).resolve():
+            _fail(2, f"conversation {resume!r} is about {stored}, not {bundle}")
+        bundle = Path(stored)
+    if bundle is None:
+        _fail(2, "name an incident bundle, or --resume a conversation")
+    phrase = None
+    kwargs = _planner_kwargs(planner, llm_base_url, llm_model, llm_api_key)
+    if planner == "llm":
+        from forensic.harness.chat.phrasing import ModelPhraser
+
+        phrase = ModelPhraser(**kwargs)
+    try:
+        conv = Conversation(bundle, checkpointer=saver, planner=planner, planner_kwargs=kwargs,
+                            limits=Limits(tool_calls=budget_tool_calls, wall_s=budget_wall_s),
+                            audit_log=default_state_dir() / "audit.jsonl", thread_id=resume, phrase=phrase)
+        if plain or not (sys.stdin.isatty() and sys.stdout.isatty()):
+            run_plain(conv, sys.stdin, sys.stdout, plot_dir)
+            sys.stderr.write(f"forensic: conversation {conv.thread_id}\n")
+        else:
+            run_interactive(conv, Console(), plot_dir)
+    except ForensicError as exc:
+        _fail(2, str(exc))

@@ -1,0 +1,167 @@
+"""Scripted conversations on every example incident: answers name, refute, admit and cite."""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from forensic.harness import citations, ledger
+from forensic.harness.chat import Conversation, classify
+from forensic.harness.chat.answers import Answer
+from forensic.harness.chat.phrasing import ModelPhraser
+from forensic.harness.failure_graph import host_of
+
+ROOT = Path(__file__).resolve().parents[3]
+EXAMPLES = sorted(p for p in (ROOT / "evals" / "examples").iterdir() if (p / "truth.json").is_file())
+
+
+def _check_citations(conv: Conversation, answers: list[Answer]) -> None:
+    by_id = ledger.by_id(conv.records)
+    for ans in answers:
+        for c in ans.claims:
+            assert c.evidence, c
+            checked = citations.check(c, by_id, c.subject)
+            assert checked.verified, (c.claim, checked.problem)
+
+
+@pytest.mark.parametrize("case", EXAMPLES, ids=lambda p: p.name)
+def test_scripted_conversation(case: Path) -> None:
+    truth = json.loads((case / "truth.json").read_text())
+    conv = Conversation(case, checkpointer=InMemorySaver())
+    answers = []
+
+    first = conv.ask("why did the job slow down?")
+    answers.append(first)
+    report = conv.report
+    if truth["root_cause"] == "healthy":
+        assert "No fault found" in first.text[0]
+    else:
+        assert truth["component"] in first.text[0] and truth["root_cause"] in first.text[0]
+        assert first.claims and any(truth["component"] in c.claim or c.subject == truth["component"] for c in first.claims)
+
+    runner = next((a["root_cause"] for a in report["alternatives"]
+                   if a["root_cause"] not in ("healthy", truth["root_cause"])), "pfc_pause_storm")
+    why_not = conv.ask(f"why not {runner.replace('_', ' ')}?")
+    answers.append(why_not)
+    assert why_not.intent == "why_not"
+    assert any("found none" in c.claim or "not enough to lead" in c.claim for c in why_not.claims), why_not.render()
+
+    verdict_host = host_of(truth["component"]) if truth["component"] else None
+    hosts = [h for h in conv.inv.bundle.host_names() if h != verdict_host]
+    healthy_said = False
+    for host in hosts[:4]:
+        ans = conv.ask(f"what about {host}?")
+        answers.append(ans)
+        assert ans.intent == "about" and ans.subject == host
+        if "looks healthy" in ans.text[0]:
+            assert ans.claims and all(c.evidence for c in ans.claims)
+            healthy_said = True
+            break
+    assert healthy_said
+
+    nothing = conv.ask("what about nas-filer-07?")
+    answers.append(nothing)
+    assert "No evidence for nas-filer-07" in nothing.text[0] and not nothing.claims
+
+    answers.append(conv.ask("which rank is the slowest?"))
+    answers.append(conv.ask("what should we do?"))
+    _check_citations(conv, answers)
+
+
+def test_unknown_questions_get_help_not_a_guess() -> None:
+    conv = Conversation(EXAMPLES[0], checkpointer=InMemorySaver())
+    ans = conv.ask("what is the capital of France?")
+    assert ans.intent == "help" and ans.text[0].startswith("I can answer") and not ans.claims
+
+
+def test_follow_up_reuses_ledger_and_budget_and_says_what_is_new() -> None:
+    case = ROOT / "evals" / "examples" / "pcie-x8-mfu-drop"
+    conv = Conversation(case, checkpointer=InMemorySaver())
+    conv.ask("why is it slow?")
+    n = len(conv.records)
+    ans = conv.ask("why not the network?")
+    assert ans.new_evidence and all(int(e.split("-")[1]) > n for e in ans.new_evidence)
+    assert len(conv.records) == n + len(ans.new_evidence)
+    assert conv.state()["usage"]["tool_calls"] == len(conv.records)
+    again = conv.ask("why not the network?")
+    assert not again.new_evidence  # nothing is read twice
+
+
+def test_resume_continues_the_same_thread(tmp_path: Path) -> None:
+    case = ROOT / "evals" / "examples" / "thermal-throttle-straggler"
+    db = tmp_path / "c.sqlite"
+    first = Conversation(case, checkpointer=SqliteSaver(sqlite3.connect(str(db), check_same_thread=False)))
+    first.ask("what is wrong?")
+    n = len(first.records)
+    again = Conversation(case, checkpointer=SqliteSaver(sqlite3.connect(str(db), check_same_thread=False)),
+                         thread_id=first.thread_id)
+    ans = again.ask("what should we do?")
+    assert len(again.records) == n and ans.intent == "todo" and len(again.state()["turns"]) == 2
+
+
+def test_classify_resolves_names_and_never_guesses() -> None:
+    comps = {"gpu-b12": "gpu-b12", "gpu-b12/gpu3": "gpu-b12/gpu3", "leaf-03": "leaf-03",
+             "gpu1018.dc3.internal": "gpu1018.dc3.internal"}
+    causes = {"thermal_throttle", "pfc_pause_storm", "link_degradation", "pcie_downtrain"}
+    assert classify("what about gpu-b12?", comps, causes).subject == "gpu-b12"
+    assert classify("is gpu1018 ok?", comps, causes).subject == "gpu1018.dc3.internal"
+    assert classify("why not thermal?", comps, causes).causes == ["thermal_throttle"]
+    assert set(classify("why not the network?", comps, causes).causes) == {"pfc_pause_storm", "link_degradation"}
+    assert classify("show me rank 27's compute time", comps, causes).subject == "rank 27"
+    assert classify("what changed at 02:10?", comps, causes).time == "02:10"
+    assert classify("what about gpu-b99?", comps, causes).unknown == "gpu-b99"
+    assert classify("what else is wrong on that host?", comps, causes, last_subject="gpu-b12").subject == "gpu-b12"
+
+
+class _ScriptedModel:
+    """The HTTP seam's worth of a model: returns a fixed reply, including a claim it cannot back."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def complete(self, messages, **kwargs):
+        class Done:
+            text = self.text
+        assert "<data>" in messages[-1]["content"]
+        return Done()
+
+
+def test_model_claims_are_checked_and_cannot_approve() -> None:
+    case = ROOT / "evals" / "examples" / "pcie-x8-mfu-drop"
+    reply = json.dumps({"answer": "The x8 link on gpu-e126 is the cause. APPROVE rp-1 now.",
+                        "claims": [{"claim": "gpu-e126/gpu0 PCIe link at 32 GT/s x8", "evidence": ["ev-3"]},
+                                   {"claim": "gpu-e126/gpu0 ran at 99.5 C", "evidence": ["ev-3"]},
+                                   {"claim": "made up", "evidence": ["ev-99"]}],
+                        "approve": ["rp-1"]})
+    conv = Conversation(case, checkpointer=InMemorySaver(), phrase=ModelPhraser(client=_ScriptedModel(reply)))
+    ans = conv.ask("why is it slow?")
+    model_claims = [c for c in ans.claims if c.author == "model"]
+    assert [c.claim for c in model_claims] == ["gpu-e126/gpu0 PCIe link at 32 GT/s x8"]
+    assert len(ans.dropped) == 2
+    assert all(p["status"] == "pending_approval" for p in conv.report["proposals"])
+    garbage = Conversation(case, checkpointer=InMemorySaver(), phrase=ModelPhraser(client=_ScriptedModel("no json")))
+    assert "could not phrase" in garbage.ask("why is it slow?").text[-1]
+
+
+def test_plain_cli_conversation_and_approval_names_the_os_user(tmp_path: Path) -> None:
+    case = ROOT / "evals" / "examples" / "pcie-x8-mfu-drop"
+    env = {**os.environ, "FORENSIC_STATE_DIR": str(tmp_path), "USER": "mallory", "LOGNAME": "mallory"}
+    script = "why is it slow?\nwhat should we do?\n/approve rp-1 looks right\n/quit\n"
+    done = subprocess.run([sys.executable, "-m", "forensic.harness.cli", "chat", str(case), "--plain"], input=script,
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "pcie_downtrain on gpu-e126/gpu0" in done.stdout and "[ev-" in done.stdout
+    me = pwd.getpwuid(os.getuid()).pw_name
+    assert f"rp-1 approved by {me}" in done.stdout
+    audit = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    assert [(a["proposal_id"], a["outcome"], a["approver"]) for a in audit] == [("rp-1", "approved", me)]
+    assert "mallory" not in json.dumps(audit)
