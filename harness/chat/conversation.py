@@ -54,13 +54,13 @@ class Conversation:
         self.limits = limits or Limits()
         self.audit_log = audit_log
         self.phrase = phrase  # optional model phraser: (question, Answer, records) -> Answer
-        self.thread_id = thread_id or f"chat-{self.inv.bundle.incident.id}-{uuid.uuid4().hex[:8]}"
+        self.thread_id = thread_id or f"chat-{self.inv.source.incident.id}-{uuid.uuid4().hex[:8]}"
         self._components = self._vocabulary()
         self.app = self._build(checkpointer)
 
     # -- names the questions may use ----------------------------------------------------------
     def _vocabulary(self) -> dict[str, str]:
-        b = self.inv.bundle
+        b = self.inv.source
         names: dict[str, str] = {}
         for host in b.host_names():
             names[host.lower()] = host
@@ -98,7 +98,7 @@ class Conversation:
         report = state["report"] or {}
         ws = Workspace(ctx=self.inv.ctx, graph=self.inv.failure_graph, report=report,
                        records=state.get("records") or [], usage=Usage.model_validate(state.get("usage") or {}),
-                       limits=self.limits, rank_map=self.inv.bundle.rank_map(), window=self.inv.bundle.window)
+                       limits=self.limits, rank_map=self.inv.source.rank_map(), window=self.inv.source.window)
         intent = classify(question, self._components, set(self.inv.failure_graph.root_causes), state.get("last_subject"))
         ans = build_answer(ws, intent)
         if self.phrase is not None:
@@ -119,7 +119,7 @@ class Conversation:
             question = question[:2000]
         inputs: dict[str, Any] = {"question": question}
         if not self.state():
-            inputs.update(bundle_path=str(self.inv.bundle.root), incident_id=self.inv.bundle.incident.id,
+            inputs.update(bundle_path=str(self.inv.source.locator), incident_id=self.inv.source.incident.id,
                           limits=self.limits.model_dump(), usage=Usage().model_dump(), report=None, records=[],
                           decisions=[], turns=[], last_subject=None)
         final = self.app.invoke(inputs, self.config())

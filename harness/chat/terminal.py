@@ -75,7 +75,7 @@ def command(conv: Conversation, line: str, out: Any, plot_dir: Path) -> bool:
         kind = args[0]
         target = plot_dir / f"{conv.thread_id}-{kind}.png"
         try:
-            draw(kind, conv.report or {}, conv.inv.bundle, target, host=args[1] if len(args) > 1 else None)
+            draw(kind, conv.report or {}, conv.inv.source, target, host=args[1] if len(args) > 1 else None)
         except (ForensicError, ValueError, KeyError) as exc:
             out.write(f"cannot draw {kind}: {exc}\n")
             return True
@@ -105,7 +105,7 @@ def run_interactive(conv: Conversation, con: Console, plot_dir: Path) -> None:
         import readline  # noqa: F401  (arrow keys and history for input())
     except ImportError:
         pass
-    con.print(f"[bold]forensic chat[/] · {escape(_clean(conv.inv.bundle.incident.title or conv.inv.bundle.incident.id))}"
+    con.print(f"[bold]forensic chat[/] · {escape(_clean(conv.inv.source.incident.title or conv.inv.source.incident.id))}"
               f"\nthread {conv.thread_id} · ask a question, or /help", highlight=False)
     while True:
         try:

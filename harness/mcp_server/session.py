@@ -50,7 +50,7 @@ class McpSession:
     # -- what the session offers --------------------------------------------------------------
     @property
     def incident(self) -> dict[str, Any]:
-        return self._inv.bundle.incident.model_dump(mode="json")
+        return self._inv.source.incident.model_dump(mode="json")
 
     @staticmethod
     def tool_schemas() -> list[dict[str, Any]]:
@@ -95,7 +95,7 @@ class McpSession:
             limits = Limits(tool_calls=min(left_calls, tool_calls if tool_calls is not None else left_calls),
                             wall_s=min(left_wall, wall_s if wall_s is not None else left_wall),
                             llm_tokens=self.limits.llm_tokens, cost_usd=self.limits.cost_usd)
-            inv = Investigator(self._inv.bundle, limits=limits, graph=self._inv.failure_graph)
+            inv = Investigator(self._inv.source, limits=limits, graph=self._inv.failure_graph)
             started = time.monotonic()
             try:
                 report = inv.run()
