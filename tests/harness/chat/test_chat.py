@@ -56,7 +56,7 @@ def test_scripted_conversation(case: Path) -> None:
     assert any("found none" in c.claim or "not enough to lead" in c.claim for c in why_not.claims), why_not.render()
 
     verdict_host = host_of(truth["component"]) if truth["component"] else None
-    hosts = [h for h in conv.inv.bundle.host_names() if h != verdict_host]
+    hosts = [h for h in conv.inv.source.host_names() if h != verdict_host]
     healthy_said = False
     for host in hosts[:4]:
         ans = conv.ask(f"what about {host}?")
