@@ -115,7 +115,11 @@ class JobLogsInput(ToolInput):
 @register
 class JobLogs(Tool):
     name = "job_logs"
-    emits = frozenset({"collective_timeout", "dump_signal_rank", "lagging_rank", "nccl_async_event", "nccl_completion_error", "nccl_env_changed", "nccl_gdr_disabled", "nccl_ib_disabled", "nccl_rails_reduced", "nccl_socket_transport"})
+    emits = frozenset({
+        "collective_timeout", "dump_signal_rank", "lagging_rank", "nccl_async_event", "nccl_completion_error",
+        "nccl_env_changed", "nccl_gdr_disabled", "nccl_ib_disabled", "nccl_rails_reduced",
+        "nccl_socket_transport",
+    })
     description = (
         "The job's NCCL and PyTorch logs: the transport NCCL chose (NET/IB vs NET/Socket, IB disabled by "
         "environment), completion errors and async events per host, watchdog timeouts, the stuck SeqNum and "
