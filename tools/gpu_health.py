@@ -165,7 +165,10 @@ def assess(r: Reading, peer_median: float | None) -> list[Signal]:
 @register
 class GpuHealth(Tool):
     name = "gpu_health"
-    emits = frozenset({"clocks_reduced", "device_lost", "ecc_uncorrectable", "gpu_hot", "power_slowdown", "remap_failure", "remap_pending", "thermal_slowdown"}) | frozenset(HOST_WIDE_SIGNALS.values())
+    emits = frozenset({
+        "clocks_reduced", "device_lost", "ecc_uncorrectable", "gpu_hot", "power_slowdown", "remap_failure",
+        "remap_pending", "thermal_slowdown",
+    }) | frozenset(HOST_WIDE_SIGNALS.values())
     description = (
         "Per-GPU health from NVML readings or nvidia-smi -q: clock event (throttle) reasons, temperature, "
         "power vs limit, SM clock vs max and vs peers, ECC, row remapping, lost GPUs. Scope: one host or all."

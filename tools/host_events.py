@@ -36,7 +36,9 @@ _MEM = ["cat", "/proc/pressure/memory"]
 @register
 class HostEvents(Tool):
     name = "host_events"
-    emits = frozenset({"bmc_cooling_event", "bmc_power_event", "host_memory_pressure"})
+    emits = frozenset({
+        "bmc_cooling_event", "bmc_power_event", "host_memory_pressure",
+    })
     description = (
         "Host-wide causes: BMC system event log (ipmitool sel elist: power supply, fan and temperature events "
         "inside the window) and memory pressure (/proc/pressure/memory) against the fleet. Scope: one host or all."

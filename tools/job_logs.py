@@ -148,7 +148,11 @@ class JobLogsInput(ToolInput):
 @register
 class JobLogs(Tool):
     name = "job_logs"
-    emits = frozenset({"collective_timeout", "dump_signal_rank", "input_stall_logged", "job_reconfigured", "lagging_rank", "nccl_async_event", "nccl_completion_error", "nccl_env_changed", "nccl_gdr_disabled", "nccl_ib_disabled", "nccl_p2p_disabled", "nccl_rails_reduced", "nccl_socket_transport", "storage_errors_logged"})
+    emits = frozenset({
+        "collective_timeout", "dump_signal_rank", "input_stall_logged", "job_reconfigured", "lagging_rank",
+        "nccl_async_event", "nccl_completion_error", "nccl_env_changed", "nccl_gdr_disabled",
+        "nccl_ib_disabled", "nccl_rails_reduced", "nccl_socket_transport", "storage_errors_logged",
+    })
     description = (
         "The job's NCCL and PyTorch logs: the transport NCCL chose (NET/IB vs NET/Socket, IB disabled by "
         "environment), completion errors and async events per host, watchdog timeouts, the stuck SeqNum and "

@@ -47,7 +47,10 @@ def load_table(ctx: ToolContext) -> tuple[StepTable, list[str]] | None:
 @register
 class JobSteps(Tool):
     name = "job_steps"
-    emits = frozenset({"host_stragglers", "job_hang", "job_slowdown", "job_steady", "replica_divergence", "slowdown_in_comm", "slowdown_in_compute", "slowdown_in_gaps", "slowdown_unattributed", "steps_clean", "straggler"})
+    emits = frozenset({
+        "host_stragglers", "job_hang", "job_slowdown", "job_steady", "replica_divergence", "slowdown_in_comm",
+        "slowdown_in_compute", "slowdown_in_gaps", "slowdown_unattributed", "steps_clean", "straggler",
+    })
     description = (
         "Per-rank step statistics of the job (job/steps.csv): stragglers by compute share and arrival lateness "
         "with a fleet-size-aware threshold, change points and intermittent spikes, whether lost time is "

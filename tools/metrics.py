@@ -168,7 +168,10 @@ def _reasons(g: GpuSeries) -> Series | None:
 @register
 class Metrics(Tool):
     name = "metrics"
-    emits = frozenset({"metric_clock_low", "metric_ecc_dbe", "metric_nvlink_errors", "metric_power_violation", "metric_remap", "metric_series_stopped", "metric_temp_high", "metric_thermal_violation"}) | XID_SIGNALS
+    emits = frozenset({
+        "metric_clock_low", "metric_ecc_dbe", "metric_nvlink_errors", "metric_power_violation", "metric_remap",
+        "metric_series_stopped", "metric_temp_high", "metric_thermal_violation",
+    }) | XID_SIGNALS
     description = (
         "Per-GPU DCGM time series over the incident window: thermal and power violation time, clock-event "
         "reason bits, SM clock vs in-job peers, temperature, ECC and row-remap counters, NVLink error counters, "

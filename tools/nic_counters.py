@@ -119,7 +119,10 @@ def _tx_pauses(r: NicReading) -> tuple[int, int, int | None]:
 @register
 class NicCounters(Tool):
     name = "nic_counters"
-    emits = frozenset({"link_below_rate", "link_errors", "nic_out_of_buffer", "pause_storm_events", "pfc_origin", "pfc_victim"})
+    emits = frozenset({
+        "link_below_rate", "link_errors", "nic_out_of_buffer", "pause_storm_events", "pfc_origin",
+        "pfc_victim",
+    })
     description = (
         "NIC counters over the window (ethtool -S and InfiniBand/RoCE sysfs counters, before vs now): per-priority "
         "PFC pauses sent (origin: cannot drain) and received (victim), pause-storm events, out-of-buffer and "

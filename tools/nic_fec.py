@@ -34,7 +34,9 @@ def _read(ctx: ToolContext, host: str, netdev: str, snapshot: str) -> tuple[int 
 @register
 class NicFec(Tool):
     name = "nic_fec"
-    emits = frozenset({"fec_uncorrectable"})
+    emits = frozenset({
+        "fec_uncorrectable",
+    })
     description = (
         "FEC statistics of each NIC link (ethtool -I --show-fec): uncorrectable blocks in the window "
         "(from the window-start snapshot) or far above the fleet's. Scope: one host or all."
