@@ -202,3 +202,17 @@ url = "http://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_fleet_locator_reopens_the_same_incident(tmp_path: Path) -> None:
+    """A checkpointed run (approve, resume) reopens its fleet from the locator it stored."""
+    from forensic.sandbox import open_source
+
+    path = _write(tmp_path, '[agents]\nurl_template = "http://127.0.0.1:9/{host}"\ntoken_file = "token"\nhosts = ["h1"]\n'
+                            'timeout_s = 1\n')
+    first = open_fleet(path, job="train", since="90m", until=1_700_000_000.0, title="MFU drop", ranks=8, probe=False)
+    again = open_source(first.locator)
+    assert again.incident.model_dump() == first.incident.model_dump()
+    assert again.window == (1_700_000_000.0 - 5400, 1_700_000_000.0) and again.host_names() == ["h1"]
+    with pytest.raises(FleetFileError):
+        open_source("fleet:{not json")
