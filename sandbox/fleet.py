@@ -32,6 +32,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import ssl
 import threading
 import time
 import tomllib
@@ -204,16 +205,27 @@ def read_secret(path: Path, what: str) -> str:
 HostFactory = Callable[[str, str, str, float, Snapshot], Host]
 
 
+def tls_context(ca_file: str | None = None) -> ssl.SSLContext:
+    """One verifying TLS context for every agent (building one per host costs tens of ms each)."""
+    if ca_file:
+        return ssl.create_default_context(cafile=ca_file)
+    try:
+        import certifi
+
+        return ssl.create_default_context(cafile=certifi.where())
+    except ImportError:  # pragma: no cover - httpx depends on certifi
+        return ssl.create_default_context()
+
+
 def remote_host(name: str, url: str, token: str, timeout_s: float, snapshot: Snapshot,
-                verify: bool | str = True) -> Host:
+                verify: bool | str | ssl.SSLContext = True) -> Host:
     """The default host factory: a node agent over HTTP."""
     import socket
-    import ssl
 
     from forensic.sandbox.remote import RemoteHost
 
-    if isinstance(verify, str):
-        verify = ssl.create_default_context(cafile=verify)
+    if not isinstance(verify, ssl.SSLContext):
+        verify = tls_context(verify) if isinstance(verify, str) else (tls_context() if verify else False)
     # A request goes out as headers then body: without TCP_NODELAY, Nagle holds the body until the
     # agent's delayed ACK (40 ms on Linux), for every call.
     transport = httpx.HTTPTransport(verify=verify, socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
@@ -247,6 +259,7 @@ class FleetHost:
         self._inner = inner
         self._health = health
         self._has: dict[tuple[str, ...], bool] = {}
+        self._outputs: dict[tuple[str, ...], str] = {}
 
     def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
         if (reason := self._health.down.get(self.name)) is not None:
@@ -272,23 +285,24 @@ class FleetHost:
         return self._call(self._inner.exists, path)
 
     def run(self, argv: Sequence[str]) -> str:
+        key = tuple(argv)
+        if key in self._outputs:
+            return self._outputs.pop(key)  # fetched by has_command just before
         return self._call(self._inner.run, list(argv))
 
     def nvml(self) -> dict[str, Any] | None:
         return self._call(self._inner.nvml)
 
     def has_command(self, argv: Sequence[str]) -> bool:
+        """Run it: tools ask this right before ``run``, so the output is kept for that call (one
+        round trip, not two), and only the ``Host`` seam is needed of the agent."""
         key = tuple(argv)
         if key not in self._has:
-            checker = getattr(self._inner, "has_command", None)
-            if checker is not None:
-                self._has[key] = bool(self._call(checker, list(argv)))
-            else:
-                try:
-                    self._call(self._inner.run, list(argv))
-                    self._has[key] = True
-                except _ANSWERS:
-                    self._has[key] = False
+            try:
+                self._outputs[key] = self._call(self._inner.run, list(argv))
+                self._has[key] = True
+            except _ANSWERS:
+                self._has[key] = False
         return self._has[key]
 
     def _cite(self) -> str:
@@ -412,7 +426,7 @@ class FleetSource(SourceBase):
 
     def __init__(self, cfg: FleetConfig, *, job: str, start: float, end: float, title: str = "",
                  ranks: int | None = None, host_factory: HostFactory | None = None,
-                 metrics: Any = None, locator: str = "fleet") -> None:
+                 metrics: Any = None, locator: str = "fleet", probe: bool = False) -> None:
         if not _JOB.match(job):
             raise FleetFileError(f"job name {job!r} is not a valid job name")
         if not end > start:
@@ -422,7 +436,7 @@ class FleetSource(SourceBase):
         self._notes: list[str] = []
         self._health = _Health()
         self._token = read_secret(cfg.path(cfg.agents.token_file), "agent token file")  # type: ignore[arg-type]
-        verify: bool | str = str(cfg.path(cfg.agents.ca_file)) if cfg.agents.ca_file else True
+        verify = tls_context(str(cfg.path(cfg.agents.ca_file)) if cfg.agents.ca_file else None)
         self._factory: HostFactory = host_factory or (
             lambda n, u, t, s, snap: remote_host(n, u, t, s, snap, verify=verify))
         if metrics is None and cfg.prometheus is not None:
@@ -443,7 +457,8 @@ class FleetSource(SourceBase):
         self._hosts: dict[tuple[str, Snapshot], FleetHost] = {}
         self._rank_map = None
         self._opened_at = time.time()
-        self._probe()
+        if probe:
+            self._probe()
 
     # -- opening -------------------------------------------------------------------------------
     def _load_topology(self, job: str) -> Topology | None:
@@ -479,7 +494,8 @@ class FleetSource(SourceBase):
 
     def _probe(self) -> None:
         """Ask every agent once, in parallel, so that hosts that cannot be read are known (and
-        reported) before the first tool runs, and no tool waits out their timeouts again."""
+        reported) before the first tool runs. Off by default: a host nobody reads costs nothing,
+        and a host that fails when read is marked then, reported all the same."""
         names = self.host_names()
 
         def probe(name: str) -> None:
@@ -561,8 +577,10 @@ class FleetSource(SourceBase):
 
 
 def open_fleet(fleet_file: Path | str, *, job: str, since: str | float, until: float | None = None,
-               title: str = "", ranks: int | None = None, host_factory: HostFactory | None = None) -> FleetSource:
-    """The live source of ``job`` over ``[until - since, until]`` (``until`` defaults to now)."""
+               title: str = "", ranks: int | None = None, host_factory: HostFactory | None = None,
+               probe: bool = True) -> FleetSource:
+    """The live source of ``job`` over ``[until - since, until]`` (``until`` defaults to now); every
+    agent is probed once at open so that the report names the hosts that could not be read."""
     cfg = load_fleet(fleet_file)
     try:
         span = since if isinstance(since, (int, float)) else parse_since(since)
@@ -572,7 +590,7 @@ def open_fleet(fleet_file: Path | str, *, job: str, since: str | float, until: f
     locator = "fleet:" + json.dumps({"file": str(Path(fleet_file).resolve()), "job": job, "since": span,
                                      "until": end, "title": title, "ranks": ranks}, sort_keys=True)
     return FleetSource(cfg, job=job, start=end - span, end=end, title=title, ranks=ranks,
-                       host_factory=host_factory, locator=locator)
+                       host_factory=host_factory, locator=locator, probe=probe)
 
 
 def reopen_fleet(locator: str) -> FleetSource:

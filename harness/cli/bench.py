@@ -39,6 +39,29 @@ def bench_detection(
 
 
 
+@bench_app.command("fleet")
+def bench_fleet(
+    hosts: Annotated[int, typer.Option(help="Hosts in the generated incident, one replay agent each.", min=2, max=256)] = 64,
+    cause: Annotated[str, typer.Option(help="Root cause injected by the generator (healthy: every tool reads every host).")] = "healthy",
+    seed: Annotated[int, typer.Option()] = 1,
+    prometheus: Annotated[bool, typer.Option("--prometheus/--no-prometheus",
+                                             help="Serve metrics from a real Prometheus (needs the prometheus package).")] = True,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """A full investigation through replay agents on loopback vs the replay run of the same bundle."""
+    from ._common import _fail
+
+    from forensic.sandbox import ForensicError
+
+    try:
+        from forensic.evals.fleet_bench import fleet_benchmark, format_fleet_benchmark
+
+        result = fleet_benchmark(hosts=hosts, cause=cause, seed=seed, prometheus=prometheus)
+    except (ForensicError, ValueError) as exc:
+        _fail(2, str(exc))
+    sys.stdout.write(json.dumps(result, indent=2) + "\n" if as_json else format_fleet_benchmark(result) + "\n")
+
+
 @bench_app.command("recorder")
 def bench_recorder(
     steps: Annotated[int, typer.Option(help="Steps to time per setup.", min=100)] = 20_000,

@@ -110,7 +110,7 @@ dir = "{bundle.root / 'job'}"
     start, end = bundle.window
     src = FleetSource(load_fleet(path), job=bundle.incident.job.name, start=start, end=end,
                       title=bundle.incident.title, ranks=bundle.incident.job.ranks, host_factory=factory,
-                      metrics=memory.metrics)
+                      metrics=memory.metrics, probe=True)
     src.downs = downs  # type: ignore[attr-defined]
     return src
 
@@ -138,3 +138,67 @@ def test_an_unreadable_host_costs_only_its_own_evidence_and_is_named(tmp_path: P
     assert any(other in n and "could not be read" in n for n in report["notes"])
     # known down after the first failure: later reads fail at once, without asking the agent again
     assert src.downs[other].calls == 1  # type: ignore[attr-defined]
+
+
+def test_hosts_and_gpus_from_a_prometheus_label(tmp_path: Path) -> None:
+    bundle = Bundle(EXAMPLES / "pcie-x8-mfu-drop" / "bundle")
+    memory = MemorySource.from_bundle(bundle)
+    asked: list[tuple] = []
+
+    class Scripted:
+        def series(self, name, labels=None, start=None, end=None):
+            asked.append((name, labels))
+            return memory.metrics.series(name, labels, start, end)
+
+    path = _write(tmp_path, """
+[agents]
+url_template = "http://{host}:9401"
+token_file = "token"
+[topology]
+prometheus_label = "Hostname"
+""")
+    start, end = bundle.window
+    src = FleetSource(load_fleet(path), job="j", start=start, end=end, metrics=Scripted(),
+                      host_factory=lambda n, *a: memory.host(n))
+    assert asked[0] == ("DCGM_FI_DEV_GPU_TEMP", None)
+    with_dcgm = {s.labels["Hostname"] for s in memory.metrics.series("DCGM_FI_DEV_GPU_TEMP").series}
+    assert set(src.host_names()) == with_dcgm and len(with_dcgm) >= 2
+    info = src.host_info(sorted(with_dcgm)[0])
+    assert info is not None and [g.index for g in info.gpus] == list(range(8))
+    # default placement: 8 ranks per host in host order
+    assert src.rank_map()[8] == (src.host_names()[1], 0)
+
+
+def test_job_steps_and_logs_from_an_http_folder(tmp_path: Path) -> None:
+    import functools
+    import http.server
+    import threading
+
+    bundle = Bundle(EXAMPLES / "pcie-x8-mfu-drop" / "bundle")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(bundle.root / "job"))
+    handler.log_message = lambda *a: None  # type: ignore[attr-defined]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        path = _write(tmp_path, f"""
+[agents]
+url_template = "http://{{host}}:9401"
+token_file = "token"
+hosts = ["h1"]
+[job]
+url = "http://127.0.0.1:{server.server_address[1]}"
+""")
+        start, end = bundle.window
+        src = FleetSource(load_fleet(path), job="j", start=start, end=end, host_factory=lambda *a: None)
+        replay = Investigator(bundle).source
+        assert src.log_names() == replay.log_names() and len(src.log_names()) == 8
+        name = src.log_names()[0]
+        assert src.log(name).text == replay.log(name).text
+        assert src.log(name).source.endswith(f"/logs/{name}.gz")
+        assert src.steps()[0].text == replay.steps()[0].text
+        with pytest.raises(Exception, match="no job log"):
+            src.log("../incident.json")
+    finally:
+        server.shutdown()
+        server.server_close()
