@@ -151,7 +151,7 @@ class JobLogs(Tool):
     emits = frozenset({
         "collective_timeout", "dump_signal_rank", "input_stall_logged", "job_reconfigured", "lagging_rank",
         "nccl_async_event", "nccl_completion_error", "nccl_env_changed", "nccl_gdr_disabled",
-        "nccl_ib_disabled", "nccl_rails_reduced", "nccl_socket_transport", "storage_errors_logged",
+        "nccl_ib_disabled", "nccl_p2p_disabled", "nccl_rails_reduced", "nccl_socket_transport", "storage_errors_logged",
     })
     description = (
         "The job's NCCL and PyTorch logs: the transport NCCL chose (NET/IB vs NET/Socket, IB disabled by "
