@@ -68,3 +68,18 @@ def test_audit_is_append_only(tmp_path: Path) -> None:
         with pytest.raises(sqlite3.DatabaseError, match="append-only"):
             con.execute(sql)
     assert [a["actor"] for a in s.audit_log()] == ["ann"]
+
+
+def test_a_storm_is_grouped_and_does_not_flood_the_activity_stream(tmp_path: Path) -> None:
+    s = SqliteStore(tmp_path / "s.sqlite")
+    batch = []
+    for i in range(200):
+        text, p = parse_payload(json.dumps(webhook([fault_alert(i, job="job-a")])).encode(), ["training_job"])
+        batch.append(("t", text, p))
+    results = s.ingest(batch, window_s=600, resolve_bundle=lambda j, h: Path("/b"))
+    opened = {i for r in results for i in r.opened}
+    assert len(opened) == 1 and sum(r.accepted for r in results) == 200 and sum(r.grouped for r in results) == 199
+    inv = opened.pop()
+    assert s.investigation(inv)["alert_count"] == 200 and len(s.investigation(inv)["hosts"]) == 16
+    assert len(s.alert_fingerprints()) == 200
+    assert sum(e["kind"] == "alert" for e in s.events_after(inv, 0)) == 20
