@@ -651,7 +651,7 @@ def oc14():
         for n in h.nics:
             ethtool_fec(c, h, n)
     emit(c, [Segment(c.job_start, c.t1, 3000, compute=0.5, comm=0.36)], comm=lambda t: 1.4 if t >= onset else 1.0,
-         nvsmi=False, dcgm_kw=dict(step=60))
+         nvsmi=False, dcgm_kw=dict(step=60), topo_kw=dict(ranks="implicit"))
     return c
 
 
@@ -849,7 +849,7 @@ def oc19():
     for h in c.hosts:
         nvlink_e(c, h, links=12)
     emit(c, [Segment(c.job_start, c.t1, 77000, compute=0.6, comm=0.3)],
-         comm=lambda t: 1.45 if t >= onset else 1.0, columns=("loss",), dcgm_kw=dict(step=60))
+         comm=lambda t: 1.45 if t >= onset else 1.0, columns=("loss",), dcgm_kw=dict(step=60), old_kernel=True)
     return c
 
 
@@ -952,7 +952,8 @@ def oc22():
     for h in c.hosts[:3]:
         top(c, h, trainer_procs(c, h))
     emit(c, [Segment(c.job_start, c.t1, 91000)], slow=lambda r, t: 1.3 if (r in slow_r and t >= onset) else 1.0,
-         node_om=True, node_kw=dict(ib=False, cpu=cpu, step=30), nvsmi=False, dcgm_kw=dict(step=60))
+         node_om=True, node_kw=dict(ib=False, cpu=cpu, step=30), nvsmi=False, dcgm_kw=dict(step=60),
+         topo_kw=dict(shuffle_ranks=True), collected_keys=("before", "now"))
     return c
 
 
@@ -1024,7 +1025,8 @@ def oc24():
                    (t + 44 + 30 * n01(c, "lr", i, k), 6, f"Lustre: scratch-OST0017-osc-ffff9a8c{(i * 4099) % 65536:04x}a000: Connection restored to 10.20.0.17@o2ib (at 10.20.0.17@o2ib)")]
         c.kern[h.name] = ev
     seg = Segment(c.job_start, c.t1, 61000, compute=0.6, comm=0.29)
-    emit(c, [seg], extra=ex, node_om=True, node_kw=dict(step=60, gz=True), dcgm_kw=dict(step=60, gz=True), nvsmi=False)
+    emit(c, [seg], extra=ex, node_om=True, node_kw=dict(step=60, gz=True), dcgm_kw=dict(step=60, gz=True), nvsmi=False,
+         dmesg_gz=True)
     log = []
     for s, t, d in step_times(c, Segment(c.t0 - 600, c.t1, 61500), lambda t, s: 0.9 if t < onset else 2.5):
         if s % 100 == 0:
@@ -1057,7 +1059,7 @@ def oc25():
                    (t + 60 + 50 * n01(c, "nfs", i, k), 4, "nfs: server nfs-data01.storage.internal OK")]
         c.kern[h.name] = ev
     emit(c, [Segment(c.job_start, c.t1, 30000, compute=0.62, comm=0.27)], extra=stall_extra(c, onset, p=0.25, lo=1.5, hi=4.5),
-         dcgm_kw=dict(step=60))
+         dcgm_kw=dict(step=60), topo_kw=dict(ranks="implicit"), lspci_all=True)
     log = []
     for s, t, d in step_times(c, Segment(c.t0 - 600, c.t1, 30500), lambda t, s: 0.89 if t < onset else 1.62):
         if s % 100 == 0:
