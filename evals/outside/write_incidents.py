@@ -327,7 +327,7 @@ def oc05():
 @case
 def oc06():
     c = Case("oc-06", root_cause="power_throttle", component=None,
-             title="Step time 0.88 -> 1.15 s since 01:58",
+             title="Step time 0.88 -> 1.07 s since 01:58",
              reported="vision-22b training slowed down a bit before 02:00. One node was touched by the facilities team last night, not sure which.",
              start="2026-01-28T01:30:00Z", minutes=75, job="vision-22b", hosts=8, naming="ip", model="A100", driver="525.105.17",
              reasons_family="DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", dmesg="plain", hostname_label="instance",
@@ -504,7 +504,7 @@ def oc10():
 @case
 def oc11():
     c = Case("oc-11", root_cause="pfc_pause_storm", component=None,
-             title="Training throughput halved at 11:02; NCCL all-reduce busbw collapsed",
+             title="Training throughput down ~30% at 11:02; NCCL all-reduce busbw collapsed",
              reported="Every rank slowed at the same time. RoCE fabric. Several hosts show rx pause counters climbing.",
              start="2026-10-06T10:30:00Z", minutes=80, job="llm-13b-ablation", hosts=16, naming="dgx", link_layer="Ethernet",
              dmesg="journal",
@@ -546,7 +546,7 @@ def oc11():
 @case
 def oc12():
     c = Case("oc-12", root_cause="pfc_pause_storm", component=None,
-             title="Step time up 2.1x since 16:20 on every rank",
+             title="Step time up ~55% since 16:20 on every rank",
              reported="RoCE cluster, nothing changed on the job. Host NIC counters show pauses received on one node, but that node's NICs send none.",
              start="2026-11-12T15:50:00Z", minutes=75, job="speech-8b", hosts=12, naming="fqdn", link_layer="Ethernet", dmesg="plain",
              notes="a leaf port keeps sending PFC pauses to a healthy host NIC (show pfc counters: Tx PFC3 on that port only); the host NIC only receives",
@@ -704,7 +704,7 @@ def oc15():
 @case
 def oc16():
     c = Case("oc-16", root_cause="link_degradation", component=None,
-             title="Two NCCL timeouts overnight, job ~25% slower since 01:12",
+             title="Two NCCL timeouts overnight, job ~12% slower since 01:12",
              reported="The job restarted itself twice (torch elastic). Now running but slower. InfiniBand fabric.",
              start="2026-06-21T00:45:00Z", minutes=90, job="llm-405b-ft", hosts=16, naming="fqdn", dmesg="journal",
              notes="one IB port flaps in the window (mlx5 Link DOWN/INIT/ACTIVE burst in journalctl -k), symbol errors and link_downed climb; NCCL status=12 completion errors",
@@ -825,7 +825,7 @@ def oc18():
 def oc19():
     c = Case("oc-19", root_cause="nvlink_fault", component=None,
              title="Intra-node all-reduce slow on one node group since 05:05",
-             reported="NCCL tests in the pre-step probe show lower busbw than usual. Job is ~20% slower.",
+             reported="NCCL tests in the pre-step probe show lower busbw than usual. Job is ~15% slower.",
              start="2026-07-19T04:40:00Z", minutes=70, job="t5-xxl", hosts=8, naming="node", model="A100", dmesg="caller",
              driver="535.183.01",
              notes="burst of XID 74 NVLink errors on one GPU in the kernel log (printk caller prefix), nvidia-smi nvlink -e replay/CRC counters high on two of its links",
@@ -888,7 +888,7 @@ def oc20():
 @case
 def oc21():
     c = Case("oc-21", root_cause="host_contention", component=None,
-             title="Step time 0.88 -> 1.2 s since 18:10",
+             title="Step time 0.88 -> 1.1 s since 18:10",
              reported="No hardware alerts. A data-prep team shares some of these nodes for CPU jobs.",
              start="2026-10-27T17:45:00Z", minutes=75, job="llm-20b", hosts=12, naming="node", dmesg="journal",
              notes="one host under memory pressure (PSI memory some/full high, kswapd busy, an ETL process with 1.6 TiB RSS, swap in use); its 8 ranks compute slower",
@@ -924,7 +924,7 @@ def oc21():
 @case
 def oc22():
     c = Case("oc-22", root_cause="host_contention", component=None,
-             title="Job 25% slower since 03:05; GPU utilization dips on the dashboard",
+             title="Job ~20% slower since 03:05; GPU utilization dips on the dashboard",
              reported="Nothing changed in the job. IP-named nodes from the new pool.",
              start="2026-01-09T02:40:00Z", minutes=75, job="ranker-3b", hosts=16, naming="ip", dmesg="plain",
              notes="one host's CPUs saturated by a backup agent (node_load1 ~190, PSI cpu waiting climbing in node_exporter, top shows 24 rsync/xz processes)",
@@ -975,7 +975,7 @@ def stall_extra(c: Case, onset: float, p: float, lo: float, hi: float):
 @case
 def oc23():
     c = Case("oc-23", root_cause="input_pipeline_stall", component=None,
-             title="Step time spiky since 06:20 (p50 1.3 s, p99 9 s)",
+             title="Step time spiky since 06:20 (p50 1.1 s, p99 12 s)",
              reported="GPU util graphs have gaps. Network team says the fabric is quiet. Data is read from S3.",
              start="2026-02-24T05:55:00Z", minutes=75, job="clip-g14", hosts=8, naming="dgx", dmesg="plain",
              notes="PyTorch DataLoader wait warnings and botocore SlowDown retries from S3; compute_s and network counters unchanged",
@@ -1008,7 +1008,7 @@ def oc23():
 @case
 def oc24():
     c = Case("oc-24", root_cause="input_pipeline_stall", component=None,
-             title="Iteration time up from 0.9 s to ~2.5 s average since 19:40",
+             title="Iteration time up from 0.9 s to ~2 s average since 19:40",
              reported="Megatron job on the Lustre scratch filesystem. Slow on all ranks at the same time.",
              start="2026-09-02T19:10:00Z", minutes=80, job="llm-110b", hosts=16, naming="fqdn", dmesg="journal",
              notes="Megatron batch-generator timer huge while forward-backward is flat; LustreError / connection lost lines to one OST on every host's kernel log",
@@ -1028,7 +1028,7 @@ def oc24():
     emit(c, [seg], extra=ex, node_om=True, node_kw=dict(step=60, gz=True), dcgm_kw=dict(step=60, gz=True), nvsmi=False,
          dmesg_gz=True)
     log = []
-    for s, t, d in step_times(c, Segment(c.t0 - 600, c.t1, 61500), lambda t, s: 0.9 if t < onset else 2.5):
+    for s, t, d in step_times(c, Segment(c.t0 - 600, c.t1, 61500), lambda t, s: 0.9 if t < onset else 2.05):
         if s % 100 == 0:
             bg = (1.1, 2.9) if t < onset else (1.2, 1600 + 20000 * n01(c, "bg", s))
             log.append(megatron_iter(t, s, 300000, d * 1000, 2048, 1.5e-4, 1.98, 405.1 if t < onset else 145.0 + 40 * n01(c, "tf", s), s * 2048))
@@ -1044,7 +1044,7 @@ def oc24():
 @case
 def oc25():
     c = Case("oc-25", root_cause="input_pipeline_stall", component=None,
-             title="Samples/sec down 45% since 23:15",
+             title="Samples/sec down ~50% since 23:15",
              reported="DeepSpeed job; datasets on the shared NFS export. GPUs look idle part of the time.",
              start="2026-06-12T22:50:00Z", minutes=75, job="moe-48b", hosts=8, naming="hgx", dmesg="plain",
              notes="'nfs: server ... not responding, still trying' on every host's kernel log; DeepSpeed throughput lines drop; compute_s flat",
@@ -1063,7 +1063,7 @@ def oc25():
     log = []
     for s, t, d in step_times(c, Segment(c.t0 - 600, c.t1, 30500), lambda t, s: 0.89 if t < onset else 1.62):
         if s % 100 == 0:
-            sps = 128 / (0.89 if t < onset else 1.62 + 0.5 * n01(c, "d", s))
+            sps = 128 / (0.89 if t < onset else 1.6 + 0.5 * n01(c, "d", s))
             log.append(f"[{iso(t).replace('T', ' ').rstrip('Z')},{s % 997:03d}] [INFO] [logging.py:96:log_dist] [Rank 0] step={s}, skipped=0, lr=[0.0001], mom=[(0.9, 0.95)]")
             log.append(f"[{iso(t).replace('T', ' ').rstrip('Z')},{s % 991:03d}] [INFO] [timer.py:260:stop] epoch=0/micro_step={s * 2}/global_step={s}, RunningAvgSamplesPerSec={sps:.2f}, CurrSamplesPerSec={sps * (0.9 + 0.2 * n01(c, 'c', s)):.2f}, MemAllocated=58.1GB, MaxMemAllocated=66.7GB")
     c.logs["deepspeed.log"] = log
@@ -1073,7 +1073,7 @@ def oc25():
 @case
 def oc26():
     c = Case("oc-26", root_cause="input_pipeline_stall", component=None,
-             title="Lightning fit: it/s dropped from 1.1 to ~0.5 since 15:05",
+             title="Lightning fit: it/s dropped from 1.1 to ~0.4 since 15:05",
              reported="Training reads its shards through gcsfuse. One node's GPU looks idle sometimes, all of them really.",
              start="2026-11-03T14:40:00Z", minutes=70, job="vit-22b", hosts=8, naming="aws", dmesg="ctime", model="A100",
              notes="Lightning progress lines slow; gcsfuse 429/503 read errors with retries; no compute_s column, network flat",
@@ -1090,7 +1090,7 @@ def oc26():
          columns=("loss",), node_om=True, node_kw=dict(step=60), dcgm_kw=dict(step=60))
     lg = []
     for k, t in enumerate(range(c.t0 - 600, c.t1, 240)):
-        rate = 1.1 if t < onset else 0.45 + 0.1 * n01(c, "r", k)
+        rate = 1.1 if t < onset else 0.37 + 0.08 * n01(c, "r", k)
         lg.append(f"Epoch 3:  {min(99, 10 + k):2d}%|▉         | {900 + int(k * 240 * rate)}/9211 [{k * 4 // 60:02d}:{k * 4 % 60:02d}<2:01:11, {rate:.2f}it/s, v_num=17, train_loss={1.41 - 0.002 * k:.3f}]")
         if t >= onset and n01(c, "gw", k) < 0.5:
             lg.append(f"{iso(t + 9)} W gcsfuse: ReadFile: Error 429: The object gs://vit-shards-eu/train/shard-{k * 37 % 4096:05d}.tar exceeded the rate limit for reads, retrying (attempt 3)")
