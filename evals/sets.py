@@ -48,10 +48,19 @@ def _build_independent(out: Path) -> None:
         raise EvalSetError(f"independent: {script.name} failed: {done.stderr.strip()[-500:]}")
 
 
+def _build_outside(out: Path) -> None:
+    script = EVALS / "outside" / "write_incidents.py"
+    done = subprocess.run([sys.executable, str(script), "--out", str(out / "holdout")],
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise EvalSetError(f"outside: {script.name} failed: {done.stderr.strip()[-500:]}")
+
+
 #: Set name -> function that writes the whole set into an empty folder.
 BUILDERS: dict[str, Callable[[Path], None]] = {
     "incidents": _build_incidents,
     "independent": _build_independent,
+    "outside": _build_outside,
 }
 
 
