@@ -110,7 +110,7 @@ def timeline(report: dict[str, Any], bundle: Bundle, out: Path, host: str | None
     """One host: step time against the fleet, clocks and throttle reasons, kernel events, counter jumps."""
     from forensic.tools import ToolContext
     from forensic.tools.kernel_log import read_kernel_log
-    from forensic.tools.metrics import load_metrics
+    from forensic.tools.metrics import read_metrics
     from forensic.tools.parsers.openmetrics import series_host
 
     host = host or _host_of_report(report, bundle)
@@ -136,27 +136,26 @@ def timeline(report: dict[str, Any], bundle: Bundle, out: Path, host: str | None
         ax1.set_ylabel(f"{metric}, s")
         ax1.legend(fontsize=6, ncol=5, loc="upper left")
 
-    sets, _, _ = load_metrics(ctx)
-    for ms in sets:
-        for s in ms.series:
-            if not _same_host(series_host(s.labels), host) or not s.timestamps.size:
-                continue
-            gpu = s.labels.get("gpu", "?")
-            if s.name == "DCGM_FI_DEV_SM_CLOCK":
-                ax2.plot(_dt(s.timestamps), s.values, lw=0.8, label=f"gpu{gpu}")
+    wanted = ("DCGM_FI_DEV_SM_CLOCK", *THROTTLE_SERIES, *JUMP_COUNTERS)
+    for s in read_metrics(ctx, wanted).series:
+        if not _same_host(series_host(s.labels), host) or not s.timestamps.size:
+            continue
+        gpu = s.labels.get("gpu", "?")
+        if s.name == "DCGM_FI_DEV_SM_CLOCK":
+            ax2.plot(_dt(s.timestamps), s.values, lw=0.8, label=f"gpu{gpu}")
+            drawn = True
+        elif s.name in THROTTLE_SERIES:
+            held = (np.nan_to_num(s.values).astype(np.int64) & THROTTLE_MASK) != 0
+            step = float(np.median(np.diff(s.timestamps))) if s.timestamps.size > 1 else 60.0
+            for t in s.timestamps[held]:  # a set bit holds until the next scrape
+                ax2.axvspan(_dt(t), _dt(t + step), color="orange", alpha=0.25, lw=0)
+            drawn = drawn or bool(held.any())
+        elif s.name in JUMP_COUNTERS and s.values.size > 1:
+            jumps = np.flatnonzero(np.diff(s.values) > 0) + 1
+            if jumps.size:
+                ax3.scatter(_dt(s.timestamps[jumps]), [1.0] * jumps.size, marker="^", s=24,
+                            label=f"{s.name.removeprefix('DCGM_FI_DEV_').lower()} gpu{gpu}")
                 drawn = True
-            elif s.name in THROTTLE_SERIES:
-                held = (np.nan_to_num(s.values).astype(np.int64) & THROTTLE_MASK) != 0
-                step = float(np.median(np.diff(s.timestamps))) if s.timestamps.size > 1 else 60.0
-                for t in s.timestamps[held]:  # a set bit holds until the next scrape
-                    ax2.axvspan(_dt(t), _dt(t + step), color="orange", alpha=0.25, lw=0)
-                drawn = drawn or bool(held.any())
-            elif s.name in JUMP_COUNTERS and s.values.size > 1:
-                jumps = np.flatnonzero(np.diff(s.values) > 0) + 1
-                if jumps.size:
-                    ax3.scatter(_dt(s.timestamps[jumps]), [1.0] * jumps.size, marker="^", s=24,
-                                label=f"{s.name.removeprefix('DCGM_FI_DEV_').lower()} gpu{gpu}")
-                    drawn = True
     ax2.set_ylabel("SM clock, MHz")
     if ax2.lines:
         ax2.legend(fontsize=6, ncol=8, loc="lower left", title="orange: throttle reasons set", title_fontsize=6)
