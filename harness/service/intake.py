@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
