@@ -70,7 +70,8 @@ class Store(Protocol):
     def claim(self, owner: str, *, lease_s: float, per_job: int) -> dict[str, Any] | None: ...
     def renew(self, inv_id: str, owner: str, lease_s: float) -> bool: ...
     def release_all(self) -> int: ...
-    def finish(self, inv_id: str, owner: str, *, status: str, report: dict[str, Any] | None, error: str | None = None) -> bool: ...
+    def finish(self, inv_id: str, owner: str, *, status: str, report: dict[str, Any] | None, error: str | None = None,
+               events: list[tuple[str, str, dict[str, Any]]] = ()) -> bool: ...
     def set_report(self, inv_id: str, report: dict[str, Any], status: str) -> None: ...
     def add_event(self, inv_id: str, key: str, kind: str, data: dict[str, Any]) -> None: ...
     def events_after(self, inv_id: str, after: int) -> list[dict[str, Any]]: ...
@@ -253,8 +254,10 @@ class SqliteStore:
         with self._tx() as con:
             return con.execute("UPDATE investigations SET status='queued', owner=NULL, lease_until=NULL WHERE status='running'").rowcount
 
-    def finish(self, inv_id: str, owner: str, *, status: str, report: dict[str, Any] | None, error: str | None = None) -> bool:
-        """Record the end of a run; only the worker holding the claim may, and only once."""
+    def finish(self, inv_id: str, owner: str, *, status: str, report: dict[str, Any] | None, error: str | None = None,
+               events: list[tuple[str, str, dict[str, Any]]] = ()) -> bool:
+        """Record the end of a run, with its last events in the same transaction (a reader never
+        sees the status without them); only the worker holding the claim may, and only once."""
         now = _now()
         v = (report or {}).get("verdict") or {}
         with self._tx() as con:
@@ -264,7 +267,11 @@ class SqliteStore:
                 " finished_at=?, updated_at=?, owner=NULL, lease_until=NULL, error=? WHERE id=? AND owner=? AND status='running'",
                 (status, json.dumps(report) if report else None, v.get("root_cause"), v.get("component"), v.get("confidence"),
                  (report or {}).get("status"), now, now, error, inv_id, owner))
-            return cur.rowcount == 1
+            if cur.rowcount != 1:
+                return False
+            for key, kind, data in events:
+                self._event(con, inv_id, key, kind, data)
+            return True
 
     def set_report(self, inv_id: str, report: dict[str, Any], status: str) -> None:
         with self._tx() as con:

@@ -33,7 +33,10 @@ def _steps_file(b: Bundle) -> str | None:
 
 @lru_cache(maxsize=16)
 def heatmap(bundle_path: str, bins: int = 96) -> dict[str, Any]:
-    b = Bundle(bundle_path, verify_gzip=False)
+    try:
+        b = Bundle(bundle_path, verify_gzip=False)
+    except ForensicError as exc:
+        return {"available": False, "reason": str(exc)}
     rel = _steps_file(b)
     if rel is None:
         return {"available": False, "reason": "no job/steps.csv in the evidence"}
@@ -78,7 +81,10 @@ def heatmap(bundle_path: str, bins: int = 96) -> dict[str, Any]:
 
 @lru_cache(maxsize=16)
 def timeline(bundle_path: str, max_points: int = 200) -> dict[str, Any]:
-    b = Bundle(bundle_path, verify_gzip=False)
+    try:
+        b = Bundle(bundle_path, verify_gzip=False)
+    except ForensicError as exc:
+        return {"available": False, "reason": str(exc)}
     files = b.files("metrics", (".om", ".prom", ".txt")) if b.fs.is_dir("metrics") else []
     per: dict[str, dict[str, dict[str, Any]]] = {}
     for rel in files:

@@ -139,10 +139,8 @@ class WorkerPool:
                 snap = investigator.app.get_state(cfg)
             report = snap.values.get("report")
             status = "awaiting_approval" if "approval_gate" in (snap.next or ()) else "concluded"
-            if self.store.finish(inv_id, owner, status=status, report=report):
-                if status == "awaiting_approval":
-                    self.store.add_event(inv_id, "gate", "awaiting_approval", {})
-                self.store.add_event(inv_id, "end", "end", {"status": status})
+            last = [("gate", "awaiting_approval", {})] if status == "awaiting_approval" else []
+            if self.store.finish(inv_id, owner, status=status, report=report, events=[*last, ("end", "end", {"status": status})]):
                 if self.on_finish:
                     self.on_finish(self.store.investigation(inv_id), report, time.monotonic() - t0)
         except ForensicError as exc:
@@ -152,5 +150,5 @@ class WorkerPool:
             self._fail(inv_id, owner, f"{type(exc).__name__}: {exc}")
 
     def _fail(self, inv_id: str, owner: str, reason: str) -> None:
-        if self.store.finish(inv_id, owner, status="failed", report=None, error=reason[:500]):
-            self.store.add_event(inv_id, "end", "end", {"status": "failed", "error": reason[:500]})
+        self.store.finish(inv_id, owner, status="failed", report=None, error=reason[:500],
+                          events=[("end", "end", {"status": "failed", "error": reason[:500]})])

@@ -220,3 +220,15 @@ def test_notification_receiver_down_then_up_gets_it_once(app_client) -> None:
     text = _Receiver.got[0]["text"]
     assert "pcie_downtrain" in text and "gpu-e126/gpu0" in text and f"#/investigations/{inv}" in text
     assert svc.store.notifications()[0]["state"] == "sent"
+
+
+def test_unusable_evidence_fails_the_investigation_with_a_reason(app_client, tmp_path) -> None:
+    (tmp_path / "not-a-bundle").mkdir()
+    c, _ = app_client(bundles=[{"path": tmp_path / "not-a-bundle", "job": JOB}])
+    inv = _open(c)
+    d = _wait(c, inv)
+    assert d["status"] == "failed" and "not an incident bundle" in d["error"]
+    assert [e["data"] for e in d["events"] if e["kind"] == "end"] == [{"status": "failed", "error": d["error"]}]
+    for view in ("heatmap", "timeline"):
+        r = c.get(f"/api/v1/investigations/{inv}/{view}", headers=auth("vic"))
+        assert r.status_code == 200 and r.json()["available"] is False and "not an incident bundle" in r.json()["reason"]
