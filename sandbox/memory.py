@@ -182,7 +182,8 @@ class MemorySource(SourceBase):
             collected={name: replay.collected(name) for name in hosts},
             switches=switches,
             steps=replay.steps(),
-            logs={name: replay.log(name) for name in replay.log_names()},
+            # Read now: a bundle's logs are streamed lazily, and this copy must not touch files later.
+            logs={name: Document(d.text, d.source) for name in replay.log_names() for d in [replay.log(name)]},
             metrics=MetricSets(files._sets, files._errors),
             notes=replay.notes(),
         )

@@ -39,17 +39,18 @@ class Document:
     ``text`` materialises the whole file.
     """
 
-    __slots__ = ("_opener", "_text", "source")
+    __slots__ = ("_opener", "_reader", "_text", "source")
 
-    def __init__(self, text: str | None, source: str, opener: Callable[[], Iterable[str]] | None = None) -> None:
-        if text is None and opener is None:
-            raise ValueError("a Document needs its text or an opener")
-        self._text, self.source, self._opener = text, source, opener
+    def __init__(self, text: str | None, source: str, opener: Callable[[], Iterable[str]] | None = None,
+                 reader: Callable[[], str] | None = None) -> None:
+        if text is None and (opener is None or reader is None):
+            raise ValueError("a Document needs its text, or both an opener and a reader")
+        self._text, self.source, self._opener, self._reader = text, source, opener, reader
 
     @property
     def text(self) -> str:
         if self._text is None:
-            self._text = "\n".join(self._opener())  # type: ignore[misc]
+            self._text = self._reader()  # type: ignore[misc]
         return self._text
 
     def lines(self) -> Iterator[str]:
@@ -324,7 +325,7 @@ class BundleSource(SourceBase):
         rel = f"job/logs/{name}"
         fs = self.bundle.fs
         source = fs.source_of(rel)
-        return Document(None, source, opener=lambda: fs.iter_lines(rel))
+        return Document(None, source, opener=lambda: fs.iter_lines(rel), reader=lambda: fs.read_text(rel))
 
 
 def open_source(where: Any) -> EvidenceSource:
