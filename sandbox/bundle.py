@@ -147,6 +147,24 @@ class Topology(_Loose):
     switches: list[SwitchInfo] = Field(default_factory=list, description="Switches.")
 
 
+def gpus_per_node(incident: Incident) -> int:
+    """GPUs per host of the job, clamped: no host holds more than this, and placement loops over it."""
+    return min(MAX_GPUS_PER_NODE, max(1, int(incident.job.gpus_per_node or 8)))
+
+
+def place_ranks(incident: Incident, topology: Topology | None, hosts: list[str]) -> dict[int, tuple[str, int]]:
+    """rank -> (host, gpu index): topology ``ranks`` when given, else the spec's default placement.
+
+    Only ranks that land on a known host are placed: a ``job.ranks`` of 10**12 costs no more than
+    the hosts can hold. Every evidence source places ranks through this one function.
+    """
+    if topology and topology.ranks:
+        return {r.rank: (r.host, r.gpu) for r in topology.ranks}
+    per = gpus_per_node(incident)
+    n_ranks = incident.job.ranks or len(hosts) * per
+    return {r: (hosts[r // per], r % per) for r in range(max(0, min(n_ranks, len(hosts) * per)))}
+
+
 class Bundle:
     """An opened incident bundle. Everything below ``root`` is reachable, nothing above it."""
 
@@ -258,8 +276,7 @@ class Bundle:
 
     @property
     def gpus_per_node(self) -> int:
-        # Clamped: no host holds more GPUs than this, and placement loops over hosts x this.
-        return min(MAX_GPUS_PER_NODE, max(1, int(self.incident.job.gpus_per_node or 8)))
+        return gpus_per_node(self.incident)
 
     def host_names(self) -> list[str]:
         """Hosts named by topology.json (file order) then any other node folder."""
@@ -281,18 +298,7 @@ class Bundle:
     def rank_map(self) -> dict[int, tuple[str, int]]:
         """rank -> (host, gpu index), from topology ``ranks`` or the default placement."""
         if self._rank_map is None:
-            mapping: dict[int, tuple[str, int]] = {}
-            if self.topology and self.topology.ranks:
-                mapping = {r.rank: (r.host, r.gpu) for r in self.topology.ranks}
-            else:
-                hosts = self.host_names()
-                n_ranks = self.incident.job.ranks or len(hosts) * self.gpus_per_node
-                per = self.gpus_per_node
-                # Only ranks that land on a known host are placed: a job.ranks of 10**12 costs
-                # no more than the hosts can hold.
-                for r in range(max(0, min(n_ranks, len(hosts) * per))):
-                    mapping[r] = (hosts[r // per], r % per)
-            self._rank_map = mapping
+            self._rank_map = place_ranks(self.incident, self.topology, self.host_names())
         return self._rank_map
 
     def job_gpus(self) -> set[tuple[str, int]]:

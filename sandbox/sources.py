@@ -186,7 +186,9 @@ class SourceBase:
 
     @property
     def gpus_per_node(self) -> int:
-        return max(1, int(self.incident.job.gpus_per_node or 8))
+        from forensic.sandbox.bundle import gpus_per_node
+
+        return gpus_per_node(self.incident)
 
     def host_info(self, name: str) -> HostInfo | None:
         for h in self.topology.hosts if self.topology else []:
@@ -197,17 +199,9 @@ class SourceBase:
     def rank_map(self) -> dict[int, tuple[str, int]]:
         """rank -> (host, gpu index), from topology ``ranks`` or the default placement."""
         if self._rank_map is None:
-            mapping: dict[int, tuple[str, int]] = {}
-            if self.topology and self.topology.ranks:
-                mapping = {r.rank: (r.host, r.gpu) for r in self.topology.ranks}
-            else:
-                hosts = self.host_names()
-                per = self.gpus_per_node
-                n_ranks = self.incident.job.ranks or len(hosts) * per
-                for r in range(n_ranks):
-                    if r // per < len(hosts):
-                        mapping[r] = (hosts[r // per], r % per)
-            self._rank_map = mapping
+            from forensic.sandbox.bundle import place_ranks
+
+            self._rank_map = place_ranks(self.incident, self.topology, self.host_names())
         return self._rank_map
 
     def job_gpus(self) -> set[tuple[str, int]]:

@@ -39,6 +39,12 @@ def test_rank_map_costs_what_the_hosts_hold(tmp_path_factory, ranks: int, per: i
     mapping = b.rank_map()
     assert len(mapping) <= len(b.host_names()) * b.gpus_per_node
     assert len(mapping) == min(ranks or len(b.host_names()) * b.gpus_per_node, len(b.host_names()) * b.gpus_per_node)
+    # Tools place ranks through the evidence source: the same bound holds there, in memory too.
+    from forensic.sandbox import open_source
+    from forensic.sandbox.memory import MemorySource
+
+    assert open_source(b).rank_map() == mapping
+    assert MemorySource.from_bundle(b).rank_map() == mapping
 
 
 def test_a_gzip_bomb_costs_the_cap_at_open_and_is_refused_when_read(make_bundle, monkeypatch) -> None:
