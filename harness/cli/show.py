@@ -36,6 +36,11 @@ def show(
         _fail(2, f"thread {thread!r} stopped before its report; continue it with "
                  f"forensic investigate {values.get('bundle_path', 'BUNDLE')} --resume {thread}")
     report = {**report, "thread": thread}
+    executions = cp_path.with_name("executions.sqlite")
+    if executions.is_file():  # what `forensic execute` did with the approved proposals
+        from forensic.harness.executors import ExecutionStore, annotate
+
+        report = annotate(report, ExecutionStore(executions).for_thread(thread))
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
         return
@@ -50,3 +55,8 @@ def show(
     except (ForensicError, KeyError, OSError):
         con = Console()  # the bundle moved or went: the report stands without its sparkline
     render_report(report, con, full=full, thread=thread if waiting else None, spark=spark)
+    for p in report.get("proposals") or []:
+        ex = p.get("execution")
+        if ex and ex["state"] != "not_executed":
+            con.print(f"{p['id']} {p['action']} {p['target']}: executed by {ex['executor']} as {ex['by']}: "
+                      f"[bold]{ex['state']}[/] ({ex['detail']})", highlight=False)

@@ -181,6 +181,11 @@ def test_cli_dry_run_execute_and_refusal(approved: Approved, slurm, tmp_path: Pa
     assert "verified" in done.stdout and slurm.sinfo().startswith("drain")
     again = cli("rp-1")
     assert again.returncode == 2 and "already run" in again.stderr and "Traceback" not in again.stderr
+    shown = subprocess.run([sys.executable, "-m", "forensic.harness.cli", "show", approved.thread, "--json"],
+                           capture_output=True, text=True, env=env, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    states = {p["id"]: p["execution"]["state"] for p in json.loads(shown.stdout)["proposals"]}
+    assert states["rp-1"] == "succeeded" and set(states.values()) <= {"succeeded", "not_executed"}
     undo = cli("rp-1", "--undo")
     assert undo.returncode == 0, undo.stderr
     assert "drain" not in slurm.sinfo().split("|")[0]
