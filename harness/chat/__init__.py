@@ -1,13 +1,8 @@
-"""Chat-driven investigations: ask, follow up, drill down, approve, in one checkpointed thread.
+"""``forensic chat``: the terminal surface of a conversation (rich, or plain lines for scripts).
 
-:class:`Conversation` runs the investigation on the first question and answers follow-ups from
-its evidence (adding evidence through the same tools and budget where needed); :mod:`.intents`
-maps questions to intents without a model; :mod:`.answers` builds answers whose every claim is
-checked like a report finding; :mod:`.terminal` is the terminal and plain-text front end.
+The engine (intents, answers, the checkpointed thread) is :mod:`forensic.harness.conversation`.
 """
 
-from .answers import Answer, Workspace, build_answer
-from .conversation import Conversation
-from .intents import Intent, classify
+from .terminal import render_answer, run_interactive, run_plain
 
-__all__ = ["Answer", "Conversation", "Intent", "Workspace", "build_answer", "classify"]
+__all__ = ["render_answer", "run_interactive", "run_plain"]

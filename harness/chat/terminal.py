@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
-import pwd
 import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from forensic.harness.approvals import Decision
+from forensic.harness.conversation import Answer, Conversation
+from forensic.harness.identity import OsIdentity
+from forensic.sandbox import ForensicError
 from rich.console import Console
 from rich.markup import escape
-
-from forensic.harness.approvals import Decision
-from forensic.sandbox import ForensicError
-
-from .answers import Answer
-from .conversation import Conversation
 
 COMMANDS = ("/evidence ev-N", "/report", "/approve rp-N", "/reject rp-N", "/plot rank-heatmap", "/plot timeline HOST",
             "/help", "/quit")
@@ -24,7 +20,7 @@ COMMANDS = ("/evidence ev-N", "/report", "/approve rp-N", "/reject rp-N", "/plot
 
 def os_user() -> str:
     """The approver: the operating-system user, never USER or LOGNAME."""
-    return pwd.getpwuid(os.getuid()).pw_name
+    return OsIdentity().current().name
 
 
 def _clean(text: str) -> str:

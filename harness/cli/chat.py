@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
-
 from forensic.harness.budget import Limits
 from forensic.sandbox import ForensicError
+from rich.console import Console
 
 from ._common import _checkpointer, _fail, _planner_kwargs, app, default_state_dir
 
@@ -30,8 +29,8 @@ def chat(
     llm_api_key: Annotated[Optional[str], typer.Option(help="API key (with --planner llm).")] = None,
 ) -> None:
     """Ask about an incident and follow up: every answer cites its evidence; /approve as yourself."""
-    from forensic.harness.chat.conversation import Conversation
     from forensic.harness.chat.terminal import run_interactive, run_plain
+    from forensic.harness.conversation.conversation import Conversation
 
     cp_path = checkpoint or default_state_dir() / "checkpoints.sqlite"
     saver = _checkpointer(cp_path)
@@ -49,7 +48,7 @@ def chat(
     phrase = None
     kwargs = _planner_kwargs(planner, llm_base_url, llm_model, llm_api_key)
     if planner == "llm":
-        from forensic.harness.chat.phrasing import ModelPhraser
+        from forensic.harness.conversation.phrasing import ModelPhraser
 
         phrase = ModelPhraser(**kwargs)
     try:

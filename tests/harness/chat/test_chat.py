@@ -11,14 +11,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from forensic.harness import citations, ledger
+from forensic.harness.conversation import Conversation, classify
+from forensic.harness.conversation.answers import Answer
+from forensic.harness.conversation.phrasing import ModelPhraser
+from forensic.harness.failure_graph import host_of
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
-
-from forensic.harness import citations, ledger
-from forensic.harness.chat import Conversation, classify
-from forensic.harness.chat.answers import Answer
-from forensic.harness.chat.phrasing import ModelPhraser
-from forensic.harness.failure_graph import host_of
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = sorted(p for p in (ROOT / "evals" / "examples").iterdir() if (p / "truth.json").is_file())

@@ -16,14 +16,13 @@ from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, Field
-
 from forensic.harness import citations, ledger
 from forensic.harness.budget import Limits, Usage, exhausted
 from forensic.harness.failure_graph import FailureGraph, beliefs, host_of, observe
 from forensic.harness.models import Finding
 from forensic.sandbox import ForensicError, ToolArgumentError
 from forensic.tools import get_tool
+from pydantic import BaseModel, Field
 
 from .intents import Intent
 

@@ -20,12 +20,11 @@ import uuid
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
-from langgraph.graph import END, START, StateGraph
-
 from forensic.harness import approvals
 from forensic.harness.budget import Limits, Usage
 from forensic.harness.graph import Investigator
 from forensic.sandbox import ForensicError
+from langgraph.graph import END, START, StateGraph
 
 from .answers import Answer, Workspace, build_answer
 from .intents import classify

@@ -13,11 +13,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
-
 from forensic.harness.llm.reply import ModelClaim, ReplyError, _first_object, clean_text
 from forensic.harness.models import Finding
 from forensic.sandbox.errors import ModelError
+from pydantic import BaseModel, Field, ValidationError
 
 from .answers import Answer, Workspace
 
