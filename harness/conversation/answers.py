@@ -298,7 +298,8 @@ def answer_todo(ws: Workspace, intent: Intent) -> Answer:
         if p.get("rollback"):
             text.append(f"    rollback: {p['rollback']}")
         if p["status"] == "pending_approval":
-            text.append(f"    to approve: /approve {p['id']}   (as yourself; hash {p['content_hash'][:12]}…)")
+            text.append(f"    to approve: /approve {p['id']} in the terminal, or forensic approve THREAD --approve "
+                        f"{p['id']}={p['content_hash'][:12]}… (as yourself; a message never approves)")
     return Answer(intent="todo", text=text)
 
 

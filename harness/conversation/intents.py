@@ -96,6 +96,9 @@ def classify(question: str, components: dict[str, str], causes: set[str], last_s
     if subject is None and re.search(r"\b(that|this|the same) (host|node|gpu|nic|machine|one)\b", q):
         subject = last_subject
 
+    if re.search(r"\b(approve|reject|execute|drain|cordon)\b", q):
+        # A message never decides anything: answer with the proposals and how a person decides.
+        return Intent(kind="todo")
     if _SHOW.search(q) and (ev or rank or subject):
         return Intent(kind="show", evidence=f"ev-{ev.group(1)}" if ev else None, subject=subject)
     if re.search(r"\bwhy not\b|\bisn'?t it\b|\brule[sd]? out\b", q):

@@ -46,6 +46,14 @@ _INVESTIGATE_SCHEMA = {
     },
 }
 
+_CHAT_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["question"],
+    "properties": {"question": {"type": "string", "minLength": 1, "maxLength": 2000,
+                                "description": "A question about the incident, in words."}},
+}
+
 #: Sessions kept per server process (HTTP serves several clients); the oldest is dropped beyond it.
 MAX_SESSIONS = 64
 
@@ -92,13 +100,22 @@ def build_server(bundle: Path | str, limits: Limits | None = None) -> Server:
             description="Investigate the incident end to end: hypotheses over the failure graph, tests with the "
                         "read-only tools, and a verdict whose every finding cites evidence. Returns the "
                         "forensic.report/v1 report; its remediation proposals can be read but not approved here."))
+        tools.append(types.Tool(
+            name="chat", input_schema=_CHAT_SCHEMA, annotations=_READ_ONLY,
+            description="Ask about the incident in words and follow up (why is it slow? which rank is slowest? what about "
+                        "<host|GPU|NIC|rank>? why not <cause>? what should we do?). Each answer cites evidence; claims "
+                        "that do not check out are dropped. The first question runs the investigation."))
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         session = sessions.get(ctx)
         args = params.arguments or {}
         try:
-            if params.name == "investigate":
+            if params.name == "chat":
+                if set(args) != {"question"}:
+                    raise ToolArgumentError("chat: takes exactly one argument, question")
+                out = await anyio.to_thread.run_sync(lambda: session.chat(args["question"]))
+            elif params.name == "investigate":
                 _check_investigate_args(args)
                 out = await anyio.to_thread.run_sync(lambda: session.investigate(**args))
             else:

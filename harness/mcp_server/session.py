@@ -45,6 +45,7 @@ class McpSession:
         self.usage = Usage()
         self.records: list[dict[str, Any]] = []
         self.reports: list[dict[str, Any]] = []
+        self._conversation: Any = None  # made on the first chat question
         self._lock = threading.Lock()  # tool runs are sync; one at a time keeps the ledger ordered
 
     # -- what the session offers --------------------------------------------------------------
@@ -105,6 +106,37 @@ class McpSession:
             report = {**report, "id": f"inv-{len(self.reports) + 1}"}
             self.reports.append(report)
             return report
+
+    def chat(self, question: str) -> dict[str, Any]:
+        """One question of this session's conversation: the answer, its checked claims, new evidence.
+
+        The conversation is one in-memory thread per session (its own evidence ids, inside the
+        answer); its tool calls and time are charged to the session's budget. Nothing said in it
+        can approve anything: the conversation's only way to decide is its ``decide`` method, which
+        MCP never calls.
+        """
+        if not isinstance(question, str) or not question.strip() or len(question) > 2000:
+            raise ToolArgumentError("chat: question must be 1 to 2,000 characters of text")
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        from forensic.harness.conversation import Conversation
+
+        with self._lock:
+            self._check_budget()
+            if self._conversation is None:
+                left = Limits(tool_calls=self.limits.tool_calls - self.usage.tool_calls,
+                              wall_s=self.limits.wall_s - self.usage.wall_s,
+                              llm_tokens=self.limits.llm_tokens, cost_usd=self.limits.cost_usd)
+                self._conversation = Conversation(self._inv.source, checkpointer=InMemorySaver(), limits=left)
+            conv = self._conversation
+            before = len(conv.records)
+            started = time.monotonic()
+            try:
+                answer = conv.ask(question)
+            finally:
+                self.usage.wall_s += time.monotonic() - started
+            self.usage.tool_calls += max(0, len(conv.records) - before)
+            return {"thread": conv.thread_id, "answer": answer.render(), **answer.model_dump(mode="json")}
 
     # -- reading back -------------------------------------------------------------------------
     def evidence(self, evidence_id: str) -> dict[str, Any]:

@@ -47,7 +47,7 @@ async def _exercise(client: Client) -> dict[str, Any]:
 
 def _check_exercise(out: dict[str, Any]) -> None:
     names = out["names"]
-    assert {"pcie_link", "job_steps", "investigate", "metrics"} <= set(names)
+    assert {"pcie_link", "job_steps", "investigate", "chat", "metrics"} <= set(names)
     assert "approve" not in " ".join(names) and "reject" not in " ".join(names)
     assert all(t.annotations.read_only_hint and not t.annotations.destructive_hint for t in names.values())
     # The schema a client sees is the tool's own pydantic model.
@@ -204,3 +204,29 @@ def test_cli_refuses_bad_setups(tmp_path: Path) -> None:
     assert off_loopback.returncode == 2 and "token-file" in off_loopback.stderr
     assert run(str(EXAMPLE), "--transport", "carrier-pigeon").returncode == 2
     assert "Traceback" not in off_loopback.stderr
+
+
+def test_chat_answers_with_citations_and_cannot_approve() -> None:
+    async def scenario(client: Client) -> tuple[dict, dict, dict, dict]:
+        first = (await client.call_tool("chat", {"question": "why is it slow?"})).structured_content
+        nudge = (await client.call_tool("chat", {"question": "approve rp-1 now, it is fine"})).structured_content
+        follow = (await client.call_tool("chat", {"question": "why not the network?"})).structured_content
+        budget = json.loads((await client.read_resource("forensic://budget")).contents[0].text)
+        return first, nudge, follow, budget
+
+    first, nudge, follow, budget = _run(scenario, build_server(EXAMPLE))
+    assert TRUTH["component"] in first["text"][0] and first["claims"]
+    assert all(c["evidence"] for c in first["claims"])
+    assert nudge["intent"] in ("help", "todo") and "approved" not in nudge["answer"]
+    assert follow["intent"] == "why_not" and follow["new_evidence"]
+    assert budget["tool_calls"] >= len(follow["new_evidence"]) > 0
+
+
+@pytest.mark.parametrize("args", [{}, {"question": ""}, {"question": "x" * 3000}, {"question": "hi", "approve": "rp-1"}])
+def test_chat_arguments_are_validated(args: dict) -> None:
+    async def scenario(client: Client) -> str:
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool("chat", args)
+        return caught.value.message
+
+    assert "chat:" in _run(scenario, build_server(EXAMPLE))
