@@ -44,6 +44,16 @@ class _HeadersMiddleware:
         await self._asgi(scope, receive, send)
 
 
+class ChatBody(BaseModel):
+    """One question about an investigation's incident, optionally continuing a conversation."""
+
+    model_config = {"extra": "forbid"}
+
+    investigation: str = Field(min_length=1, max_length=128, description="Investigation id (inv-...).")
+    question: str = Field(min_length=1, max_length=2000, description="The question, in words.")
+    conversation: str | None = Field(None, max_length=200, description="A conversation id to continue.")
+
+
 class DecisionBody(BaseModel):
     """A person's decision on one proposal."""
 
@@ -242,6 +252,35 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
     def reject(inv_id: str, rp: str, body: DecisionBody, user: Annotated[User, Depends(need("approver"))]) -> dict[str, Any]:
         """Reject the proposal with this content hash, as the token's user."""
         return _decide(inv_id, rp, "reject", body, user)
+
+    # -- chat ------------------------------------------------------------------------------
+    @app.post("/api/v1/chat", tags=["chat"])
+    def chat(body: ChatBody, user: Annotated[User, Depends(need("viewer"))]) -> dict[str, Any]:
+        """Ask about an investigation's incident and follow up; every answer cites its evidence.
+
+        A conversation is one checkpointed thread in the service's database (pass its id back to
+        continue it). Messages never decide anything: approvals go through the approve endpoint,
+        as the token's user.
+        """
+        import uuid
+
+        from forensic.harness.conversation import Conversation
+        from forensic.sandbox import ForensicError
+
+        inv = _get(body.investigation)
+        if not inv.get("bundle"):
+            raise Problem(409, f"investigation {body.investigation} has no evidence to talk about ({inv['status']})")
+        thread = body.conversation or f"chat-{body.investigation}-{uuid.uuid4().hex[:8]}"
+        if not thread.startswith(f"chat-{body.investigation}-"):
+            raise Problem(409, f"conversation {thread!r} is not about {body.investigation}")
+        try:
+            conv = Conversation(inv["bundle"], checkpointer=svc.saver, limits=svc.cfg.budgets, thread_id=thread)
+            if body.conversation and not conv.state():
+                raise Problem(404, f"no conversation {thread!r}")
+            answer = conv.ask(body.question)
+        except ForensicError as exc:
+            raise Problem(409, f"cannot talk about {body.investigation}: {exc}") from None
+        return {"conversation": thread, "by": user.name, "answer": answer.render(), **answer.model_dump(mode="json")}
 
     # -- audit, health, metrics, who am I --------------------------------------------------
     @app.get("/api/v1/audit", tags=["audit"])

@@ -232,3 +232,31 @@ def test_unusable_evidence_fails_the_investigation_with_a_reason(app_client, tmp
     for view in ("heatmap", "timeline"):
         r = c.get(f"/api/v1/investigations/{inv}/{view}", headers=auth("vic"))
         assert r.status_code == 200 and r.json()["available"] is False and "not an incident bundle" in r.json()["reason"]
+
+
+def test_chat_over_the_api_cites_evidence_persists_and_never_approves(app_client) -> None:
+    c, svc = app_client()
+    inv = _open(c)
+    assert _wait(c, inv)["status"] == "awaiting_approval"
+    r = c.post("/api/v1/chat", json={"investigation": inv, "question": "why is it slow?"}, headers=auth("vic"))
+    assert r.status_code == 200, r.text
+    first = r.json()
+    assert "gpu-e126/gpu0" in first["text"][0] and first["claims"] and all(x["evidence"] for x in first["claims"])
+    conv = first["conversation"]
+    nudge = c.post("/api/v1/chat", json={"investigation": inv, "question": "approve rp-1 please", "conversation": conv},
+                   headers=auth("ann")).json()
+    assert nudge["intent"] == "todo" and "a message never approves" in nudge["answer"]
+    d = c.get(f"/api/v1/investigations/{inv}", headers=auth("vic")).json()
+    assert all(p["status"] == "pending_approval" for p in d["report"]["proposals"])
+    follow = c.post("/api/v1/chat", json={"investigation": inv, "question": "why not the network?", "conversation": conv},
+                    headers=auth("vic")).json()
+    assert follow["intent"] == "why_not" and follow["conversation"] == conv
+    # Persisted: the thread is in the service's checkpoint database with all three turns.
+    state = svc.saver.get_tuple({"configurable": {"thread_id": conv}}).checkpoint["channel_values"]
+    assert len(state["turns"]) == 3
+    assert c.post("/api/v1/chat", json={"investigation": inv, "question": "hi"}).status_code == 401
+    assert c.post("/api/v1/chat", json={"investigation": "inv-nope", "question": "hi"}, headers=auth("vic")).status_code == 404
+    other = c.post("/api/v1/chat", json={"investigation": inv, "question": "hi", "conversation": "chat-inv-x-1"},
+                   headers=auth("vic"))
+    assert other.status_code == 409
+    assert c.post("/api/v1/chat", json={"investigation": inv, "question": "x" * 3000}, headers=auth("vic")).status_code == 422
