@@ -18,10 +18,9 @@ operating-system user who ran it.
 from __future__ import annotations
 
 import json
-import os
-import pwd
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +37,9 @@ from .slurm import SlurmExecutor
 
 def os_user() -> str:
     """Who runs this process, from the operating system (never from USER or LOGNAME)."""
-    return pwd.getpwuid(os.getuid()).pw_name
+    from forensic.harness.identity import OsIdentity
+
+    return OsIdentity().current().name
 
 
 def build_executors(config: ExecutorsConfig) -> dict[str, Executor]:
@@ -111,11 +112,17 @@ class ExecutionStore:
 class ExecutionGate:
     """Checks, claims, runs, verifies and audits the execution of approved proposals."""
 
-    def __init__(self, config: ExecutorsConfig, *, store: ExecutionStore, audit_log: Path,
+    def __init__(self, config: ExecutorsConfig, *, store: ExecutionStore, audit_log: Path | None = None,
+                 audit_sink: Callable[[approvals.AuditEntry], None] | None = None, actor: str | None = None,
                  executors: dict[str, Executor] | None = None, clock: Any = time.time) -> None:
+        """``audit_log`` (the CLI's file) or ``audit_sink`` (the service's table) receives every step;
+        ``actor`` is the authenticated person who runs it (default: the operating-system user)."""
+        if (audit_log is None) == (audit_sink is None):
+            raise ValueError("give exactly one of audit_log and audit_sink")
         self.config = config
         self.store = store
-        self.audit_log = audit_log
+        self._sink = audit_sink or (lambda entry: approvals.append_audit(audit_log, [entry]))  # type: ignore[arg-type]
+        self.actor = actor or os_user()
         self.executors = executors if executors is not None else build_executors(config)
         self.clock = clock
 
@@ -124,9 +131,9 @@ class ExecutionGate:
                reason: str = "") -> None:
         entry = approvals.AuditEntry(time_unix=self.clock(), thread=thread, incident=incident, proposal_id=pid,
                                      action=p.action if p else None, target=p.target if p else None,
-                                     content_hash=p.content_hash if p else "", decision=step, approver=os_user(),
+                                     content_hash=p.content_hash if p else "", decision=step, approver=self.actor,
                                      outcome=outcome, reason=reason[:1000])
-        approvals.append_audit(self.audit_log, [entry])
+        self._sink(entry)
 
     def _refuse(self, thread: str, incident: str, pid: str, p: Proposal | None, step: str, reason: str) -> None:
         self._audit(thread, incident, pid, p, step, "refused", reason)
@@ -177,7 +184,7 @@ class ExecutionGate:
         if dry_run:
             return {"proposal": pid, "state": "planned", "plan": plan.model_dump()}
         try:
-            self.store.claim(thread, p, ex.name, plan, os_user())
+            self.store.claim(thread, p, ex.name, plan, self.actor)
         except ExecutionError as exc:
             self._refuse(thread, incident, pid, p, step, str(exc))
         self._audit(thread, incident, pid, p, step, "started", plan.steps[0])

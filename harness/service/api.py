@@ -44,6 +44,14 @@ class _HeadersMiddleware:
         await self._asgi(scope, receive, send)
 
 
+class ExecuteBody(BaseModel):
+    """Carry out an approved proposal, or only plan it."""
+
+    model_config = {"extra": "forbid"}
+
+    dry_run: bool = Field(False, description="Show what would run; change nothing.")
+
+
 class ChatBody(BaseModel):
     """One question about an investigation's incident, optionally continuing a conversation."""
 
@@ -252,6 +260,34 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
     def reject(inv_id: str, rp: str, body: DecisionBody, user: Annotated[User, Depends(need("approver"))]) -> dict[str, Any]:
         """Reject the proposal with this content hash, as the token's user."""
         return _decide(inv_id, rp, "reject", body, user)
+
+    @app.post("/api/v1/investigations/{inv_id}/proposals/{rp}/execute", tags=["decisions"])
+    def execute(inv_id: str, rp: str, body: ExecuteBody, user: Annotated[User, Depends(need("approver"))]) -> dict[str, Any]:
+        """Carry out an approved proposal (or plan it with ``dry_run``), once, as the token's user.
+
+        Needs ``executors`` in serve.toml. The execution gate checks that the approval gate approved
+        exactly this content, recently, and that it has not run; every step goes to the audit log.
+        """
+        from forensic.harness.executors import ExecutionError, ExecutionGate, ExecutionStore, load_config
+
+        if svc.cfg.executors is None:
+            raise Problem(409, "this service carries nothing out: name an executors.toml in serve.toml (executors = ...)")
+        inv = _get(inv_id)
+
+        def sink(entry: Any) -> None:
+            svc.store.audit({"time": entry.time_unix, "actor": entry.approver, "action": entry.decision,
+                             "investigation": inv_id, "proposal": entry.proposal_id, "content_hash": entry.content_hash,
+                             "outcome": entry.outcome, "reason": entry.reason, "detail": {"target": entry.target}})
+
+        tup = svc.saver.get_tuple({"configurable": {"thread_id": inv["thread_id"]}})
+        if tup is None:
+            raise Problem(409, f"investigation {inv_id} has no checkpoint to execute from")
+        try:
+            gate = ExecutionGate(load_config(svc.cfg.executors), audit_sink=sink, actor=user.name,
+                                 store=ExecutionStore(svc.cfg.database.with_name(svc.cfg.database.stem + "-executions.sqlite")))
+            return gate.execute(inv["thread_id"], tup.checkpoint["channel_values"], rp, dry_run=body.dry_run)
+        except ExecutionError as exc:
+            raise Problem(409, str(exc)) from None
 
     # -- chat ------------------------------------------------------------------------------
     @app.post("/api/v1/chat", tags=["chat"])

@@ -144,6 +144,7 @@ class ServeConfig(_Strict):
     evidence: Evidence = Field(default_factory=Evidence)
     notify: Notify = Field(default_factory=Notify)
     fleet: Fleet | None = None
+    executors: Path | None = Field(None, description="executors.toml: lets approvers carry out approved proposals.")
 
     @model_validator(mode="after")
     def _evidence_named(self) -> ServeConfig:
@@ -157,6 +158,8 @@ def _rebase(cfg: ServeConfig, base: Path) -> ServeConfig:
         return p if p.is_absolute() else (base / p)
 
     cfg.database = fix(cfg.database)
+    if cfg.executors is not None:
+        cfg.executors = fix(cfg.executors)
     for u in cfg.users:
         u.token_file = fix(u.token_file)
     for b in cfg.evidence.bundles:

@@ -161,6 +161,15 @@ function proposalCard(inv, p) {
   const reason = el("input", { type: "text", class: "reason", placeholder: "why (recorded in the audit log)", "aria-label": "Reason" });
   const msg = el("span", { class: "small" });
   const canDecide = me && me.can_approve && p.status === "pending_approval" && inv.status === "awaiting_approval";
+  const canExecute = me && me.can_approve && p.status === "approved";
+  const execute = (dry) => async () => {
+    try {
+      const r = await api("/api/v1/investigations/" + encodeURIComponent(inv.id) + "/proposals/" + encodeURIComponent(p.id) + "/execute",
+        { method: "POST", body: JSON.stringify({ dry_run: dry }) });
+      msg.className = "small";
+      msg.textContent = (dry ? "would run: " : r.state + ": ") + ((r.plan && r.plan.steps) || []).join("; ");
+    } catch (e) { msg.className = "error small"; msg.textContent = e.message; }
+  };
   const act = (what) => async () => {
     if (!reason.value.trim()) { msg.className = "error small"; msg.textContent = "Say why first."; reason.focus(); return; }
     try {
@@ -177,7 +186,10 @@ function proposalCard(inv, p) {
       el("dt", {}, "Evidence"), el("dd", {}, (p.evidence || []).join(", ") || "—"), el("dt", {}, "Content hash"), el("dd", { class: "mono small" }, p.content_hash)),
     canDecide ? el("div", { class: "row decide" }, reason,
       el("button", { class: "primary approve", onclick: act("approve") }, "Approve"),
-      el("button", { class: "danger reject", onclick: act("reject") }, "Reject"), msg) : null);
+      el("button", { class: "danger reject", onclick: act("reject") }, "Reject"), msg) : null,
+    canExecute ? el("div", { class: "row decide" },
+      el("button", { class: "execute", onclick: execute(true) }, "Dry run"),
+      el("button", { class: "primary execute", onclick: execute(false) }, "Execute"), msg) : null);
 }
 
 function showRecord(rec, id) {

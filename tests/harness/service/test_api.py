@@ -260,3 +260,55 @@ def test_chat_over_the_api_cites_evidence_persists_and_never_approves(app_client
                    headers=auth("vic"))
     assert other.status_code == 409
     assert c.post("/api/v1/chat", json={"investigation": inv, "question": "x" * 3000}, headers=auth("vic")).status_code == 422
+
+
+class _Tickets(BaseHTTPRequestHandler):
+    seen: list[tuple[str, dict]] = []
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        _Tickets.seen.append((self.headers["Idempotency-Key"], body))
+        raw = json.dumps({"id": f"T-{len(_Tickets.seen)}"}).encode()
+        self.send_response(201)
+        self.send_header("content-length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+
+def test_an_approver_executes_an_approved_proposal_once(app_client, tmp_path) -> None:
+    tickets = ThreadingHTTPServer(("127.0.0.1", 0), _Tickets)
+    threading.Thread(target=tickets.serve_forever, daemon=True).start()
+    _Tickets.seen = []
+    (tmp_path / "executors.toml").write_text(f'[runbook]\nurl = "http://127.0.0.1:{tickets.server_address[1]}/t"\n')
+    try:
+        plain, _ = app_client()
+        inv0 = _open(plain)
+        _wait(plain, inv0)
+        refused = plain.post(f"/api/v1/investigations/{inv0}/proposals/rp-1/execute", json={}, headers=auth("ann"))
+        assert refused.status_code == 409 and "executors" in refused.json()["detail"]
+
+        c, svc = app_client(extra=f'executors = "{tmp_path / "executors.toml"}"')
+        inv = _open(c)
+        d = _wait(c, inv)
+        p = d["report"]["proposals"][0]
+        url = f"/api/v1/investigations/{inv}/proposals/{p['id']}"
+        assert c.post(url + "/execute", json={}, headers=auth("ann")).status_code == 409  # not approved yet
+        assert c.post(url + "/approve", json={"content_hash": p["content_hash"], "reason": "slot check"},
+                      headers=auth("ann")).status_code == 200
+        assert c.post(url + "/execute", json={}, headers=auth("vic")).status_code == 403  # viewers never execute
+        dry = c.post(url + "/execute", json={"dry_run": True}, headers=auth("ann"))
+        assert dry.status_code == 200 and dry.json()["state"] == "planned" and not _Tickets.seen
+        done = c.post(url + "/execute", json={}, headers=auth("ann"))
+        assert done.status_code == 200, done.text
+        assert done.json()["state"] == "succeeded" and len(_Tickets.seen) == 1
+        assert _Tickets.seen[0][1]["content_hash"] == p["content_hash"]
+        again = c.post(url + "/execute", json={}, headers=auth("ann"))
+        assert again.status_code == 409 and "already run" in again.json()["detail"]
+        steps = [(e["actor"], e["action"], e["outcome"]) for e in c.get("/api/v1/audit", headers=auth("vic")).json()["entries"]
+                 if e.get("proposal") == p["id"] and e.get("investigation") == inv]
+        assert ("ann", "execute", "succeeded") in steps and ("ann", "execute", "refused") in steps
+    finally:
+        tickets.shutdown()
