@@ -27,11 +27,20 @@ def chat(
     llm_base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint (with --planner llm).")] = None,
     llm_model: Annotated[Optional[str], typer.Option(help="Model name (with --planner llm).")] = None,
     llm_api_key: Annotated[Optional[str], typer.Option(help="API key (with --planner llm).")] = None,
+    fleet: Annotated[Optional[Path], typer.Option(help="Talk about a live fleet described by this fleet.toml.")] = None,
+    job: Annotated[Optional[str], typer.Option(help="With --fleet: the job.")] = None,
+    since: Annotated[str, typer.Option(help="With --fleet: how far back the window starts.")] = "2h",
+    server: Annotated[Optional[str], typer.Option(help="A running `forensic serve` (URL) that holds the conversation.")] = None,
+    investigation: Annotated[Optional[str], typer.Option(help="With --server: the investigation (inv-...).")] = None,
+    token_file: Annotated[Optional[Path], typer.Option(help="With --server: file holding your bearer token.")] = None,
 ) -> None:
     """Ask about an incident and follow up: every answer cites its evidence; /approve as yourself."""
     from forensic.harness.chat.terminal import run_interactive, run_plain
     from forensic.harness.conversation.conversation import Conversation
 
+    if server is not None:
+        _chat_with_server(server, investigation, token_file, resume)
+        return
     cp_path = checkpoint or default_state_dir() / "checkpoints.sqlite"
     saver = _checkpointer(cp_path)
     if resume:
@@ -43,8 +52,14 @@ def chat(
                 and Path(bundle).resolve() / "bundle" != Path(stored).resolve():
             _fail(2, f"conversation {resume!r} is about {stored}, not {bundle}")
         bundle = Path(stored)
+    if fleet is not None:
+        if bundle is not None:
+            _fail(2, "give an incident bundle or --fleet, not both")
+        from ._fleet import open_live
+
+        bundle = open_live(fleet, job, since, None, "", None)  # type: ignore[assignment]
     if bundle is None:
-        _fail(2, "name an incident bundle, or --resume a conversation")
+        _fail(2, "name an incident bundle, --fleet FILE --job NAME, or --resume a conversation")
     phrase = None
     kwargs = _planner_kwargs(planner, llm_base_url, llm_model, llm_api_key)
     if planner == "llm":
@@ -62,3 +77,33 @@ def chat(
             run_interactive(conv, Console(), plot_dir)
     except ForensicError as exc:
         _fail(2, str(exc))
+
+
+def _chat_with_server(server: str, investigation: str | None, token_file: Path | None, resume: str | None) -> None:
+    """Questions from stdin (one per line) to the service's conversation; answers on stdout."""
+    from forensic.harness.chat.remote import RemoteConversation
+
+    if not investigation or token_file is None:
+        _fail(2, "--server needs --investigation INV and --token-file FILE")
+    try:
+        token = token_file.read_text().strip()
+    except OSError as exc:
+        _fail(2, f"--token-file {token_file}: {exc.strerror or exc}")
+    conv = RemoteConversation(server, token, investigation, conversation=resume)
+    for raw in sys.stdin:
+        line = raw.strip()
+        if not line:
+            continue
+        if line in ("/quit", "/exit", "/q"):
+            break
+        if line.startswith("/"):
+            sys.stdout.write("over --server only questions are taken: approve on the page or with the approve endpoint\n")
+            continue
+        try:
+            ans = conv.ask(line)
+        except ForensicError as exc:
+            _fail(2, str(exc))
+        sys.stdout.write(f"> {line}\n{ans.render()}\n\n")
+        sys.stdout.flush()
+    if conv.thread_id:
+        sys.stderr.write(f"forensic: conversation {conv.thread_id} on {server}\n")

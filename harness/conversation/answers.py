@@ -131,7 +131,14 @@ def _claim(text: str, ev: str | list[str], subject: str | None) -> Finding:
 def answer_why(ws: Workspace, intent: Intent) -> Answer:
     r = ws.report
     v = r["verdict"]
-    if v["root_cause"] == "healthy":
+    if r["status"] == "inconclusive":
+        # Out of budget or of readable evidence: never "no fault found" (absence is not health).
+        leading = ", ".join(f"{h['root_cause']} on {h.get('component') or '-'}" for h in (r.get("leading") or [])[:3])
+        why = "; ".join((r.get("notes") or [])[:2]) or "the evidence ran out before a verdict"
+        head = f"Inconclusive: {why}." + (f" Leading: {leading}." if leading else "")
+        if r.get("untested"):
+            head += f" Not tested: {', '.join(r['untested'][:5])}."
+    elif v["root_cause"] == "healthy":
         head = f"No fault found ({r['status']}, confidence {v['confidence']:.2f})."
     else:
         head = f"{v['root_cause']} on {v['component']} ({r['status']}, confidence {v['confidence']:.2f})."

@@ -164,3 +164,16 @@ def test_plain_cli_conversation_and_approval_names_the_os_user(tmp_path: Path) -
     audit = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
     assert [(a["proposal_id"], a["outcome"], a["approver"]) for a in audit] == [("rp-1", "approved", me)]
     assert "mallory" not in json.dumps(audit)
+
+
+def test_chat_about_a_live_fleet_whose_agents_are_down_says_so(tmp_path: Path) -> None:
+    (tmp_path / "token").write_text("a-token-of-some-length\n")
+    (tmp_path / "fleet.toml").write_text(
+        '[agents]\nurl_template = "http://127.0.0.1:9/{host}"\ntoken_file = "token"\nhosts = ["h1", "h2"]\ntimeout_s = 2\n')
+    env = {**os.environ, "FORENSIC_STATE_DIR": str(tmp_path / "state")}
+    done = subprocess.run([sys.executable, "-m", "forensic.harness.cli", "chat", "--fleet", "fleet.toml", "--job", "train",
+                           "--since", "1h", "--plain"], input="what is wrong?\nwhat about h1?\n", capture_output=True,
+                          text=True, env=env, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "No fault found" not in done.stdout  # nothing could be read: not evidence of health
+    assert "No evidence for h1" in done.stdout

@@ -99,3 +99,32 @@ def test_bench_intake_counts(tmp_path: Path) -> None:
     assert {"alerts", "alerts_per_s", "p50_ms", "p99_ms", "investigations", "lost"} <= set(out)
     assert out["alerts"] == 300 and out["stored"] == 300 and out["lost"] == 0 and out["investigations"] == 1
     assert out["alerts_per_s"] > 0 and out["p99_ms"] >= out["p50_ms"] > 0
+
+
+def test_chat_with_a_running_service(server, tmp_path) -> None:
+    """``forensic chat --server``: the service holds the conversation; messages approve nothing."""
+    import subprocess
+    import sys
+
+    from forensic.harness.service.bench import fault_alert, webhook
+
+    from .conftest import JOB, TOKENS
+
+    s = server().start()
+    r = s.post("/api/v1/alerts", user="alertmanager", json=webhook([fault_alert(1, job=JOB)]))
+    inv = r.json()["investigations"][0]
+    s.wait_status(inv)
+    token = tmp_path / "vic.token"
+    token.write_text(TOKENS["vic"][1])
+    done = subprocess.run([sys.executable, "-m", "forensic.harness.cli", "chat", "--server", s.url, "--investigation", inv,
+                           "--token-file", str(token)], input="why is it slow?\n/approve rp-1\nwhy not thermal?\n",
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "pcie_downtrain on gpu-e126/gpu0" in done.stdout and "[ev-" in done.stdout
+    assert "only questions are taken" in done.stdout
+    assert "forensic: conversation chat-" in done.stderr
+    d = s.get(f"/api/v1/investigations/{inv}").json()
+    assert all(p["status"] == "pending_approval" for p in d["report"]["proposals"])
+    bad = subprocess.run([sys.executable, "-m", "forensic.harness.cli", "chat", "--server", s.url, "--investigation", "inv-nope",
+                          "--token-file", str(token)], input="why?\n", capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "404" in bad.stderr and "Traceback" not in bad.stderr
