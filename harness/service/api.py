@@ -316,7 +316,12 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
             answer = conv.ask(body.question)
         except ForensicError as exc:
             raise Problem(409, f"cannot talk about {body.investigation}: {exc}") from None
-        return {"conversation": thread, "by": user.name, "answer": answer.render(), **answer.model_dump(mode="json")}
+        # The conversation's own ledger: its ids are not the investigation report's, so the cited
+        # records travel with the answer.
+        cited = {e for c in answer.claims for e in c.evidence} | set(answer.new_evidence)
+        records = {r["id"]: r for r in conv.records if r["id"] in cited}
+        return {"conversation": thread, "by": user.name, "answer": answer.render(), "records": records,
+                **answer.model_dump(mode="json")}
 
     # -- audit, health, metrics, who am I --------------------------------------------------
     @app.get("/api/v1/audit", tags=["audit"])

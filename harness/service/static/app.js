@@ -150,11 +150,40 @@ async function showInvestigation(id) {
         el("td", { class: "num" }, when(a.starts_at)))))));
 
   const live = el("section", { class: "card" }, el("h2", {}, "Activity"), activity);
-  main.replaceChildren(el("div", { class: "layout" }, el("div", { class: "colmain" }, head, findings, heat, tl, props, alerts), el("aside", {}, live)));
+  main.replaceChildren(el("div", { class: "layout" }, el("div", { class: "colmain" }, head, findings, heat, tl, props, alerts),
+    el("aside", {}, live, chatPanel(inv))));
   for (const e of inv.events || []) addActivity(activity, e.kind, e.data, e.time);
   drawHeatmap(id, v.component);
   drawTimeline(id, v.component, inv.alerts);
   if (inv.status === "queued" || inv.status === "running") follow(id, activity, inv.events.length ? inv.events[inv.events.length - 1].id : 0);
+}
+
+// Ask about the incident (POST /api/v1/chat): answers cite evidence; messages never approve.
+function chatPanel(inv) {
+  const log = el("div", { class: "chatlog" });
+  const box = el("input", { type: "text", class: "question", placeholder: "why is it slow? what about <host>? why not the network?",
+    "aria-label": "Question", maxlength: "2000" });
+  let conversation = null;
+  const ask = async () => {
+    const q = box.value.trim();
+    if (!q) return;
+    box.value = "";
+    const turn = el("div", { class: "turn" }, el("p", { class: "q" }, "› " + q), el("p", { class: "small" }, "…"));
+    log.append(turn);
+    try {
+      const r = await api("/api/v1/chat", { method: "POST",
+        body: JSON.stringify({ investigation: inv.id, question: q, conversation }) });
+      conversation = r.conversation;
+      turn.replaceChildren(el("p", { class: "q" }, "› " + q),
+        ...(r.text || []).map((t) => el("p", {}, t)),
+        r.claims && r.claims.length ? el("ul", {}, r.claims.map((c) => el("li", {}, c.claim, " ",
+          ...c.evidence.map((eid) => el("button", { class: "cite", "data-ev": eid, onclick: () => showRecord((r.records || {})[eid], eid) }, eid))))) : null,
+        r.new_evidence && r.new_evidence.length ? el("p", { class: "small" }, "new evidence: " + r.new_evidence.join(", ")) : null);
+    } catch (e) { turn.replaceChildren(el("p", { class: "q" }, "› " + q), el("p", { class: "error small" }, e.message)); }
+  };
+  box.addEventListener("keydown", (ev) => { if (ev.key === "Enter") ask(); });
+  return el("section", { class: "card chat" }, el("h2", {}, "Ask"), log,
+    el("div", { class: "row" }, box, el("button", { class: "primary", onclick: ask }, "Ask")));
 }
 
 function proposalCard(inv, p) {

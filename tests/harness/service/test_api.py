@@ -242,6 +242,7 @@ def test_chat_over_the_api_cites_evidence_persists_and_never_approves(app_client
     assert r.status_code == 200, r.text
     first = r.json()
     assert "gpu-e126/gpu0" in first["text"][0] and first["claims"] and all(x["evidence"] for x in first["claims"])
+    assert {e for x in first["claims"] for e in x["evidence"]} <= set(first["records"])  # every citation travels with it
     conv = first["conversation"]
     nudge = c.post("/api/v1/chat", json={"investigation": inv, "question": "approve rp-1 please", "conversation": conv},
                    headers=auth("ann")).json()

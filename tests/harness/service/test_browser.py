@@ -94,6 +94,15 @@ def test_the_page_in_chromium(server, tmp_path: Path) -> None:
         page.wait_for_selector("#record[open] pre.data")
         page.screenshot(path=str(shots / "record.png"))
         page.click("#record-close")
+        # The chat panel: a question, an answer with citations that open the conversation's record.
+        page.fill(".chat input.question", "why not the network?")
+        page.click(".chat button.primary")
+        page.wait_for_selector(".chat .turn button.cite")
+        assert "pcie_downtrain" in page.locator(".chat .turn").first.text_content() or \
+            "belief" in page.locator(".chat .turn").first.text_content()
+        page.locator(".chat .turn button.cite").first.click()
+        page.wait_for_selector("#record[open] pre.data")
+        page.click("#record-close")
         page.screenshot(path=str(shots / "investigation.png"), full_page=True)
 
         card = page.locator("#proposals .proposal[data-id='rp-1']")
