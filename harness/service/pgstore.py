@@ -44,8 +44,9 @@ CREATE TABLE investigations (
   created_at DOUBLE PRECISION NOT NULL, updated_at DOUBLE PRECISION NOT NULL, started_at DOUBLE PRECISION,
   finished_at DOUBLE PRECISION, report TEXT, verdict TEXT, component TEXT, confidence DOUBLE PRECISION,
   report_status TEXT, alert_count INTEGER NOT NULL DEFAULT 0, resolved_count INTEGER NOT NULL DEFAULT 0,
-  owner TEXT, lease_until DOUBLE PRECISION, runs INTEGER NOT NULL DEFAULT 0, error TEXT);
-CREATE INDEX inv_status ON investigations(status, created_at);
+  owner TEXT, lease_until DOUBLE PRECISION, runs INTEGER NOT NULL DEFAULT 0, error TEXT,
+  seq BIGSERIAL NOT NULL);
+CREATE INDEX inv_status ON investigations(status, created_at, seq);
 CREATE INDEX inv_window ON investigations(last_at);
 CREATE TABLE events (
   id BIGSERIAL PRIMARY KEY, investigation TEXT NOT NULL, key TEXT NOT NULL, time DOUBLE PRECISION NOT NULL,
@@ -191,75 +192,117 @@ class PostgresStore:
                 if a.job:
                     keys.add(_key("job:" + a.job))
                 keys.update(_key("host:" + h) for h in a.hosts)
-        results: list[IntakeResult] = []
         now = _now()
         with self._tx() as con:
             if keys:  # one order for everyone: no deadlocks between API processes
                 con.execute("SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) AS k ORDER BY k", (sorted(keys),))
-            for user, body, payload in batch:
-                con.execute('INSERT INTO webhooks(received_at, "user", body) VALUES (%s,%s,%s)', (now, user, body))
-                res = IntakeResult()
-                for alert in payload.alerts:
-                    self._ingest_alert(con, alert, now, window_s, resolve_bundle, res)
-                results.append(res)
+            return self._ingest_batch(con, batch, now, window_s, resolve_bundle)
+
+    def _ingest_batch(self, con: Any, batch: list[tuple[str, str, Payload]], now: float, window_s: float,
+                      resolve_bundle: Any) -> list[IntakeResult]:
+        """The SQLite store's per-alert logic, decided in memory from two reads, written in a few batched writes.
+
+        Each webhook's alerts are taken in order exactly as :meth:`SqliteStore.ingest` does; what
+        differs is only that the reads happen once per batch (the advisory locks keep them valid)
+        and the writes go out together, so the locks are held for a few round trips, not many.
+        """
+        con.cursor().executemany('INSERT INTO webhooks(received_at, "user", body) VALUES (%s,%s,%s)',
+                                 [(now, user, body) for user, body, _ in batch])
+        alerts = [a for _, _, p in batch for a in p.alerts]
+        known = {r["fingerprint"]: r for r in con.execute(
+            "SELECT fingerprint, investigation_id, status FROM alerts WHERE fingerprint = ANY(%s)",
+            ([a.fingerprint_ for a in alerts],)).fetchall()}
+        times = [a.starts_unix if a.starts_unix is not None else now for a in alerts]
+        cands: list[dict[str, Any]] = []
+        if times:
+            for r in con.execute("SELECT id, job, hosts, gpus, first_at, last_at, alert_count FROM investigations"
+                                 " WHERE last_at >= %s AND first_at <= %s"
+                                 " AND status IN ('queued','running','awaiting_approval','concluded','unmapped')"
+                                 " ORDER BY created_at, seq", (min(times) - window_s, max(times) + window_s)).fetchall():
+                cands.append({**r, "hosts": json.loads(r["hosts"]), "gpus": json.loads(r["gpus"]), "new": False,
+                              "added": 0, "job0": r["job"]})
+        new_invs: list[tuple] = []
+        alert_rows: list[tuple] = []
+        alert_updates: list[tuple] = []
+        resolved: dict[str, int] = {}
+        events: list[tuple] = []
+
+        def event(inv_id: str, key: str, kind: str, data: dict[str, Any]) -> None:
+            events.append((inv_id, key, now, kind, json.dumps(data)))
+
+        results: list[IntakeResult] = []
+        for _, _, payload in batch:
+            res = IntakeResult()
+            for a in payload.alerts:
+                fp = a.fingerprint_
+                old = known.get(fp)
+                if old is not None:
+                    alert_updates.append((a.status, a.ends_unix, json.dumps(a.labels), json.dumps(a.annotations), now, fp))
+                    inv_id = old["investigation_id"]
+                    res.duplicates += 1
+                    if a.status == "resolved" and old["status"] != "resolved" and inv_id:
+                        resolved[inv_id] = resolved.get(inv_id, 0) + 1
+                        event(inv_id, f"resolved:{fp}", "alert_resolved",
+                              {"fingerprint": fp, "alertname": a.alertname, "ends_at": a.ends_unix})
+                    old["status"] = a.status
+                    if inv_id and inv_id not in res.investigations:
+                        res.investigations.append(inv_id)
+                    continue
+                t = a.starts_unix if a.starts_unix is not None else now
+                inv = next((c for c in cands if c["last_at"] >= t - window_s and c["first_at"] <= t + window_s
+                            and group_key_matches(a.job, a.hosts, c["job"], c["hosts"])), None)
+                if inv is not None:
+                    inv["hosts"] = sorted({*inv["hosts"], *a.hosts})
+                    inv["gpus"] = sorted({*inv["gpus"], *a.gpus})
+                    inv["job"] = inv["job"] if inv["job"] is not None else a.job
+                    inv["first_at"], inv["last_at"] = min(inv["first_at"], t), max(inv["last_at"], t)
+                    if inv["alert_count"] < 20:
+                        event(inv["id"], f"alert:{fp}", "alert", {"alertname": a.alertname, "fingerprint": fp})
+                    inv["alert_count"] += 1
+                    inv["added"] += 1
+                    res.grouped += 1
+                else:
+                    bundle = resolve_bundle(a.job, a.hosts)
+                    inv = {"id": f"inv-{uuid.uuid4().hex[:12]}", "job": a.job, "hosts": sorted(set(a.hosts)),
+                           "gpus": sorted(set(a.gpus)), "first_at": t, "last_at": t, "alert_count": 1, "new": True,
+                           "added": 0, "status": "queued" if bundle else "unmapped",
+                           "bundle": str(bundle) if bundle else None}
+                    cands.append(inv)
+                    event(inv["id"], f"alert:{fp}", "alert", {"alertname": a.alertname, "fingerprint": fp})
+                    res.opened.append(inv["id"])
+                alert_rows.append((fp, a.status, a.alertname, json.dumps(a.labels), json.dumps(a.annotations),
+                                   a.starts_unix, a.ends_unix, a.generatorURL, inv["id"], now, now))
+                known[fp] = {"investigation_id": inv["id"], "status": a.status}
+                res.accepted += 1
+                if inv["id"] not in res.investigations:
+                    res.investigations.append(inv["id"])
+            results.append(res)
+
+        cur = con.cursor()
+        new_invs = [(c["id"], c["job"], json.dumps(c["hosts"]), json.dumps(c["gpus"]), c["first_at"], c["last_at"],
+                     c["status"], c["bundle"], c["id"], now, now, c["alert_count"]) for c in cands if c["new"]]
+        if new_invs:
+            cur.executemany("INSERT INTO investigations(id, job, hosts, gpus, first_at, last_at, status, bundle, thread_id,"
+                            " created_at, updated_at, alert_count) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)", new_invs)
+        grown = [(json.dumps(c["hosts"]), json.dumps(c["gpus"]), c["job"], c["first_at"], c["last_at"], c["added"], now,
+                  c["id"]) for c in cands if not c["new"] and c["added"]]
+        if grown:
+            cur.executemany("UPDATE investigations SET hosts=%s, gpus=%s, job=COALESCE(job, %s), first_at=LEAST(first_at, %s),"
+                            " last_at=GREATEST(last_at, %s), alert_count=alert_count+%s, updated_at=%s WHERE id=%s", grown)
+        if resolved:
+            cur.executemany("UPDATE investigations SET resolved_count=resolved_count+%s, updated_at=%s WHERE id=%s",
+                            [(n, now, inv_id) for inv_id, n in resolved.items()])
+        if alert_rows:
+            cur.executemany("INSERT INTO alerts(fingerprint, status, alertname, labels, annotations, starts_at, ends_at,"
+                            " generator_url, investigation_id, received_at, updated_at, receipts)"
+                            " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,1)", alert_rows)
+        if alert_updates:
+            cur.executemany("UPDATE alerts SET status=%s, ends_at=%s, labels=%s, annotations=%s, updated_at=%s,"
+                            " receipts=receipts+1 WHERE fingerprint=%s", alert_updates)
+        if events:
+            cur.executemany("INSERT INTO events(investigation, key, time, kind, data) VALUES (%s,%s,%s,%s,%s)"
+                            " ON CONFLICT (investigation, key) DO NOTHING", events)
         return results
-
-    def _ingest_alert(self, con: Any, a: Alert, now: float, window_s: float, resolve_bundle: Any, res: IntakeResult) -> None:
-        old = con.execute("SELECT investigation_id, status FROM alerts WHERE fingerprint=%s", (a.fingerprint_,)).fetchone()
-        if old is not None:
-            con.execute("UPDATE alerts SET status=%s, ends_at=%s, labels=%s, annotations=%s, updated_at=%s,"
-                        " receipts=receipts+1 WHERE fingerprint=%s",
-                        (a.status, a.ends_unix, json.dumps(a.labels), json.dumps(a.annotations), now, a.fingerprint_))
-            inv_id = old["investigation_id"]
-            res.duplicates += 1
-            if a.status == "resolved" and old["status"] != "resolved" and inv_id:
-                con.execute("UPDATE investigations SET resolved_count=resolved_count+1, updated_at=%s WHERE id=%s",
-                            (now, inv_id))
-                self._event(con, inv_id, f"resolved:{a.fingerprint_}", "alert_resolved",
-                            {"fingerprint": a.fingerprint_, "alertname": a.alertname, "ends_at": a.ends_unix})
-            if inv_id and inv_id not in res.investigations:
-                res.investigations.append(inv_id)
-            return
-        inv_id = self._group(con, a, now, window_s, resolve_bundle, res)
-        con.execute("INSERT INTO alerts(fingerprint, status, alertname, labels, annotations, starts_at, ends_at,"
-                    " generator_url, investigation_id, received_at, updated_at, receipts)"
-                    " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,1)",
-                    (a.fingerprint_, a.status, a.alertname, json.dumps(a.labels), json.dumps(a.annotations),
-                     a.starts_unix, a.ends_unix, a.generatorURL, inv_id, now, now))
-        res.accepted += 1
-        if inv_id not in res.investigations:
-            res.investigations.append(inv_id)
-
-    def _group(self, con: Any, a: Alert, now: float, window_s: float, resolve_bundle: Any, res: IntakeResult) -> str:
-        t = a.starts_unix if a.starts_unix is not None else now
-        rows = con.execute("SELECT id, job, hosts, gpus, alert_count FROM investigations"
-                           " WHERE last_at >= %s AND first_at <= %s"
-                           " AND status IN ('queued','running','awaiting_approval','concluded','unmapped')"
-                           " ORDER BY created_at", (t - window_s, t + window_s)).fetchall()
-        for r in rows:
-            hosts = json.loads(r["hosts"])
-            if group_key_matches(a.job, a.hosts, r["job"], hosts):
-                gpus = json.loads(r["gpus"])
-                con.execute("UPDATE investigations SET hosts=%s, gpus=%s, job=COALESCE(job, %s),"
-                            " first_at=LEAST(first_at, %s), last_at=GREATEST(last_at, %s), alert_count=alert_count+1,"
-                            " updated_at=%s WHERE id=%s",
-                            (json.dumps(sorted({*hosts, *a.hosts})), json.dumps(sorted({*gpus, *a.gpus})), a.job,
-                             t, t, now, r["id"]))
-                res.grouped += 1
-                if r["alert_count"] < 20:
-                    self._event(con, r["id"], f"alert:{a.fingerprint_}", "alert",
-                                {"alertname": a.alertname, "fingerprint": a.fingerprint_})
-                return r["id"]
-        inv_id = f"inv-{uuid.uuid4().hex[:12]}"
-        bundle = resolve_bundle(a.job, a.hosts)
-        status = "queued" if bundle else "unmapped"
-        con.execute("INSERT INTO investigations(id, job, hosts, gpus, first_at, last_at, status, bundle, thread_id,"
-                    " created_at, updated_at, alert_count) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,1)",
-                    (inv_id, a.job, json.dumps(sorted(set(a.hosts))), json.dumps(sorted(set(a.gpus))), t, t, status,
-                     str(bundle) if bundle else None, inv_id, now, now))
-        self._event(con, inv_id, f"alert:{a.fingerprint_}", "alert", {"alertname": a.alertname, "fingerprint": a.fingerprint_})
-        res.opened.append(inv_id)
-        return inv_id
 
     def dead_letter(self, user: str | None, status: int, reason: str, body: bytes) -> None:
         with self._tx() as con:
@@ -277,7 +320,7 @@ class PostgresStore:
         with self._tx() as con:
             rows = con.execute(
                 "SELECT * FROM investigations WHERE status='queued' OR (status='running' AND lease_until < %s)"
-                " ORDER BY created_at LIMIT 16 FOR UPDATE SKIP LOCKED", (now,)).fetchall()
+                " ORDER BY created_at, seq LIMIT 16 FOR UPDATE SKIP LOCKED", (now,)).fetchall()
             for row in rows:
                 if row["job"] is not None:
                     # Two workers claiming two investigations of one job at once: the second waits, then counts.
@@ -290,6 +333,7 @@ class PostgresStore:
                             " started_at=COALESCE(started_at, %s), updated_at=%s WHERE id=%s",
                             (owner, now + lease_s, now, now, row["id"]))
                 row["runs"] += 1
+                row.pop("seq", None)
                 return row
         return None
 
@@ -340,6 +384,7 @@ class PostgresStore:
     # -- reading ---------------------------------------------------------------------------
     @staticmethod
     def _decode(r: dict[str, Any]) -> dict[str, Any]:
+        r.pop("seq", None)  # insertion order, for ties in created_at (SQLite's rowid); not part of the record
         r["hosts"] = json.loads(r["hosts"])
         r["gpus"] = json.loads(r["gpus"])
         r["report"] = json.loads(r["report"]) if r.get("report") else None
@@ -356,7 +401,7 @@ class PostgresStore:
             if value is not None:
                 q += f" AND {clause}"
                 args.append(value)
-        return [self._decode(r) for r in self._q(q + " ORDER BY created_at DESC LIMIT %s", (*args, limit))]
+        return [self._decode(r) for r in self._q(q + " ORDER BY created_at DESC, seq DESC LIMIT %s", (*args, limit))]
 
     def alerts_of(self, inv_id: str) -> list[dict[str, Any]]:
         rows = self._q("SELECT * FROM alerts WHERE investigation_id=%s ORDER BY starts_at, fingerprint LIMIT 1000", (inv_id,))

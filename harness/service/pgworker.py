@@ -33,6 +33,7 @@ class HeartbeatPool(WorkerPool):
                 except Exception as exc:  # the database is briefly away: try at the next beat
                     log.warning("%s: heartbeat failed: %s", inv["id"], exc)
 
+        log.info("%s: claimed by %s (run %d)", inv["id"], owner, inv["runs"])
         t = threading.Thread(target=beat, name=f"heartbeat-{inv['id']}", daemon=True)
         t.start()
         try:

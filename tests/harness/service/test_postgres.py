@@ -164,6 +164,8 @@ def test_three_workers_two_apis_500_alerts_50_faults(procs) -> None:
     assert q(p.db, "SELECT COUNT(*) FROM events WHERE kind='resumed'")[0][0] == 0  # no run was taken over
     logs = [(p.folder / f"worker{i}.log").read_text() for i in range(3)]
     assert all("claiming from PostgreSQL" in log for log in logs)
+    claims = [log.count("claimed by") for log in logs]
+    assert sum(claims) == 50 and all(n >= 1 for n in claims), claims  # the work was shared, each claim once
 
 
 def test_kill_9_worker_mid_investigation_another_resumes_it(procs) -> None:
