@@ -1,8 +1,8 @@
 """``forensic bench intake --db postgresql://...``: intake throughput with 1, 2, 4 ... API processes.
 
 Each round starts ``n`` ``forensic serve --db URL --workers 0`` processes on free loopback ports
-and spreads the client's connections over them evenly; the alerts of a round carry a
-round-unique fingerprint prefix and job, so rounds (and other users of the database) do not
+and spreads the client's connections over them evenly; the alerts of a round come from
+``faults`` simulated faults and carry round-unique fingerprints, jobs and hosts, so rounds (and other users of the database) do not
 collide and what was stored is counted exactly. ``lost``: alerts acknowledged with 202 but not
 in the database, plus alerts refused. Use a scratch database: the alerts stay in it.
 """

@@ -438,8 +438,16 @@ class PostgresStore:
                 con.execute("INSERT INTO notifications(investigation, url, payload, state, next_at) VALUES (%s,%s,%s,%s,%s)"
                             " ON CONFLICT (investigation, url) DO NOTHING", (inv_id, url, json.dumps(payload), "pending", _now()))
 
-    def due_notifications(self, now: float) -> list[dict[str, Any]]:
-        return self._q("SELECT * FROM notifications WHERE state='pending' AND next_at<=%s ORDER BY next_at LIMIT 50", (now,))
+    def due_notifications(self, now: float, *, lease_s: float = 60.0) -> list[dict[str, Any]]:
+        """Due notifications, each taken by one API process: its ``next_at`` moves ``lease_s`` on.
+
+        Several processes run a notifier; ``FOR UPDATE SKIP LOCKED`` and the moved ``next_at``
+        give each attempt to one of them (:meth:`notification_result` then sets the real next time).
+        A process that dies mid-send leaves the notification due again after ``lease_s``.
+        """
+        return self._q("UPDATE notifications SET next_at=%s WHERE id IN (SELECT id FROM notifications WHERE"
+                       " state='pending' AND next_at<=%s ORDER BY next_at LIMIT 50 FOR UPDATE SKIP LOCKED)"
+                       " RETURNING *", (now + lease_s, now))
 
     def notification_result(self, nid: int, *, ok: bool, error: str | None, next_at: float | None) -> None:
         state = "sent" if ok else ("pending" if next_at is not None else "failed")

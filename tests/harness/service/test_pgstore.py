@@ -128,3 +128,64 @@ def test_unreachable_database_is_one_line(cluster) -> None:
     with pytest.raises(DatabaseError, match="cannot connect to PostgreSQL") as e:
         PostgresStore(f"postgresql://forensic@127.0.0.1:{cluster.port}/no_such_db")
     assert "\n" not in str(e.value)
+
+
+def _cli(*args: str) -> "subprocess.CompletedProcess[str]":
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "forensic.harness.cli", *args], capture_output=True, text=True, timeout=120)
+
+
+def _one_line_exit_2(r, why: str) -> None:
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("forensic: ") and why in lines[0], r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_cli_bad_db_is_exit_2_with_one_line(cluster, tmp_path: Path) -> None:
+    from forensic.harness.service.bench import write_config
+
+    from .conftest import EXAMPLE, TOKENS
+
+    cfg = write_config(tmp_path, port=0, tokens=TOKENS, bundles=[{"path": EXAMPLE, "job": "j"}])
+    dead = f"postgresql://forensic@127.0.0.1:{cluster.port}/no_such_db"
+    _one_line_exit_2(_cli("worker", "--config", str(cfg), "--db", "serve.sqlite"), "must be a postgresql:// URL")
+    _one_line_exit_2(_cli("worker", "--config", str(cfg), "--db", dead), "cannot connect to PostgreSQL")
+    _one_line_exit_2(_cli("worker", "--config", str(tmp_path / "nope.toml"), "--db", dead), "no such config file")
+    _one_line_exit_2(_cli("serve", "--config", str(cfg), "--db", "mysql://x"), "must be a postgresql:// URL")
+    _one_line_exit_2(_cli("serve", "--config", str(cfg), "--db", dead, "--workers", "0"), "cannot connect to PostgreSQL")
+    _one_line_exit_2(_cli("bench", "intake", "--db", dead, "--processes", "1,x"), "--processes")
+    _one_line_exit_2(_cli("bench", "intake", "--db", dead, "--alerts", "10"), "cannot connect to PostgreSQL")
+
+
+def test_bench_intake_db_counts_every_round(cluster) -> None:
+    url = cluster.fresh_db("bench")
+    r = _cli("bench", "intake", "--db", url, "--alerts", "120", "--faults", "3", "--processes", "1,2",
+             "--concurrency", "4", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert [x["processes"] for x in out["rounds"]] == [1, 2]
+    for x in out["rounds"]:
+        assert (x["accepted"], x["stored"], x["lost"], x["investigations"]) == (120, 120, 0, 3)
+        assert x["alerts_per_s"] > 0 and x["p99_ms"] >= x["p50_ms"]
+    assert out["rounds"][0]["scaling"] == 1.0
+    with psycopg.connect(url) as con:
+        assert con.execute("SELECT COUNT(*) FROM alerts").fetchone()[0] == 240
+
+
+def test_each_due_notification_goes_to_one_notifier(cluster) -> None:
+    s1 = PostgresStore(cluster.fresh_db("notify"))
+    s2 = PostgresStore(s1.conninfo)
+    s1.enqueue_notifications("inv-1", ["http://a", "http://b"], {"text": "x"})
+    s1.enqueue_notifications("inv-1", ["http://a"], {"text": "again"})  # once per (investigation, url)
+    now = time.time()
+    first = s1.due_notifications(now)
+    assert sorted(r["url"] for r in first) == ["http://a", "http://b"]
+    assert s2.due_notifications(now) == []  # taken by the first notifier
+    s1.notification_result(first[0]["id"], ok=False, error="503", next_at=now)
+    again = s2.due_notifications(now + 1)
+    assert [r["id"] for r in again] == [first[0]["id"]] and again[0]["attempts"] == 1
+    # The second one's taker died: due again once its 60 s lease ran out (the first is leased to now + 61).
+    assert [r["id"] for r in s2.due_notifications(now + 60.5)] == [first[1]["id"]]

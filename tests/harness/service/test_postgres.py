@@ -169,7 +169,7 @@ def test_three_workers_two_apis_500_alerts_50_faults(procs) -> None:
 
 
 def test_kill_9_worker_mid_investigation_another_resumes_it(procs) -> None:
-    p = procs("[workers]\ncount = 1\nlease_s = 2\nstep_pause_s = 0.5")
+    p = procs("[workers]\ncount = 1\nlease_s = 2\nstep_pause_s = 1.0")
     _, url = p.api(0)
     a = p.worker(0)
     t0 = time.time()
@@ -181,11 +181,10 @@ def test_kill_9_worker_mid_investigation_another_resumes_it(procs) -> None:
         if tools >= 2:
             break
         time.sleep(0.05)
-    assert q(p.db, "SELECT status, runs FROM investigations WHERE id=%s", inv)[0] == ("running", 1), p.logs()
-    b = p.worker(1)  # standing by: nothing to claim while the first worker holds its lease
-    time.sleep(1)
     os.killpg(a.pid, signal.SIGKILL)
     a.wait(timeout=10)
+    assert q(p.db, "SELECT status, runs FROM investigations WHERE id=%s", inv)[0] == ("running", 1), p.logs()
+    b = p.worker(1)  # claims it once the dead worker's lease lapses
     tools_before = q(p.db, "SELECT COUNT(*) FROM events WHERE investigation=%s AND kind='tool_call'", inv)[0][0]
     wait_done(p.db, 1, 180, p)
     assert b.poll() is None
