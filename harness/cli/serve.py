@@ -19,7 +19,7 @@ def serve(
     db: Annotated[Optional[str], typer.Option("--db", help="postgresql:// URL: state in PostgreSQL, shared with other "
                                               "`forensic serve` and `forensic worker` processes (docs/scaling.md).")] = None,
     workers: Annotated[Optional[int], typer.Option("--workers", help="Investigation threads in this process "
-                                                   "(default: [workers] count); 0 runs the API alone.", min=0, max=64)] = None,
+                                                   "(default: \\[workers] count); 0 runs the API alone.", min=0, max=64)] = None,
 ) -> None:
     """Run the service: intake, investigations, approvals, the page, /metrics."""
     import uvicorn
