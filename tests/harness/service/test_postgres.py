@@ -248,3 +248,28 @@ def test_kill_9_api_during_intake_loses_no_accepted_alert(procs) -> None:
     missing = set(acked) - stored
     assert not missing, f"{len(missing)} acknowledged alerts lost"
     assert httpx.get(url_b + "/healthz", timeout=5).status_code == 200
+
+
+def test_decision_through_an_api_replica_resumes_the_gate_from_postgres(procs) -> None:
+    """A run finished by a worker process is approved through an API process: checkpoint, report and audit in PostgreSQL."""
+    p = procs("[workers]\ncount = 1")
+    (_, url_a), (_, url_b) = p.api(0), p.api(1)
+    p.worker(0)
+    r = httpx.post(url_a + "/api/v1/alerts", headers=auth("alertmanager"), json=webhook(fault_alerts(0, 2, time.time())),
+                   timeout=30)
+    inv = r.json()["opened"][0]
+    wait_done(p.db, 1, 180, p)
+    d = httpx.get(url_b + f"/api/v1/investigations/{inv}", headers=auth("vic"), timeout=30).json()
+    assert d["status"] == "awaiting_approval" and d["report"]["proposals"]
+    prop = d["report"]["proposals"][0]
+    url = url_b + f"/api/v1/investigations/{inv}/proposals/{prop['id']}/approve"
+    r = httpx.post(url, json={"content_hash": "0" * 64, "reason": "stale"}, headers=auth("ann"), timeout=30)
+    assert r.status_code == 409
+    r = httpx.post(url, json={"content_hash": prop["content_hash"], "reason": "drain it"}, headers=auth("ann"), timeout=60)
+    assert r.status_code == 200, r.text
+    assert r.json()["proposal"]["status"] == "approved" and r.json()["by"] == "ann"
+    # The other replica sees the decision: it is in the database, not in one process.
+    d = httpx.get(url_a + f"/api/v1/investigations/{inv}", headers=auth("vic"), timeout=30).json()
+    assert next(x for x in d["report"]["proposals"] if x["id"] == prop["id"])["status"] == "approved"
+    outcomes = q(p.db, "SELECT actor, outcome FROM audit WHERE investigation=%s ORDER BY id", inv)
+    assert outcomes[:2] == [("ann", "refused"), ("ann", "approved")]
