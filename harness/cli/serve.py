@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
@@ -16,6 +16,10 @@ def serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.", min=0, max=65535)] = 8080,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
+    db: Annotated[Optional[str], typer.Option("--db", help="postgresql:// URL: state in PostgreSQL, shared with other "
+                                              "`forensic serve` and `forensic worker` processes (docs/scaling.md).")] = None,
+    workers: Annotated[Optional[int], typer.Option("--workers", help="Investigation threads in this process "
+                                                   "(default: \\[workers] count); 0 runs the API alone.", min=0, max=64)] = None,
 ) -> None:
     """Run the service: intake, investigations, approvals, the page, /metrics."""
     import uvicorn
@@ -24,10 +28,17 @@ def serve(
     from forensic.harness.service.api import create_app
     from forensic.harness.service.service import Service
 
+    from forensic.harness.service.pgstore import is_postgres_url
+    from forensic.sandbox import ForensicError
+
+    if db is not None and not is_postgres_url(db):
+        _fail(2, f"--db must be a postgresql:// URL, not {db[:60]!r} (SQLite is serve.toml's database)")
     try:
         cfg = load_config(config)
-        svc = Service(cfg)
-    except ConfigError as exc:
+        if workers is not None:
+            cfg.workers.count = workers
+        svc = Service(cfg, db=db)
+    except (ConfigError, ForensicError) as exc:
         _fail(2, str(exc))
     uvicorn.run(create_app(svc), host=host, port=port, log_level=log_level, access_log=False,
                 timeout_graceful_shutdown=5)

@@ -19,11 +19,18 @@ log = logging.getLogger("forensic.service")
 
 
 class Service:
-    def __init__(self, cfg: ServeConfig) -> None:
+    def __init__(self, cfg: ServeConfig, *, db: str | None = None) -> None:
+        """``db``: a ``postgresql://`` URL (several processes, docs/scaling.md); else ``cfg.database`` (SQLite)."""
         self.cfg = cfg
         self.tokens = Tokens(load_tokens(cfg))
-        self.store = SqliteStore(cfg.database)
-        self.saver = sqlite_checkpointer(cfg.database)
+        if db:
+            from forensic.harness.service.pgstore import PostgresStore, postgres_checkpointer
+
+            self.store = PostgresStore(db)
+            self.saver = postgres_checkpointer(db)
+        else:
+            self.store = SqliteStore(cfg.database)
+            self.saver = sqlite_checkpointer(cfg.database)
         self.metrics = Metrics(self.store)
         self.notifier = Notifier(self.store, timeout_s=cfg.notify.timeout_s, max_attempts=cfg.notify.max_attempts)
         self.pool = WorkerPool(self.store, checkpointer=self.saver, limits=cfg.budgets, count=cfg.workers.count,

@@ -99,7 +99,7 @@ class WorkerPool:
         while not self._stop.is_set():
             try:
                 job = self.store.claim(owner, lease_s=self.lease_s, per_job=self.per_job)
-            except sqlite3.Error as exc:  # a busy or failing database: try again shortly
+            except Exception as exc:  # a busy, failing or unreachable database: try again shortly
                 log.warning("claim failed: %s", exc)
                 job = None
             if job is None:

@@ -1,0 +1,463 @@
+"""The :class:`~forensic.harness.service.store.Store` on PostgreSQL, for several API and worker processes.
+
+Same tables and semantics as :class:`SqliteStore`; what changes is who may run at once:
+
+- Schema: plain versioned SQL (:data:`MIGRATIONS`), applied in order under an advisory lock and
+  recorded in ``forensic_schema``; every process applies what is missing at start-up, so API
+  replicas and workers may start in any order.
+- Intake: every API process writes. A batch takes transaction-scoped advisory locks on the keys
+  its alerts could group by (job, each host) and on their fingerprints, in one sorted order, so
+  two processes never both open an investigation for one fault nor insert one alert twice.
+- Claim: ``SELECT ... FOR UPDATE SKIP LOCKED`` on runnable investigations (queued, or running
+  with a lapsed lease), with a per-job advisory lock around the per-job cap. A worker killed
+  with ``kill -9`` stops renewing its lease; when the lease runs out another worker claims the
+  investigation and resumes it from its LangGraph checkpoint (:func:`postgres_checkpointer`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any
+
+from forensic.harness.service.intake import Alert, IntakeResult, Payload, group_key_matches
+from forensic.sandbox import ForensicError
+
+#: Versioned schema: append only, never edit an applied entry.
+MIGRATIONS: list[tuple[int, str]] = [
+    (1, """
+CREATE TABLE webhooks (
+  id BIGSERIAL PRIMARY KEY, received_at DOUBLE PRECISION NOT NULL, "user" TEXT NOT NULL, body TEXT NOT NULL);
+CREATE TABLE alerts (
+  fingerprint TEXT PRIMARY KEY, status TEXT NOT NULL, alertname TEXT, labels TEXT NOT NULL,
+  annotations TEXT NOT NULL, starts_at DOUBLE PRECISION, ends_at DOUBLE PRECISION, generator_url TEXT,
+  investigation_id TEXT, received_at DOUBLE PRECISION NOT NULL, updated_at DOUBLE PRECISION NOT NULL,
+  receipts INTEGER NOT NULL);
+CREATE INDEX alerts_inv ON alerts(investigation_id);
+CREATE TABLE dead_letters (
+  id BIGSERIAL PRIMARY KEY, received_at DOUBLE PRECISION NOT NULL, "user" TEXT, status INTEGER NOT NULL,
+  reason TEXT NOT NULL, body BYTEA);
+CREATE TABLE investigations (
+  id TEXT PRIMARY KEY, job TEXT, hosts TEXT NOT NULL, gpus TEXT NOT NULL, first_at DOUBLE PRECISION,
+  last_at DOUBLE PRECISION, status TEXT NOT NULL, bundle TEXT, thread_id TEXT NOT NULL,
+  created_at DOUBLE PRECISION NOT NULL, updated_at DOUBLE PRECISION NOT NULL, started_at DOUBLE PRECISION,
+  finished_at DOUBLE PRECISION, report TEXT, verdict TEXT, component TEXT, confidence DOUBLE PRECISION,
+  report_status TEXT, alert_count INTEGER NOT NULL DEFAULT 0, resolved_count INTEGER NOT NULL DEFAULT 0,
+  owner TEXT, lease_until DOUBLE PRECISION, runs INTEGER NOT NULL DEFAULT 0, error TEXT,
+  seq BIGSERIAL NOT NULL);
+CREATE INDEX inv_status ON investigations(status, created_at, seq);
+CREATE INDEX inv_window ON investigations(last_at);
+CREATE TABLE events (
+  id BIGSERIAL PRIMARY KEY, investigation TEXT NOT NULL, key TEXT NOT NULL, time DOUBLE PRECISION NOT NULL,
+  kind TEXT NOT NULL, data TEXT NOT NULL, UNIQUE(investigation, key));
+CREATE TABLE audit (
+  id BIGSERIAL PRIMARY KEY, time DOUBLE PRECISION NOT NULL, actor TEXT NOT NULL, action TEXT NOT NULL,
+  investigation TEXT, proposal TEXT, content_hash TEXT, outcome TEXT NOT NULL, reason TEXT NOT NULL,
+  detail TEXT NOT NULL);
+CREATE FUNCTION forensic_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN RAISE EXCEPTION 'audit log is append-only'; END $$;
+CREATE TRIGGER audit_no_update BEFORE UPDATE OR DELETE ON audit
+  FOR EACH ROW EXECUTE FUNCTION forensic_audit_append_only();
+CREATE TABLE notifications (
+  id BIGSERIAL PRIMARY KEY, investigation TEXT NOT NULL, url TEXT NOT NULL, payload TEXT NOT NULL,
+  state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, next_at DOUBLE PRECISION NOT NULL, last_error TEXT,
+  UNIQUE(investigation, url));
+"""),
+]
+
+_MIGRATION_LOCK = 0x666F72656E736963  # "forensic": serializes schema changes and checkpointer setup
+
+
+class DatabaseError(ForensicError):
+    """The PostgreSQL database cannot be reached or used (one line saying why)."""
+
+
+def is_postgres_url(db: str | None) -> bool:
+    return bool(db) and str(db).startswith(("postgresql://", "postgres://"))
+
+
+def _now() -> float:
+    return time.time()
+
+
+def _key(text: str) -> int:
+    """A stable signed 64-bit advisory-lock key for ``text``."""
+    import hashlib
+
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big", signed=True)
+
+
+def migrate(conninfo: str) -> list[int]:
+    """Apply the migrations this database lacks; the versions applied now."""
+    import psycopg
+
+    applied: list[int] = []
+    with psycopg.connect(conninfo, autocommit=True) as con:
+        con.execute("SELECT pg_advisory_lock(%s)", (_MIGRATION_LOCK,))
+        try:
+            con.execute("CREATE TABLE IF NOT EXISTS forensic_schema (version INTEGER PRIMARY KEY,"
+                        " applied_at DOUBLE PRECISION NOT NULL)")
+            have = {r[0] for r in con.execute("SELECT version FROM forensic_schema").fetchall()}
+            for version, sql in MIGRATIONS:
+                if version in have:
+                    continue
+                with con.transaction():
+                    con.execute(sql)
+                    con.execute("INSERT INTO forensic_schema(version, applied_at) VALUES (%s, %s)", (version, _now()))
+                applied.append(version)
+        finally:
+            con.execute("SELECT pg_advisory_unlock(%s)", (_MIGRATION_LOCK,))
+    return applied
+
+
+def _pool(conninfo: str, *, max_size: int, name: str) -> Any:
+    import psycopg
+    from psycopg.rows import dict_row
+    from psycopg_pool import ConnectionPool
+
+    pool = ConnectionPool(conninfo, min_size=1, max_size=max_size, open=False, name=name,
+                          kwargs={"autocommit": True, "row_factory": dict_row, "prepare_threshold": 0})
+    try:
+        pool.open(wait=True, timeout=15)
+    except psycopg.Error as exc:
+        pool.close()
+        raise DatabaseError(f"cannot connect to PostgreSQL: {str(exc).splitlines()[0] if str(exc) else exc}") from None
+    except Exception as exc:  # psycopg_pool.PoolTimeout
+        pool.close()
+        raise DatabaseError(f"cannot connect to PostgreSQL within 15 s ({type(exc).__name__})") from None
+    return pool
+
+
+def connect_check(conninfo: str) -> None:
+    """Raise :class:`DatabaseError` with one line if ``conninfo`` is unusable."""
+    import psycopg
+
+    try:
+        psycopg.connect(conninfo, connect_timeout=10).close()
+    except psycopg.Error as exc:
+        raise DatabaseError(f"cannot connect to PostgreSQL: {' '.join(str(exc).split())[:300]}") from None
+
+
+def postgres_checkpointer(conninfo: str, *, max_size: int = 8) -> Any:
+    """LangGraph's official Postgres checkpointer on the same database (its own tables)."""
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    pool = _pool(conninfo, max_size=max_size, name="forensic-checkpoints")
+    saver = PostgresSaver(pool)
+    with psycopg.connect(conninfo, autocommit=True) as con:  # concurrent first starts: one sets up
+        con.execute("SELECT pg_advisory_lock(%s)", (_MIGRATION_LOCK,))
+        try:
+            saver.setup()
+        finally:
+            con.execute("SELECT pg_advisory_unlock(%s)", (_MIGRATION_LOCK,))
+    saver._forensic_pool = pool  # closed with the process
+    return saver
+
+
+class PostgresStore:
+    """:class:`Store` on PostgreSQL: many processes, one database."""
+
+    def __init__(self, conninfo: str, *, max_size: int = 8) -> None:
+        connect_check(conninfo)
+        migrate(conninfo)
+        self.conninfo = conninfo
+        self._pool = _pool(conninfo, max_size=max_size, name="forensic-store")
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def _tx(self):
+        from contextlib import contextmanager
+
+        @contextmanager
+        def tx():
+            with self._pool.connection() as con, con.transaction():
+                yield con
+
+        return tx()
+
+    def _q(self, sql: str, args: tuple | list = ()) -> list[dict[str, Any]]:
+        with self._pool.connection() as con:
+            return con.execute(sql, args).fetchall()
+
+    # -- intake ----------------------------------------------------------------------------
+    def ingest(self, batch: list[tuple[str, str, Payload]], *, window_s: float, resolve_bundle: Any) -> list[IntakeResult]:
+        """Store a batch of accepted webhooks in one transaction, serialized per group key."""
+        keys: set[int] = set()
+        for _, _, payload in batch:
+            for a in payload.alerts:
+                keys.add(_key("fp:" + a.fingerprint_))
+                if a.job:
+                    keys.add(_key("job:" + a.job))
+                keys.update(_key("host:" + h) for h in a.hosts)
+        now = _now()
+        with self._tx() as con:
+            if keys:  # one order for everyone: no deadlocks between API processes
+                con.execute("SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) AS k ORDER BY k", (sorted(keys),))
+            return self._ingest_batch(con, batch, now, window_s, resolve_bundle)
+
+    def _ingest_batch(self, con: Any, batch: list[tuple[str, str, Payload]], now: float, window_s: float,
+                      resolve_bundle: Any) -> list[IntakeResult]:
+        """The SQLite store's per-alert logic, decided in memory from two reads, written in a few batched writes.
+
+        Each webhook's alerts are taken in order exactly as :meth:`SqliteStore.ingest` does; what
+        differs is only that the reads happen once per batch (the advisory locks keep them valid)
+        and the writes go out together, so the locks are held for a few round trips, not many.
+        """
+        con.cursor().executemany('INSERT INTO webhooks(received_at, "user", body) VALUES (%s,%s,%s)',
+                                 [(now, user, body) for user, body, _ in batch])
+        alerts = [a for _, _, p in batch for a in p.alerts]
+        known = {r["fingerprint"]: r for r in con.execute(
+            "SELECT fingerprint, investigation_id, status FROM alerts WHERE fingerprint = ANY(%s)",
+            ([a.fingerprint_ for a in alerts],)).fetchall()}
+        times = [a.starts_unix if a.starts_unix is not None else now for a in alerts]
+        cands: list[dict[str, Any]] = []
+        if times:
+            for r in con.execute("SELECT id, job, hosts, gpus, first_at, last_at, alert_count FROM investigations"
+                                 " WHERE last_at >= %s AND first_at <= %s"
+                                 " AND status IN ('queued','running','awaiting_approval','concluded','unmapped')"
+                                 " ORDER BY created_at, seq", (min(times) - window_s, max(times) + window_s)).fetchall():
+                cands.append({**r, "hosts": json.loads(r["hosts"]), "gpus": json.loads(r["gpus"]), "new": False,
+                              "added": 0, "job0": r["job"]})
+        new_invs: list[tuple] = []
+        alert_rows: list[tuple] = []
+        alert_updates: list[tuple] = []
+        resolved: dict[str, int] = {}
+        events: list[tuple] = []
+
+        def event(inv_id: str, key: str, kind: str, data: dict[str, Any]) -> None:
+            events.append((inv_id, key, now, kind, json.dumps(data)))
+
+        results: list[IntakeResult] = []
+        for _, _, payload in batch:
+            res = IntakeResult()
+            for a in payload.alerts:
+                fp = a.fingerprint_
+                old = known.get(fp)
+                if old is not None:
+                    alert_updates.append((a.status, a.ends_unix, json.dumps(a.labels), json.dumps(a.annotations), now, fp))
+                    inv_id = old["investigation_id"]
+                    res.duplicates += 1
+                    if a.status == "resolved" and old["status"] != "resolved" and inv_id:
+                        resolved[inv_id] = resolved.get(inv_id, 0) + 1
+                        event(inv_id, f"resolved:{fp}", "alert_resolved",
+                              {"fingerprint": fp, "alertname": a.alertname, "ends_at": a.ends_unix})
+                    old["status"] = a.status
+                    if inv_id and inv_id not in res.investigations:
+                        res.investigations.append(inv_id)
+                    continue
+                t = a.starts_unix if a.starts_unix is not None else now
+                inv = next((c for c in cands if c["last_at"] >= t - window_s and c["first_at"] <= t + window_s
+                            and group_key_matches(a.job, a.hosts, c["job"], c["hosts"])), None)
+                if inv is not None:
+                    inv["hosts"] = sorted({*inv["hosts"], *a.hosts})
+                    inv["gpus"] = sorted({*inv["gpus"], *a.gpus})
+                    inv["job"] = inv["job"] if inv["job"] is not None else a.job
+                    inv["first_at"], inv["last_at"] = min(inv["first_at"], t), max(inv["last_at"], t)
+                    if inv["alert_count"] < 20:
+                        event(inv["id"], f"alert:{fp}", "alert", {"alertname": a.alertname, "fingerprint": fp})
+                    inv["alert_count"] += 1
+                    inv["added"] += 1
+                    res.grouped += 1
+                else:
+                    bundle = resolve_bundle(a.job, a.hosts)
+                    inv = {"id": f"inv-{uuid.uuid4().hex[:12]}", "job": a.job, "hosts": sorted(set(a.hosts)),
+                           "gpus": sorted(set(a.gpus)), "first_at": t, "last_at": t, "alert_count": 1, "new": True,
+                           "added": 0, "status": "queued" if bundle else "unmapped",
+                           "bundle": str(bundle) if bundle else None}
+                    cands.append(inv)
+                    event(inv["id"], f"alert:{fp}", "alert", {"alertname": a.alertname, "fingerprint": fp})
+                    res.opened.append(inv["id"])
+                alert_rows.append((fp, a.status, a.alertname, json.dumps(a.labels), json.dumps(a.annotations),
+                                   a.starts_unix, a.ends_unix, a.generatorURL, inv["id"], now, now))
+                known[fp] = {"investigation_id": inv["id"], "status": a.status}
+                res.accepted += 1
+                if inv["id"] not in res.investigations:
+                    res.investigations.append(inv["id"])
+            results.append(res)
+
+        cur = con.cursor()
+        new_invs = [(c["id"], c["job"], json.dumps(c["hosts"]), json.dumps(c["gpus"]), c["first_at"], c["last_at"],
+                     c["status"], c["bundle"], c["id"], now, now, c["alert_count"]) for c in cands if c["new"]]
+        if new_invs:
+            cur.executemany("INSERT INTO investigations(id, job, hosts, gpus, first_at, last_at, status, bundle, thread_id,"
+                            " created_at, updated_at, alert_count) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)", new_invs)
+        grown = [(json.dumps(c["hosts"]), json.dumps(c["gpus"]), c["job"], c["first_at"], c["last_at"], c["added"], now,
+                  c["id"]) for c in cands if not c["new"] and c["added"]]
+        if grown:
+            cur.executemany("UPDATE investigations SET hosts=%s, gpus=%s, job=COALESCE(job, %s), first_at=LEAST(first_at, %s),"
+                            " last_at=GREATEST(last_at, %s), alert_count=alert_count+%s, updated_at=%s WHERE id=%s", grown)
+        if resolved:
+            cur.executemany("UPDATE investigations SET resolved_count=resolved_count+%s, updated_at=%s WHERE id=%s",
+                            [(n, now, inv_id) for inv_id, n in resolved.items()])
+        if alert_rows:
+            cur.executemany("INSERT INTO alerts(fingerprint, status, alertname, labels, annotations, starts_at, ends_at,"
+                            " generator_url, investigation_id, received_at, updated_at, receipts)"
+                            " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,1)", alert_rows)
+        if alert_updates:
+            cur.executemany("UPDATE alerts SET status=%s, ends_at=%s, labels=%s, annotations=%s, updated_at=%s,"
+                            " receipts=receipts+1 WHERE fingerprint=%s", alert_updates)
+        if events:
+            cur.executemany("INSERT INTO events(investigation, key, time, kind, data) VALUES (%s,%s,%s,%s,%s)"
+                            " ON CONFLICT (investigation, key) DO NOTHING", events)
+        return results
+
+    def dead_letter(self, user: str | None, status: int, reason: str, body: bytes) -> None:
+        with self._tx() as con:
+            con.execute('INSERT INTO dead_letters(received_at, "user", status, reason, body) VALUES (%s,%s,%s,%s,%s)',
+                        (_now(), user, status, reason[:2000], body))
+
+    def dead_letters(self, limit: int = 100) -> list[dict[str, Any]]:
+        return self._q('SELECT id, received_at, "user", status, reason, length(body) AS bytes FROM dead_letters'
+                       " ORDER BY id DESC LIMIT %s", (limit,))
+
+    # -- workers ---------------------------------------------------------------------------
+    def claim(self, owner: str, *, lease_s: float, per_job: int) -> dict[str, Any] | None:
+        """Take the oldest runnable investigation whose job is under its cap (``FOR UPDATE SKIP LOCKED``)."""
+        now = _now()
+        with self._tx() as con:
+            rows = con.execute(
+                "SELECT * FROM investigations WHERE status='queued' OR (status='running' AND lease_until < %s)"
+                " ORDER BY created_at, seq LIMIT 16 FOR UPDATE SKIP LOCKED", (now,)).fetchall()
+            for row in rows:
+                if row["job"] is not None:
+                    # Two workers claiming two investigations of one job at once: the second waits, then counts.
+                    con.execute("SELECT pg_advisory_xact_lock(%s)", (_key("claim-job:" + row["job"]),))
+                    n = con.execute("SELECT COUNT(*) AS n FROM investigations WHERE job=%s AND status='running'"
+                                    " AND lease_until >= %s AND id <> %s", (row["job"], now, row["id"])).fetchone()["n"]
+                    if n >= per_job:
+                        continue
+                con.execute("UPDATE investigations SET status='running', owner=%s, lease_until=%s, runs=runs+1,"
+                            " started_at=COALESCE(started_at, %s), updated_at=%s WHERE id=%s",
+                            (owner, now + lease_s, now, now, row["id"]))
+                row["runs"] += 1
+                row.pop("seq", None)
+                return row
+        return None
+
+    def renew(self, inv_id: str, owner: str, lease_s: float) -> bool:
+        with self._pool.connection() as con:
+            cur = con.execute("UPDATE investigations SET lease_until=%s WHERE id=%s AND owner=%s AND status='running'",
+                              (_now() + lease_s, inv_id, owner))
+            return cur.rowcount == 1
+
+    def release_all(self) -> int:
+        """Nothing to do: other processes may be running investigations; lapsed leases are runnable."""
+        return 0
+
+    def finish(self, inv_id: str, owner: str, *, status: str, report: dict[str, Any] | None, error: str | None = None) -> bool:
+        now = _now()
+        v = (report or {}).get("verdict") or {}
+        with self._pool.connection() as con:
+            cur = con.execute(
+                "UPDATE investigations SET status=%s, report=COALESCE(%s, report), verdict=COALESCE(%s, verdict),"
+                " component=COALESCE(%s, component), confidence=COALESCE(%s, confidence),"
+                " report_status=COALESCE(%s, report_status), finished_at=%s, updated_at=%s, owner=NULL,"
+                " lease_until=NULL, error=%s WHERE id=%s AND owner=%s AND status='running'",
+                (status, json.dumps(report) if report else None, v.get("root_cause"), v.get("component"),
+                 v.get("confidence"), (report or {}).get("status"), now, now, error, inv_id, owner))
+            return cur.rowcount == 1
+
+    def set_report(self, inv_id: str, report: dict[str, Any], status: str) -> None:
+        with self._pool.connection() as con:
+            con.execute("UPDATE investigations SET report=%s, status=%s, updated_at=%s WHERE id=%s",
+                        (json.dumps(report), status, _now(), inv_id))
+
+    # -- events ----------------------------------------------------------------------------
+    @staticmethod
+    def _event(con: Any, inv_id: str, key: str, kind: str, data: dict[str, Any]) -> None:
+        con.execute("INSERT INTO events(investigation, key, time, kind, data) VALUES (%s,%s,%s,%s,%s)"
+                    " ON CONFLICT (investigation, key) DO NOTHING", (inv_id, key, _now(), kind, json.dumps(data)))
+
+    def add_event(self, inv_id: str, key: str, kind: str, data: dict[str, Any]) -> None:
+        with self._pool.connection() as con:
+            self._event(con, inv_id, key, kind, data)
+
+    def events_after(self, inv_id: str, after: int) -> list[dict[str, Any]]:
+        rows = self._q("SELECT id, time, kind, data FROM events WHERE investigation=%s AND id>%s ORDER BY id", (inv_id, after))
+        for r in rows:
+            r["data"] = json.loads(r["data"])
+        return rows
+
+    # -- reading ---------------------------------------------------------------------------
+    @staticmethod
+    def _decode(r: dict[str, Any]) -> dict[str, Any]:
+        r.pop("seq", None)  # insertion order, for ties in created_at (SQLite's rowid); not part of the record
+        r["hosts"] = json.loads(r["hosts"])
+        r["gpus"] = json.loads(r["gpus"])
+        r["report"] = json.loads(r["report"]) if r.get("report") else None
+        return r
+
+    def investigation(self, inv_id: str) -> dict[str, Any] | None:
+        rows = self._q("SELECT * FROM investigations WHERE id=%s", (inv_id,))
+        return self._decode(rows[0]) if rows else None
+
+    def investigations(self, *, status: str | None = None, job: str | None = None, since: float | None = None,
+                       until: float | None = None, limit: int = 200) -> list[dict[str, Any]]:
+        q, args = "SELECT * FROM investigations WHERE true", []
+        for clause, value in (("status=%s", status), ("job=%s", job), ("last_at>=%s", since), ("first_at<=%s", until)):
+            if value is not None:
+                q += f" AND {clause}"
+                args.append(value)
+        return [self._decode(r) for r in self._q(q + " ORDER BY created_at DESC, seq DESC LIMIT %s", (*args, limit))]
+
+    def alerts_of(self, inv_id: str) -> list[dict[str, Any]]:
+        rows = self._q("SELECT * FROM alerts WHERE investigation_id=%s ORDER BY starts_at, fingerprint LIMIT 1000", (inv_id,))
+        for r in rows:
+            r["labels"] = json.loads(r["labels"])
+            r["annotations"] = json.loads(r["annotations"])
+        return rows
+
+    def alert_fingerprints(self) -> set[str]:
+        return {r["fingerprint"] for r in self._q("SELECT fingerprint FROM alerts")}
+
+    # -- audit -----------------------------------------------------------------------------
+    def audit(self, entry: dict[str, Any]) -> None:
+        with self._pool.connection() as con:
+            con.execute("INSERT INTO audit(time, actor, action, investigation, proposal, content_hash, outcome, reason,"
+                        " detail) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+                        (entry.get("time", _now()), entry["actor"], entry["action"], entry.get("investigation"),
+                         entry.get("proposal"), entry.get("content_hash"), entry["outcome"], entry.get("reason", ""),
+                         json.dumps(entry.get("detail") or {})))
+
+    def audit_log(self, *, investigation: str | None = None, limit: int = 500) -> list[dict[str, Any]]:
+        q, args = "SELECT * FROM audit", []
+        if investigation:
+            q, args = q + " WHERE investigation=%s", [investigation]
+        rows = self._q(q + " ORDER BY id DESC LIMIT %s", (*args, limit))
+        for r in rows:
+            r["detail"] = json.loads(r["detail"])
+        return rows
+
+    # -- notifications ---------------------------------------------------------------------
+    def enqueue_notifications(self, inv_id: str, urls: list[str], payload: dict[str, Any]) -> None:
+        with self._tx() as con:
+            for url in urls:
+                con.execute("INSERT INTO notifications(investigation, url, payload, state, next_at) VALUES (%s,%s,%s,%s,%s)"
+                            " ON CONFLICT (investigation, url) DO NOTHING", (inv_id, url, json.dumps(payload), "pending", _now()))
+
+    def due_notifications(self, now: float, *, lease_s: float = 60.0) -> list[dict[str, Any]]:
+        """Due notifications, each taken by one API process: its ``next_at`` moves ``lease_s`` on.
+
+        Several processes run a notifier; ``FOR UPDATE SKIP LOCKED`` and the moved ``next_at``
+        give each attempt to one of them (:meth:`notification_result` then sets the real next time).
+        A process that dies mid-send leaves the notification due again after ``lease_s``.
+        """
+        return self._q("UPDATE notifications SET next_at=%s WHERE id IN (SELECT id FROM notifications WHERE"
+                       " state='pending' AND next_at<=%s ORDER BY next_at LIMIT 50 FOR UPDATE SKIP LOCKED)"
+                       " RETURNING *", (now + lease_s, now))
+
+    def notification_result(self, nid: int, *, ok: bool, error: str | None, next_at: float | None) -> None:
+        state = "sent" if ok else ("pending" if next_at is not None else "failed")
+        with self._pool.connection() as con:
+            con.execute("UPDATE notifications SET state=%s, attempts=attempts+1, next_at=COALESCE(%s, next_at),"
+                        " last_error=%s WHERE id=%s", (state, next_at, error, nid))
+
+    def notifications(self) -> list[dict[str, Any]]:
+        return self._q("SELECT id, investigation, url, state, attempts, last_error FROM notifications ORDER BY id")
+
+    # -- metrics ---------------------------------------------------------------------------
+    def counts(self) -> dict[str, int]:
+        return {r["status"]: r["n"] for r in self._q("SELECT status, COUNT(*) AS n FROM investigations GROUP BY status")}
