@@ -15,13 +15,16 @@ from ._common import _fail, app
 
 @app.command("mcp")
 def mcp_command(
-    bundle: Annotated[Path, typer.Argument(help="Incident bundle folder (or an evaluation case holding bundle/).")],
+    bundle: Annotated[Optional[Path], typer.Argument(help="Incident bundle (folder, archive, or evaluation case).")] = None,
     transport: Annotated[str, typer.Option(help="stdio (the client starts this command) or http.")] = "stdio",
     listen: Annotated[str, typer.Option(help="HOST:PORT for --transport http.")] = "127.0.0.1:8765",
     token_file: Annotated[Optional[Path], typer.Option(
         help="File holding a bearer token every HTTP request must carry (required off loopback).")] = None,
     budget_tool_calls: Annotated[int, typer.Option(help="Tool calls per MCP session.", min=0)] = 40,
     budget_wall_s: Annotated[float, typer.Option(help="Working seconds per MCP session.", min=0.001)] = 300.0,
+    fleet: Annotated[Optional[Path], typer.Option(help="Serve a live fleet described by this fleet.toml instead.")] = None,
+    job: Annotated[Optional[str], typer.Option(help="With --fleet: the job.")] = None,
+    since: Annotated[str, typer.Option(help="With --fleet: how far back the window starts.")] = "2h",
 ) -> None:
     """Serve the read-only tools, `investigate` and the evidence over the Model Context Protocol."""
     try:
@@ -30,8 +33,15 @@ def mcp_command(
         _fail(2, f"forensic mcp needs the MCP SDK ({exc.name} is missing): pip install 'forensic-harness[mcp]'")
     if transport not in ("stdio", "http"):
         _fail(2, f"--transport {transport!r}: expected stdio or http")
+    if (bundle is None) == (fleet is None):
+        _fail(2, "give an incident bundle, or --fleet FILE --job NAME (not both)")
+    source: object = bundle
+    if fleet is not None:
+        from ._fleet import open_live
+
+        source = open_live(fleet, job, since, None, "", None)
     try:
-        server = build_server(bundle, Limits(tool_calls=budget_tool_calls, wall_s=budget_wall_s))
+        server = build_server(source, Limits(tool_calls=budget_tool_calls, wall_s=budget_wall_s))
     except ForensicError as exc:
         _fail(2, str(exc))
     if transport == "stdio":

@@ -86,9 +86,10 @@ class _Sessions:
         return session
 
 
-def build_server(bundle: Path | str, limits: Limits | None = None) -> Server:
-    """An MCP server over one incident bundle; each connection gets a session with ``limits``."""
-    bundle = Path(bundle)
+def build_server(bundle: Any, limits: Limits | None = None) -> Server:
+    """An MCP server over one incident (a bundle path or an evidence source, such as a live fleet);
+    each MCP session gets its own budget, ``limits``."""
+    bundle = Path(bundle) if isinstance(bundle, str) else bundle
     McpSession(bundle)  # open it once now: an unusable bundle fails at start, not at the first call
     sessions = _Sessions(bundle, limits or Limits())
 

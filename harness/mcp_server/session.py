@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 from forensic.harness import ledger
@@ -37,7 +36,7 @@ class BudgetExhausted(ForensicError):
 class McpSession:
     """The budget, ledger and reports of one MCP session over one incident bundle."""
 
-    def __init__(self, bundle: Path | str, limits: Limits | None = None) -> None:
+    def __init__(self, bundle: Any, limits: Limits | None = None) -> None:
         # One Investigator gives the tools the same context (and memoised parses) as an investigation.
         self._inv = Investigator(bundle)
         self.bundle_path = str(bundle)

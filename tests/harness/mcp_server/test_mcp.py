@@ -230,3 +230,22 @@ def test_chat_arguments_are_validated(args: dict) -> None:
         return caught.value.message
 
     assert "chat:" in _run(scenario, build_server(EXAMPLE))
+
+
+def test_a_live_fleet_is_served_too_and_unreadable_hosts_are_not_health(tmp_path: Path) -> None:
+    from forensic.sandbox.fleet import open_fleet
+
+    (tmp_path / "token").write_text("a-token-of-some-length\n")
+    (tmp_path / "fleet.toml").write_text(
+        '[agents]\nurl_template = "http://127.0.0.1:9/{host}"\ntoken_file = "token"\nhosts = ["h1", "h2"]\ntimeout_s = 2\n')
+    source = open_fleet(tmp_path / "fleet.toml", job="train", since="1h", until=None, title="", ranks=None)
+
+    async def scenario(client: Client) -> dict:
+        return (await client.call_tool("investigate", {})).structured_content
+
+    report = _run(scenario, build_server(source))
+    assert report["status"] != "healthy"
+    assert "h1" in " ".join(report["notes"])
+    refused = subprocess.run(_forensic("mcp", str(EXAMPLE), "--fleet", str(tmp_path / "fleet.toml")),
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "not both" in refused.stderr
