@@ -1,0 +1,43 @@
+"""Issue 16: gzip streams checked when read (lazily), and what an investigation opened, counted."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from forensic.harness.graph import Investigator
+from forensic.sandbox import Bundle, CorruptInputError
+from forensic.tools.base import ToolContext, get_tool
+
+
+def _truncate_dmesg(bundle: Path, host: str = "node-a.example") -> None:
+    dm = bundle / "nodes" / host / "cmd" / "dmesg.txt"
+    data = gzip.compress(dm.read_bytes() * 50)
+    dm.unlink()
+    (dm.parent / "dmesg.txt.gz").write_bytes(data[: len(data) // 2])
+
+
+def test_lazy_open_reads_no_stream_and_a_corrupt_one_costs_its_read(make_bundle) -> None:
+    b = make_bundle(None)
+    _truncate_dmesg(b)
+    with pytest.raises(CorruptInputError, match="dmesg.txt.gz"):
+        Bundle(b)  # eager, the default: refused at open
+    lazy = Bundle(b, verify_gzip="lazy")
+    assert lazy.fs.opened == {"incident.json": 1, "topology.json": 1}  # no stream decompressed at open
+    with pytest.raises(CorruptInputError, match="dmesg.txt.gz"):
+        lazy.fs.read_text("nodes/node-a.example/cmd/dmesg.txt")
+    assert lazy.fs.read_text("nodes/node-b.example/cmd/dmesg.txt")  # the other files are untouched
+    result = get_tool("kernel_log")(ToolContext(lazy), {"host": "node-a.example"})
+    assert result.status == "error" and "dmesg.txt.gz" in result.summary
+
+
+def test_an_investigation_opens_no_file_twice(make_bundle) -> None:
+    bundle = Bundle(make_bundle("pcie_downtrain"), verify_gzip="lazy")
+    report = Investigator(bundle).run(thread_id="t")
+    assert report["verdict"]["root_cause"] == "pcie_downtrain"
+    assert bundle.fs.opened, "the investigation read nothing"
+    twice = {rel: n for rel, n in bundle.fs.opened.items() if n > 1}
+    assert twice == {}
+    assert bundle.fs.bytes_opened >= sum((bundle.root / rel).stat().st_size for rel in bundle.fs.opened)
