@@ -28,14 +28,19 @@ def test_bench_reports_each_size_and_caches_the_incidents(cache: Path) -> None:
     seen: list[str] = []
     r = ib.investigate_benchmark([4, 8], causes=["pcie_downtrain", "thermal_throttle"], seed=3, progress=seen.append)
     assert [s["hosts"] for s in r["sizes"]] == [4, 8]
-    assert [s["cause"] for s in r["sizes"]] == ["pcie_downtrain", "thermal_throttle"]
-    for s in r["sizes"]:
-        truth = json.loads((ib.bench_cache() / f"{s['cause']}-h{s['hosts']}-s3" / "truth.json").read_text())
-        assert s["correct"] == (s["verdict"] == [truth["root_cause"], truth["component"]])
-        assert s["files_read"] > 0 and s["bytes_read"] > 0 and s["files_read_twice"] == 0
-        assert 0 < s["report_kb"] < 256 and s["peak_rss_mb"] > 10 and s["wall_s"] >= s["investigate_s"] > 0
+    for row in r["sizes"]:
+        assert [s["cause"] for s in row["runs"]] == ["pcie_downtrain", "thermal_throttle"]
+        for s in row["runs"]:
+            truth = json.loads((ib.bench_cache() / f"{s['cause']}-h{row['hosts']}-s3" / "truth.json").read_text())
+            assert s["correct"] == (s["verdict"] == [truth["root_cause"], truth["component"]])
+            assert s["files_read"] > 0 and s["bytes_read"] > 0 and s["files_read_twice"] == 0
+            assert 0 < s["report_kb"] < 256 and s["peak_rss_mb"] > 10 and s["wall_s"] >= s["investigate_s"] > 0
+        assert row["wall_s"] == max(s["wall_s"] for s in row["runs"])
+        assert row["correct"] == all(s["correct"] for s in row["runs"])
     assert r["exponent"] == ib.exponent(r["sizes"][0], r["sizes"][1])
-    assert sum("generating" in m for m in seen) == 2
+    assert set(r["by_cause"]) == {"pcie_downtrain", "thermal_throttle"}
+    assert sum("generating" in m for m in seen) == 4
+    assert "hosts" in ib.format_investigate_benchmark(r)
     seen.clear()
     ib.investigate_benchmark([4], causes=["pcie_downtrain"], seed=3, progress=seen.append)
     assert not any("generating" in m for m in seen)  # cached by cause, size and seed
