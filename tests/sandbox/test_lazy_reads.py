@@ -41,3 +41,21 @@ def test_an_investigation_opens_no_file_twice(make_bundle) -> None:
     twice = {rel: n for rel, n in bundle.fs.opened.items() if n > 1}
     assert twice == {}
     assert bundle.fs.bytes_opened >= sum((bundle.root / rel).stat().st_size for rel in bundle.fs.opened)
+
+
+def test_a_streamed_document_read_by_several_parsers_is_opened_once(make_bundle, monkeypatch) -> None:
+    from forensic.sandbox.sources import Document
+
+    bundle = Bundle(make_bundle("pcie_downtrain"), verify_gzip="lazy")
+    fs = bundle.fs
+    rel = "nodes/node-a.example/cmd/dmesg.txt"
+    doc = Document(None, rel, opener=lambda: fs.iter_lines(rel))
+    first, second = list(doc.lines()), list(doc.lines())
+    assert first == second == fs.read_text(rel).splitlines() and len(first) > 1
+    assert doc.text == "\n".join(first)
+    assert fs.opened[fs.source_of(rel)] == 2  # the two reads above (the second one: read_text), not three
+
+    monkeypatch.setattr(Document, "KEEP_CHARS", 10)  # too large to keep: streamed again, bounded memory
+    big = Document(None, rel, opener=lambda: fs.iter_lines(rel))
+    assert list(big.lines()) == first and list(big.lines()) == first
+    assert fs.opened[fs.source_of(rel)] == 4
