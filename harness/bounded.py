@@ -33,7 +33,7 @@ def keep_set(components: Iterable[str | None]) -> set[str]:
     """The components that matter and their hosts."""
     out: set[str] = set()
     for c in components:
-        if c:
+        if c and c != "job":  # job-wide facts: every record is about the job
             out.add(c)
             out.add(_host(c))
     return out
@@ -56,49 +56,53 @@ def _mentions(item: Any, keep: set[str]) -> bool:
     return any(k in text for k in keep)
 
 
-def _cut(items: list[Any], keep: set[str], limit: int) -> tuple[list[Any], int]:
+def _cut(items: list[Any], keep: set[str], limit: int, also: set[str] | None = None) -> tuple[list[Any], int]:
+    """Up to ``limit`` items in their order: those about ``keep`` first, then about ``also``, then the rest."""
     if len(items) <= limit:
         return items, 0
-    first = [i for i, x in enumerate(items) if _mentions(x, keep)][:limit]
-    chosen = set(first)
-    for i in range(len(items)):
-        if len(chosen) >= limit:
-            break
-        chosen.add(i)
+    chosen: set[int] = set()
+    for tier in (keep, also or set(), None):
+        for i, x in enumerate(items):
+            if len(chosen) >= limit:
+                break
+            if i not in chosen and (tier is None or (tier and _mentions(x, tier))):
+                chosen.add(i)
     return [items[i] for i in sorted(chosen)], len(items) - len(chosen)
 
 
-def _cut_data(value: Any, keep: set[str], limit: int, path: str, omitted: dict[str, int]) -> Any:
+def _cut_data(value: Any, keep: set[str], limit: int, path: str, omitted: dict[str, int],
+              also: set[str] | None = None) -> Any:
     if isinstance(value, dict):
         items = list(value.items())
         if len(items) > limit:  # keyed by component (host, GPU, NIC): the same cut as a list
-            kept_keys, dropped = _cut([k for k, _ in items], keep, limit)
+            kept_keys, dropped = _cut([k for k, _ in items], keep, limit, also)
             omitted[path] = omitted.get(path, 0) + dropped
             items = [(k, value[k]) for k in kept_keys]
-        return {k: _cut_data(v, keep, limit, f"{path}.{k}", omitted) for k, v in items}
+        return {k: _cut_data(v, keep, limit, f"{path}.{k}", omitted, also) for k, v in items}
     if isinstance(value, list):
-        kept, dropped = _cut(value, keep, limit)
+        kept, dropped = _cut(value, keep, limit, also)
         if dropped:
             omitted[path] = omitted.get(path, 0) + dropped
-        return [_cut_data(v, keep, limit, path, omitted) for v in kept]
+        return [_cut_data(v, keep, limit, path, omitted, also) for v in kept]
     return value
 
 
 def bound_record(rec: dict[str, Any], components: Iterable[str | None], limit: int = MAX_LIST) -> dict[str, Any]:
-    """``rec`` with its long lists cut to ``limit`` entries (those about ``components`` first) and
-    ``omitted`` counting what was left out; ``rec`` itself is not changed."""
+    """``rec`` with its long lists cut to ``limit`` entries and ``omitted`` counting what was left
+    out; ``rec`` itself is not changed. Kept first: entries about ``components`` (the verdict, the
+    alternatives, the findings' subjects), then about the record's own signals, then the first ones."""
     keep = keep_set(components)
-    keep |= keep_set(s.get("component") for s in rec.get("signals") or [] if isinstance(s, dict))
+    also = keep_set(s.get("component") for s in rec.get("signals") or [] if isinstance(s, dict)) - keep
     omitted: dict[str, int] = {}
     out = dict(rec)
     for field in ("covered", "sources", "signals"):
         items = rec.get(field)
         if isinstance(items, list):
-            out[field], dropped = _cut(items, keep, limit)
+            out[field], dropped = _cut(items, keep, limit, also)
             if dropped:
                 omitted[field] = dropped
     if isinstance(rec.get("data"), dict):
-        out["data"] = _cut_data(rec["data"], keep, limit, "data", omitted)
+        out["data"] = _cut_data(rec["data"], keep, limit, "data", omitted, also)
     if omitted:
         out["omitted"] = {**(rec.get("omitted") or {}), **omitted}
     return out

@@ -160,7 +160,8 @@ def build_report(inv: Investigator, state: State) -> Report:
         # Bounded: the rows about the verdict, the alternatives and the signals; the checkpoint
         # keeps every record whole (forensic evidence THREAD ev-N).
         evidence=[EvidenceRecord.model_validate(bound_record(
-            r, [verdict.component, *(a.component for a in alternatives), *(h.component for h in leading)]))
+            r, [verdict.component, *(f.subject for f in findings), *(a.component for a in alternatives),
+                *(h.component for h in leading)]))
             for r in records],
         budget=BudgetReport(
             tool_calls=usage.tool_calls, tool_calls_limit=lim.tool_calls,

@@ -38,6 +38,15 @@ def test_long_lists_are_cut_keeping_what_matters_and_counting_the_rest() -> None
     assert len(json.dumps(out)) < len(json.dumps(rec)) / 20
 
 
+def test_the_named_components_signals_come_before_other_signals() -> None:
+    rec = _record(10)
+    rec["signals"] = [{"name": "link_errors", "component": f"n{i:03d}/mlx5_0", "kind": "nic", "detail": "", "values": {}}
+                      for i in range(200)]
+    out = bound_record(rec, ["n150/mlx5_0"], limit=8)
+    assert [s["component"] for s in out["signals"]][:8].count("n150/mlx5_0") == 1
+    assert len(out["signals"]) == 8 and out["omitted"]["signals"] == 192
+
+
 def test_small_records_are_unchanged() -> None:
     rec = _record(4)
     assert bound_record(rec, ["h0001/gpu1"]) == rec
