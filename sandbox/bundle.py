@@ -326,7 +326,13 @@ class Bundle:
         return [f"{folder}/{n}" for n in self.fs.list(folder) if n.endswith(suffixes)]
 
     def collected(self, host: str) -> dict[str, float]:
-        """``collected.json`` of a host as unix seconds; {} when absent or unreadable."""
+        """``collected.json`` of a host as unix seconds; {} when absent or unreadable. Parsed once."""
+        cache = self.__dict__.setdefault("_collected", {})
+        if host not in cache:
+            cache[host] = self._read_collected(host)
+        return dict(cache[host])
+
+    def _read_collected(self, host: str) -> dict[str, float]:
         rel = f"nodes/{host}/collected.json"
         if not self.fs.exists(rel):
             return {}

