@@ -32,6 +32,11 @@ class EvidenceRecord(BaseModel):
     signals: list[Signal] = Field(default_factory=list, description="Component-scoped findings.")
     covered: list[str] = Field(default_factory=list, description="Components the call examined.")
     data: dict[str, Any] = Field(default_factory=dict, description="Structured data.")
+    omitted: dict[str, int] = Field(
+        default_factory=dict,
+        description="In a report: entries left out per field (covered, sources, signals, data.<key>) to bound its "
+                    "size; the checkpoint keeps the whole record (forensic evidence THREAD ev-N).",
+    )
 
 
 class Verdict(BaseModel):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from forensic.harness import citations
+from forensic.harness.bounded import bound_record
 from forensic.harness.budget import Usage
 from forensic.harness.failure_graph import FailureGraph, Hypothesis, Observation, _covered, beliefs, host_of, observe
 from forensic.harness.ledger import by_id
@@ -156,7 +157,12 @@ def build_report(inv: Investigator, state: State) -> Report:
         alternatives=alternatives,
         chain=chain,
         findings=findings,
-        evidence=[EvidenceRecord.model_validate(r) for r in records],
+        # Bounded: the rows about the verdict, the alternatives and the signals; the checkpoint
+        # keeps every record whole (forensic evidence THREAD ev-N).
+        evidence=[EvidenceRecord.model_validate(bound_record(
+            r, [verdict.component, *(f.subject for f in findings), *(a.component for a in alternatives),
+                *(h.component for h in leading)]))
+            for r in records],
         budget=BudgetReport(
             tool_calls=usage.tool_calls, tool_calls_limit=lim.tool_calls,
             llm_tokens=usage.llm_tokens, llm_tokens_limit=lim.llm_tokens,

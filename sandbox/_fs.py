@@ -50,6 +50,10 @@ class ConfinedFS:
 
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root).resolve()
+        #: Files opened for reading (real bundle-relative path -> times) and their stored bytes:
+        #: what an investigation cost, for ``forensic bench investigate``.
+        self.opened: dict[str, int] = {}
+        self.bytes_opened = 0
 
     # -- the walk --------------------------------------------------------------------------
     def _parts(self, rel: str) -> list[str]:
@@ -202,9 +206,15 @@ class ConfinedFS:
     def open_binary(self, rel: str):
         """A binary stream of the decompressed content of ``rel``, capped and deadline-checked."""
         fd, parts = self._open_file(rel)
+        real = "/".join(parts)
+        self.opened[real] = self.opened.get(real, 0) + 1
+        try:
+            self.bytes_opened += os.fstat(fd).st_size
+        except OSError:
+            pass
         raw = os.fdopen(fd, "rb", buffering=0)
-        if parts[-1].endswith(".gz"):
-            return _Capped(gzip.GzipFile(fileobj=raw, mode="rb"), rel, raw)
+        if parts[-1].endswith(".gz"):  # errors name the file as stored, .gz included
+            return _Capped(gzip.GzipFile(fileobj=raw, mode="rb"), real, raw)
         return _Capped(raw, rel, raw)
 
     def read_bytes(self, rel: str) -> bytes:

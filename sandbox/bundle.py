@@ -173,7 +173,11 @@ class Bundle:
     #: Why the gzip files were not all checked at open (the budget ran out), when they were not.
     gzip_unverified: str | None = None
 
-    def __init__(self, root: Path | str, *, verify_gzip: bool = True, verify_budget_s: float | None = None) -> None:
+    def __init__(self, root: Path | str, *, verify_gzip: bool | Literal["lazy"] = True,
+                 verify_budget_s: float | None = None) -> None:
+        """``verify_gzip``: True checks every gzip stream now and refuses the bundle on a corrupt one;
+        ``"lazy"`` checks each stream when it is read (every read is checked and capped), so a corrupt
+        file costs the read that wanted it and opening costs nothing per file; False never checks."""
         root = Path(root)
         unpacked: Path | None = None
         if root.is_file() and is_archive(root):
@@ -190,7 +194,7 @@ class Bundle:
             # replay host handed out, so tie the folder to it, not to this object alone.
             self._unpacked = weakref.finalize(self.fs, shutil.rmtree, unpacked, True)
 
-    def _open(self, root: Path, verify_gzip: bool, verify_budget_s: float | None) -> None:
+    def _open(self, root: Path, verify_gzip: bool | str, verify_budget_s: float | None) -> None:
         if not root.is_dir():
             raise NotABundleError(f"{root}: not a folder" + ("" if root.exists() else " (no such file or folder)"))
         if (root / "bundle").is_dir() and not _has_incident(root):
@@ -199,7 +203,7 @@ class Bundle:
             raise NotABundleError(f"{root}: not an incident bundle (no incident.json)")
         self.root = root.resolve()
         self.fs = ConfinedFS(self.root)
-        if verify_gzip:
+        if verify_gzip is True:
             try:
                 with deadline.deadline(verify_budget_s, what="checking the bundle's gzip files", alarm=False):
                     self._verify_gzip()
@@ -328,7 +332,13 @@ class Bundle:
         return [f"{folder}/{n}" for n in self.fs.list(folder) if n.endswith(suffixes)]
 
     def collected(self, host: str) -> dict[str, float]:
-        """``collected.json`` of a host as unix seconds; {} when absent or unreadable."""
+        """``collected.json`` of a host as unix seconds; {} when absent or unreadable. Parsed once."""
+        cache = self.__dict__.setdefault("_collected", {})
+        if host not in cache:
+            cache[host] = self._read_collected(host)
+        return dict(cache[host])
+
+    def _read_collected(self, host: str) -> dict[str, float]:
         rel = f"nodes/{host}/collected.json"
         if not self.fs.exists(rel):
             return {}

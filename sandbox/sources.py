@@ -39,25 +39,46 @@ class Document:
     ``text`` materialises the whole file.
     """
 
-    __slots__ = ("_opener", "_reader", "_text", "source")
+    __slots__ = ("_lines", "_opener", "_reader", "_text", "source")
+
+    #: A streamed document whose first full read stays under this many characters keeps its lines,
+    #: so parsers that each read it (NCCL, watchdog, trainer facts) read the file once (issue 16).
+    KEEP_CHARS = 8 * 1024 * 1024
 
     def __init__(self, text: str | None, source: str, opener: Callable[[], Iterable[str]] | None = None,
                  reader: Callable[[], str] | None = None) -> None:
         if text is None and (opener is None or reader is None):
             raise ValueError("a Document needs its text, or both an opener and a reader")
         self._text, self.source, self._opener, self._reader = text, source, opener, reader
+        self._lines: list[str] | None = None
 
     @property
     def text(self) -> str:
         if self._text is None:
-            self._text = self._reader()  # type: ignore[misc]
+            self._text = self._reader()  # type: ignore[misc]  (exact bytes, trailing newline included)
         return self._text
 
     def lines(self) -> Iterator[str]:
         """The document a line at a time (streamed from the file when it was opened lazily)."""
+        if self._lines is not None:
+            return iter(self._lines)
         if self._text is None and self._opener is not None:
-            return iter(self._opener())
+            return self._read_keeping()
         return iter(self.text.splitlines())
+
+    def _read_keeping(self) -> Iterator[str]:
+        kept: list[str] | None = []
+        size = 0
+        for line in self._opener():  # type: ignore[misc]
+            if kept is not None:
+                size += len(line) + 1
+                if size > self.KEEP_CHARS:
+                    kept = None  # too large to keep: later reads stream the file again
+                else:
+                    kept.append(line)
+            yield line
+        if kept is not None:
+            self._lines = kept
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Document) and (self.text, self.source) == (other.text, other.source)

@@ -58,6 +58,15 @@ _STEP_TIME = re.compile(r"\b(?:step_time|elapsed time per iteration \(ms\)|itera
 #: A throughput this close to the earlier one is "the same work per second".
 SAME_WORK = 0.95
 
+# Every pattern above needs one of these words in the line; most lines of a job log
+# (NCCL, watchdog) have none, and one literal search skips them (issue 16: a 2,048-host job writes
+# 2,048 logs). tests/tools/test_trainer_prefilter.py checks each pattern's own examples still pass.
+_NEEDS = re.compile(
+    "data|batch|waiting for|ray|prefetch|input|shuffle|fetch|slowdown|slow down|reduce your request rate|"
+    "requesttimeout|readtimeouterror|botocore|nfs|lustre|gcsfuse|toomanyrequests|storage.googleapis|eio|"
+    "stale file|transport endpoint|seq|len|context|parallel|tok|throughput|samples|step_time|iteration|time/step",
+    re.I)  # the patterns' own case folding (re.I), so no line one of them matches is skipped
+
 
 @dataclass
 class TrainerFacts:
@@ -76,6 +85,8 @@ class TrainerFacts:
         """Read a log a line at a time (a streamed log never has to fit in memory)."""
         for line in lines:
             line = line[:4096]
+            if not _NEEDS.search(line):
+                continue
             for label, pat in INPUT_STALL:
                 if pat.search(line):
                     self.stalls.append((label, line.strip()[:300]))

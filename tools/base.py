@@ -61,6 +61,10 @@ class HostScope(ToolInput):
     )
 
 
+#: Peers a one-host call reads for comparison (:meth:`ToolContext.peers`).
+PEER_SAMPLE = 64
+
+
 class ToolContext:
     """What a tool may use: an evidence source (a bundle, a live fleet) and memoised derived facts."""
 
@@ -72,6 +76,24 @@ class ToolContext:
         if key not in self._memo:
             self._memo[key] = factory()
         return self._memo[key]
+
+    def peers(self, hosts: list[str], k: int | None = None) -> list[str]:
+        """``hosts`` plus a sample of the other hosts to compare them with (issue 16).
+
+        A one-host call judges its host against its peers; reading every peer makes the call cost
+        grow with the fleet. The sample is up to ``k`` (:data:`PEER_SAMPLE`) other hosts spread
+        evenly over the source's host order, the same for every call of an investigation; a fleet of
+        at most ``len(hosts) + k`` hosts is read whole, exactly as before.
+        """
+        k = PEER_SAMPLE if k is None else k
+        names = self.source.host_names()
+        mine = set(hosts)
+        others = [h for h in names if h not in mine]
+        if len(others) > k:
+            step = len(others) / k
+            others = [others[int(i * step)] for i in range(k)]
+        chosen = mine | set(others)
+        return [h for h in names if h in chosen]
 
     def hosts(self, host: str | None) -> list[str]:
         """The hosts a call concerns; a named host must exist in the source."""

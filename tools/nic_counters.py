@@ -132,7 +132,10 @@ class NicCounters(Tool):
 
     def run(self, ctx: ToolContext, args: HostScope) -> ToolResult:
         # Fleet context is needed even for one host: an origin is judged against every NIC.
-        fleet: list[NicReading] = ctx.memo("nic_readings", lambda: _fleet(ctx))
+        # On a large fleet a one-host call compares with a sample of peers (ctx.peers), each host's
+        # readings parsed once per investigation.
+        fleet: list[NicReading] = _fleet(ctx, ctx.source.host_names() if args.host is None
+                                         else ctx.peers(ctx.hosts(args.host)))
         scope = [r for r in fleet if args.host is None or r.host == args.host]
         if args.host is not None:
             ctx.hosts(args.host)
@@ -218,11 +221,15 @@ def _errors(r: NicReading) -> dict[str, int]:
     return {k: v for k, v in both.items() if v}
 
 
-def _fleet(ctx: ToolContext) -> list[NicReading]:
-    out = []
-    for host in ctx.source.host_names():
-        try:
-            out.extend(_read(ctx, host))
-        except ForensicError:
-            continue
+def _fleet(ctx: ToolContext, hosts: list[str]) -> list[NicReading]:
+    out: list[NicReading] = []
+    for host in hosts:
+        out.extend(ctx.memo(f"nic_readings:{host}", lambda h=host: _read_or_none(ctx, h)))
     return out
+
+
+def _read_or_none(ctx: ToolContext, host: str) -> list[NicReading]:
+    try:
+        return _read(ctx, host)
+    except ForensicError:
+        return []

@@ -92,3 +92,28 @@ def bench_parsers(
 
     result = parser_benchmark(size_mb=size_mb)
     sys.stdout.write(json.dumps(result, indent=2) + "\n" if as_json else format_parser_benchmark(result) + "\n")
+
+
+@bench_app.command("investigate")
+def bench_investigate(
+    hosts: Annotated[str, typer.Option(help="Fleet sizes (hosts of 8 GPUs), comma-separated.")] = "64,256,1024,2048",
+    causes: Annotated[str, typer.Option(help="Root causes investigated at every size, comma-separated.")] =
+        "pcie_downtrain,hbm_degradation,link_degradation",
+    seed: Annotated[int, typer.Option()] = 1,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Wall time, peak RSS, files and bytes read and report size of one investigation per fleet size."""
+    from forensic.evals.investigate_bench import format_investigate_benchmark, investigate_benchmark
+
+    try:
+        sizes = [int(h) for h in hosts.split(",") if h.strip()]
+    except ValueError:
+        _fail(2, f"--hosts: expected comma-separated integers, got {hosts!r}")
+    if not sizes or any(not 2 <= h <= 4096 for h in sizes):
+        _fail(2, f"--hosts: every size must be between 2 and 4096 hosts, got {hosts!r}")
+    try:
+        result = investigate_benchmark(sizes, causes=[c.strip() for c in causes.split(",") if c.strip()], seed=seed,
+                                       progress=lambda m: sys.stderr.write(f"forensic: {m}\n"))
+    except (ValueError, RuntimeError) as exc:
+        _fail(2, str(exc))
+    sys.stdout.write(json.dumps(result, indent=2) + "\n" if as_json else format_investigate_benchmark(result) + "\n")

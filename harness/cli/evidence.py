@@ -1,0 +1,39 @@
+"""``forensic evidence THREAD ev-N``: one evidence record whole, from the checkpoint.
+
+A report's records are bounded (long lists cut, with ``omitted`` counts); the checkpointed ledger
+keeps every record as the tool returned it, and this prints it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ._common import _checkpointer, _fail, app, default_state_dir
+
+
+@app.command("evidence")
+def evidence(
+    thread: Annotated[str, typer.Argument(help="Thread id (see forensic list).")],
+    record: Annotated[str, typer.Argument(help="Evidence id, e.g. ev-3.")],
+    checkpoint: Annotated[Optional[Path], typer.Option(help="SQLite checkpoint file (default: state dir).")] = None,
+) -> None:
+    """Print one evidence record in full (every row the report left out), as JSON."""
+    from forensic.harness.threads import latest_values
+
+    cp_path = checkpoint or default_state_dir() / "checkpoints.sqlite"
+    if not cp_path.is_file():
+        _fail(2, f"no checkpoint file at {cp_path}")
+    got = latest_values(_checkpointer(cp_path), thread)
+    if got is None:
+        _fail(2, f"no checkpoint for thread {thread!r} (forensic list shows the threads)")
+    records = got[0].get("records") or []
+    found = next((r for r in records if r.get("id") == record), None)
+    if found is None:
+        ids = ", ".join(r.get("id", "?") for r in records) or "none"
+        _fail(2, f"thread {thread!r} has no evidence record {record!r} (it has: {ids})")
+    sys.stdout.write(json.dumps(found, indent=2, default=str) + "\n")
