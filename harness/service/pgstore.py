@@ -21,7 +21,7 @@ import time
 import uuid
 from typing import Any
 
-from forensic.harness.service.intake import Alert, IntakeResult, Payload, group_key_matches
+from forensic.harness.service.intake import IntakeResult, Payload, group_key_matches
 from forensic.sandbox import ForensicError
 
 #: Versioned schema: append only, never edit an applied entry.
