@@ -47,15 +47,17 @@ class Document:
 
     def __init__(self, text: str | None, source: str, opener: Callable[[], Iterable[str]] | None = None,
                  reader: Callable[[], str] | None = None) -> None:
-        if text is None and (opener is None or reader is None):
-            raise ValueError("a Document needs its text, or both an opener and a reader")
+        if text is None and opener is None:
+            raise ValueError("a Document needs its text or an opener")
         self._text, self.source, self._opener, self._reader = text, source, opener, reader
         self._lines: list[str] | None = None
 
     @property
     def text(self) -> str:
         if self._text is None:
-            self._text = self._reader()  # type: ignore[misc]  (exact bytes, trailing newline included)
+            # The reader gives the exact text (trailing newline included); without one, the lines.
+            self._text = (self._reader() if self._reader is not None
+                          else "\n".join(self._lines if self._lines is not None else self._opener()))  # type: ignore[misc]
         return self._text
 
     def lines(self) -> Iterator[str]:
