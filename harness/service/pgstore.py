@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from forensic.harness.service.intake import IntakeResult, Payload, group_key_matches
@@ -347,10 +348,13 @@ class PostgresStore:
         """Nothing to do: other processes may be running investigations; lapsed leases are runnable."""
         return 0
 
-    def finish(self, inv_id: str, owner: str, *, status: str, report: dict[str, Any] | None, error: str | None = None) -> bool:
+    def finish(self, inv_id: str, owner: str, *, status: str, report: dict[str, Any] | None, error: str | None = None,
+               events: Sequence[tuple[str, str, dict[str, Any]]] = ()) -> bool:
+        """Record the end of a run, with its last events in the same transaction (a reader never
+        sees the status without them); only the worker holding the claim may, and only once."""
         now = _now()
         v = (report or {}).get("verdict") or {}
-        with self._pool.connection() as con:
+        with self._pool.connection() as con:  # one transaction: committed when the block ends
             cur = con.execute(
                 "UPDATE investigations SET status=%s, report=COALESCE(%s, report), verdict=COALESCE(%s, verdict),"
                 " component=COALESCE(%s, component), confidence=COALESCE(%s, confidence),"
@@ -358,7 +362,11 @@ class PostgresStore:
                 " lease_until=NULL, error=%s WHERE id=%s AND owner=%s AND status='running'",
                 (status, json.dumps(report) if report else None, v.get("root_cause"), v.get("component"),
                  v.get("confidence"), (report or {}).get("status"), now, now, error, inv_id, owner))
-            return cur.rowcount == 1
+            if cur.rowcount != 1:
+                return False
+            for key, kind, data in events:
+                self._event(con, inv_id, key, kind, data)
+            return True
 
     def set_report(self, inv_id: str, report: dict[str, Any], status: str) -> None:
         with self._pool.connection() as con:
