@@ -83,3 +83,20 @@ def test_a_storm_is_grouped_and_does_not_flood_the_activity_stream(tmp_path: Pat
     assert s.investigation(inv)["alert_count"] == 200 and len(s.investigation(inv)["hosts"]) == 16
     assert len(s.alert_fingerprints()) == 200
     assert sum(e["kind"] == "alert" for e in s.events_after(inv, 0)) == 20
+
+
+def test_every_store_takes_what_the_protocol_passes() -> None:
+    """A store implementation that lags the protocol (a keyword the workers pass) fails here, not
+    as a worker thread dying in the middle of a run."""
+    import inspect
+
+    from forensic.harness.service.pgstore import PostgresStore
+    from forensic.harness.service.store import SqliteStore, Store
+
+    for name, proto in inspect.getmembers(Store, inspect.isfunction):
+        if name.startswith("_"):
+            continue
+        wanted = list(inspect.signature(proto).parameters)
+        for impl in (SqliteStore, PostgresStore):
+            got = inspect.signature(getattr(impl, name)).parameters
+            assert [p for p in wanted if p not in got] == [], (impl.__name__, name)
