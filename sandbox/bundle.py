@@ -22,6 +22,7 @@ from forensic.sandbox._fs import ConfinedFS
 from forensic.sandbox.archive import bundle_root, extract_archive, is_archive
 from forensic.sandbox.errors import CorruptInputError, NotABundleError, NotFoundError, SandboxError, WallTimeExceeded
 from forensic.sandbox.host import ReplayHost, ReplaySwitch
+from forensic.sandbox.sources import SourceBase
 
 SCHEMA = "forensic.bundle/v1"
 #: The most GPUs per host a bundle may claim (real hosts hold 4 to 16).
@@ -165,7 +166,7 @@ def place_ranks(incident: Incident, topology: Topology | None, hosts: list[str])
     return {r: (hosts[r // per], r % per) for r in range(max(0, min(n_ranks, len(hosts) * per)))}
 
 
-class Bundle:
+class Bundle(SourceBase):
     """An opened incident bundle. Everything below ``root`` is reachable, nothing above it."""
 
     #: Why topology.json could not be used, when it could not.
@@ -273,15 +274,7 @@ class Bundle:
             self.topology_error = "topology.json is unreadable; placement inferred from nodes/"
             return None
 
-    # -- what is in the bundle -------------------------------------------------------------
-    @property
-    def window(self) -> tuple[float | None, float | None]:
-        return self.incident.window.start, self.incident.window.end
-
-    @property
-    def gpus_per_node(self) -> int:
-        return gpus_per_node(self.incident)
-
+    # -- what is in the bundle (window, placement and host info come from SourceBase) -------
     def host_names(self) -> list[str]:
         """Hosts named by topology.json (file order) then any other node folder."""
         names: list[str] = []
@@ -291,26 +284,6 @@ class Bundle:
             if name not in names and self.fs.is_dir(f"nodes/{name}"):
                 names.append(name)
         return names
-
-    def host_info(self, name: str) -> HostInfo | None:
-        if self.topology:
-            for h in self.topology.hosts:
-                if h.name == name:
-                    return h
-        return None
-
-    def rank_map(self) -> dict[int, tuple[str, int]]:
-        """rank -> (host, gpu index), from topology ``ranks`` or the default placement."""
-        if self._rank_map is None:
-            self._rank_map = place_ranks(self.incident, self.topology, self.host_names())
-        return self._rank_map
-
-    def job_gpus(self) -> set[tuple[str, int]]:
-        """(host, gpu) pairs that hold a rank of the job."""
-        return set(self.rank_map().values())
-
-    def job_hosts(self) -> set[str]:
-        return {h for h, _ in self.rank_map().values()}
 
     def host(self, name: str, snapshot: Literal["now", "before"] = "now") -> ReplayHost:
         if not self.fs.is_dir(f"nodes/{name}"):
