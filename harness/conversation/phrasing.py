@@ -15,7 +15,7 @@ from typing import Any
 
 from forensic.harness.llm.reply import ModelClaim, ReplyError, _first_object, clean_text
 from forensic.harness.models import Finding
-from forensic.sandbox.errors import ModelError
+from forensic.sandbox.errors import ForensicError
 from pydantic import BaseModel, Field, ValidationError
 
 from .answers import Answer, Workspace
@@ -53,7 +53,7 @@ class ModelPhraser:
             done = self.client.complete(messages, max_tokens=self.max_tokens, schema=_Reply.model_json_schema(),
                                         within_s=self.within_s)
             reply = _Reply.model_validate(_first_object(done.text))
-        except (ModelError, ReplyError, ValidationError, ValueError) as exc:
+        except (ForensicError, ReplyError, ValidationError, ValueError) as exc:  # ModelError, a spent deadline, ...
             note = f"(the model could not phrase this answer: {clean_text(str(exc), 160)})"
             return ans.model_copy(update={"text": [*ans.text, note]})
         extra = [Finding(claim=clean_text(c.claim, 400), evidence=list(c.evidence), author="model", subject=ans.subject)

@@ -159,7 +159,7 @@ def test_a_conversation_phrased_by_a_real_model_checks_every_claim(model_server:
     assert proc.returncode == 0, proc.stderr[-3000:]
     print(proc.stdout[-4000:])  # shown on failure
     assert proc.stdout.count("> ") >= 3
-    report = json.loads(proc.stdout[proc.stdout.index("\n{") + 1:])
+    report = json.loads(proc.stdout[proc.stdout.rindex("\n{\n") + 1:])  # /report: the last thing printed
     assert all(p["status"] == "pending_approval" for p in report["proposals"])  # text approves nothing
     records = by_id(report["evidence"])
     for finding in report["findings"]:
