@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.console import Console
@@ -90,3 +90,15 @@ def _planner_kwargs(planner: str, base_url: str | None, model: str | None, api_k
     return {k: v for k, v in {"base_url": base_url, "model": model, "api_key": api_key}.items() if v is not None}
 
 
+def _thread_values(thread: str, checkpoint: Path | None) -> tuple[dict[str, Any], Any, Path]:
+    """(state values, checkpoint time, checkpoint file) of a saved thread; one-line exit 2 if none."""
+    from forensic.harness.threads import latest_values
+
+    cp_path = checkpoint or default_state_dir() / "checkpoints.sqlite"
+    if not cp_path.is_file():
+        _fail(2, f"no checkpoint file at {cp_path}")
+    got = latest_values(_checkpointer(cp_path), thread)
+    if got is None:
+        _fail(2, f"no checkpoint for thread {thread!r} (forensic list shows the threads)")
+    values, when = got
+    return values, when, cp_path

@@ -13,7 +13,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ._common import _checkpointer, _fail, app, default_state_dir
+from ._common import _fail, _thread_values, app
 
 
 @app.command("evidence")
@@ -23,15 +23,9 @@ def evidence(
     checkpoint: Annotated[Optional[Path], typer.Option(help="SQLite checkpoint file (default: state dir).")] = None,
 ) -> None:
     """Print one evidence record in full (every row the report left out), as JSON."""
-    from forensic.harness.threads import latest_values
 
-    cp_path = checkpoint or default_state_dir() / "checkpoints.sqlite"
-    if not cp_path.is_file():
-        _fail(2, f"no checkpoint file at {cp_path}")
-    got = latest_values(_checkpointer(cp_path), thread)
-    if got is None:
-        _fail(2, f"no checkpoint for thread {thread!r} (forensic list shows the threads)")
-    records = got[0].get("records") or []
+    values, _, _ = _thread_values(thread, checkpoint)
+    records = values.get("records") or []
     found = next((r for r in records if r.get("id") == record), None)
     if found is None:
         ids = ", ".join(r.get("id", "?") for r in records) or "none"

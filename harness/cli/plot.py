@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ._common import _checkpointer, _fail, app, default_state_dir
+from ._common import _fail, _thread_values, app
 
 
 @app.command()
@@ -20,19 +20,13 @@ def plot(
     checkpoint: Annotated[Optional[Path], typer.Option(help="SQLite checkpoint file (default: state dir).")] = None,
 ) -> None:
     """Draw a picture of an investigation: a per-rank heat map or a host's timeline."""
-    from forensic.harness.plots import KINDS, plot as draw
-    from forensic.harness.threads import latest_values
+    from forensic.harness.plots import KINDS
+    from forensic.harness.plots import plot as draw
     from forensic.sandbox import Bundle, ForensicError
 
     if kind not in KINDS:
         _fail(2, f"unknown picture {kind!r}: choose one of {', '.join(KINDS)}")
-    cp_path = checkpoint or default_state_dir() / "checkpoints.sqlite"
-    if not cp_path.is_file():
-        _fail(2, f"no checkpoint file at {cp_path}")
-    got = latest_values(_checkpointer(cp_path), thread)
-    if got is None:
-        _fail(2, f"no checkpoint for thread {thread!r} (forensic list shows the threads)")
-    values, _ = got
+    values, _, _ = _thread_values(thread, checkpoint)
     target = out or Path(f"{thread}-{kind}.png")
     if target.suffix.lower() != ".png":
         _fail(2, f"{target}: --out must name a .png file")

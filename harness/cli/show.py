@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 from rich.console import Console
 
-from ._common import _checkpointer, _fail, app, default_state_dir
+from ._common import _fail, _thread_values, app
 
 
 @app.command()
@@ -22,15 +22,9 @@ def show(
 ) -> None:
     """Print a checkpointed investigation's report, with approve commands for what is pending."""
     from forensic.harness.render import render_report
-    from forensic.harness.threads import latest_values, summarize
+    from forensic.harness.threads import summarize
 
-    cp_path = checkpoint or default_state_dir() / "checkpoints.sqlite"
-    if not cp_path.is_file():
-        _fail(2, f"no checkpoint file at {cp_path}")
-    got = latest_values(_checkpointer(cp_path), thread)
-    if got is None:
-        _fail(2, f"no checkpoint for thread {thread!r} (forensic list shows the threads)")
-    values, when = got
+    values, when, cp_path = _thread_values(thread, checkpoint)
     report = values.get("report")
     if not report:
         _fail(2, f"thread {thread!r} stopped before its report; continue it with "
