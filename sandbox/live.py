@@ -18,8 +18,9 @@ from typing import Any
 from forensic.sandbox.errors import NotFoundError, PathEscapeError, ToolError
 from forensic.sandbox.host import HOST_COMMANDS, command_file
 
-#: The only trees a live read may touch (after symlinks are resolved, too).
-READ_ROOTS = ("/sys", "/proc/pressure")
+#: The only trees (and single files) a live read may touch, after symlinks are resolved too.
+#: ``/proc/uptime`` places dmesg's seconds-since-boot on the clock when no collected.json exists.
+READ_ROOTS = ("/sys", "/proc/pressure", "/proc/uptime")
 #: Bytes one read or one command may return.
 MAX_OUTPUT = 4 * 1024 * 1024
 #: Seconds one command may run.

@@ -13,7 +13,7 @@ def test_it_is_a_host() -> None:
     assert isinstance(LiveHost(), Host)
 
 
-@pytest.mark.parametrize("path", ["/etc/passwd", "/proc/self/environ", "/sys/../etc/shadow", "/root", "sys\x00"])
+@pytest.mark.parametrize("path", ["/etc/passwd", "/proc/self/environ", "/proc/uptime/../self/environ", "/proc/uptimex", "/sys/../etc/shadow", "/root", "sys\x00"])
 def test_reads_outside_sysfs_are_refused(path: str) -> None:
     with pytest.raises(PathEscapeError):
         LiveHost().read(path)
@@ -44,3 +44,8 @@ def test_an_allowlisted_command_runs_without_a_shell() -> None:
 def test_no_gpu_no_driver_means_no_nvml_readings() -> None:
     readings = LiveHost().nvml()
     assert readings is None or "devices" in readings
+
+
+def test_uptime_is_readable_to_place_kernel_times() -> None:
+    # dmesg prints seconds since boot; with no collected.json, /proc/uptime is the only way to place them.
+    assert float(LiveHost().read("/proc/uptime").split()[0]) > 0
