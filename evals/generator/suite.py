@@ -16,21 +16,26 @@ def _spec(case, cause, seed, hosts, variant=None, decoys=None, **opts) -> Incide
 
 
 # Examples: one small, readable incident per common class. The first is the README walk-through.
+# They are committed, so they stay lean: PCIe link state is in each host's `lspci -vv` (the spec's one-file
+# form), and only the README case keeps the per-device sysfs tree (now and at window start) for its culprit
+# host, to show that form. Link width and speed are states, not counters: a `before/` tree adds nothing.
+_LEAN = dict(sysfs_hosts="none", before=False, lspci=True)
 EXAMPLES: list[IncidentSpec] = [
     _spec("pcie-x8-mfu-drop", "pcie_downtrain", 4101, 8, "x8", decoys=["spare_low_gen", "warm_gpu", "old_xid"],
           n_spares=1, col_compute=True, severity=1.17, host_scheme="alpha", switch_scheme="leafspine",
           link_layer="InfiniBand", dmesg_styles=["dmesg"], smi=True, lspci=True, before=True, omit_ranks=False,
-          benign_restart=False, title_style=0, alerts=False),
+          benign_restart=False, title_style=0, alerts=False, sysfs_hosts="culprit"),
     _spec("thermal-throttle-straggler", "thermal_throttle", 4102, 12, "sw", decoys=["overlap_warm", "old_xid"],
-          col_compute=True, host_scheme="fqdn", dmesg_styles=["ctime"], smi=True, benign_restart=False),
+          col_compute=True, host_scheme="fqdn", dmesg_styles=["ctime"], smi=True, benign_restart=False, **_LEAN),
     _spec("power-brake-straggler", "power_throttle", 4103, 8, "brake", decoys=["power_cap_blips", "spare_low_gen"],
-          n_spares=1, col_compute=True, host_scheme="rackslot", dmesg_styles=["journal"], benign_restart=False),
+          n_spares=1, col_compute=True, host_scheme="rackslot", dmesg_styles=["journal"], benign_restart=False,
+          **_LEAN),
     _spec("gpu-fell-off-bus-hang", "gpu_fell_off_bus", 4104, 16, "xid79", decoys=["old_xid", "warm_gpu"],
-          host_scheme="alpha", dmesg_styles=["dmesg", "journal"], lspci=True, smi=True),
+          host_scheme="alpha", dmesg_styles=["dmesg", "journal"], smi=True, **_LEAN),
     _spec("hbm-dbe-crash", "hbm_degradation", 4105, 8, "dbe", decoys=["static_sbe", "spare_xid"], n_spares=1,
-          host_scheme="fqdn", dmesg_styles=["dmesg"], smi=True),
+          host_scheme="fqdn", dmesg_styles=["dmesg"], smi=True, **_LEAN),
     _spec("healthy-control", "healthy", 4106, 12, decoys=["spare_low_gen", "old_xid", "warm_gpu", "power_cap_blips"],
-          n_spares=2, host_scheme="rackslot", dmesg_styles=["ctime", "dmesg"]),
+          n_spares=2, host_scheme="rackslot", dmesg_styles=["ctime", "dmesg"], **_LEAN),
 ]
 
 # Tuning-set look: alpha/fqdn/rackslot hosts, leaf/sw-r switches, HGX/DGX bus ids, dmesg/ctime/journal logs.

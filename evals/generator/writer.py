@@ -63,7 +63,9 @@ def write_bundle(scn: Scenario, w: BundleWriter, incident_id: str) -> None:
             w.json(f"{base}/collected.json", col, indent=None)
         w.json(f"{base}/nvml.json", nvml.build(scn, h, scn.now, rng), indent=o.get("nvml_indent"),
                gz=o.get("gz_nvml", False))
-        sysfs.write(w, f"{base}/sys", scn, h, scn.now)
+        with_sysfs = _writes_sysfs(o, scn, h.name)
+        if with_sysfs:
+            sysfs.write(w, f"{base}/sys", scn, h, scn.now)
         w.text(f"{base}/cmd/dmesg.txt", dmesg.render(hs, h.name, scn.now, rng), gz=o["gz_dmesg"])
         if o["smi"]:
             w.text(f"{base}/cmd/nvidia-smi-q.txt", smi.render(scn, h, scn.now, rng), gz=o["gz_cmd"])
@@ -80,7 +82,8 @@ def write_bundle(scn: Scenario, w: BundleWriter, incident_id: str) -> None:
             w.text(f"{base}/cmd/top.txt", hostload.top(hs, scn.now, rng))
             w.text(f"{base}/cmd/pressure-cpu.txt", hostload.pressure_cpu(hs, scn.now, rng))
         if o["before"]:
-            sysfs.write(w, f"{base}/before/sys", scn, h, scn.t0)
+            if with_sysfs:
+                sysfs.write(w, f"{base}/before/sys", scn, h, scn.t0)
             if o["ethtool"] and eth:
                 for n in h.nics:
                     w.text(f"{base}/before/cmd/ethtool-S-{n.netdev}.txt",
@@ -93,3 +96,21 @@ def write_bundle(scn: Scenario, w: BundleWriter, incident_id: str) -> None:
             w.text(f"switches/{s.name}/cmd/show-pfcwd-stats.txt", sonic.pfcwd_stats(ss))
             w.text(f"switches/{s.name}/cmd/show-pfc-counters.txt", sonic.pfc_counters(ss, scn.now))
             w.text(f"switches/{s.name}/cmd/show-interfaces-counters.txt", sonic.interfaces_counters(ss, scn.now, 300.0))
+
+
+def _writes_sysfs(o: dict, scn: Scenario, host: str) -> bool:
+    """Whether ``host`` gets its ``sys/`` (and ``before/sys/``) tree: option ``sysfs_hosts``.
+
+    ``"all"`` (the default) writes every host's tree; ``"culprit"`` only the host the truth names
+    (a GPU's or NIC's host, or the host itself), so a small readable case shows the sysfs form where
+    it matters and the same link state as ``lspci -vv`` elsewhere; ``"none"`` writes no tree.
+    """
+    which = o.get("sysfs_hosts", "all")
+    if which == "all":
+        return True
+    if which == "none":
+        return False
+    if which == "culprit":
+        comp = (scn.truth or {}).get("component") or ""
+        return comp == host or comp.startswith(host + "/")
+    raise ValueError(f"sysfs_hosts must be 'all', 'culprit' or 'none', not {which!r}")
