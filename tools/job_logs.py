@@ -198,16 +198,13 @@ class JobLogs(Tool):
                     transports["Socket" if "Socket" in ch.via else "IB"] += 1
             for k, vals in nccl.env_values().items():
                 env.setdefault(k, set()).update(vals)
-            for ce in nccl.completion_errors:
-                where = f"{ce.host}/{ce.hca}" if ce.host and ce.hca else ce.host
-                if where:
-                    completion[where] += 1
+            completion.update(nccl.completion_places())  # every error, also past the parser's record cap
             for ae in nccl.async_events:
                 if ae.host and ae.device:
                     dev = ae.device.split(":")[0]
                     signals.append(Signal(name="nccl_async_event", component=f"{ae.host}/{dev}", kind="nic",
                                           detail=f"{ae.host}/{dev} NCCL async event: {ae.event}", values={"line": ae.line_no}))
-            timeouts += len(torch.timeouts)
+            timeouts += torch.timeout_count  # every timeout, also past the parser's record cap
             for seq, ranks in torch.stuck_seqnums().items():
                 stuck.setdefault(seq, set()).update(ranks)
             dump_sources |= torch.dump_signal_sources()

@@ -44,13 +44,77 @@ def test_record_buffers_stay_bounded_whatever_the_size(n: int) -> None:
         assert any("dropped" in w for w in klog.warnings)
 
 
-def test_bench_parsers_reports_rss_per_input_mb_for_each_parser() -> None:
+def test_bench_parsers_reports_rss_per_input_mb_for_each_parser(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # generated inputs are cached, not committed
     res = CliRunner().invoke(app, ["bench", "parsers", "--size-mb", "1", "--json"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
     names = [r["name"] for r in doc["parsers"]]
-    assert names == ["nccl", "torch_log", "kernel_log", "openmetrics"]
+    assert names == ["nccl", "torch_log", "kernel_log", "openmetrics", "steps_csv"]
     for r in doc["parsers"]:
         assert r["input_mb"] > 0.9 and r["peak_rss_mb"] > 0
+        # The ratio is the whole peak over the input: the baseline is shown, never subtracted.
         assert abs(r["rss_over_input"] - r["peak_rss_mb"] / r["input_mb"]) < 0.1
+        assert 0 < r["baseline_rss_mb"] <= r["peak_rss_mb"]
+        assert abs(r["parse_rss_mb"] - (r["peak_rss_mb"] - r["baseline_rss_mb"])) < 0.2
         assert r["found"] > 0  # the synthetic input is in the parser's format
+    cached = sorted(p.name for p in (tmp_path / "forensic" / "bench" / "parsers").iterdir())
+    assert cached == [f"{n}-1mb.txt" for n in sorted(names)]
+
+
+def test_openmetrics_keeps_no_per_sample_objects() -> None:
+    """A high-cardinality text: the parsed set holds its samples in shared arrays, and building
+    it costs well under 3x the text (tracemalloc: Python and numpy allocations of the parse)."""
+    import tracemalloc
+
+    from forensic.tools.parsers import parse_openmetrics
+
+    lines = [f'DCGM_FI_DEV_GPU_TEMP{{Hostname="gpu{h:05d}",gpu="{g}",UUID="GPU-{h:08x}-{g:04x}"}} {40 + t} {1700000000 + 15 * t}'
+             for h in range(400) for g in range(8) for t in range(4)]
+    size = sum(len(line) + 1 for line in lines)
+    tracemalloc.start()
+    ms = parse_openmetrics(iter(lines))
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert ms.series_count == 3200 and ms.samples == 12800
+    assert peak < 3 * size, (peak, size)
+    [one] = ms.select("DCGM_FI_DEV_GPU_TEMP", Hostname="gpu00007", gpu="3")
+    assert one.values.tolist() == [40.0, 41.0, 42.0, 43.0] and not one.values.flags.writeable
+
+
+def test_text_is_split_lazily_not_into_a_list() -> None:
+    from forensic.tools.parsers._text import plain_lines
+
+    lines = plain_lines("a\nb\n")
+    assert not isinstance(lines, list) and list(lines) == ["a", "b", ""]
+
+
+_TIMEOUT = ("[rank{r}]:[E0507 07:28:10.449682235 ProcessGroupNCCL.cpp:632] [Rank {r}] Watchdog caught collective "
+            "operation timeout: WorkNCCL(SeqNum={s}, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
+            "ran for 600027 milliseconds before timing out.")
+_COMPLETION = "host-{h}:100:200 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.{h}<1234> with error 12, opcode 0, len 0, vendor err 129 (Send) localGid ::ffff:10.0.0.1 remoteGids::ffff:10.0.0.{h} hca mlx5_{h}"
+
+
+@settings(max_examples=6, deadline=None)
+@given(n=st.integers(min_value=0, max_value=25_000))
+def test_torch_events_are_capped_but_every_one_counts(n: int) -> None:
+    from forensic.tools.parsers import parse_torch_log
+    from forensic.tools.parsers import torch_log as torch_mod
+
+    log = parse_torch_log(_TIMEOUT.format(r=i % 64, s=1000 + i % 3) for i in range(n))
+    assert len(log.timeouts) == min(n, torch_mod.MAX_RECORDS)
+    assert log.timeout_count == n
+    # Per-rank facts cover every line, also those past the cap (ranks 0..63 on 3 seqnums).
+    expected = {1000 + k: {i % 64 for i in range(n) if i % 3 == k} for k in range(3)}
+    assert log.stuck_seqnums() == {s: r for s, r in expected.items() if r}
+    if n > torch_mod.MAX_RECORDS:
+        assert any("dropped" in w for w in log.warnings)
+
+
+def test_nccl_completion_errors_are_capped_but_counted_per_place() -> None:
+    n = nccl_mod.MAX_RECORDS + 2_500
+    log = parse_nccl_log(_COMPLETION.format(h=i % 5) for i in range(n))
+    assert len(log.completion_errors) == nccl_mod.MAX_RECORDS
+    places = log.completion_places()
+    assert sum(places.values()) == n and set(places) == {f"host-{h}/mlx5_{h}" for h in range(5)}
+    assert any("completion errors past" in w for w in log.warnings)
