@@ -175,6 +175,7 @@ class JobLogs(Tool):
         last_done: dict[int, int] = {}
         errors: list[str] = []
         completion: Counter = Counter()
+        capped: list[str] = []
         parsed = []
         trainer = TrainerFacts()
         for file_no, name in enumerate(files):
@@ -187,6 +188,9 @@ class JobLogs(Tool):
                 errors.append(f"job/logs/{name}: {exc}")
                 continue
             sources.append(doc.source)
+            if dropped := nccl.dropped_records() + torch.dropped_records():  # issue 10: a capped log says so
+                capped.append(f"{doc.source}: {dropped} records past the per-log cap not kept "
+                              "(timeout counts, completion errors per host and per-rank facts cover every line)")
             trainer.add_lines(doc.lines())
             parsed.append((file_no, nccl))
             for sel in nccl.nets:
@@ -255,5 +259,8 @@ class JobLogs(Tool):
                    + (f"; {timeouts} watchdog timeouts" if timeouts else "")
                    + (f"; first to time out: rank {', '.join(map(str, sorted(dump_sources)))}" if dump_sources else "")
                    + (f"; findings: {', '.join(sorted({s.name for s in signals}))}" if signals else ""))
+        if capped:
+            summary += f"; capped (not every record kept): {capped[0]}" + (f" and {len(capped) - 1} more" if len(capped) > 1 else "")
         return ToolResult(status="ok", summary=summary, signals=signals, source=sources, covered=["job"],
-                          data={"transports": dict(transports), "env": {k: sorted(v) for k, v in env.items()}, "errors": errors})
+                          data={"transports": dict(transports), "env": {k: sorted(v) for k, v in env.items()}, "errors": errors,
+                                **({"capped": capped} if capped else {})})

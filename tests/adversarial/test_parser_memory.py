@@ -118,3 +118,30 @@ def test_nccl_completion_errors_are_capped_but_counted_per_place() -> None:
     places = log.completion_places()
     assert sum(places.values()) == n and set(places) == {f"host-{h}/mlx5_{h}" for h in range(5)}
     assert any("completion errors past" in w for w in log.warnings)
+
+
+def test_a_storm_of_one_kernel_event_kind_never_hides_another() -> None:
+    """Per-kind caps: 25,000 AER lines before an XID 79 still leave the XID 79 in the parse."""
+    aer = "[ 100.000001] pcieport 0000:00:01.0: AER: Corrected error received: 0000:3b:00.0"
+    lines = [aer] * 25_000 + [_XID]
+    klog = parse_kernel_log(iter(lines))
+    assert any(e.kind == "xid" and e.xid == 79 for e in klog.events)
+    assert len(klog.events) <= kernel_mod.MAX_EVENTS + 1
+    assert any("per-log cap" in w for w in klog.warnings)
+
+
+def test_a_capped_kernel_log_says_so_in_its_evidence_record(make_bundle) -> None:
+    """A log past the cap is not silently complete: the tool's record and summary say it was capped,
+    and the fault after the storm is still found."""
+    from forensic.sandbox import Bundle
+    from forensic.tools import ToolContext, get_tool
+
+    root = make_bundle("gpu_fell_off_bus")
+    dmesg = next(root.glob("nodes/node-b.example/cmd/dmesg.txt"))
+    storm = "".join(f"[ {100 + i / 1e6:.6f}] NVRM: Xid (PCI:0000:3b:00): 13, pid=1, Graphics Exception\n"
+                    for i in range(kernel_mod.MAX_EVENTS + 50))
+    dmesg.write_text(storm + dmesg.read_text())
+    res = get_tool("kernel_log")(ToolContext(Bundle(root)), {})
+    assert "xid_fell_off_bus" in {s.name for s in res.signals}
+    assert res.data["capped"] and "per-log cap" in res.data["capped"][0]
+    assert "capped" in res.summary

@@ -335,6 +335,7 @@ class NcclLog(_Model):
 
     _places: dict[str, int] = PrivateAttr(default_factory=dict)
     _completions_dropped: int = PrivateAttr(0)
+    _records_dropped: int = PrivateAttr(0)
 
     def model_post_init(self, __context: object) -> None:
         for ce in self.completion_errors:
@@ -351,6 +352,10 @@ class NcclLog(_Model):
             self.completion_errors.append(ce)
         else:
             self._completions_dropped += 1
+
+    def dropped_records(self) -> int:
+        """Records past the per-log cap that were not kept (completion errors still counted per place)."""
+        return self._records_dropped + self._completions_dropped
 
     def completion_places(self) -> dict[str, int]:
         """``host/hca`` (or ``host``) -> completion errors seen there, every one in the log counted."""
@@ -613,6 +618,8 @@ def parse_nccl_log(text: str) -> NcclLog:
         if "NCCL" not in line and "Got completion" not in line:
             continue
         _parse_line(log, number, line)
+    if log._records_dropped:
+        warnings.add(f"{log._records_dropped} records past the first {MAX_RECORDS} of a kind dropped (per-log cap)")
     if log._completions_dropped:
         warnings.add(f"{log._completions_dropped} completion errors past the first {MAX_RECORDS} not kept "
                      "(per-log cap); completion_places() counts them all")
@@ -624,14 +631,14 @@ def _parse_line(log: NcclLog, number: int, line: str) -> None:
     prefixed = _prefix(line, number) if "NCCL" in line else None
     if prefixed is not None:
         entry, message = prefixed
-        _keep(log.entries, entry)
+        _keep(log, log.entries, entry)
         where = {"line_no": number, "host": entry.host, "pid": entry.pid, "cuda_dev": entry.cuda_dev}
     else:
         message = line[:_MAX_MESSAGE]
         where = {"line_no": number}
     version = _VERSION.search(message)
     if version is not None:
-        _keep(log.versions, NcclVersion(version=version.group(1), cuda=version.group(2), **where))
+        _keep(log, log.versions, NcclVersion(version=version.group(1), cuda=version.group(2), **where))
     completion = _completion(message, where)
     if completion is not None:
         log._add_completion(completion)  # kept up to the cap, every one counted per host
@@ -639,20 +646,22 @@ def _parse_line(log: NcclLog, number: int, line: str) -> None:
         return
     env = _ENV.fullmatch(message.strip())
     if env is not None:
-        _keep(log.env, EnvSetting(name=env.group(1), value=env.group(2).strip().removesuffix("."), **where))
+        _keep(log, log.env, EnvSetting(name=env.group(1), value=env.group(2).strip().removesuffix("."), **where))
         return
     network = _NETWORK.search(message.strip())
     if network is not None:
-        _keep(log.networks, NetworkUse(name=network.group(1).strip(), **where))
+        _keep(log, log.networks, NetworkUse(name=network.group(1).strip(), **where))
     for extract, target in ((_net_selection, log.nets), (_channel, log.channels), (_comm, log.comms),
                             (_async_event, log.async_events)):
         found = extract(message, where)
         if found is not None:
-            _keep(target, found)
+            _keep(log, target, found)
 
 
-def _keep(target: list, item: object) -> None:
+def _keep(log: NcclLog, target: list, item: object) -> None:
     """Append while the list holds fewer than MAX_RECORDS (a bounded buffer: a 250 MB log keeps
-    the first ones, which say what the rest repeat)."""
+    the first ones, which say what the rest repeat); count what is dropped, so the log says so."""
     if len(target) < MAX_RECORDS:
         target.append(item)
+    else:
+        log._records_dropped += 1

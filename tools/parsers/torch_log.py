@@ -212,6 +212,10 @@ class TorchLog(_Model):
         else:
             self._dropped += 1
 
+    def dropped_records(self) -> int:
+        """Events past the per-log cap that were not kept (still counted in the facts below)."""
+        return self._dropped
+
     def stuck_seqnums(self, pg: str | None = None) -> dict[int, set[int]]:
         """seq -> ranks that reported that work stuck or failed (timeouts and failed-work lines)."""
         stuck: dict[int, set[int]] = {}
