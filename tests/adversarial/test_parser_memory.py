@@ -145,3 +145,19 @@ def test_a_capped_kernel_log_says_so_in_its_evidence_record(make_bundle) -> None
     assert "xid_fell_off_bus" in {s.name for s in res.signals}
     assert res.data["capped"] and "per-log cap" in res.data["capped"][0]
     assert "capped" in res.summary
+
+
+def test_a_capped_job_log_says_so_and_still_counts_every_timeout(make_fabric_bundle) -> None:
+    from forensic.sandbox import Bundle
+    from forensic.tools import ToolContext, get_tool
+    from forensic.tools.parsers import torch_log as torch_mod
+
+    root = make_fabric_bundle(None)
+    n = torch_mod.MAX_RECORDS + 300
+    storm = "".join(_TIMEOUT.format(r=i % 8, s=77) + "\n" for i in range(n))
+    (root / "job" / "logs" / "rank0.log").write_text(storm + (root / "job" / "logs" / "rank0.log").read_text())
+    res = get_tool("job_logs")(ToolContext(Bundle(root)), {})
+    assert res.data["capped"] and "per-log cap" in res.data["capped"][0]
+    assert "capped" in res.summary
+    timeouts = [s for s in res.signals if s.name == "collective_timeout"]
+    assert timeouts and timeouts[0].values["timeouts"] >= n, timeouts  # every timeout, also past the cap
