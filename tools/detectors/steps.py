@@ -366,7 +366,8 @@ def _assemble(cols: dict[str, np.ndarray], n_bad: int, warn: _Warnings) -> StepT
     new[:1] = True
     np.not_equal(step[1:], step[:-1], out=new[1:])
     steps_u = step[new]
-    s_idx = np.cumsum(new, dtype=np.int64).astype(np.int32) - 1 if step.size < 2**31 else np.cumsum(new) - 1
+    s_idx = np.cumsum(new, dtype=np.int32 if step.size < 2**31 else np.int64)
+    s_idx -= 1  # in place: one int32 array, no int64 temporaries
     del new, step
     rank_max = int(rank.max()) if rank.size else 0
     if rank_max < 4 * rank.size + 1024:  # ranks are small integers: a lookup table, no sort
