@@ -3,7 +3,8 @@
 Typer prints a usage line, a hint and a boxed message for an option it cannot parse
 (``--budget-tool-calls 1e20``, ``--size-mb abc``, an unknown choice): three to six lines, not the
 one line every other refusal of bad input gets (see :func:`._common._fail`). The root group below
-runs click's parsing without its standalone handling and formats the error itself::
+catches click's usage errors where parsing happens (its own arguments, then the subcommand's) and
+prints one line instead::
 
     forensic: error: --budget-tool-calls '1e20': Input should be a valid integer, ... (forensic investigate --help)
 
