@@ -161,3 +161,22 @@ def test_a_capped_job_log_says_so_and_still_counts_every_timeout(make_fabric_bun
     assert "capped" in res.summary
     timeouts = [s for s in res.signals if s.name == "collective_timeout"]
     assert timeouts and timeouts[0].values["timeouts"] >= n, timeouts  # every timeout, also past the cap
+
+
+def test_steps_csv_is_not_split_whole_and_stays_near_its_size(monkeypatch) -> None:
+    """steps.csv is read in blocks into preallocated columns: with small blocks (so many are read),
+    what the parse allocates stays under 3x the text (the old whole-text split list cost 7x)."""
+    import tracemalloc
+
+    from forensic.tools.detectors import steps as steps_mod
+
+    text = "step,rank,start_unix,duration_s,compute_s\n" + "".join(
+        f"{s},{r},{1700000000 + s * 0.55 + r * 1e-4:.4f},{0.5 + (s * 7 + r * 13) % 97 / 1000:.4f},0.4\n"
+        for s in range(100) for r in range(512))
+    monkeypatch.setattr(steps_mod, "_BLOCK_LINES", 2_000)
+    tracemalloc.start()
+    table = steps_mod.load_steps_csv(text)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert table.duration.shape == (100, 512) and table.rows_read == 51_200
+    assert peak < 3 * len(text), peak / len(text)
