@@ -13,6 +13,7 @@ from forensic.harness.cli import _register, app
 from forensic.tools.parsers import parse_kernel_log, parse_nccl_log
 from forensic.tools.parsers import nccl as nccl_mod
 from forensic.tools.parsers import kernel_log as kernel_mod
+from forensic.tools.parsers import _bench as bench_mod
 
 _register()
 
@@ -59,7 +60,7 @@ def test_bench_parsers_reports_rss_per_input_mb_for_each_parser(tmp_path, monkey
         assert abs(r["parse_rss_mb"] - (r["peak_rss_mb"] - r["baseline_rss_mb"])) < 0.2
         assert r["found"] > 0  # the synthetic input is in the parser's format
     cached = sorted(p.name for p in (tmp_path / "forensic" / "bench" / "parsers").iterdir())
-    assert cached == [f"{n}-1mb.txt" for n in sorted(names)]
+    assert cached == [f"{n}-1mb-v{bench_mod.INPUT_VERSION}.txt" for n in sorted(names)]
 
 
 def test_openmetrics_keeps_no_per_sample_objects() -> None:

@@ -31,6 +31,8 @@ from typing import Any
 TARGET = 3.0
 PARSERS = ("nccl", "torch_log", "kernel_log", "openmetrics", "steps_csv")
 _EXAMPLES = Path(__file__).resolve().parents[2] / "evals" / "examples"
+#: Part of each cached input's name: bump it when :func:`make_input` changes, so no stale input is measured.
+INPUT_VERSION = 1
 
 
 def cache_dir() -> Path:
@@ -96,7 +98,7 @@ def cached_input(name: str, size_mb: float) -> Path:
     """The generated input for ``name`` at ``size_mb``, made once and kept in :func:`cache_dir`."""
     folder = cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{name}-{size_mb:g}mb.txt"
+    path = folder / f"{name}-{size_mb:g}mb-v{INPUT_VERSION}.txt"
     if not path.is_file():
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:
