@@ -175,6 +175,7 @@ class JobLogs(Tool):
         last_done: dict[int, int] = {}
         errors: list[str] = []
         completion: Counter = Counter()
+        capped: list[str] = []
         parsed = []
         trainer = TrainerFacts()
         for file_no, name in enumerate(files):
@@ -187,6 +188,9 @@ class JobLogs(Tool):
                 errors.append(f"job/logs/{name}: {exc}")
                 continue
             sources.append(doc.source)
+            if dropped := nccl.dropped_records() + torch.dropped_records():  # issue 10: a capped log says so
+                capped.append(f"{doc.source}: {dropped} records past the per-log cap not kept "
+                              "(timeout counts, completion errors per host and per-rank facts cover every line)")
             trainer.add_lines(doc.lines())
             parsed.append((file_no, nccl))
             for sel in nccl.nets:
@@ -198,16 +202,13 @@ class JobLogs(Tool):
                     transports["Socket" if "Socket" in ch.via else "IB"] += 1
             for k, vals in nccl.env_values().items():
                 env.setdefault(k, set()).update(vals)
-            for ce in nccl.completion_errors:
-                where = f"{ce.host}/{ce.hca}" if ce.host and ce.hca else ce.host
-                if where:
-                    completion[where] += 1
+            completion.update(nccl.completion_places())  # every error, also past the parser's record cap
             for ae in nccl.async_events:
                 if ae.host and ae.device:
                     dev = ae.device.split(":")[0]
                     signals.append(Signal(name="nccl_async_event", component=f"{ae.host}/{dev}", kind="nic",
                                           detail=f"{ae.host}/{dev} NCCL async event: {ae.event}", values={"line": ae.line_no}))
-            timeouts += len(torch.timeouts)
+            timeouts += torch.timeout_count  # every timeout, also past the parser's record cap
             for seq, ranks in torch.stuck_seqnums().items():
                 stuck.setdefault(seq, set()).update(ranks)
             dump_sources |= torch.dump_signal_sources()
@@ -258,5 +259,8 @@ class JobLogs(Tool):
                    + (f"; {timeouts} watchdog timeouts" if timeouts else "")
                    + (f"; first to time out: rank {', '.join(map(str, sorted(dump_sources)))}" if dump_sources else "")
                    + (f"; findings: {', '.join(sorted({s.name for s in signals}))}" if signals else ""))
+        if capped:
+            summary += f"; capped (not every record kept): {capped[0]}" + (f" and {len(capped) - 1} more" if len(capped) > 1 else "")
         return ToolResult(status="ok", summary=summary, signals=signals, source=sources, covered=["job"],
-                          data={"transports": dict(transports), "env": {k: sorted(v) for k, v in env.items()}, "errors": errors})
+                          data={"transports": dict(transports), "env": {k: sorted(v) for k, v in env.items()}, "errors": errors,
+                                **({"capped": capped} if capped else {})})

@@ -84,6 +84,7 @@ class KernelLogTool(Tool):
         history: list[str] = []
         other: list[str] = []
         errors: list[str] = []
+        capped: list[str] = []
         read_any = False
         for host in ctx.hosts(args.host):
             try:
@@ -96,6 +97,8 @@ class KernelLogTool(Tool):
             log, source = got
             read_any = True
             sources.append(source)
+            # A log past the parser's per-kind event cap says so in the record (issue 10).
+            capped.extend(f"{source}: {w}" for w in log.warnings if "per-log cap" in w)
             inv = inventory(ctx, host)
             covered.append(host)
             covered.extend(d.component(host) for d in inv.devices())
@@ -139,8 +142,11 @@ class KernelLogTool(Tool):
             summary += f"; other XIDs (no root cause on their own): {', '.join(other[:3])}"
         if history:
             summary += f"; history, long before the window: {', '.join(history[:3])}"
+        if capped:
+            summary += f"; capped (not every event kept): {capped[0]}" + (f" and {len(capped) - 1} more" if len(capped) > 1 else "")
         return ToolResult(status="ok", summary=summary, source=sources, signals=signals, covered=covered,
-                          data={"history": history, "other_xids": other, "errors": errors})
+                          data={"history": history, "other_xids": other, "errors": errors,
+                                **({"capped": capped} if capped else {})})
 
 
 def _dedupe(signals: list[Signal]) -> list[Signal]:

@@ -9,7 +9,10 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.console import Console
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="An autonomous investigator for GPU training fleets.")
+from ._errors import OneLineErrorGroup
+
+# OneLineErrorGroup: an option typer cannot parse is one line and exit 2, like every other refusal.
+app = typer.Typer(cls=OneLineErrorGroup, add_completion=False, no_args_is_help=True, help="An autonomous investigator for GPU training fleets.")
 bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks: speed and accuracy of the detectors.")
 app.add_typer(bench_app, name="bench")
 

@@ -87,10 +87,13 @@ def bench_parsers(
     size_mb: Annotated[float, typer.Option(help="Input size per parser, MB.", min=0.1, max=4096)] = 250.0,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Peak RSS over input size of each streaming parser, each in its own process (target <= 3x)."""
+    """Peak RSS over input size of each parser a tool feeds a whole file to, each in its own process (target <= 3x)."""
     from forensic.tools.parsers._bench import format_parser_benchmark, parser_benchmark
 
-    result = parser_benchmark(size_mb=size_mb)
+    try:
+        result = parser_benchmark(size_mb=size_mb, progress=lambda m: sys.stderr.write(f"forensic: {m}\n"))
+    except OSError as exc:
+        _fail(2, f"bench parsers: cannot write the generated inputs: {exc}")
     sys.stdout.write(json.dumps(result, indent=2) + "\n" if as_json else format_parser_benchmark(result) + "\n")
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import gc
+import itertools
 import math
 
 import numpy as np
@@ -150,27 +151,35 @@ def load_steps_csv(text: str | bytes) -> StepTable:
     """
     text = _as_text(text)
     warn = _Warnings()
-    lines = text.splitlines()
-    head_at = next((i for i, ln in enumerate(lines) if ln.strip()), None)
-    if head_at is None:
+    # The text is read in blocks of lines, never split whole: a 250 MB steps.csv as one list of
+    # lines would cost twice the text again (issue 10).
+    blocks = _line_blocks(text)
+    header = None
+    first: list[tuple[list[str], int, int]] = []
+    for block, c0, c1 in blocks:
+        head_at = next((i for i, ln in enumerate(block) if ln.strip()), None)
+        if head_at is not None:
+            header = block[head_at]
+            first = [(block[head_at + 1 :], c0, c1)]  # the rest of the header's block is body
+            break
+    if header is None:
         raise ParseError("steps.csv is empty")
-    names = [h.strip().strip('"').strip().lower() for h in lines[head_at].split(",")]
+    names = [h.strip().strip('"').strip().lower() for h in header.split(",")]
     missing = [c for c in REQUIRED_COLUMNS if c not in names]
     if missing:
         raise ParseError(
             f"steps.csv has no usable header: missing {', '.join(missing)} "
-            f"(first line starts {lines[head_at][:80]!r})"
+            f"(first line starts {header[:80]!r})"
         )
     where = {c: names.index(c) for c in REQUIRED_COLUMNS + OPTIONAL_COLUMNS if c in names}
-    body = lines[head_at + 1 :]
-    del lines
     quoted = '"' in text
-    del text
+    last_end, last_line = _last_nonblank(text)
 
     was_enabled = gc.isenabled()
     gc.disable()  # millions of short-lived strings: the cyclic collector would rescan them all
     try:
-        cols, n_bad, n_total = _read_columns(body, len(names), where, quoted, warn)
+        cols, n_bad, n_total = _read_columns(itertools.chain(first, blocks), len(names), where, quoted, warn,
+                                             last_end, last_line, max_rows=text.count("\n") + 1)
     finally:
         if was_enabled:
             gc.enable()
@@ -197,13 +206,52 @@ def _as_text(text: str | bytes) -> str:
     return text.removeprefix("\ufeff")
 
 
-def _read_columns(body, ncol, where, quoted, warn):
-    """Split rows into the known columns, skipping rows with the wrong field count or bad numbers."""
-    parts: dict[str, list[np.ndarray]] = {c: [] for c in where}
+def _line_blocks(text: str):
+    """``text.splitlines()`` in blocks of about ``_BLOCK_LINES`` lines, each with its span
+    ``(start, end)`` in ``text``; blocks end after a ``\\n``, so no line is cut in two."""
+    pos, n = 0, len(text)
+    while pos < n:
+        end = pos
+        for _ in range(_BLOCK_LINES):
+            nl = text.find("\n", end)
+            if nl < 0:
+                end = n
+                break
+            end = nl + 1
+        yield text[pos:end].splitlines(), pos, end
+        pos = end
+
+
+def _last_nonblank(text: str) -> tuple[int, str]:
+    """(end offset, text) of the last line with something on it; (0, "") when there is none."""
+    end = len(text)
+    while end > 0:
+        tail = text[max(0, end - 65536) : end]
+        stripped = tail.rstrip()
+        if stripped:
+            end = end - len(tail) + len(stripped)
+            start = max(0, end - (1 << 20))
+            return end, (text[start:end].splitlines() or [""])[-1]
+        end -= len(tail)
+    return 0, ""
+
+
+_COLUMN_DTYPES = {"param_checksum": object, "step": np.int64, "rank": np.int64, "duration_s": np.float32}
+
+
+def _read_columns(blocks, ncol, where, quoted, warn, last_end, last_line, max_rows):
+    """Split rows into the known columns, skipping rows with the wrong field count or bad numbers.
+
+    ``blocks`` yields (lines, start, end) spans of the body; ``last_line`` (ending at
+    ``last_end``) is the file's last non-blank line, which a writer that died may have cut short.
+    Each column is one array of ``max_rows`` (the text's line count: pages never written cost
+    nothing), filled block by block: no list of block arrays to join, and no heap left
+    fragmented by them (a 250 MB steps.csv stays under 3x its size; issue 10).
+    """
+    bufs = {c: np.empty(max_rows, dtype=_COLUMN_DTYPES.get(c, np.float64)) for c in where}
+    filled = 0
     n_bad = n_total = 0
-    last_nonblank = next((i for i in range(len(body) - 1, -1, -1) if body[i].strip()), -1)
-    for b0 in range(0, len(body), _BLOCK_LINES):
-        block = body[b0 : b0 + _BLOCK_LINES]
+    for block, c0, c1 in blocks:
         rows = [ln for ln in block if ln and (ln[0] > " " or ln.strip())]
         n_total += len(rows)
         if quoted:
@@ -216,9 +264,7 @@ def _read_columns(body, ncol, where, quoted, warn):
             n_wrong = len(rows) - len(good)
             flat = ",".join(good).split(",") if good else []
         if n_wrong:
-            truncated = last_nonblank >= b0 and last_nonblank < b0 + _BLOCK_LINES and (
-                body[last_nonblank].count(",") < ncol - 1
-            )
+            truncated = c0 < last_end <= c1 and last_line.count(",") < ncol - 1
             if truncated:
                 warn.add("last line is truncated (fewer fields than the header); skipped")
                 n_wrong -= 1
@@ -247,13 +293,13 @@ def _read_columns(body, ncol, where, quoted, warn):
             k = int((~ok).sum())
             warn.add(f"{k} rows with non-numeric or out-of-range values; skipped")
             n_bad += k
+        kept = int(ok.sum())
         for name, arr in block_cols.items():
-            parts[name].append(arr[ok])
-    cols = {
-        name: (np.concatenate(p) if p else np.zeros(0, dtype=object if name == "param_checksum" else np.float64))
-        for name, p in parts.items()
-    }
-    return cols, n_bad, n_total
+            # step and rank are validated integral and under 2**53; duration finite and >= 0, and the
+            # table holds it as float32 anyway: the casts lose nothing.
+            bufs[name][filled : filled + kept] = arr[ok]
+        filled += kept
+    return {name: buf[:filled] for name, buf in bufs.items()}, n_bad, n_total
 
 
 def _to_int(raw: list[str]) -> np.ndarray | None:
@@ -292,24 +338,48 @@ def _valid_required(c: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def _assemble(cols: dict[str, np.ndarray], n_bad: int, warn: _Warnings) -> StepTable:
-    step = cols["step"].astype(np.int64)
-    rank = cols["rank"].astype(np.int64)
-    start = cols["start_unix"]
+    # Memory (issue 10): each long column is dropped as soon as it is no longer needed, indices
+    # are int32, and step/rank ids come from the sorted columns instead of two more sorts.
+    step = cols.pop("step")
+    rank = cols.pop("rank")
+    start = cols.pop("start_unix")
 
     # A rerun of (step, rank) replaces the earlier row: keep the last row by start time.
     order = np.lexsort((start, rank, step))
-    step, rank = step[order], rank[order]
+    step = step[order]
+    rank = rank[order]
     last = np.ones(order.size, dtype=bool)
     last[:-1] = (step[1:] != step[:-1]) | (rank[1:] != rank[:-1])
-    keep = order[last]
-    n_rerun = int(order.size - keep.size)
+    n_rows = int(last.sum())
+    n_rerun = int(order.size - n_rows)
     if n_rerun:
         warn.add(f"{n_rerun} rows were reruns of an already-logged (step, rank): the later row kept")
-    step, rank, start = step[last], rank[last], start[keep]
+        keep = order[last]
+        step, rank = step[last], rank[last]
+    else:
+        keep = order
+    del order, last
+    start = start[keep]
 
-    steps_u, s_idx = np.unique(step, return_inverse=True)
-    ranks_u, r_idx = np.unique(rank, return_inverse=True)
-    n_s, n_r, n_rows = steps_u.size, ranks_u.size, keep.size
+    # step is sorted: its distinct values and each row's index into them, without another sort.
+    new = np.empty(step.size, dtype=bool)
+    new[:1] = True
+    np.not_equal(step[1:], step[:-1], out=new[1:])
+    steps_u = step[new]
+    s_idx = np.cumsum(new, dtype=np.int32 if step.size < 2**31 else np.int64)
+    s_idx -= 1  # in place: one int32 array, no int64 temporaries
+    del new, step
+    rank_max = int(rank.max()) if rank.size else 0
+    if rank_max < 4 * rank.size + 1024:  # ranks are small integers: a lookup table, no sort
+        present = np.zeros(rank_max + 1, dtype=bool)
+        present[rank] = True
+        ranks_u = np.flatnonzero(present).astype(np.int64)
+        r_idx = (np.cumsum(present, dtype=np.int64) - 1).astype(np.int32)[rank]
+        del present
+    else:
+        ranks_u, r_idx = np.unique(rank, return_inverse=True)
+    del rank
+    n_s, n_r = steps_u.size, ranks_u.size
     cells = n_s * n_r
     if cells > max(_MAX_SPARSITY * n_rows, _MIN_CELL_ALLOWANCE) or cells > _MAX_CELLS:
         raise ParseError(
@@ -321,12 +391,15 @@ def _assemble(cols: dict[str, np.ndarray], n_bad: int, warn: _Warnings) -> StepT
     counts = np.bincount(s_idx, minlength=n_s)
     first = np.concatenate(([0], np.cumsum(counts)[:-1]))
     ss = start[o]
+    del o, start
     med_start = 0.5 * (ss[first + (counts - 1) // 2] + ss[first + counts // 2])
+    del ss
     # Time order decides; ties (a step logged at the same instant) fall back to the step number.
     t_order = np.lexsort((steps_u, med_start))
-    pos = np.empty(n_s, dtype=np.int64)
-    pos[t_order] = np.arange(n_s)
+    pos = np.empty(n_s, dtype=np.int32)
+    pos[t_order] = np.arange(n_s, dtype=np.int32)
     row = pos[s_idx]
+    del s_idx
     if np.any(np.diff(steps_u[t_order]) < 0):
         warn.add("step numbers are not monotone in start time (restart or rerun): ordered by start_unix")
 

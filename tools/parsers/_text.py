@@ -5,7 +5,6 @@ Caps stay with each parser module (its ``_MAX_LINE`` / ``_MAX_WARNINGS``), which
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterable, Iterator
 
 from forensic.sandbox.errors import ParseError
@@ -20,11 +19,25 @@ def as_text(text: object) -> str:
     raise ParseError(f"expected text, got {type(text).__name__}")
 
 
+def _split_lazily(text: str, keep_ends: bool) -> Iterator[str]:
+    """``text.split("\\n")`` (or with the ``\\n`` kept, as ``io.StringIO`` iterates) one line at a
+    time: a 250 MB text is not copied into a list of millions of strings (issue 10)."""
+    start, n = 0, len(text)
+    while True:
+        end = text.find("\n", start)
+        if end < 0:
+            if not keep_ends or start < n:
+                yield text[start:]
+            return
+        yield text[start : end + 1 if keep_ends else end]
+        start = end + 1
+
+
 def as_lines(source: object) -> Iterable[str]:
     """Lines of ``source``: text or bytes (split on ``\\n``), or already an iterable of lines
     (``ConfinedFS.iter_lines``), which is consumed one line at a time, never held whole."""
     if isinstance(source, (str, bytes, bytearray)):
-        return io.StringIO(as_text(source), newline="\n")
+        return _split_lazily(as_text(source), keep_ends=True)
     if isinstance(source, Iterable) and not isinstance(source, (dict, set)):
         return source  # type: ignore[return-value]
     raise ParseError(f"expected text, got {type(source).__name__}")
@@ -34,7 +47,7 @@ def plain_lines(source: object) -> Iterable[str]:
     """Lines without their ``\\n``: text and bytes split whole (as before), an iterable of lines
     (a stream from the sandbox) passed through one line at a time."""
     if isinstance(source, (str, bytes, bytearray)):
-        return as_text(source).split("\n")
+        return _split_lazily(as_text(source), keep_ends=False)
     return as_lines(source)
 
 

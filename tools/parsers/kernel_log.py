@@ -458,26 +458,33 @@ def parse_kernel_log(text: str, *, boot_unix: float | None = None, year: int | N
     if long_lines:
         warnings.append(f"{long_lines} lines longer than {_MAX_LINE} characters skipped")
     if parser.events.dropped:
-        warnings.append(f"{parser.events.dropped} events past the first {MAX_EVENTS} dropped (per-log cap)")
+        warnings.append(f"{parser.events.dropped} events past the first {MAX_EVENTS} of a kind dropped (per-log cap)")
     # A final newline ends a line, not starts one (a stream of lines has no such empty tail).
     line_count = line_no - (1 if isinstance(text, (str, bytes, bytearray)) and line_no and last == "" else 0)
     return KernelLog(events=list(parser.events), line_count=line_count, warnings=warnings)
 
 
-#: Events kept per log; later ones are counted and dropped, so memory stays bounded on a kernel
-#: log of any size (a storm of a million identical XIDs says what its first thousands say).
+#: Events kept per log and per kind (per XID code for XIDs); later ones are counted and dropped, so
+#: memory stays bounded on a kernel log of any size (a storm of a million identical XIDs says what
+#: its first thousands say), and a storm of one kind never crowds out another (issue 10).
 MAX_EVENTS = 10_000
+#: All kinds together (a log printing thousands of distinct XID codes is bounded too).
+MAX_EVENTS_TOTAL = 10 * MAX_EVENTS
 
 
 class _Capped(list):
-    """A list that stops growing at ``cap`` and counts what it dropped."""
+    """A list that keeps at most ``cap`` events of each kind (``total`` in all) and counts what it dropped."""
 
-    def __init__(self, cap: int) -> None:
+    def __init__(self, cap: int, total: int = MAX_EVENTS_TOTAL) -> None:
         super().__init__()
-        self.cap, self.dropped = cap, 0
+        self.cap, self.total, self.dropped = cap, total, 0
+        self._per_kind: dict[tuple[str, object], int] = {}
 
     def append(self, item) -> None:  # type: ignore[override]
-        if len(self) < self.cap:
+        key = (item.kind, getattr(item, "xid", None))
+        held = self._per_kind.get(key, 0)
+        if held < self.cap and len(self) < self.total:
+            self._per_kind[key] = held + 1
             super().append(item)
         else:
             self.dropped += 1

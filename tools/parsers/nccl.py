@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Literal, cast
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from forensic.tools.parsers._text import BoundedWarnings, as_lines, numbered_lines
 
@@ -326,11 +326,40 @@ class NcclLog(_Model):
     comms: list[CommInit]
     """Every comm line that names a rank and a size."""
     completion_errors: list[CompletionError]
-    """Every IB completion error, also those quoted inside PyTorch errors."""
+    """IB completion errors, also those quoted inside PyTorch errors (the first ``MAX_RECORDS``;
+    :meth:`completion_places` counts every one)."""
     async_events: list[AsyncEvent]
     """Every IB async event."""
     warnings: list[str]
     """What the parser skipped, and why."""
+
+    _places: dict[str, int] = PrivateAttr(default_factory=dict)
+    _completions_dropped: int = PrivateAttr(0)
+    _records_dropped: int = PrivateAttr(0)
+
+    def model_post_init(self, __context: object) -> None:
+        for ce in self.completion_errors:
+            self._count_place(ce)
+
+    def _count_place(self, ce: CompletionError) -> None:
+        where = f"{ce.host}/{ce.hca}" if ce.host and ce.hca else ce.host
+        if where:
+            self._places[where] = self._places.get(where, 0) + 1
+
+    def _add_completion(self, ce: CompletionError) -> None:
+        self._count_place(ce)
+        if len(self.completion_errors) < MAX_RECORDS:
+            self.completion_errors.append(ce)
+        else:
+            self._completions_dropped += 1
+
+    def dropped_records(self) -> int:
+        """Records past the per-log cap that were not kept (completion errors still counted per place)."""
+        return self._records_dropped + self._completions_dropped
+
+    def completion_places(self) -> dict[str, int]:
+        """``host/hca`` (or ``host``) -> completion errors seen there, every one in the log counted."""
+        return dict(self._places)
 
     def warns(self) -> list[NcclEntry]:
         """Entries at WARN level."""
@@ -589,6 +618,11 @@ def parse_nccl_log(text: str) -> NcclLog:
         if "NCCL" not in line and "Got completion" not in line:
             continue
         _parse_line(log, number, line)
+    if log._records_dropped:
+        warnings.add(f"{log._records_dropped} records past the first {MAX_RECORDS} of a kind dropped (per-log cap)")
+    if log._completions_dropped:
+        warnings.add(f"{log._completions_dropped} completion errors past the first {MAX_RECORDS} not kept "
+                     "(per-log cap); completion_places() counts them all")
     log.warnings = list(warnings)
     return log
 
@@ -597,35 +631,37 @@ def _parse_line(log: NcclLog, number: int, line: str) -> None:
     prefixed = _prefix(line, number) if "NCCL" in line else None
     if prefixed is not None:
         entry, message = prefixed
-        _keep(log.entries, entry)
+        _keep(log, log.entries, entry)
         where = {"line_no": number, "host": entry.host, "pid": entry.pid, "cuda_dev": entry.cuda_dev}
     else:
         message = line[:_MAX_MESSAGE]
         where = {"line_no": number}
     version = _VERSION.search(message)
     if version is not None:
-        _keep(log.versions, NcclVersion(version=version.group(1), cuda=version.group(2), **where))
+        _keep(log, log.versions, NcclVersion(version=version.group(1), cuda=version.group(2), **where))
     completion = _completion(message, where)
     if completion is not None:
-        log.completion_errors.append(completion)  # every one counts: counted per host, not capped
+        log._add_completion(completion)  # kept up to the cap, every one counted per host
     if prefixed is None:
         return
     env = _ENV.fullmatch(message.strip())
     if env is not None:
-        _keep(log.env, EnvSetting(name=env.group(1), value=env.group(2).strip().removesuffix("."), **where))
+        _keep(log, log.env, EnvSetting(name=env.group(1), value=env.group(2).strip().removesuffix("."), **where))
         return
     network = _NETWORK.search(message.strip())
     if network is not None:
-        _keep(log.networks, NetworkUse(name=network.group(1).strip(), **where))
+        _keep(log, log.networks, NetworkUse(name=network.group(1).strip(), **where))
     for extract, target in ((_net_selection, log.nets), (_channel, log.channels), (_comm, log.comms),
                             (_async_event, log.async_events)):
         found = extract(message, where)
         if found is not None:
-            _keep(target, found)
+            _keep(log, target, found)
 
 
-def _keep(target: list, item: object) -> None:
+def _keep(log: NcclLog, target: list, item: object) -> None:
     """Append while the list holds fewer than MAX_RECORDS (a bounded buffer: a 250 MB log keeps
-    the first ones, which say what the rest repeat)."""
+    the first ones, which say what the rest repeat); count what is dropped, so the log says so."""
     if len(target) < MAX_RECORDS:
         target.append(item)
+    else:
+        log._records_dropped += 1

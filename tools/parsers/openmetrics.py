@@ -5,9 +5,14 @@ Per the bundle's reading rules a family's ``# TYPE`` is only a hint (dcgm-export
 snmp_exporter count without ``_total`` and may say ``gauge``), so series are matched by sample
 name and counters are recognised from their values (:func:`is_counter_like`).
 
-Linear time: each line is split with ``str.find`` and a few anchored matches, samples are grouped
-per raw ``(name, label text)`` key into Python lists, and label text is parsed once per key.
-Arrays are built once at the end.
+Linear time, compact memory (issue 10): each line is split with ``str.find`` and a few anchored
+matches. A sample costs 20 bytes (series id, timestamp and value appended to three typed arrays
+that grow in chunks); a series costs its label text once (the raw ``name{labels}`` key, interned
+per name) and a few ints. After the last line the samples are sorted by (series, time) once with
+numpy, and :class:`Series` objects are made only when asked for (:meth:`MetricSet.select`), as
+read-only views into the shared arrays: no per-sample Python object is ever built, and a
+high-cardinality file (one series per host x GPU x metric, a handful of samples each) peaks at
+well under 3x its size (``forensic bench parsers``).
 """
 
 from __future__ import annotations
@@ -89,20 +94,36 @@ class Series(BaseModel):
 
 
 class MetricSet(BaseModel):
-    """Everything one OpenMetrics text held."""
+    """Everything one OpenMetrics text held.
+
+    Samples live in three shared arrays (series by series, each sorted by time); a :class:`Series`
+    is built when asked for, with read-only views into them and its labels parsed from the text
+    kept for it. Build it with :func:`parse_openmetrics`.
+    """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     families: dict[str, MetricFamily] = Field(default_factory=dict, description="Declared families by name.")
-    series: list[Series] = Field(default_factory=list, description="Every series, in order of first appearance.")
     samples: int = Field(0, description="Sample lines read.")
     skipped_lines: int = Field(0, description="Lines that looked like samples but could not be read.")
     warnings: list[str] = Field(default_factory=list, description="What was odd and how it was read.")
-    _by_name: dict[str, list[Series]] = PrivateAttr(default_factory=dict)
+    _names: list[str] = PrivateAttr(default_factory=list)
+    _series_name: np.ndarray = PrivateAttr(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    _series_text: list[str] = PrivateAttr(default_factory=list)
+    _offsets: np.ndarray = PrivateAttr(default_factory=lambda: np.zeros(1, dtype=np.int64))
+    _timestamps: np.ndarray = PrivateAttr(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    _values: np.ndarray = PrivateAttr(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    _by_name: dict[str, np.ndarray] = PrivateAttr(default_factory=dict)
 
-    def model_post_init(self, __context: object) -> None:
-        for series in self.series:
-            self._by_name.setdefault(series.name, []).append(series)
+    @property
+    def series(self) -> list[Series]:
+        """Every series, in order of first appearance (built on each call; prefer :meth:`select`)."""
+        return [self._make(i) for i in range(len(self._series_text))]
+
+    @property
+    def series_count(self) -> int:
+        """How many series the text held, without building them."""
+        return len(self._series_text)
 
     def names(self) -> list[str]:
         """Distinct sample names, in order of first appearance."""
@@ -113,11 +134,25 @@ class MetricSet(BaseModel):
 
         Labels that are not Python identifiers can be passed with ``**{"label": value}``.
         """
-        return [
-            series
-            for series in self._by_name.get(name, ())
-            if all(series.labels.get(key) == value for key, value in label_matchers.items())
-        ]
+        out = []
+        for i in self._by_name.get(name, ()):
+            labels = _parse_labels(self._series_text[i]) or {}
+            if all(labels.get(key) == value for key, value in label_matchers.items()):
+                out.append(self._make(int(i), labels))
+        return out
+
+    def _make(self, i: int, labels: dict[str, str] | None = None) -> Series:
+        name = self._names[self._series_name[i]]
+        start, end = int(self._offsets[i]), int(self._offsets[i + 1])
+        family = _family_of(name, self.families)
+        return Series(
+            name=name,
+            labels=labels if labels is not None else (_parse_labels(self._series_text[i]) or {}),
+            timestamps=self._timestamps[start:end],
+            values=self._values[start:end],
+            family=family.name if family else name,
+            type=family.type if family else "unknown",
+        )
 
 
 def series_host(labels: dict[str, str]) -> str | None:
@@ -174,8 +209,14 @@ def counter_increase(values: Sequence[float] | np.ndarray) -> float:
 def parse_openmetrics(text: str) -> MetricSet:
     """Parse OpenMetrics (or Prometheus) text; never raises, odd lines are counted and skipped."""
     families: dict[str, MetricFamily] = {}
-    # (name, raw label text) -> (timestamps, values): the same series repeats with identical text.
-    buckets: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
+    # Raw keys: name -> id, then per name id its label texts -> raw series id (the same series
+    # repeats with identical text, so one string per series is kept, however many samples).
+    names: dict[str, int] = {}
+    keys: list[dict[str, int]] = []
+    raw_name = array("i")
+    raw_text: list[str] = []
+    # One entry per sample: raw series id, timestamp, value (4 + 8 + 8 bytes).
+    ids, stamps, values = array("i"), array("d"), array("d")
     warnings = BoundedWarnings(_MAX_WARNINGS, count_dropped=True)
     samples = skipped = 0
     seen_eof = after_eof = millis = False
@@ -207,23 +248,30 @@ def parse_openmetrics(text: str) -> MetricSet:
         if stamp > _MS_THRESHOLD:
             stamp /= 1000.0
             millis = True
-        bucket = buckets.get((name, label_text))
-        if bucket is None:
-            bucket = buckets[(name, label_text)] = (array("d"), array("d"))  # 8 bytes a sample
-        bucket[0].append(stamp)
-        bucket[1].append(value)
+        name_id = names.get(name)
+        if name_id is None:
+            name_id = names[name] = len(keys)
+            keys.append({})
+        by_text = keys[name_id]
+        raw_id = by_text.get(label_text)
+        if raw_id is None:
+            raw_id = by_text[label_text] = len(raw_text)
+            raw_text.append(label_text)
+            raw_name.append(name_id)
+        ids.append(raw_id)
+        stamps.append(stamp)
+        values.append(value)
         samples += 1
 
     if millis:
         warnings.add("timestamps in milliseconds (Prometheus text format) were read as such")
-    series, bad = _build_series(buckets, families, warnings)
-    return MetricSet(
-        families=families,
-        series=series,
-        samples=samples - bad,
-        skipped_lines=skipped + bad,
-        warnings=list(warnings),
-    )
+    del keys  # the label texts stay in raw_text
+    out = MetricSet(families=families, warnings=[])
+    bad = _build(out, list(names), raw_name, raw_text, ids, stamps, values, warnings)
+    out.samples = samples - bad
+    out.skipped_lines = skipped + bad
+    out.warnings = list(warnings)
+    return out
 
 
 def _comment(line: str, families: dict[str, MetricFamily], warnings: BoundedWarnings, line_no: int) -> None:
@@ -358,53 +406,80 @@ def _family_of(name: str, families: dict[str, MetricFamily]) -> MetricFamily | N
     return None
 
 
-def _build_series(
-    buckets: dict[tuple[str, str], tuple[list[float], list[float]]],
-    families: dict[str, MetricFamily],
-    warnings: BoundedWarnings,
-) -> tuple[list[Series], int]:
-    label_cache: dict[str, dict[str, str] | None] = {}
-    # The same label set may print in different orders: merge on the sorted pairs.
-    merged: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[dict[str, str], list[list[float]], list[list[float]]]]
-    merged = {}
-    bad = 0
-    # Buckets and merged entries are popped as they are turned into series, so the raw samples
-    # and the arrays built from them are never all in memory at once.
-    for name, label_text in list(buckets):
-        stamps, values = buckets.pop((name, label_text))
-        if label_text not in label_cache:
-            label_cache[label_text] = _parse_labels(label_text)
-        labels = label_cache[label_text]
-        if labels is None:
-            bad += len(values)
-            warnings.add(f"{name}: unreadable labels {{{label_text[:80]}}}; {len(values)} samples skipped")
-            continue
-        key = (name, tuple(sorted(labels.items())))
-        entry = merged.get(key)
-        if entry is None:
-            entry = merged[key] = (labels, [], [])
-        entry[1].append(stamps)
-        entry[2].append(values)
+def _canonical(labels: dict[str, str]) -> str:
+    """One string per label set whatever the order printed (the same set may print in different orders)."""
+    return repr(sorted(labels.items()))
 
-    series = []
-    for key in list(merged):
-        name = key[0]
-        labels, stamp_lists, value_lists = merged.pop(key)
-        stamps = np.concatenate([np.asarray(chunk, dtype=np.float64) for chunk in stamp_lists])
-        values = np.concatenate([np.asarray(chunk, dtype=np.float64) for chunk in value_lists])
-        order = np.argsort(stamps, kind="stable")  # NaN stamps sort last, in file order
-        family = _family_of(name, families)
-        series.append(
-            Series(
-                name=name,
-                labels=labels,  # pydantic copies it
-                timestamps=stamps[order],
-                values=values[order],
-                family=family.name if family else name,
-                type=family.type if family else "unknown",
-            )
-        )
-    return series, bad
+
+def _build(
+    out: MetricSet,
+    names: list[str],
+    raw_name: array,
+    raw_text: list[str],
+    ids: array,
+    stamps: array,
+    values: array,
+    warnings: BoundedWarnings,
+) -> int:
+    """Merge raw keys into series, sort every series' samples by time and store them in ``out``.
+
+    Returns how many samples were dropped for unreadable labels.
+    """
+    n_raw = len(raw_text)
+    raw_ids = np.frombuffer(ids, dtype=np.int32) if len(ids) else np.zeros(0, dtype=np.int32)
+    per_raw = np.bincount(raw_ids, minlength=n_raw) if n_raw else np.zeros(0, dtype=np.int64)
+    series_of_raw = np.empty(n_raw, dtype=np.int32)
+    merged: dict[tuple[int, str], int] = {}
+    series_name = array("i")
+    series_text: list[str] = []
+    bad = 0
+    for raw in range(n_raw):
+        text, name_id = raw_text[raw], raw_name[raw]
+        labels = _parse_labels(text)
+        if labels is None:
+            series_of_raw[raw] = -1
+            n = int(per_raw[raw])
+            bad += n
+            warnings.add(f"{names[name_id]}: unreadable labels {{{text[:80]}}}; {n} samples skipped")
+            continue
+        key = (name_id, _canonical(labels))
+        sid = merged.get(key)
+        if sid is None:
+            sid = merged[key] = len(series_text)
+            series_text.append(text)  # the first printing's labels name the series
+            series_name.append(name_id)
+        series_of_raw[raw] = sid
+    del merged, raw_text[:]
+
+    sample_series = series_of_raw[raw_ids]
+    ts = np.frombuffer(stamps, dtype=np.float64) if len(stamps) else np.zeros(0)
+    vs = np.frombuffer(values, dtype=np.float64) if len(values) else np.zeros(0)
+    if bad:
+        keep = sample_series >= 0
+        sample_series, raw_ids, ts, vs = sample_series[keep], raw_ids[keep], ts[keep], vs[keep]
+    # By series, then time (NaN stamps last), then raw key and file order (lexsort is stable): the
+    # order the per-series stable sort of the samples in raw-key order gave.
+    order = np.lexsort((raw_ids, ts, sample_series))
+    del raw_ids
+    out._timestamps = ts[order]
+    out._values = vs[order]
+    del ts, vs
+    out._timestamps.flags.writeable = False
+    out._values.flags.writeable = False
+    n_series = len(series_text)
+    counts = np.bincount(sample_series, minlength=n_series) if n_series else np.zeros(0, dtype=np.int64)
+    out._offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    out._names = names
+    out._series_name = np.frombuffer(series_name, dtype=np.int32).copy() if n_series else np.zeros(0, dtype=np.int32)
+    out._series_text = series_text
+    # Series ids per name, names in order of their first series.
+    by_name_order = np.argsort(out._series_name, kind="stable")
+    sorted_names = out._series_name[by_name_order]
+    starts = np.flatnonzero(np.r_[True, sorted_names[1:] != sorted_names[:-1]]) if n_series else np.zeros(0, dtype=np.int64)
+    groups = np.split(by_name_order, starts[1:]) if n_series else []
+    groups.sort(key=lambda g: int(g[0]))
+    out._by_name = {names[int(out._series_name[g[0]])]: g for g in groups}
+    return bad
 
 
 def _finite(values: Sequence[float] | np.ndarray) -> np.ndarray:

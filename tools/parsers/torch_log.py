@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Literal, cast
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from forensic.tools.parsers._text import BoundedWarnings, as_lines, numbered_lines
 
@@ -30,6 +30,9 @@ __all__ = [
 
 _MAX_LINE = 64 * 1024
 _MAX_WARNINGS = 20
+#: Events of one kind kept per log; later ones are dropped (a bounded buffer), but every event
+#: still counts in ``timeout_count`` and in the per-rank facts the methods give (issue 10).
+MAX_RECORDS = 10_000
 _WINDOW = 2048
 
 TerminalKind = Literal[
@@ -158,45 +161,84 @@ class TerminalLine(_TorchEvent):
 
 
 class TorchLog(_Model):
-    """ProcessGroupNCCL watchdog evidence from one or many ranks' logs."""
+    """ProcessGroupNCCL watchdog evidence from one or many ranks' logs.
+
+    The event lists keep the first ``MAX_RECORDS`` events of each kind; the counts and the
+    methods below cover every event the log held (they are folded in as lines are read).
+    """
 
     timeouts: list[WatchdogTimeout]
-    """Every watchdog timeout line."""
+    """Watchdog timeout lines (the first ``MAX_RECORDS``)."""
     work_status: list[WorkStatus]
-    """Every failed-work / progress line."""
+    """Failed-work / progress lines (the first ``MAX_RECORDS``)."""
     dump_signals: list[DumpSignal]
-    """Every dump-signal line."""
+    """Dump-signal lines (the first ``MAX_RECORDS``)."""
     terminal: list[TerminalLine]
-    """Every terminal line."""
+    """Terminal lines (the first ``MAX_RECORDS``)."""
     warnings: list[str]
     """What the parser skipped, and why."""
+    timeout_count: int = 0
+    """Every watchdog timeout line, kept or not."""
+    _stuck: dict[tuple[str | None, int], set[int]] = PrivateAttr(default_factory=dict)
+    _done: dict[tuple[str | None, int], int] = PrivateAttr(default_factory=dict)
+    _sources: set[int] = PrivateAttr(default_factory=set)
+    _groups: set[str] = PrivateAttr(default_factory=set)
+    _dropped: int = PrivateAttr(0)
+
+    def model_post_init(self, __context: object) -> None:
+        given = [*self.timeouts, *self.work_status, *self.dump_signals, *self.terminal]
+        self.timeout_count = max(self.timeout_count, len(self.timeouts))
+        for event in given:
+            self._fold(event)
+
+    def _fold(self, event: "_TorchEvent") -> None:
+        if event.pg is not None:
+            self._groups.add(event.pg)
+        if isinstance(event, (WatchdogTimeout, WorkStatus)) and event.seq is not None and event.rank is not None:
+            self._stuck.setdefault((event.pg, event.seq), set()).add(event.rank)
+        if isinstance(event, (WorkStatus, DumpSignal)) and event.rank is not None and event.last_completed is not None:
+            key = (event.pg, event.rank)
+            self._done[key] = max(self._done.get(key, event.last_completed), event.last_completed)
+        if isinstance(event, DumpSignal) and event.source_rank is not None:
+            self._sources.add(event.source_rank)
+
+    def _add(self, target: list, event: "_TorchEvent") -> None:
+        """Fold ``event`` into the counts, and keep it while ``target`` is under the cap."""
+        self._fold(event)
+        if isinstance(event, WatchdogTimeout):
+            self.timeout_count += 1
+        if len(target) < MAX_RECORDS:
+            target.append(event)
+        else:
+            self._dropped += 1
+
+    def dropped_records(self) -> int:
+        """Events past the per-log cap that were not kept (still counted in the facts below)."""
+        return self._dropped
 
     def stuck_seqnums(self, pg: str | None = None) -> dict[int, set[int]]:
         """seq -> ranks that reported that work stuck or failed (timeouts and failed-work lines)."""
         stuck: dict[int, set[int]] = {}
-        for event in [*self.timeouts, *self.work_status]:
-            if event.seq is None or event.rank is None or (pg is not None and event.pg != pg):
-                continue
-            stuck.setdefault(event.seq, set()).add(event.rank)
+        for (group, seq), ranks in self._stuck.items():
+            if pg is None or group == pg:
+                stuck.setdefault(seq, set()).update(ranks)
         return stuck
 
     def dump_signal_sources(self) -> set[int]:
         """Ranks named as the origin of a dump signal (the first rank to time out)."""
-        return {d.source_rank for d in self.dump_signals if d.source_rank is not None}
+        return set(self._sources)
 
     def last_completed_by_rank(self, pg: str | None = None) -> dict[int, int]:
         """rank -> highest "last completed" work it reported; pass ``pg`` when groups mix."""
         done: dict[int, int] = {}
-        for event in [*self.work_status, *self.dump_signals]:
-            if event.rank is None or event.last_completed is None or (pg is not None and event.pg != pg):
-                continue
-            done[event.rank] = max(done.get(event.rank, event.last_completed), event.last_completed)
+        for (group, rank), n in self._done.items():
+            if pg is None or group == pg:
+                done[rank] = max(done.get(rank, n), n)
         return done
 
     def process_groups(self) -> set[str]:
         """Process group ids the events mention."""
-        events = [*self.timeouts, *self.work_status, *self.dump_signals, *self.terminal]
-        return {e.pg for e in events if e.pg is not None}
+        return set(self._groups)
 
 
 def _group_int(pattern: re.Pattern[str], text: str) -> int | None:
@@ -300,15 +342,18 @@ def parse_torch_log(text: str) -> TorchLog:
         where = _context(line, number)
         timeout = _timeout(line, where)
         if timeout is not None:
-            log.timeouts.append(timeout)
+            log._add(log.timeouts, timeout)
         status = _work_status(line, where)
         if status is not None:
-            log.work_status.append(status)
+            log._add(log.work_status, status)
         dump = _dump_signal(line, where)
         if dump is not None:
-            log.dump_signals.append(dump)
+            log._add(log.dump_signals, dump)
         terminal = _terminal(line, where)
         if terminal is not None:
-            log.terminal.append(terminal)
+            log._add(log.terminal, terminal)
+    if log._dropped:
+        warnings.add(f"{log._dropped} events past the first {MAX_RECORDS} of a kind dropped (per-log cap); "
+                     "counts and per-rank facts cover every line")
     log.warnings = list(warnings)
     return log

@@ -215,8 +215,14 @@ def test_empty_truncated_binary_and_unrelated():
 
 
 def test_huge_and_hostile():
-    huge = parse_nccl_log(COMPLETION_REAL * (10_000_000 // len(COMPLETION_REAL)))
-    assert len(huge.completion_errors) == 3 * (10_000_000 // len(COMPLETION_REAL))
+    copies = 10_000_000 // len(COMPLETION_REAL)
+    huge = parse_nccl_log(COMPLETION_REAL * copies)
+    # A bounded buffer keeps the first MAX_RECORDS; every one is still counted per place (issue 10).
+    from forensic.tools.parsers.nccl import MAX_RECORDS
+
+    assert len(huge.completion_errors) == min(3 * copies, MAX_RECORDS)
+    per_copy = parse_nccl_log(COMPLETION_REAL).completion_places()
+    assert huge.completion_places() == {k: v * copies for k, v in per_copy.items()} and per_copy
     long_line = "gpu:1:2 [0] NCCL WARN " + "x" * 1_000_000 + "\n" + INIT_REAL
     log = parse_nccl_log(long_line)
     assert log.warnings and log.comms[0].rank == 36
