@@ -37,7 +37,7 @@ def b01(case, seed):
     decoy_old_xid(f, f.hosts[2], 3, 13, 9.2, "pid=1843201, name=python3, Graphics SM Warp Exception on (GPC 4, TPC 1, SM 0): Illegal Instruction Parameter")
     nccl_init(f, "nccl.log", f.tm + 30, warn=HARMLESS_WARNS[1])
     iter_lines(f, "train.log", "megatron", every=50, gbs_fn=lambda t: 1024, seq_fn=lambda t: 4096)
-    f.incident = {"title": f"Step time up ~20% since about {hhmm(t_on)}, no alerts",
+    f.incident = {"title": f"Step time up ~15% since about {hhmm(t_on)}, no alerts",
                   "reported": "Throughput panel for llm-34b-pretrain dropped mid-run. Nothing was changed on our side."}
     f.truth = {"root_cause": "pcie_downtrain", "component": f"{h.name}/gpu5"}
     return f
@@ -57,7 +57,7 @@ def b02(case, seed):
     decoy_warm_gpu(f.hosts[5], 6, 4.0)
     decoy_static_sbe(f.hosts[1], 4, 9)
     iter_lines(f, "finetune.log", "timm", every=20, gbs_fn=lambda t: 512, seq_fn=lambda t: 256)
-    f.incident = {"title": "vit-g-finetune slow from the first step: 1.46 s/it, same config did 1.21 s/it last week",
+    f.incident = {"title": "vit-g-finetune slow from the first step: 1.68 s/it, same config did 1.45 s/it last week",
                   "reported": "Relaunched on the new allocation (8 nodes). It has been slow since launch; the run last week on other nodes was fine."}
     f.truth = {"root_cause": "pcie_downtrain", "component": f"{h.name}/gpu2"}
     return f
@@ -80,7 +80,7 @@ def b03(case, seed):
     decoy_power_cap(f, 4, rng)
     nccl_init(f, "nccl_init.log", f.tm + 20)
     iter_lines(f, "trainer.log", "titan", every=40, gbs_fn=lambda t: 1536, seq_fn=lambda t: 4096)
-    f.incident = {"title": "MoE run: all-to-all time doubled, tokens/s down 35%",
+    f.incident = {"title": "MoE run: all-to-all time up ~85%, tokens/s down ~20%",
                   "reported": f"Started around {hhmm(t_on)}. Several hosts show pause frames in the NIC dashboard.",
                   "alerts": [{"status": "firing", "labels": {"alertname": "RoCEPauseFramesHigh", "instance": f"{victims[0].host.name}:9100", "device": victims[0].netdev, "severity": "warning"},
                               "annotations": {"summary": "rx pause frames rising"}, "startsAt": dt(t_on + 240).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -117,7 +117,7 @@ def b04(case, seed):
         wd = []
         for p in rx:
             if sw is n.switch and p == n.port:
-                wd.append((f"{p}:3", "stormed", "3/2", "0/0", "0/38911272", "0/0", "0/8211456"))
+                wd.append((f"{p}:3", "stormed", "3/2", "0/38911272", "0/0", "0/8211456", "0/0"))
             elif p.startswith("Ethernet") and int(p[8:]) < 256:
                 wd.append((f"{p}:3", "operational", "0/0", "0/0", "0/0", "0/0", "0/0"))
         sw.ports["_cmd"] = {"show-pfc-counters.txt": sonic_pfc(rx, tx), "show-pfcwd-stats.txt": sonic_pfcwd(wd)}
@@ -125,7 +125,7 @@ def b04(case, seed):
     decoy_power_cap(f, 3, rng)
     nccl_init(f, "nccl.log", f.tm + 15, version="2.23.4+cuda12.6")
     iter_lines(f, "train.log", "deepspeed", every=20, gbs_fn=lambda t: 256, seq_fn=lambda t: 8192)
-    f.incident = {"title": "dit-xl-video samples/s down ~30%", "reported": "No NIC alerts. Network team says links are up."}
+    f.incident = {"title": "dit-xl-video samples/s down ~15%", "reported": "No NIC alerts. Network team says links are up."}
     f.truth = {"root_cause": "pfc_pause_storm", "component": f"{h.name}/{n.ibdev}"}
     return f
 
@@ -133,7 +133,7 @@ def b04(case, seed):
 def _ecmp_fleet(case, seed, style, n, start, minutes):
     f, rng = _fleet(case, seed, style, n, gen="H100", window=window(start, minutes), roce=True,
                     netdev_style="eth{i}", dmesg_style="journal", sample=120, nnic=4, racks=4)
-    leaves, spines = f.rail_fabric(leaf_fmt="leaf{rack}", per_rack=True, nspine=4, uplinks_per_spine=2,
+    leaves, spines = f.rail_fabric(leaf_fmt="leaf-{rack}", per_rack=True, nspine=4, uplinks_per_spine=2,
                                    spine_fmt="spine{i}")
     return f, rng, leaves, spines
 
@@ -170,7 +170,7 @@ def b05(case, seed):
     decoy_warm_gpu(f.hosts[9], 1, 3.0)
     nccl_init(f, "nccl.log", f.tm + 30, version="2.21.5+cuda12.4")
     iter_lines(f, "train.log", "hf", every=100, gbs_fn=lambda t: 512, seq_fn=lambda t: 4096)
-    f.incident = {"title": f"llm-13b-sft step time up 40% since ~{hhmm(t_on)}",
+    f.incident = {"title": f"llm-13b-sft step time up ~20% since ~{hhmm(t_on)}",
                   "reported": "ECN/CNP counters went up on all nodes at the same time. Leaf firmware was upgraded this morning on some racks."}
     f.truth = {"root_cause": "ecmp_hash_polarization", "component": bad.name}
     return f
@@ -186,7 +186,7 @@ def b06(case, seed):
     j = mk_job(f, "rlhf-policy-70b", 1.9, 0.8, every=10)
     bad = leaves[1]
     t_on = f.t0 + 18 * 60
-    j.commf.append((t_on, f.t1 + 1, 1.45))
+    j.commf.append((t_on, f.t1 + 1, 2.0))
     for sw in leaves:
         rows = []
         hostports = [n for hh in f.hosts for n in hh.nics if n.switch is sw]
@@ -209,7 +209,7 @@ def b06(case, seed):
     nccl_init(f, "nccl.log", f.tm + 10, version="2.18.6+cuda12.2", warn=HARMLESS_WARNS[2])
     iter_lines(f, "policy_train.log", "ray", every=20, gbs_fn=lambda t: 256, seq_fn=lambda t: 2048)
     f.incident = {"title": "RLHF policy update phase slower since this afternoon",
-                  "reported": f"Update phase takes ~45% longer since about {hhmm(t_on)}. Rollout phase looks normal."}
+                  "reported": f"Update phase takes ~30% longer since about {hhmm(t_on)}. Rollout phase looks normal."}
     f.truth = {"root_cause": "ecmp_hash_polarization", "component": bad.name}
     return f
 
@@ -220,6 +220,7 @@ def b07(case, seed):
     f.rail_fabric(leaf_fmt="ib-leaf-{i:02d}", spine_fmt="ib-spine-{i:02d}", nspine=4)
     f.gz |= {"dcgm", "node", "steps"}
     j = mk_job(f, "llm-405b-pretrain", 3.4, 1.1, every=10)
+    j.missing = {(st, rng.randrange(f.nranks)) for st in range(0, 3000, 10) if rng.random() < 0.1}
     h = f.hosts[17]
     n = h.nics[4]
     t_on = f.t0 + 41 * 60
@@ -229,14 +230,14 @@ def b07(case, seed):
     h.kern(t_on + 615.4, f"mlx5_core {n.bdf} {n.ibdev}: Port: 1 Link INIT")
     h.kern(t_on + 616.0, f"mlx5_core {n.bdf} {n.ibdev}: Port: 1 Link ACTIVE")
     n.phase(t_on + 612, symbol=13.0, rcv_err=2.8, recovery=0.004, xmit_wait=6e5, downed=1 / 200000)
-    j.commf.append((t_on, f.t1 + 1, 1.3))
+    j.commf.append((t_on, f.t1 + 1, 1.6))
     decoy_old_link_flap(f, f.hosts[4].nics[2])
     for hh in f.hosts[::5]:
         hh.nics[1].start["rcv_err"] = 14
     decoy_power_cap(f, 6, rng)
     nccl_init(f, "nccl.log", f.tm + 40)
     iter_lines(f, "train.log", "megatron", every=20, gbs_fn=lambda t: 2048, seq_fn=lambda t: 8192)
-    f.incident = {"title": "405b pretrain MFU down from 41% to 33%", "reported": "Dropped sometime after 04:00 UTC. No job restarts."}
+    f.incident = {"title": "405b pretrain: TFLOP/s/GPU down ~13%", "reported": "Dropped sometime after 04:00 UTC. No job restarts."}
     f.truth = {"root_cause": "link_degradation", "component": f"{h.name}/{n.ibdev}"}
     return f
 
@@ -253,12 +254,12 @@ def b08(case, seed):
     n = h.nics[2]
     t_on = f.t0 + 14 * 60
     n.phase(t_on, fec_corr=9.0e5, fec_unc=3.2, fec_lane=2, oos=55.0, seqerr=21.0, acktmo=0.8)
-    j.commf.append((t_on, f.t1 + 1, 1.6))
+    j.commf.append((t_on, f.t1 + 1, 2.5))
     decoy_power_cap(f, 3, rng)
     decoy_static_sbe(f.hosts[4], 7, 3)
     nccl_init(f, "nccl.log", f.tm + 12, warn=HARMLESS_WARNS[0])
     iter_lines(f, "train.log", "lightning", every=20, gbs_fn=lambda t: 1024, seq_fn=lambda t: 1)
-    f.incident = {"title": "asr-conformer epoch time up ~45%", "reported": ""}
+    f.incident = {"title": "asr-conformer epoch time up ~40%", "reported": ""}
     f.truth = {"root_cause": "link_degradation", "component": f"{h.name}/{n.ibdev}"}
     return f
 
@@ -309,7 +310,7 @@ def b10(case, seed):
     decoy_power_cap(f, 3, rng, exclude={(h.name, i) for i in range(8)})
     decoy_old_xid(f, f.hosts[1], 6, 63, 12.0, "pid=1850, Row Remapper: New row marked for remapping, reset gpu to activate.")
     iter_lines(f, "mlm.log", "hf", every=50, gbs_fn=lambda t: 4096, seq_fn=lambda t: 512)
-    f.incident = {"title": "bert-xxl-mlm 30% slower since ~20:25", "reported": "GPU temperature alerts on one node, we muted them as noisy."}
+    f.incident = {"title": "bert-xxl-mlm ~25% slower since ~20:25", "reported": "GPU temperature alerts on one node, we muted them as noisy."}
     f.truth = {"root_cause": "thermal_throttle", "component": h.name}
     return f
 
@@ -319,6 +320,8 @@ def b11(case, seed):
                     dmesg_style="journal", sample=120)
     f.gz.add("dcgm")
     j = mk_job(f, "llm-70b-cpt", 1.6, 0.5, every=20)
+    for hh in f.hosts[1::2]:
+        hh.gz_dmesg = True
     h = f.hosts[13]
     t_on = f.t0 + 36 * 60
     h.sel = [(h.boot + 90, "System Event #0x83", "Timestamp Clock Sync", "Asserted"),
@@ -334,7 +337,7 @@ def b11(case, seed):
     decoy_power_cap(f, 9, rng, exclude={(h.name, i) for i in range(8)})
     nccl_init(f, "nccl.log", f.tm + 25)
     iter_lines(f, "train.log", "titan", every=40, gbs_fn=lambda t: 1024, seq_fn=lambda t: 8192)
-    f.incident = {"title": "70b CPT: tokens/s down 30%", "reported": f"Seen since about {hhmm(t_on + 120)}. Several GPUs show power capping."}
+    f.incident = {"title": "70b CPT: tokens/s down ~25%", "reported": f"Seen since about {hhmm(t_on + 120)}. Several GPUs show power capping."}
     f.truth = {"root_cause": "power_throttle", "component": h.name}
     return f
 
@@ -343,6 +346,7 @@ def b12(case, seed):
     f, rng = _fleet(case, seed, "ip", 10, gen="H200", window=window("2026-12-01T02:00:00Z", 80),
                     dmesg_style="caller", sample=60, rank_order="shuffled")
     j = mk_job(f, "code-15b", 0.88, 0.26, every=25)
+    f.topo_shuffle = True
     h = f.hosts[7]
     g = h.gpus[1]
     t_on = f.t0 + 29 * 60

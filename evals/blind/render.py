@@ -85,7 +85,7 @@ def smi_q(h: Host, t: float) -> str:
     for gp in h.gpus:
         s = gp.state(t)
         if s["lost"]:
-            out.append(f"Unable to determine the device handle for GPU{gp.nvml_bus}: Unknown Error")
+            out.append(f"Unable to determine the device handle for GPU0000:{gp.bus.upper()}:00.0: Unknown Error")
             continue
         busy = s["busy"] and f.job and f.job.running(t) and not h.spare
         reasons = s["reasons"] if busy else IDLE
@@ -433,7 +433,7 @@ def top(h: Host, t: float, procs: list[tuple], load: tuple, cpu: str, mem: str) 
     return "\n".join(out) + "\n"
 
 
-def train_top(h: Host, t: float, extra: list[tuple] | None = None, load=None) -> str:
+def train_top(h: Host, t: float, extra: list[tuple] | None = None, load=None, cpu=None) -> str:
     procs = []
     base_pid = 41000 + (sh(h.name) & 0xfff)
     for gp in h.gpus:
@@ -442,7 +442,7 @@ def train_top(h: Host, t: float, extra: list[tuple] | None = None, load=None) ->
     procs.sort(key=lambda p: -p[5])
     n = len(h.gpus)
     load = load or (n * 1.6, n * 1.55, n * 1.5)
-    return top(h, t, procs, load, " 9.8 us,  2.1 sy,  0.0 ni, 87.6 id,  0.1 wa,  0.0 hi,  0.4 si,  0.0 st",
+    return top(h, t, procs, load, cpu or " 9.8 us,  2.1 sy,  0.0 ni, 87.6 id,  0.1 wa,  0.0 hi,  0.4 si,  0.0 st",
                "2063777.0 total, 120554.2 free, 402331.1 used, 1540891.7 buff/cache")
 
 
@@ -748,6 +748,8 @@ def render(f: Fleet) -> None:
                                      "link_layer": "Ethernet" if f.roce else "InfiniBand",
                                      **({"switch": n.switch.name, "switch_port": n.port} if n.switch else {})}
                                     for n in h.nics]} for h in f.hosts]}
+        if getattr(f, "topo_shuffle", False):
+            random.Random(f.seed + 7).shuffle(topo["hosts"])
         if f.rank_order != "default":
             topo["ranks"] = [{"rank": r, "host": h.name, "gpu": g} for r, (h, g) in enumerate(f.placement)]
         if f.switches:
