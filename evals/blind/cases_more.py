@@ -181,6 +181,7 @@ def b18(case, seed):
                     dmesg_style="plain", sample=60)
     f.dcgm_families = DEFAULT_FAMILIES + ["DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL"]
     j = mk_job(f, "recsys-dlrm", 0.35, 0.18, every=50)
+    f.skip.add("node")
     h = f.hosts[7]
     g = h.gpus[5]
     t_on = f.t0 + 40 * 60
@@ -223,7 +224,8 @@ def b19(case, seed):
 
 def b20(case, seed):
     f, rng = _fleet(case, seed, "ip", 6, gen="A100", window=window("2026-10-07T05:40:00Z", 100),
-                    dmesg_style="T", sample=60)
+                    dmesg_style="T", sample=60, rank_order="default")
+    f.skip.add("node")
     j = mk_job(f, "bio-protein-lm", 0.95, 0.3, every=40, cols=("loss", "grad_norm", "param_checksum"))
     f.shuffle_rows = True
     f.gz.add("steps")
@@ -386,6 +388,7 @@ def b25(case, seed):
     f, rng = _fleet(case, seed, "ip", 8, gen="H200", window=window("2026-12-12T01:00:00Z", 80),
                     dmesg_style="plain", sample=60)
     j = mk_job(f, "sd3-finetune", 1.1, 0.3, every=20)
+    f.hosts[5].keep_boot = False
     t_on = f.t0 + 18 * 60
     spans = _stalls(j, rng, t_on, f.t1, every=(60, 240), length=(90, 240), extra=(1.2, 3.5))
     for k, (a, b, s) in enumerate(spans):
@@ -414,6 +417,7 @@ def b26(case, seed):
                     dmesg_style="T", sample=60, baseline=600)
     start = f.t0 + 3 * 60
     j = mk_job(f, "vision-seg-lightning", 0.36, 0.1, start=start, every=25)
+    f.skip.add("dcgm")
     j.extra.append((start, f.t1 + 1, 0.3))
     for k in range(40):
         tt = start + 60 + k * 95 + rng.uniform(0, 40)
@@ -649,4 +653,39 @@ def b34(case, seed):
                               "annotations": {"summary": "GPU clock event reason SW power cap active"}, "startsAt": dt(f.t0 + 300).strftime("%Y-%m-%dT%H:%M:%SZ"),
                               "endsAt": "0001-01-01T00:00:00Z", "generatorURL": "", "fingerprint": "0c1e3a5b7d9f2468"}]}
     f.truth = {"root_cause": "healthy", "component": None}
+    return f
+
+
+def b35(case, seed):
+    f, rng = _fleet(case, seed, "dgx", 6, gen="H100", window=window("2026-04-14T07:30:00Z", 80),
+                    dmesg_style="journal", sample=60)
+    j = mk_job(f, "ray-train-embed", 0.48, 0.14, every=25)
+    t_on = f.t0 + 26 * 60
+    spans = _stalls(j, rng, t_on, f.t1, every=(30, 120), length=(60, 180), extra=(0.4, 1.4))
+    iter_lines(f, "ray_train.log", "ray", every=25, gbs_fn=lambda t: 4096, seq_fn=lambda t: 512)
+    for k in range(0, int((f.t1 - f.tm) // 600)):
+        tt = f.tm + 600 * (k + 1)
+        blocked = sum(min(b, tt) - max(a, tt - 600) for a, b, s in spans if a < tt and b > tt - 600)
+        blocked_s = 2.1 + blocked * 0.55
+        f.log("ray_train.log", tt, f"(RayTrainWorker pid=31000, ip=10.0.4.11) Dataset iterator time breakdown (last 10 min):")
+        f.log("ray_train.log", tt + 0.001, f"(RayTrainWorker pid=31000, ip=10.0.4.11) * Total time overall: 10.00min")
+        f.log("ray_train.log", tt + 0.002, f"(RayTrainWorker pid=31000, ip=10.0.4.11)     * Total time in Ray Data iterator initialization code: 0.0us")
+        f.log("ray_train.log", tt + 0.003, f"(RayTrainWorker pid=31000, ip=10.0.4.11)     * Total time user thread is blocked by Ray Data iter_batches: {blocked_s:.1f}s")
+        f.log("ray_train.log", tt + 0.004, f"(RayTrainWorker pid=31000, ip=10.0.4.11)     * Total execution time for user thread: {600 - blocked_s:.1f}s")
+    for hh in f.hosts:
+        hh.pressure = dict(cpu=(1.2, 0.0), mem=(0.0, 0.0), io=(rng.uniform(22, 40), rng.uniform(18, 35)))
+        lines = []
+        for m in range(4):
+            w = rng.uniform(8, 95)
+            since = dt(f.t1 - w).strftime("%H:%M:%S")
+            lines.append(f"Waiting {w:.4f} sec since {since}, monitored, thread {70000 + sh(hh.name, m) % 9000} "
+                         f"PrefetchWorkerThread: for I/O completion on disk nsd{(sh(hh.name, m, 2) % 24):02d}")
+        lines.append(f"Waiting 0.0009 sec since {dt(f.t1 - 1).strftime('%H:%M:%S')}, monitored, thread 3311 RcvWorkerThread: on ThCond 0x7F31A8011C58 (MsgRecordCondvar), reason 'RPC wait'")
+        hh.cmd_extra["cmd/mmdiag---waiters.txt"] = "=== mmdiag: waiters ===\n" + "\n".join(lines) + "\n"
+    decoy_power_cap(f, 3, rng)
+    decoy_warm_gpu(f.hosts[1], 6, 4.0)
+    nccl_init(f, "nccl.log", f.tm + 10)
+    f.incident = {"title": "embedding trainer (Ray Train) samples/s down 35-50% since ~07:55",
+                  "reported": "Reads come from /gpfs/datasets via Ray Data read_parquet. The storage team is rebalancing the filesystem this week."}
+    f.truth = {"root_cause": "input_pipeline_stall", "component": "job"}
     return f

@@ -400,8 +400,9 @@ def _sysfs(h: Host, t: float) -> dict[str, str]:
         if f.roce:
             hw.update(np_cnp_sent=n.count("cnp", t), rp_cnp_handled=int(n.count("cnp", t) * 0.97),
                       np_ecn_marked_roce_packets=n.count("ecn", t))
-        for k, v in hw.items():
-            out[p + "hw_counters/" + k] = f"{v}\n"
+        if f.roce:
+            for k, v in hw.items():
+                out[p + "hw_counters/" + k] = f"{v}\n"
         out[f"sys/class/net/{n.netdev}/operstate"] = ("up" if s["state"].endswith("ACTIVE") else "down") + "\n"
         out[f"sys/class/net/{n.netdev}/carrier_changes"] = f"{n.count('carrier', t)}\n"
     return out
