@@ -563,7 +563,11 @@ def _dcgm_value(fam, gp, s, t, busy, rng, f):
     if fam == "DCGM_FI_DEV_POWER_USAGE":
         return round(s["power"] * (1 + rng.uniform(-0.03, 0.03)), 3) if busy else round(70 + rng.uniform(0, 5), 3)
     if fam == "DCGM_FI_DEV_GPU_UTIL":
-        return (100 if rng.random() < 0.9 else 99) if busy else 0
+        if not busy:
+            return 0
+        dur, _ = j.step_time(t)
+        waiting = sum(x for t0, t1, x in j.extra if t0 <= t < t1)
+        return max(0, min(100, int(round(100 * (dur - waiting) / dur)) - (0 if rng.random() < 0.9 else 1)))
     if fam in ("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "DCGM_FI_PROF_SM_ACTIVE"):
         if not busy:
             return 0.0
