@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from common import (HARMLESS_WARNS, decoy_old_link_flap, decoy_old_xid, decoy_power_cap, decoy_rx_pause_victims,
-                    decoy_static_sbe, decoy_warm_gpu, hhmm, iter_lines, megatron_args, mk_job, names, nccl_init, window)
+                    decoy_static_sbe, decoy_warm_gpu, hhmm, iter_lines, mk_job, names, nccl_init, window)
 from fleet import HW_BRAKE, HW_SLOW, HW_THERM, SW_POWER, SW_THERM, Fleet, dt
-from render import sonic_counters, sonic_pfc, sonic_pfcwd, snmp_om, train_top
+from render import sonic_counters, sonic_pfc, sonic_pfcwd, snmp_om
 
 
 def _fleet(case, seed, style, n, **kw):

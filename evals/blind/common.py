@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import random
-from datetime import timedelta
-
-from fleet import HW_SLOW, SW_POWER, Fleet, Job, dt, sh, utc
+from fleet import SW_POWER, Fleet, Job, dt, sh, utc
 
 
 # --------------------------------------------------------------------------------------------

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import json
 import random
 from datetime import datetime, timezone
-from pathlib import Path
 
 # --------------------------------------------------------------------------------------------
 # GPU generations

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import random
 
-from fleet import (GENS, HW_BRAKE, HW_SLOW, HW_THERM, IDLE, LSPEED, OLDSPEED, SPEED, SW_POWER,
+from fleet import (HW_BRAKE, HW_SLOW, HW_THERM, IDLE, LSPEED, OLDSPEED, SPEED, SW_POWER,
                    SW_THERM, SYNC, Fleet, Host, dt, iso, sh)
 
 # --------------------------------------------------------------------------------------------
