@@ -56,11 +56,20 @@ def _build_outside(out: Path) -> None:
         raise EvalSetError(f"outside: {script.name} failed: {done.stderr.strip()[-500:]}")
 
 
+def _build_blind(out: Path) -> None:
+    script = EVALS / "blind" / "write_incidents.py"
+    done = subprocess.run([sys.executable, str(script), "--out", str(out / "holdout")],
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise EvalSetError(f"blind: {script.name} failed: {done.stderr.strip()[-500:]}")
+
+
 #: Set name -> function that writes the whole set into an empty folder.
 BUILDERS: dict[str, Callable[[Path], None]] = {
     "incidents": _build_incidents,
     "independent": _build_independent,
     "outside": _build_outside,
+    "blind": _build_blind,
 }
 
 
