@@ -12,7 +12,8 @@ import pytest
 
 from forensic.harness.service.bench import fault_alert, webhook
 from forensic.harness.service.intake import parse_payload
-from forensic.harness.service.pgstore import MIGRATIONS, DatabaseError, PostgresStore, migrate
+from forensic.harness.service.pgmigrate import VERSION_TABLE, head
+from forensic.harness.service.pgstore import DatabaseError, PostgresStore, migrate
 from forensic.harness.service.store import SqliteStore
 
 from .pgcluster import Cluster
@@ -86,7 +87,7 @@ def test_claim_skip_locked_per_job_cap_lease_and_audit(cluster) -> None:
     s = PostgresStore(url)
     assert migrate(url) == []  # already applied, by the store
     with psycopg.connect(url) as con:
-        assert [v for (v,) in con.execute("SELECT version FROM forensic_schema")] == [v for v, _ in MIGRATIONS]
+        assert [v for (v,) in con.execute(f"SELECT version_num FROM {VERSION_TABLE}")] == [head()]
 
     def open_(job: str, host: str, i: int, dt: float = 0) -> str:
         a = fault_alert(i, job=job, t0=time.time() + dt)
