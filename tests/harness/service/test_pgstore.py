@@ -171,9 +171,22 @@ def test_bench_intake_db_counts_every_round(cluster) -> None:
     for x in out["rounds"]:
         assert (x["accepted"], x["stored"], x["lost"], x["investigations"]) == (120, 120, 0, 3)
         assert x["alerts_per_s"] > 0 and x["p99_ms"] >= x["p50_ms"]
+        # Where the CPU went: the API processes and the local PostgreSQL both worked for these alerts.
+        ms, pc = x["cpu"]["ms_per_alert"], x["cpu"]["percent_of_machine"]
+        assert ms["api"] > 0 and ms["postgres"] > 0 and ms["client"] >= 0 and ms["other"] >= 0
+        assert 90 <= sum(pc.values()) <= 110, pc  # the parts add up to the machine's CPU (to 10 ms ticks)
+    assert out["postgres_local"] is True
     assert out["rounds"][0]["scaling"] == 1.0
     with psycopg.connect(url) as con:
         assert con.execute("SELECT COUNT(*) FROM alerts").fetchone()[0] == 240
+
+
+def test_bench_intake_text_shows_the_cpu_split(cluster) -> None:
+    r = _cli("bench", "intake", "--db", cluster.fresh_db("bench_text"), "--alerts", "40", "--processes", "1",
+             "--concurrency", "2")
+    assert r.returncode == 0, r.stderr
+    assert "scaling" in r.stdout and "CPU while posting" in r.stdout and "PostgreSQL" in r.stdout
+    assert "not measured" not in r.stdout  # the test's PostgreSQL runs on this machine
 
 
 def test_each_due_notification_goes_to_one_notifier(cluster) -> None:
