@@ -87,10 +87,13 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
     cap = svc.cfg.max_body_bytes
 
     # -- errors: one line, right status ---------------------------------------------------
-    @app.exception_handler(Problem)
-    async def _problem(_: Request, exc: Problem) -> JSONResponse:
+    def _problem_response(exc: Problem) -> JSONResponse:
         return JSONResponse({"detail": exc.detail}, status_code=exc.status,
                             headers={"WWW-Authenticate": "Bearer"} if exc.status == 401 else None)
+
+    @app.exception_handler(Problem)
+    async def _problem(_: Request, exc: Problem) -> JSONResponse:
+        return _problem_response(exc)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -116,6 +119,14 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
                     message["headers"] = [*message.get("headers", []), *extra_headers]
                 await send(message)
 
+            if scope["method"] == "POST" and scope["path"] == "/api/v1/alerts":
+                # Webhooks straight to their handler: FastAPI's router and request machinery cost
+                # more CPU per single-alert webhook than the handler itself (docs/scaling.md).
+                try:
+                    response = await accept_alerts(Request(scope, receive))
+                except Problem as exc:
+                    response = _problem_response(exc)
+                return await response(scope, receive, send_with)
             return await inner(scope, receive, send_with)
         return asgi
 
@@ -150,16 +161,12 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
         return user
 
     # -- intake ----------------------------------------------------------------------------
-    # The hot path: the bearer token is read here rather than through a FastAPI dependency, and
-    # the answer is a ready JSON response rather than a value FastAPI validates and serializes
-    # again; together they were a third of an API process's CPU per single-alert webhook.
-    @app.post("/api/v1/alerts", status_code=202, tags=["intake"], response_class=Response,
-              responses={202: {"model": IntakeResult, "description": "Stored durably."},
-                         400: {}, 401: {}, 403: {}, 413: {}, 422: {}, 503: {}},
-              openapi_extra={"parameters": [{"name": "authorization", "in": "header", "required": True,
-                                             "schema": {"type": "string"}, "description": "Bearer TOKEN"}]})
-    async def post_alerts(request: Request) -> Response:
-        """Alertmanager's webhook (version 4), exactly as it sends it. 202 after a durable write."""
+    # The hot path. The security-headers wrapper hands POST /api/v1/alerts to accept_alerts
+    # directly (the route below documents it, and answers it when the app is mounted under a
+    # prefix); the token is read here rather than through a FastAPI dependency, and the answer is
+    # a ready JSON response rather than a value FastAPI validates and serializes again. Together
+    # these were about half of an API process's CPU per single-alert webhook.
+    async def accept_alerts(request: Request) -> Response:
         user = _user(request.headers.get("authorization"), "webhook")
         body, too_big = await read_capped(request)
         if too_big:  # keep what was read (up to the cap) with the reason
@@ -179,6 +186,15 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
         return Response(json.dumps({"accepted": res.accepted, "duplicates": res.duplicates, "grouped": res.grouped,
                                     "opened": res.opened, "investigations": res.investigations}).encode(),
                         status_code=202, media_type="application/json")
+
+    @app.post("/api/v1/alerts", status_code=202, tags=["intake"], response_class=Response,
+              responses={202: {"model": IntakeResult, "description": "Stored durably."},
+                         400: {}, 401: {}, 403: {}, 413: {}, 422: {}, 503: {}},
+              openapi_extra={"parameters": [{"name": "authorization", "in": "header", "required": True,
+                                             "schema": {"type": "string"}, "description": "Bearer TOKEN"}]})
+    async def post_alerts(request: Request) -> Response:
+        """Alertmanager's webhook (version 4), exactly as it sends it. 202 after a durable write."""
+        return await accept_alerts(request)
 
     # -- investigations --------------------------------------------------------------------
     def _summary(r: dict[str, Any]) -> dict[str, Any]:
