@@ -149,8 +149,8 @@ class PostgresStore:
         keys.update(_key("host:" + h) for h in hosts)
         now = _now()
         with self._pool.connection() as con, con.pipeline(), con.transaction():
-            con.cursor().executemany('INSERT INTO webhooks(received_at, "user", body) VALUES (%s,%s,%s)',
-                                     [(now, user, body) for user, body, _ in batch])
+            con.execute('INSERT INTO webhooks(received_at, "user", body) SELECT %s, u, b FROM unnest(%s::text[], %s::text[]) AS w(u, b)',
+                        (now, [user for user, _, _ in batch], [body for _, body, _ in batch]))
             if keys:  # one order for everyone: no deadlocks between API processes
                 con.execute("SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) AS k ORDER BY k", (sorted(keys),))
             return self._ingest_batch(con, batch, alerts, now, window_s, resolve_bundle, sorted(jobs), sorted(hosts))
@@ -251,15 +251,20 @@ class PostgresStore:
             cur.executemany("UPDATE investigations SET resolved_count=resolved_count+%s, updated_at=%s WHERE id=%s",
                             [(n, now, inv_id) for inv_id, n in resolved.items()])
         if alert_rows:
-            cur.executemany("INSERT INTO alerts(fingerprint, status, alertname, labels, annotations, starts_at, ends_at,"
-                            " generator_url, investigation_id, received_at, updated_at, receipts)"
-                            " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,1)", alert_rows)
+            # One statement for every new alert of the batch (rows as arrays), not one per alert.
+            cols = list(zip(*alert_rows))
+            cur.execute("INSERT INTO alerts(fingerprint, status, alertname, labels, annotations, starts_at, ends_at,"
+                        " generator_url, investigation_id, received_at, updated_at, receipts)"
+                        " SELECT *, 1 FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[],"
+                        " %s::float8[], %s::float8[], %s::text[], %s::text[], %s::float8[], %s::float8[])",
+                        [list(c) for c in cols])
         if alert_updates:
             cur.executemany("UPDATE alerts SET status=%s, ends_at=%s, labels=%s, annotations=%s, updated_at=%s,"
                             " receipts=receipts+1 WHERE fingerprint=%s", alert_updates)
         if events:
-            cur.executemany("INSERT INTO events(investigation, key, time, kind, data) VALUES (%s,%s,%s,%s,%s)"
-                            " ON CONFLICT (investigation, key) DO NOTHING", events)
+            cur.execute("INSERT INTO events(investigation, key, time, kind, data) SELECT * FROM"
+                        " unnest(%s::text[], %s::text[], %s::float8[], %s::text[], %s::text[])"
+                        " ON CONFLICT (investigation, key) DO NOTHING", [list(c) for c in zip(*events)])
         return results
 
     def dead_letter(self, user: str | None, status: int, reason: str, body: bytes) -> None:
