@@ -187,18 +187,20 @@ def run_pg_intake_bench(db: str, *, processes: list[int], alerts: int = 2000, co
     connect_check(db)
     migrate(db)  # before the servers start, so they do not all wait on the same first migration
     postmaster = postmaster_pid(db)
+    load_before = os.getloadavg()[0]
     rounds = [run_round(db, processes=n, alerts=alerts, concurrency=concurrency, per_request=per_request,
                         faults=faults, postmaster=postmaster) for n in processes]
     base = rounds[0]["alerts_per_s"] or 1.0
     for r in rounds:
         r["scaling"] = round(r["alerts_per_s"] / base, 2)
     return {"database": "postgresql", "rounds": rounds, "cpus": os.cpu_count(), "postgres_local": postmaster is not None,
-            "load_average_1m": round(os.getloadavg()[0], 2)}
+            "load_average_1m_before": round(load_before, 2), "load_average_1m": round(os.getloadavg()[0], 2)}
 
 
 def format_pg_result(result: dict[str, Any]) -> str:
     na = (lambda x: "-" if x is None else x)
-    lines = [f"PostgreSQL intake, {result['cpus']} CPUs (load average {result['load_average_1m']}):",
+    lines = [f"PostgreSQL intake, {result['cpus']} CPUs (1-minute load average {result.get('load_average_1m_before', '-')}"
+             f" before, {result['load_average_1m']} after):",
              f"{'API processes':>13} {'alerts/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'scaling':>7} {'lost':>5} {'investigations':>14}"]
     for r in result["rounds"]:
         lines.append(f"{r['processes']:>13} {r['alerts_per_s']:>9} {r['p50_ms']:>8} {r['p99_ms']:>8} "
