@@ -180,21 +180,47 @@ def run_round(db: str, *, processes: int, alerts: int, concurrency: int, per_req
 
 
 def run_pg_intake_bench(db: str, *, processes: list[int], alerts: int = 2000, concurrency: int = 64,
-                        per_request: int = 1, faults: int = 1) -> dict[str, Any]:
-    """One round per entry of ``processes``; scaling is alerts/s relative to the first round."""
+                        per_request: int = 1, faults: int = 1, repeat: int = 1) -> dict[str, Any]:
+    """One round per entry of ``processes``, the whole sequence ``repeat`` times (interleaved, so
+    load from others drifts over every process count alike).
+
+    A round's ``scaling`` is its alerts/s over the first round of its own pass; ``summary`` gives
+    per process count the median alerts/s and p99 over the passes and the scaling of the medians,
+    and ``ceiling_alerts_per_s``: what the measured CPU per alert would allow if the machine were
+    this benchmark's alone (all cores for API + PostgreSQL + client, one core per API process).
+    """
     from forensic.harness.service.pgstore import connect_check, migrate
 
     connect_check(db)
     migrate(db)  # before the servers start, so they do not all wait on the same first migration
     postmaster = postmaster_pid(db)
     load_before = os.getloadavg()[0]
-    rounds = [run_round(db, processes=n, alerts=alerts, concurrency=concurrency, per_request=per_request,
-                        faults=faults, postmaster=postmaster) for n in processes]
-    base = rounds[0]["alerts_per_s"] or 1.0
-    for r in rounds:
-        r["scaling"] = round(r["alerts_per_s"] / base, 2)
-    return {"database": "postgresql", "rounds": rounds, "cpus": os.cpu_count(), "postgres_local": postmaster is not None,
-            "load_average_1m_before": round(load_before, 2), "load_average_1m": round(os.getloadavg()[0], 2)}
+    cpus = os.cpu_count() or 1
+    rounds: list[dict[str, Any]] = []
+    for rep in range(repeat):
+        this = [run_round(db, processes=n, alerts=alerts, concurrency=concurrency, per_request=per_request,
+                          faults=faults, postmaster=postmaster) for n in processes]
+        base = this[0]["alerts_per_s"] or 1.0
+        for r in this:
+            r["scaling"] = round(r["alerts_per_s"] / base, 2)
+            r["pass"] = rep + 1
+        rounds += this
+    summary = []
+    for n in processes:
+        mine = [r for r in rounds if r["processes"] == n]
+        ms = [r["cpu"]["ms_per_alert"] for r in mine]
+        own = float(np.median([m["api"] + (m["postgres"] or 0.0) + m["client"] for m in ms]))
+        api = float(np.median([m["api"] for m in ms]))
+        ceiling = min(cpus * 1000 / own if own > 0 else float("inf"), n * 1000 / api if api > 0 else float("inf"))
+        summary.append({"processes": n, "alerts_per_s": round(float(np.median([r["alerts_per_s"] for r in mine])), 1),
+                        "p99_ms": round(float(np.median([r["p99_ms"] for r in mine])), 2),
+                        "ms_per_alert_own": round(own, 3), "ceiling_alerts_per_s": round(ceiling) if ceiling != float("inf") else None})
+    base = summary[0]["alerts_per_s"] or 1.0
+    for x in summary:
+        x["scaling"] = round(x["alerts_per_s"] / base, 2)
+    return {"database": "postgresql", "rounds": rounds, "summary": summary, "repeat": repeat, "cpus": cpus,
+            "postgres_local": postmaster is not None, "load_average_1m_before": round(load_before, 2),
+            "load_average_1m": round(os.getloadavg()[0], 2)}
 
 
 def format_pg_result(result: dict[str, Any]) -> str:
@@ -212,4 +238,11 @@ def format_pg_result(result: dict[str, Any]) -> str:
         ms, pc = r["cpu"]["ms_per_alert"], r["cpu"]["percent_of_machine"]
         cells = [f"{na(ms[k])} ({na(pc[k])}%)" for k in ("api", "postgres", "client", "other")]
         lines.append(f"{r['processes']:>13} " + " ".join(f"{c:>14}" for c in cells) + f" {na(pc['idle']):>5}%")
+    if result.get("summary"):
+        lines += [f"Median of {result.get('repeat', 1)} pass(es); ceiling: alerts/s the CPU per alert of API + PostgreSQL"
+                  " + client would allow on this machine's cores alone (one core per API process)",
+                  f"{'API processes':>13} {'alerts/s':>9} {'p99 ms':>8} {'scaling':>7} {'own ms/alert':>12} {'ceiling':>8}"]
+        for x in result["summary"]:
+            lines.append(f"{x['processes']:>13} {x['alerts_per_s']:>9} {x['p99_ms']:>8} {x['scaling']:>6}x "
+                         f"{x['ms_per_alert_own']:>12} {na(x['ceiling_alerts_per_s']):>8}")
     return "\n".join(lines)
