@@ -63,6 +63,9 @@ def test_the_wheel_holds_one_import_root_and_its_data(installed: tuple[Path, Pat
     assert {t for t in tops if not t.endswith(".dist-info")} == {"forensic"}
     assert "forensic/playbooks/graph.toml" in names and "forensic/playbooks/root_causes/healthy.toml" in names
     assert "forensic/evals/manifests/incidents.sha256" in names
+    # The Alembic environment and revisions that `forensic db upgrade` and `serve --db` run.
+    assert "forensic/harness/service/migrations/env.py" in names
+    assert "forensic/harness/service/migrations/versions/0001_initial.py" in names
 
 
 def test_the_installed_command_investigates_the_example_from_another_folder(installed: tuple[Path, Path], tmp_path: Path) -> None:

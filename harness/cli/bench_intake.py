@@ -24,10 +24,13 @@ def bench_intake(
     faults: Annotated[int, typer.Option("--faults", help="With --db: simulated faults the alerts come from "
                                         "(one investigation each; alerts of one fault are written in order).",
                                         min=1)] = 1,
+    repeat: Annotated[int, typer.Option("--repeat", help="With --db: run the process counts this many times, "
+                                        "interleaved, and report medians (a shared machine's load drifts).",
+                                        min=1, max=20)] = 1,
 ) -> None:
     """Post alerts at full speed to a fresh server (own process, temp database) and count what stuck."""
     if db is not None:
-        _bench_pg(db, processes, alerts, concurrency, per_request, as_json, faults)
+        _bench_pg(db, processes, alerts, concurrency, per_request, as_json, faults, repeat)
         return
     from forensic.harness.service.bench import format_result, run_intake_bench
 
@@ -36,7 +39,7 @@ def bench_intake(
 
 
 def _bench_pg(db: str, processes: str, alerts: int, concurrency: int, per_request: int, as_json: bool,
-              faults: int) -> None:
+              faults: int, repeat: int = 1) -> None:
     from forensic.harness.service.pgbench import format_pg_result, run_pg_intake_bench
     from forensic.harness.service.pgstore import is_postgres_url
     from forensic.sandbox import ForensicError
@@ -51,7 +54,7 @@ def _bench_pg(db: str, processes: str, alerts: int, concurrency: int, per_reques
         _fail(2, f"--processes {processes!r}: expected comma-separated counts from 1 to 32, e.g. 1,2,4")
     try:
         result = run_pg_intake_bench(db, processes=counts, alerts=alerts, concurrency=concurrency, per_request=per_request,
-                                     faults=faults)
+                                     faults=faults, repeat=repeat)
     except (ForensicError, RuntimeError) as exc:
         _fail(2, str(exc))
     sys.stdout.write(json.dumps(result, indent=2) + "\n" if as_json else format_pg_result(result) + "\n")

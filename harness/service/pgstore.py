@@ -2,9 +2,9 @@
 
 Same tables and semantics as :class:`SqliteStore`; what changes is who may run at once:
 
-- Schema: plain versioned SQL (:data:`MIGRATIONS`), applied in order under an advisory lock and
-  recorded in ``forensic_schema``; every process applies what is missing at start-up, so API
-  replicas and workers may start in any order.
+- Schema: Alembic revisions (:mod:`~forensic.harness.service.pgmigrate`), applied under an
+  advisory lock; every process applies what is missing at start-up, so API replicas and workers
+  may start in any order, and ``forensic db upgrade`` applies them explicitly.
 - Intake: every API process writes. A batch takes transaction-scoped advisory locks on the keys
   its alerts could group by (job, each host) and on their fingerprints, in one sorted order, so
   two processes never both open an investigation for one fault nor insert one alert twice.
@@ -23,51 +23,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from forensic.harness.service.intake import IntakeResult, Payload, group_key_matches
+from forensic.harness.service.pgmigrate import MIGRATION_LOCK
 from forensic.sandbox import ForensicError
 
-#: Versioned schema: append only, never edit an applied entry.
-MIGRATIONS: list[tuple[int, str]] = [
-    (1, """
-CREATE TABLE webhooks (
-  id BIGSERIAL PRIMARY KEY, received_at DOUBLE PRECISION NOT NULL, "user" TEXT NOT NULL, body TEXT NOT NULL);
-CREATE TABLE alerts (
-  fingerprint TEXT PRIMARY KEY, status TEXT NOT NULL, alertname TEXT, labels TEXT NOT NULL,
-  annotations TEXT NOT NULL, starts_at DOUBLE PRECISION, ends_at DOUBLE PRECISION, generator_url TEXT,
-  investigation_id TEXT, received_at DOUBLE PRECISION NOT NULL, updated_at DOUBLE PRECISION NOT NULL,
-  receipts INTEGER NOT NULL);
-CREATE INDEX alerts_inv ON alerts(investigation_id);
-CREATE TABLE dead_letters (
-  id BIGSERIAL PRIMARY KEY, received_at DOUBLE PRECISION NOT NULL, "user" TEXT, status INTEGER NOT NULL,
-  reason TEXT NOT NULL, body BYTEA);
-CREATE TABLE investigations (
-  id TEXT PRIMARY KEY, job TEXT, hosts TEXT NOT NULL, gpus TEXT NOT NULL, first_at DOUBLE PRECISION,
-  last_at DOUBLE PRECISION, status TEXT NOT NULL, bundle TEXT, thread_id TEXT NOT NULL,
-  created_at DOUBLE PRECISION NOT NULL, updated_at DOUBLE PRECISION NOT NULL, started_at DOUBLE PRECISION,
-  finished_at DOUBLE PRECISION, report TEXT, verdict TEXT, component TEXT, confidence DOUBLE PRECISION,
-  report_status TEXT, alert_count INTEGER NOT NULL DEFAULT 0, resolved_count INTEGER NOT NULL DEFAULT 0,
-  owner TEXT, lease_until DOUBLE PRECISION, runs INTEGER NOT NULL DEFAULT 0, error TEXT,
-  seq BIGSERIAL NOT NULL);
-CREATE INDEX inv_status ON investigations(status, created_at, seq);
-CREATE INDEX inv_window ON investigations(last_at);
-CREATE TABLE events (
-  id BIGSERIAL PRIMARY KEY, investigation TEXT NOT NULL, key TEXT NOT NULL, time DOUBLE PRECISION NOT NULL,
-  kind TEXT NOT NULL, data TEXT NOT NULL, UNIQUE(investigation, key));
-CREATE TABLE audit (
-  id BIGSERIAL PRIMARY KEY, time DOUBLE PRECISION NOT NULL, actor TEXT NOT NULL, action TEXT NOT NULL,
-  investigation TEXT, proposal TEXT, content_hash TEXT, outcome TEXT NOT NULL, reason TEXT NOT NULL,
-  detail TEXT NOT NULL);
-CREATE FUNCTION forensic_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
-  BEGIN RAISE EXCEPTION 'audit log is append-only'; END $$;
-CREATE TRIGGER audit_no_update BEFORE UPDATE OR DELETE ON audit
-  FOR EACH ROW EXECUTE FUNCTION forensic_audit_append_only();
-CREATE TABLE notifications (
-  id BIGSERIAL PRIMARY KEY, investigation TEXT NOT NULL, url TEXT NOT NULL, payload TEXT NOT NULL,
-  state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, next_at DOUBLE PRECISION NOT NULL, last_error TEXT,
-  UNIQUE(investigation, url));
-"""),
-]
-
-_MIGRATION_LOCK = 0x666F72656E736963  # "forensic": serializes schema changes and checkpointer setup
+_MIGRATION_LOCK = MIGRATION_LOCK  # schema changes and the checkpointer's set-up wait on each other
 
 
 class DatabaseError(ForensicError):
@@ -89,27 +48,11 @@ def _key(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big", signed=True)
 
 
-def migrate(conninfo: str) -> list[int]:
-    """Apply the migrations this database lacks; the versions applied now."""
-    import psycopg
+def migrate(conninfo: str) -> list[str]:
+    """Bring the schema to head with Alembic (:mod:`~forensic.harness.service.pgmigrate`); the revisions applied now."""
+    from forensic.harness.service.pgmigrate import migrate as alembic_migrate
 
-    applied: list[int] = []
-    with psycopg.connect(conninfo, autocommit=True) as con:
-        con.execute("SELECT pg_advisory_lock(%s)", (_MIGRATION_LOCK,))
-        try:
-            con.execute("CREATE TABLE IF NOT EXISTS forensic_schema (version INTEGER PRIMARY KEY,"
-                        " applied_at DOUBLE PRECISION NOT NULL)")
-            have = {r[0] for r in con.execute("SELECT version FROM forensic_schema").fetchall()}
-            for version, sql in MIGRATIONS:
-                if version in have:
-                    continue
-                with con.transaction():
-                    con.execute(sql)
-                    con.execute("INSERT INTO forensic_schema(version, applied_at) VALUES (%s, %s)", (version, _now()))
-                applied.append(version)
-        finally:
-            con.execute("SELECT pg_advisory_unlock(%s)", (_MIGRATION_LOCK,))
-    return applied
+    return alembic_migrate(conninfo)
 
 
 def _pool(conninfo: str, *, max_size: int, name: str) -> Any:
@@ -185,44 +128,57 @@ class PostgresStore:
 
     # -- intake ----------------------------------------------------------------------------
     def ingest(self, batch: list[tuple[str, str, Payload]], *, window_s: float, resolve_bundle: Any) -> list[IntakeResult]:
-        """Store a batch of accepted webhooks in one transaction, serialized per group key."""
+        """Store a batch of accepted webhooks in one transaction, serialized per group key.
+
+        Two round trips in all, in psycopg's pipeline mode: the webhook rows, the advisory locks
+        and both reads go out together; then every write and the commit. The locks are held for
+        those two trips and the commit, so batches of other API processes that share a key wait
+        as little as possible.
+        """
         keys: set[int] = set()
-        for _, _, payload in batch:
-            for a in payload.alerts:
-                keys.add(_key("fp:" + a.fingerprint_))
-                if a.job:
-                    keys.add(_key("job:" + a.job))
-                keys.update(_key("host:" + h) for h in a.hosts)
+        alerts = [a for _, _, p in batch for a in p.alerts]
+        jobs: set[str] = set()
+        hosts: set[str] = set()
+        for a in alerts:
+            keys.add(_key("fp:" + a.fingerprint_))
+            job = a.job
+            if job:
+                jobs.add(job)
+                keys.add(_key("job:" + job))
+            hosts.update(a.hosts)
+        keys.update(_key("host:" + h) for h in hosts)
         now = _now()
-        with self._tx() as con:
+        with self._pool.connection() as con, con.pipeline(), con.transaction():
+            con.execute('INSERT INTO webhooks(received_at, "user", body) SELECT %s, u, b FROM unnest(%s::text[], %s::text[]) AS w(u, b)',
+                        (now, [user for user, _, _ in batch], [body for _, body, _ in batch]))
             if keys:  # one order for everyone: no deadlocks between API processes
                 con.execute("SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) AS k ORDER BY k", (sorted(keys),))
-            return self._ingest_batch(con, batch, now, window_s, resolve_bundle)
+            return self._ingest_batch(con, batch, alerts, now, window_s, resolve_bundle, sorted(jobs), sorted(hosts))
 
-    def _ingest_batch(self, con: Any, batch: list[tuple[str, str, Payload]], now: float, window_s: float,
-                      resolve_bundle: Any) -> list[IntakeResult]:
-        """The SQLite store's per-alert logic, decided in memory from two reads, written in a few batched writes.
+    def _ingest_batch(self, con: Any, batch: list[tuple[str, str, Payload]], alerts: list[Any], now: float,
+                      window_s: float, resolve_bundle: Any, jobs: list[str], hosts: list[str]) -> list[IntakeResult]:
+        """The SQLite store's per-alert logic, decided in memory from two reads, written in one batch of writes.
 
         Each webhook's alerts are taken in order exactly as :meth:`SqliteStore.ingest` does; what
         differs is only that the reads happen once per batch (the advisory locks keep them valid)
         and the writes go out together, so the locks are held for a few round trips, not many.
+        The candidate investigations are only those that share a job or a host with the batch:
+        an investigation sharing neither can take none of its alerts (nor grow to share one).
         """
-        con.cursor().executemany('INSERT INTO webhooks(received_at, "user", body) VALUES (%s,%s,%s)',
-                                 [(now, user, body) for user, body, _ in batch])
-        alerts = [a for _, _, p in batch for a in p.alerts]
-        known = {r["fingerprint"]: r for r in con.execute(
-            "SELECT fingerprint, investigation_id, status FROM alerts WHERE fingerprint = ANY(%s)",
-            ([a.fingerprint_ for a in alerts],)).fetchall()}
         times = [a.starts_unix if a.starts_unix is not None else now for a in alerts]
+        known_cur = con.execute("SELECT fingerprint, investigation_id, status FROM alerts WHERE fingerprint = ANY(%s)",
+                                ([a.fingerprint_ for a in alerts],))
+        cand_cur = con.execute(
+            "SELECT id, job, hosts, gpus, first_at, last_at, alert_count FROM investigations"
+            " WHERE last_at >= %s AND first_at <= %s"
+            " AND status IN ('queued','running','awaiting_approval','concluded','unmapped')"
+            " AND (job = ANY(%s) OR hosts::jsonb ?| %s::text[])"
+            " ORDER BY created_at, seq", (min(times, default=now) - window_s, max(times, default=now) + window_s, jobs, hosts))
+        known = {r["fingerprint"]: r for r in known_cur.fetchall()}  # one sync: the webhooks, locks and both reads
         cands: list[dict[str, Any]] = []
-        if times:
-            for r in con.execute("SELECT id, job, hosts, gpus, first_at, last_at, alert_count FROM investigations"
-                                 " WHERE last_at >= %s AND first_at <= %s"
-                                 " AND status IN ('queued','running','awaiting_approval','concluded','unmapped')"
-                                 " ORDER BY created_at, seq", (min(times) - window_s, max(times) + window_s)).fetchall():
-                cands.append({**r, "hosts": json.loads(r["hosts"]), "gpus": json.loads(r["gpus"]), "new": False,
-                              "added": 0, "job0": r["job"]})
-        new_invs: list[tuple] = []
+        for r in cand_cur.fetchall():
+            cands.append({**r, "hosts": json.loads(r["hosts"]), "gpus": json.loads(r["gpus"]), "new": False,
+                          "added": 0, "job0": r["job"]})
         alert_rows: list[tuple] = []
         alert_updates: list[tuple] = []
         resolved: dict[str, int] = {}
@@ -250,12 +206,13 @@ class PostgresStore:
                         res.investigations.append(inv_id)
                     continue
                 t = a.starts_unix if a.starts_unix is not None else now
+                job, a_hosts = a.job, a.hosts  # pydantic private attributes: read once, not per candidate
                 inv = next((c for c in cands if c["last_at"] >= t - window_s and c["first_at"] <= t + window_s
-                            and group_key_matches(a.job, a.hosts, c["job"], c["hosts"])), None)
+                            and group_key_matches(job, a_hosts, c["job"], c["hosts"])), None)
                 if inv is not None:
-                    inv["hosts"] = sorted({*inv["hosts"], *a.hosts})
+                    inv["hosts"] = sorted({*inv["hosts"], *a_hosts})
                     inv["gpus"] = sorted({*inv["gpus"], *a.gpus})
-                    inv["job"] = inv["job"] if inv["job"] is not None else a.job
+                    inv["job"] = inv["job"] if inv["job"] is not None else job
                     inv["first_at"], inv["last_at"] = min(inv["first_at"], t), max(inv["last_at"], t)
                     if inv["alert_count"] < 20:
                         event(inv["id"], f"alert:{fp}", "alert", {"alertname": a.alertname, "fingerprint": fp})
@@ -263,8 +220,8 @@ class PostgresStore:
                     inv["added"] += 1
                     res.grouped += 1
                 else:
-                    bundle = resolve_bundle(a.job, a.hosts)
-                    inv = {"id": f"inv-{uuid.uuid4().hex[:12]}", "job": a.job, "hosts": sorted(set(a.hosts)),
+                    bundle = resolve_bundle(job, a_hosts)
+                    inv = {"id": f"inv-{uuid.uuid4().hex[:12]}", "job": job, "hosts": sorted(set(a_hosts)),
                            "gpus": sorted(set(a.gpus)), "first_at": t, "last_at": t, "alert_count": 1, "new": True,
                            "added": 0, "status": "queued" if bundle else "unmapped",
                            "bundle": str(bundle) if bundle else None}
@@ -294,15 +251,20 @@ class PostgresStore:
             cur.executemany("UPDATE investigations SET resolved_count=resolved_count+%s, updated_at=%s WHERE id=%s",
                             [(n, now, inv_id) for inv_id, n in resolved.items()])
         if alert_rows:
-            cur.executemany("INSERT INTO alerts(fingerprint, status, alertname, labels, annotations, starts_at, ends_at,"
-                            " generator_url, investigation_id, received_at, updated_at, receipts)"
-                            " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,1)", alert_rows)
+            # One statement for every new alert of the batch (rows as arrays), not one per alert.
+            cols = list(zip(*alert_rows))
+            cur.execute("INSERT INTO alerts(fingerprint, status, alertname, labels, annotations, starts_at, ends_at,"
+                        " generator_url, investigation_id, received_at, updated_at, receipts)"
+                        " SELECT *, 1 FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[],"
+                        " %s::float8[], %s::float8[], %s::text[], %s::text[], %s::float8[], %s::float8[])",
+                        [list(c) for c in cols])
         if alert_updates:
             cur.executemany("UPDATE alerts SET status=%s, ends_at=%s, labels=%s, annotations=%s, updated_at=%s,"
                             " receipts=receipts+1 WHERE fingerprint=%s", alert_updates)
         if events:
-            cur.executemany("INSERT INTO events(investigation, key, time, kind, data) VALUES (%s,%s,%s,%s,%s)"
-                            " ON CONFLICT (investigation, key) DO NOTHING", events)
+            cur.execute("INSERT INTO events(investigation, key, time, kind, data) SELECT * FROM"
+                        " unnest(%s::text[], %s::text[], %s::float8[], %s::text[], %s::text[])"
+                        " ON CONFLICT (investigation, key) DO NOTHING", [list(c) for c in zip(*events)])
         return results
 
     def dead_letter(self, user: str | None, status: int, reason: str, body: bytes) -> None:

@@ -313,3 +313,44 @@ def test_an_approver_executes_an_approved_proposal_once(app_client, tmp_path) ->
         assert ("ann", "execute", "succeeded") in steps and ("ann", "execute", "refused") in steps
     finally:
         tickets.shutdown()
+
+
+def test_webhooks_answer_alike_on_the_direct_path_and_through_the_router(tmp_path) -> None:
+    """POST /api/v1/alerts is handed straight to its handler; under a prefix the FastAPI route
+    answers it. Both give the same statuses, bodies and headers."""
+    from fastapi.testclient import TestClient
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    from forensic.harness.service import load_config
+    from forensic.harness.service.api import create_app
+    from forensic.harness.service.bench import write_config
+    from forensic.harness.service.service import Service
+
+    from .conftest import EXAMPLE, TOKENS
+
+    svc = Service(load_config(write_config(tmp_path, port=0, tokens=TOKENS, bundles=[{"path": EXAMPLE, "job": JOB}])))
+    direct = create_app(svc, manage_lifecycle=False)
+    # Without its route the direct app still takes webhooks: the wrapper answered, not the router.
+    direct.router.routes = [r for r in direct.router.routes if getattr(r, "path", "") != "/api/v1/alerts"]
+    mounted = Starlette(routes=[Mount("/forensic", app=create_app(svc, manage_lifecycle=False))])
+    svc.start()
+    try:
+        answers = []
+        for client, prefix, i in ((TestClient(direct), "", 1), (TestClient(mounted), "/forensic", 2)):
+            url = prefix + "/api/v1/alerts"
+            a = fault_alert(i, job=f"other-{i}")
+            ok = client.post(url, json=webhook([a]), headers=auth("alertmanager"))
+            again = client.post(url, json=webhook([a]), headers=auth("alertmanager"))
+            bad = client.post(url, content=b"{nope", headers=auth("alertmanager"))
+            anon = client.post(url, json=webhook([a]))
+            viewer = client.post(url, json=webhook([a]), headers=auth("vic"))
+            assert ok.status_code == 202 and ok.headers["content-type"] == "application/json"
+            assert "content-security-policy" in ok.headers and anon.headers.get("www-authenticate") == "Bearer"
+            answers.append(((ok.json()["accepted"], len(ok.json()["opened"])), (again.json()["duplicates"],),
+                            (bad.status_code, "not JSON" in bad.json()["detail"]), anon.status_code,
+                            viewer.status_code, "content-security-policy" in bad.headers))
+        assert answers[0] == answers[1] == ((1, 1), (1,), (400, True), 401, 403, True)
+        assert len(svc.store.dead_letters()) == 2  # the bad body, once per path
+    finally:
+        svc.stop()

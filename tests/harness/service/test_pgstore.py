@@ -12,7 +12,8 @@ import pytest
 
 from forensic.harness.service.bench import fault_alert, webhook
 from forensic.harness.service.intake import parse_payload
-from forensic.harness.service.pgstore import MIGRATIONS, DatabaseError, PostgresStore, migrate
+from forensic.harness.service.pgmigrate import VERSION_TABLE, head
+from forensic.harness.service.pgstore import DatabaseError, PostgresStore, migrate
 from forensic.harness.service.store import SqliteStore
 
 from .pgcluster import Cluster
@@ -86,7 +87,7 @@ def test_claim_skip_locked_per_job_cap_lease_and_audit(cluster) -> None:
     s = PostgresStore(url)
     assert migrate(url) == []  # already applied, by the store
     with psycopg.connect(url) as con:
-        assert [v for (v,) in con.execute("SELECT version FROM forensic_schema")] == [v for v, _ in MIGRATIONS]
+        assert [v for (v,) in con.execute(f"SELECT version_num FROM {VERSION_TABLE}")] == [head()]
 
     def open_(job: str, host: str, i: int, dt: float = 0) -> str:
         a = fault_alert(i, job=job, t0=time.time() + dt)
@@ -163,16 +164,36 @@ def test_cli_bad_db_is_exit_2_with_one_line(cluster, tmp_path: Path) -> None:
 def test_bench_intake_db_counts_every_round(cluster) -> None:
     url = cluster.fresh_db("bench")
     r = _cli("bench", "intake", "--db", url, "--alerts", "120", "--faults", "3", "--processes", "1,2",
-             "--concurrency", "4", "--json")
+             "--concurrency", "4", "--repeat", "2", "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
-    assert [x["processes"] for x in out["rounds"]] == [1, 2]
+    assert [(x["pass"], x["processes"]) for x in out["rounds"]] == [(1, 1), (1, 2), (2, 1), (2, 2)]
+    assert out["rounds"][2]["scaling"] == 1.0  # each pass against its own first round
+    med = {x["processes"]: x for x in out["summary"]}
+    for n in (1, 2):
+        got = sorted(x["alerts_per_s"] for x in out["rounds"] if x["processes"] == n)
+        assert med[n]["alerts_per_s"] == round((got[0] + got[1]) / 2, 1)  # the median of two
+        assert med[n]["ceiling_alerts_per_s"] > 0 and med[n]["ms_per_alert_own"] > 0
+    assert med[1]["scaling"] == 1.0 and med[2]["scaling"] == round(med[2]["alerts_per_s"] / med[1]["alerts_per_s"], 2)
     for x in out["rounds"]:
         assert (x["accepted"], x["stored"], x["lost"], x["investigations"]) == (120, 120, 0, 3)
         assert x["alerts_per_s"] > 0 and x["p99_ms"] >= x["p50_ms"]
+        # Where the CPU went: the API processes and the local PostgreSQL both worked for these alerts.
+        ms, pc = x["cpu"]["ms_per_alert"], x["cpu"]["percent_of_machine"]
+        assert ms["api"] > 0 and ms["postgres"] > 0 and ms["client"] >= 0 and ms["other"] >= 0
+        assert 90 <= sum(pc.values()) <= 110, pc  # the parts add up to the machine's CPU (to 10 ms ticks)
+    assert out["postgres_local"] is True
     assert out["rounds"][0]["scaling"] == 1.0
     with psycopg.connect(url) as con:
-        assert con.execute("SELECT COUNT(*) FROM alerts").fetchone()[0] == 240
+        assert con.execute("SELECT COUNT(*) FROM alerts").fetchone()[0] == 480
+
+
+def test_bench_intake_text_shows_the_cpu_split(cluster) -> None:
+    r = _cli("bench", "intake", "--db", cluster.fresh_db("bench_text"), "--alerts", "40", "--processes", "1",
+             "--concurrency", "2")
+    assert r.returncode == 0, r.stderr
+    assert "scaling" in r.stdout and "CPU while posting" in r.stdout and "PostgreSQL" in r.stdout and "ceiling" in r.stdout
+    assert "not measured" not in r.stdout  # the test's PostgreSQL runs on this machine
 
 
 def test_each_due_notification_goes_to_one_notifier(cluster) -> None:
