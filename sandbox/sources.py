@@ -315,6 +315,11 @@ class _LazyMetrics:
             self._inner = self._factory()
         return self._inner.series(name, labels, start, end)
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the files are parsed already (a later pass reads the parsed series, not the files)."""
+        return self._inner is not None
+
 
 class BundleSource(SourceBase):
     """The evidence source of a recorded bundle (folder)."""
