@@ -30,6 +30,9 @@ from forensic.tools.base import PEER_SAMPLE, ToolContext
 
 #: Peers a sampled sweep reads besides its suspects (independent of the fleet's size).
 SAMPLE = PEER_SAMPLE
+#: Peers a one-host NIC counter call reads on a large fleet (each host holds over a hundred
+#: counter files; 16 hosts give 128 NICs for the fleet's medians).
+NIC_PEERS = 16
 #: Suspects a sweep reads at most; the rest are counted as left out.
 MAX_SUSPECTS = 32
 #: A counter that rose this many times more than the fleet's median rise names its host.

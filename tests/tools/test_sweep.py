@@ -106,3 +106,13 @@ def test_the_counter_scan_agrees_with_the_parsed_series(incident: Path) -> None:
 
     assert moved(fast) == moved(slow) and moved(fast)
     assert scan_counters(fast_src, names, *fast_src.window) is fast  # one read per source
+
+
+def test_a_one_host_nic_call_on_a_large_fleet_reads_a_fixed_number_of_peers(incident: Path) -> None:
+    bundle = Bundle(incident, verify_gzip="lazy")
+    ctx = ToolContext(bundle)
+    host = _truth(incident)["component"].split("/")[0]
+    result = get_tool("nic_counters")(ctx, {"host": host})
+    assert result.status == "ok" and any(s.name == "link_errors" for s in result.signals)
+    read = {rel.split("/")[1] for rel in bundle.fs.opened if rel.startswith("nodes/") and "/infiniband/" in rel}
+    assert host in read and len(read) == 1 + _sweep.NIC_PEERS
