@@ -72,11 +72,6 @@ class ScanResult:
     errors: list[str] = field(default_factory=list)
 
 
-def _pattern(names: Iterable[str]) -> re.Pattern[bytes]:
-    alts = b"|".join(re.escape(n.encode()) for n in sorted(set(names), key=len, reverse=True))
-    return re.compile(rb"^(" + alts + rb")(?:\{([^}\n]*)\})?[ \t]+(\S+)(?:[ \t]+(\S+))?[ \t]*\r?$", re.MULTILINE)
-
-
 def _floats(raw: Any) -> np.ndarray:
     try:
         return np.asarray(raw, dtype=bytes).astype(float)
@@ -90,6 +85,12 @@ def _floats(raw: Any) -> np.ndarray:
         return out
 
 
+def _split_key(key: bytes) -> tuple[bytes, bytes]:
+    """``name{labels}`` -> (name, labels)."""
+    name, _, rest = key.partition(b"{")
+    return name.strip(), rest[:-1] if rest.endswith(b"}") else rest
+
+
 class _Acc:
     """Samples of the wanted series of one file as arrays (series id, value, time), summarised at
     the end with numpy: only the series that moved or ended early become :class:`SeriesSpan`."""
@@ -99,23 +100,30 @@ class _Acc:
         self.keys: dict[tuple[bytes, bytes], int] = {}
         self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
-    def add(self, matches: list[tuple[bytes, bytes, bytes, bytes]]) -> None:
-        if not matches:
+    def add(self, block: bytes, heads: tuple[bytes, ...]) -> None:
+        """The samples of the wanted metrics among the complete lines of ``block``, in numpy: a
+        line is ``name{labels} value [timestamp]`` (label values may hold spaces; value and stamp
+        never do)."""
+        lines = np.array(block.split(b"\n"), dtype=bytes)
+        want = np.zeros(lines.shape, dtype=bool)
+        for h in heads:
+            want |= np.strings.startswith(lines, h + b"{") | np.strings.startswith(lines, h + b" ")
+        lines = np.strings.strip(lines[want])
+        if not lines.size:
             return
-        names, labels, values, stamps = zip(*matches)
-        # Series ids without a Python step per sample: unique (name, labels) pairs of this batch
-        # (a few hundred in a chunk of thousands of samples) are looked up, the rest is numpy.
-        name_u, name_i = np.unique(np.array(names, dtype=bytes), return_inverse=True)
-        label_u, label_i = np.unique(np.array(labels, dtype=bytes), return_inverse=True)
-        pair_u, pair_i = np.unique(name_i.astype(np.int64) * len(label_u) + label_i, return_inverse=True)
+        head, _, tail = np.strings.rpartition(lines, b" ")
+        key, _, value = np.strings.rpartition(head, b" ")
+        # No timestamp: the last field is the value, and the key is everything before it.
+        stamped = np.strings.endswith(key, b"}") | (np.strings.find(key, b"{") < 0) & (np.strings.str_len(key) > 0)
+        key = np.where(stamped, key, head)
+        value = np.where(stamped, value, tail)
+        stamp = np.where(stamped, tail, b"nan")
+        uniq, inverse = np.unique(key, return_inverse=True)
         keys = self.keys
-        gid = np.array([keys.setdefault((bytes(name_u[p // len(label_u)]), bytes(label_u[p % len(label_u)])), len(keys))
-                        for p in pair_u.tolist()], dtype=np.int64)
-        raw_t = np.array(stamps, dtype=bytes)
-        raw_t[raw_t == b""] = b"nan"
-        t = _floats(raw_t)
+        gid = np.array([keys.setdefault(_split_key(k), len(keys)) for k in uniq.tolist()], dtype=np.int64)
+        t = _floats(stamp)
         t = np.where(t > _MS_THRESHOLD, t / 1000.0, t)
-        self.parts.append((gid[pair_i], _floats(values), t))
+        self.parts.append((gid[inverse.reshape(-1)], _floats(value), t))
 
     def result(self) -> tuple[list[SeriesSpan], dict[str, int]]:
         counts: dict[str, int] = {}
@@ -161,7 +169,6 @@ def _scan_bundle(bundle: Any, names: tuple[str, ...], start: float | None, end: 
     from forensic.sandbox._fs import MAX_STREAM_BYTES
 
     out = ScanResult()
-    pattern = _pattern(names)
     # A family's samples are contiguous (OpenMetrics), so most chunks hold none of the wanted
     # names: a substring search in C rules them out before the pattern runs at all.
     heads = tuple(n.encode() for n in names)
@@ -178,14 +185,14 @@ def _scan_bundle(bundle: Any, names: tuple[str, ...], start: float | None, end: 
                     if cut < 0:
                         pending = buf
                         continue
-                    at = [p for nd in needles if (p := buf.find(nd, 0, cut + 1)) >= 0]
+                    at = [p + 1 for nd in needles if (p := buf.find(nd, 0, cut)) >= 0]
                     if buf.startswith(heads):
                         at.append(0)
                     if at:
-                        acc.add(pattern.findall(buf, min(at), cut + 1))
+                        acc.add(buf[min(at):cut], heads)
                     pending = buf[cut + 1:]
                 if pending:
-                    acc.add(pattern.findall(pending + b"\n"))
+                    acc.add(pending, heads)
         except ForensicError as exc:
             out.errors.append(f"{rel}: {exc}")
             continue
