@@ -116,3 +116,31 @@ def test_a_one_host_nic_call_on_a_large_fleet_reads_a_fixed_number_of_peers(inci
     assert result.status == "ok" and any(s.name == "link_errors" for s in result.signals)
     read = {rel.split("/")[1] for rel in bundle.fs.opened if rel.startswith("nodes/") and "/infiniband/" in rel}
     assert host in read and len(read) == 1 + _sweep.NIC_PEERS
+
+
+def test_the_counter_scan_reads_every_sample_form_as_the_parser_does(make_bundle) -> None:
+    root = make_bundle(None)
+    src0 = BundleSource(Bundle(root, verify_gzip="lazy"))
+    start, end = src0.window
+    t0 = int(start)
+    lines = ["# TYPE scan_total counter"]
+    for i, v in enumerate([1, 1, 5, 9]):  # one series with a space in a label value, stamped in ms
+        lines.append(f'scan_total{{host="node-a.example",model="H100 80GB"}} {v} {(t0 - 600 + 400 * i) * 1000}')
+    for i, v in enumerate([3, 3, 3]):  # a quiet series, stamped in seconds
+        lines.append(f'scan_total{{host="node-b.example"}} {v} {t0 + 300 * i}')
+    lines += ["scan_total{host=\"node-c.example\"} NaN", "scan_plain 7", "scan_plain 8", "# EOF"]
+    (root / "metrics").mkdir(exist_ok=True)
+    (root / "metrics" / "scan.om").write_text("\n".join(lines) + "\n")
+    fast_src = BundleSource(Bundle(root, verify_gzip="lazy"))
+    fast = scan_counters(fast_src, ("scan_total", "scan_plain"), start, end)
+    slow_src = BundleSource(Bundle(root, verify_gzip="lazy"))
+    slow_src.metrics.series("scan_total")
+    slow = scan_counters(slow_src, ("scan_total", "scan_plain"), start, end)
+    assert fast.series == slow.series == {"scan_total": 3, "scan_plain": 1}
+    a = next(s for s in fast.spans if s.labels.get("host") == "node-a.example")
+    assert a.labels["model"] == "H100 80GB" and (a.before, a.last, a.increase()) == (1.0, 9.0, 8.0)
+    b = next(s for s in slow.spans if s.labels.get("host") == "node-a.example")
+    assert (b.before, b.last, b.increase()) == (a.before, a.last, a.increase())
+    assert not any(s.labels.get("host") == "node-b.example" for s in fast.spans)  # held one value: not listed
+    plain = next(s for s in fast.spans if s.name == "scan_plain")
+    assert (plain.first, plain.last) == (7.0, 8.0)
