@@ -27,6 +27,9 @@ from forensic.sandbox.errors import ForensicError
 
 #: Metric file suffixes of a bundle (as :class:`~forensic.sandbox.sources.OpenMetricsFiles`).
 _SUFFIXES = (".om", ".prom", ".txt")
+#: A metric file whose text is at most this large is kept after the scan, so that a later full
+#: parse (the ``metrics`` tool) reads it from memory instead of opening the file again.
+KEEP_BYTES = 64 * 1024 * 1024
 #: Prometheus text stamps samples in milliseconds; no seconds stamp is this large (year 5138).
 _MS_THRESHOLD = 1e11
 _LABEL = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"')
@@ -170,16 +173,23 @@ def _scan_bundle(bundle: Any, names: tuple[str, ...], start: float | None, end: 
 
     out = ScanResult()
     # A family's samples are contiguous (OpenMetrics), so most chunks hold none of the wanted
-    # names: a substring search in C rules them out before the pattern runs at all.
+    # names: a substring search in C rules them out before any line is looked at.
     heads = tuple(n.encode() for n in names)
     needles = tuple(b"\n" + h for h in heads)
     fs = bundle.fs
     for rel in bundle.files("metrics", _SUFFIXES):
         acc = _Acc(start, end)
+        kept: list[bytes] | None = []
+        size = 0
         try:
             with fs.open_binary(rel, cap=MAX_STREAM_BYTES) as fh:
                 pending = b""
                 while chunk := fh.read_chunk():
+                    size += len(chunk)
+                    if kept is not None and size <= KEEP_BYTES:
+                        kept.append(chunk)
+                    else:
+                        kept = None
                     buf = pending + chunk
                     cut = buf.rfind(b"\n")
                     if cut < 0:
@@ -196,6 +206,8 @@ def _scan_bundle(bundle: Any, names: tuple[str, ...], start: float | None, end: 
         except ForensicError as exc:
             out.errors.append(f"{rel}: {exc}")
             continue
+        if kept is not None:
+            bundle.__dict__.setdefault("_metric_text", {})[rel] = b"".join(kept)
         spans, counts = acc.result()
         if counts:
             out.sources.append(fs.source_of(rel))

@@ -294,8 +294,15 @@ class OpenMetricsFiles(MetricSets):
         from forensic.tools.parsers.openmetrics import parse_openmetrics
 
         sets, errors = [], []
+        # Text the counter scan already read (small files only) is parsed from memory: no file is
+        # opened twice in one investigation (issue 16).
+        kept: dict[str, bytes] = bundle.__dict__.pop("_metric_text", {})
         for rel in bundle.files("metrics", self.SUFFIXES):
             try:
+                if rel in kept:
+                    text = kept.pop(rel).decode("utf-8", errors="replace")
+                    sets.append((parse_openmetrics(text), bundle.fs.source_of(rel)))
+                    continue
                 sets.append((parse_openmetrics(bundle.fs.iter_lines(rel)), bundle.fs.source_of(rel)))  # streamed
             except ForensicError as exc:
                 errors.append(f"{rel}: {exc}")

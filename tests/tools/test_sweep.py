@@ -144,3 +144,14 @@ def test_the_counter_scan_reads_every_sample_form_as_the_parser_does(make_bundle
     assert not any(s.labels.get("host") == "node-b.example" for s in fast.spans)  # held one value: not listed
     plain = next(s for s in fast.spans if s.name == "scan_plain")
     assert (plain.first, plain.last) == (7.0, 8.0)
+
+
+def test_the_metrics_tool_after_a_sampled_sweep_opens_no_metric_file_again(incident: Path) -> None:
+    bundle = Bundle(incident, verify_gzip="lazy")
+    ctx = ToolContext(bundle)
+    assert not _sweep.plan(ctx, ("gpu",)).whole  # the counter scan ran
+    scanned = {rel: n for rel, n in bundle.fs.opened.items() if rel.startswith("metrics/")}
+    assert scanned and set(scanned.values()) == {1}
+    result = get_tool("metrics")(ctx, {})
+    assert result.status == "ok" and result.covered
+    assert {rel: n for rel, n in bundle.fs.opened.items() if rel.startswith("metrics/")} == scanned
