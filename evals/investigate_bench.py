@@ -77,7 +77,12 @@ def investigate_once(case: Path) -> dict[str, Any]:
     total_s = time.perf_counter() - t0
     fs = bundle.fs
     v = report["verdict"]
+    sweeps = [(e.get("data") or {}).get("sweep") for e in report.get("evidence", [])]
+    sweeps = [s for s in sweeps if s]
     return {
+        # The most hosts one sampled sweep read, of how many (issue 16: suspects plus a fixed sample).
+        "sweep_hosts_read": max((s["hosts_read"] for s in sweeps), default=None),
+        "sweep_hosts_total": max((s["hosts_total"] for s in sweeps), default=None),
         "open_s": round(open_s, 3),
         "investigate_s": round(total_s, 3),
         "verdict": [v["root_cause"], v.get("component")],
@@ -123,6 +128,7 @@ def investigate_benchmark(sizes: Sequence[int], *, causes: Sequence[str] = CAUSE
         if c not in KNOWN:
             raise ValueError(f"unknown cause {c!r}; one of {', '.join(sorted(KNOWN))}")
     rows = []
+    load_before = _load()
     for hosts in sizes:
         runs = []
         for cause in causes:
@@ -163,6 +169,8 @@ def investigate_benchmark(sizes: Sequence[int], *, causes: Sequence[str] = CAUSE
         "by_cause": by_cause,
         "causes": list(causes),
         "seed": seed,
+        # 1-minute load average of the machine before and after (the bench is sensitive to it).
+        "load_avg": {"before": load_before, "after": _load(), "cpus": os.cpu_count()},
         "targets": {"wall_s": TARGET_WALL_S, "peak_rss_mb": TARGET_RSS_MB, "exponent": TARGET_EXPONENT,
                     "report_kb": TARGET_REPORT_KB},
         "met": {
@@ -177,13 +185,13 @@ def investigate_benchmark(sizes: Sequence[int], *, causes: Sequence[str] = CAUSE
 
 def format_investigate_benchmark(r: dict[str, Any]) -> str:
     head = f"{'hosts':>6} {'GPUs':>6} {'cause':<18} {'wall s':>7} {'inv s':>6} {'RSS MB':>7} {'files':>6} " \
-           f"{'MB read':>8} {'twice':>5} {'report KB':>9}  verdict"
+           f"{'MB read':>8} {'twice':>5} {'swept':>9} {'report KB':>9}  verdict"
     lines = [head]
     for row in r["sizes"]:
         for s in row["runs"]:
             lines.append(f"{row['hosts']:>6} {row['gpus']:>6} {s['cause']:<18} {s['wall_s']:>7.2f} {s['investigate_s']:>6.2f} "
                          f"{s['peak_rss_mb']:>7.0f} {s['files_read']:>6} {s['bytes_read'] / 1e6:>8.1f} "
-                         f"{s['files_read_twice']:>5} {s['report_kb']:>9.1f}  "
+                         f"{s['files_read_twice']:>5} {_swept(s):>9} {s['report_kb']:>9.1f}  "
                          f"{'right' if s['correct'] else 'WRONG'} {s['verdict'][0]} {s['verdict'][1] or ''}")
     for p in r["exponents"]:
         lines.append(f"growth exponent of the worst wall time {p['from']} -> {p['to']} hosts: {p['exponent']}")
@@ -191,9 +199,24 @@ def format_investigate_benchmark(r: dict[str, Any]) -> str:
     if r["exponent"] is not None:
         lines.append(f"growth exponent {r['exponent_between'][0]} -> {r['exponent_between'][1]} hosts: {r['exponent']} "
                      f"(target <= {r['targets']['exponent']})")
+    if r.get("load_avg"):
+        la = r["load_avg"]
+        lines.append(f"machine load (1-minute average) before {la['before']}, after {la['after']}, on {la['cpus']} CPUs")
     missed = [k for k, ok in r["met"].items() if not ok]
     lines.append("every bar met" if not missed else "bars missed: " + ", ".join(missed))
     return "\n".join(lines)
+
+
+def _swept(run: dict[str, Any]) -> str:
+    """'65/2048': the most hosts a sampled sweep read, of the fleet; '-' when no sweep sampled."""
+    return f"{run['sweep_hosts_read']}/{run['sweep_hosts_total']}" if run.get("sweep_hosts_read") else "-"
+
+
+def _load() -> float | None:
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
 
 
 def main(argv: list[str] | None = None) -> int:

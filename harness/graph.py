@@ -225,6 +225,7 @@ class Investigator:
         try:
             tool = get_tool(call.tool)
             args = tool.validate(call.args)
+            self.ctx.note_evidence(records)  # a sweep on a large fleet reads what the evidence names
             # The tool runs under what is left of the wall budget, reads and parsing included.
             with deadline.deadline(self.limits.wall_s - usage.wall_s, what=f"running {call.tool}"):
                 result = tool(self.ctx, args.model_dump(exclude_none=True))

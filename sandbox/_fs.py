@@ -29,6 +29,9 @@ from forensic.sandbox.errors import CorruptInputError, NotAllowedError, NotFound
 #: Decompressed bytes one read may return. A bundle file larger than this is refused rather
 #: than exhausting memory; real command outputs and logs are far smaller.
 MAX_READ_BYTES = 256 * 1024 * 1024
+#: Decompressed bytes a streaming reader that keeps only a bounded summary may pass through (the
+#: fleet-wide counter scan reads a 2,048-host DCGM file of ~500 MB); the deadline still applies.
+MAX_STREAM_BYTES = 4 * 1024 * 1024 * 1024
 #: Longest line :meth:`ConfinedFS.iter_lines` yields; the rest of a longer line is dropped.
 MAX_LINE_BYTES = 64 * 1024
 #: Symlinks followed in one path before the walk gives up (the kernel's own limit is 40).
@@ -203,8 +206,11 @@ class ConfinedFS:
                 raise CorruptInputError(f"{rel}: cannot be read ({exc.strerror})") from None
         raise NotFoundError(f"{rel}: no such file in the sandbox")
 
-    def open_binary(self, rel: str):
-        """A binary stream of the decompressed content of ``rel``, capped and deadline-checked."""
+    def open_binary(self, rel: str, *, cap: int | None = None):
+        """A binary stream of the decompressed content of ``rel``, capped and deadline-checked.
+
+        ``cap`` may be raised only by a reader that keeps nothing of what it streams past
+        (:data:`MAX_STREAM_BYTES`, the counter scan of :mod:`forensic.sandbox.metric_scan`)."""
         fd, parts = self._open_file(rel)
         real = "/".join(parts)
         self.opened[real] = self.opened.get(real, 0) + 1
@@ -214,8 +220,8 @@ class ConfinedFS:
             pass
         raw = os.fdopen(fd, "rb", buffering=0)
         if parts[-1].endswith(".gz"):  # errors name the file as stored, .gz included
-            return _Capped(gzip.GzipFile(fileobj=raw, mode="rb"), real, raw)
-        return _Capped(raw, rel, raw)
+            return _Capped(gzip.GzipFile(fileobj=raw, mode="rb"), real, raw, cap)
+        return _Capped(raw, rel, raw, cap)
 
     def read_bytes(self, rel: str) -> bytes:
         with self.open_binary(rel) as fh:
@@ -271,8 +277,10 @@ class _NotRegular(Exception):
 class _Capped:
     """Chunked reads with the size cap and the deadline checked between chunks."""
 
-    def __init__(self, fh, rel: str, raw) -> None:
+    def __init__(self, fh, rel: str, raw, cap: int | None = None) -> None:
         self._fh, self._rel, self._raw = fh, rel, raw
+        # Read at open, not at import: the cap is one module constant that tests may lower.
+        self._cap = MAX_READ_BYTES if cap is None else min(cap, MAX_STREAM_BYTES)
         self._total = 0
         self._gz = isinstance(fh, gzip.GzipFile)
 
@@ -301,9 +309,9 @@ class _Capped:
                 raise CorruptInputError(f"{self._rel}: corrupt or truncated gzip ({exc})") from None
             raise CorruptInputError(f"{self._rel}: cannot be read ({exc.strerror or exc})") from None
         self._total += len(chunk)
-        if self._total > MAX_READ_BYTES:
+        if self._total > self._cap:
             what = "decompresses to" if self._gz else "is"
-            raise CorruptInputError(f"{self._rel}: {what} more than {MAX_READ_BYTES} bytes (the per-file cap)")
+            raise CorruptInputError(f"{self._rel}: {what} more than {self._cap} bytes (the per-file cap)")
         return chunk
 
     def read_all(self) -> bytes:

@@ -277,13 +277,19 @@ class Bundle(SourceBase):
     # -- what is in the bundle (window, placement and host info come from SourceBase) -------
     def host_names(self) -> list[str]:
         """Hosts named by topology.json (file order) then any other node folder."""
-        names: list[str] = []
-        if self.topology:
-            names = [h.name for h in self.topology.hosts]
-        for name in self.fs.list("nodes"):
-            if name not in names and self.fs.is_dir(f"nodes/{name}"):
-                names.append(name)
-        return names
+        # Listed once: a recorded bundle does not change, and tools ask on every call (issue 16).
+        cached = self.__dict__.get("_host_names")
+        if cached is None:
+            names: list[str] = []
+            if self.topology:
+                names = [h.name for h in self.topology.hosts]
+            seen = set(names)
+            for name in self.fs.list("nodes"):
+                if name not in seen and self.fs.is_dir(f"nodes/{name}"):
+                    names.append(name)
+                    seen.add(name)
+            cached = self.__dict__["_host_names"] = tuple(names)
+        return list(cached)
 
     def host(self, name: str, snapshot: Literal["now", "before"] = "now") -> ReplayHost:
         if not self.fs.is_dir(f"nodes/{name}"):

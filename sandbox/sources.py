@@ -17,6 +17,7 @@ Derived facts (rank placement, job GPUs) are computed once from the incident and
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -173,8 +174,8 @@ class EvidenceSource(Protocol):
     def host_names(self) -> list[str]: ...
     def host_info(self, name: str) -> HostInfo | None: ...
     def rank_map(self) -> dict[int, tuple[str, int]]: ...
-    def job_gpus(self) -> set[tuple[str, int]]: ...
-    def job_hosts(self) -> set[str]: ...
+    def job_gpus(self) -> AbstractSet[tuple[str, int]]: ...
+    def job_hosts(self) -> AbstractSet[str]: ...
     def host(self, name: str, snapshot: Snapshot = "now") -> EvidenceHost: ...
     def collected(self, host: str) -> dict[str, float]: ...
     def switch_names(self) -> list[str]: ...
@@ -214,10 +215,14 @@ class SourceBase:
         return gpus_per_node(self.incident)
 
     def host_info(self, name: str) -> HostInfo | None:
-        for h in self.topology.hosts if self.topology else []:
-            if h.name == name:
-                return h
-        return None
+        # Indexed once: a sweep asks for every host, and a scan per call made it quadratic (issue 16).
+        cached = self.__dict__.get("_host_index")
+        if cached is None or cached[0] is not self.topology:
+            index: dict[str, HostInfo] = {}
+            for h in self.topology.hosts if self.topology else []:
+                index.setdefault(h.name, h)
+            cached = self.__dict__["_host_index"] = (self.topology, index)
+        return cached[1].get(name)
 
     def rank_map(self) -> dict[int, tuple[str, int]]:
         """rank -> (host, gpu index), from topology ``ranks`` or the default placement."""
@@ -227,12 +232,23 @@ class SourceBase:
             self._rank_map = place_ranks(self.incident, self.topology, self.host_names())
         return self._rank_map
 
-    def job_gpus(self) -> set[tuple[str, int]]:
-        """(host, gpu) pairs that hold a rank of the job."""
-        return set(self.rank_map().values())
+    def job_gpus(self) -> frozenset[tuple[str, int]]:
+        """(host, gpu) pairs that hold a rank of the job (built once; read-only)."""
+        return self._job_sets()[0]
 
-    def job_hosts(self) -> set[str]:
-        return {h for h, _ in self.rank_map().values()}
+    def job_hosts(self) -> frozenset[str]:
+        return self._job_sets()[1]
+
+    def _job_sets(self) -> tuple[frozenset[tuple[str, int]], frozenset[str]]:
+        # Built once per rank map: tools ask per host, and rebuilding from 16,384 ranks each time
+        # made a fleet-wide sweep quadratic (issue 16).
+        ranks = self.rank_map()
+        cached = self.__dict__.get("_job_cache")
+        if cached is None or cached[0] is not ranks:
+            gpus = frozenset(ranks.values())
+            cached = (ranks, gpus, frozenset(h for h, _ in gpus))
+            self.__dict__["_job_cache"] = cached
+        return cached[1], cached[2]
 
 
 def clip(series: Series, start: float | None, end: float | None) -> Series:
@@ -278,8 +294,15 @@ class OpenMetricsFiles(MetricSets):
         from forensic.tools.parsers.openmetrics import parse_openmetrics
 
         sets, errors = [], []
+        # Text the counter scan already read (small files only) is parsed from memory: no file is
+        # opened twice in one investigation (issue 16).
+        kept: dict[str, bytes] = bundle.__dict__.pop("_metric_text", {})
         for rel in bundle.files("metrics", self.SUFFIXES):
             try:
+                if rel in kept:
+                    text = kept.pop(rel).decode("utf-8", errors="replace")
+                    sets.append((parse_openmetrics(text), bundle.fs.source_of(rel)))
+                    continue
                 sets.append((parse_openmetrics(bundle.fs.iter_lines(rel)), bundle.fs.source_of(rel)))  # streamed
             except ForensicError as exc:
                 errors.append(f"{rel}: {exc}")
@@ -298,6 +321,11 @@ class _LazyMetrics:
         if self._inner is None:
             self._inner = self._factory()
         return self._inner.series(name, labels, start, end)
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the files are parsed already (a later pass reads the parsed series, not the files)."""
+        return self._inner is not None
 
 
 class BundleSource(SourceBase):

@@ -71,6 +71,24 @@ class ToolContext:
     def __init__(self, source: EvidenceSource | Bundle) -> None:
         self.source: EvidenceSource = open_source(source)
         self._memo: dict[str, Any] = {}
+        #: Hosts the evidence so far names (host -> what named it): suspects for a sampled sweep.
+        self.evidence_hosts: dict[str, str] = {}
+
+    def note_evidence(self, records: list[dict[str, Any]]) -> None:
+        """Take the hosts that earlier records' signals name (in ledger order) as suspects.
+
+        The harness calls this before each tool call with the ledger, so a resumed investigation
+        picks the same suspects as the uninterrupted one."""
+        named: dict[str, str] = {}
+        for r in records:
+            if r.get("status") != "ok":
+                continue
+            for s in r.get("signals") or []:
+                comp = s.get("component") if isinstance(s, dict) else None
+                if not comp or s.get("kind") in ("job", "switch", "port"):
+                    continue
+                named.setdefault(comp.split("/", 1)[0], f"{s.get('name')} on {comp} ({r.get('id')})")
+        self.evidence_hosts = named
 
     def memo(self, key: str, factory: Callable[[], Any]) -> Any:
         if key not in self._memo:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from forensic.sandbox import ForensicError
 from forensic.tools._hostwide import host_wide
+from forensic.tools._sweep import hosts_for
 from forensic.tools._inventory import inventory
 from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, count, gpu_component, register
 from forensic.tools.parsers.nvidia_smi import parse_nvidia_smi_q
@@ -179,7 +180,8 @@ class GpuHealth(Tool):
         readings: list[Reading] = []
         sources: list[str] = []
         errors: list[str] = []
-        for host in ctx.hosts(args.host):
+        hosts, sweep = hosts_for(ctx, args.host, ("gpu",))
+        for host in hosts:
             try:
                 rs = _from_nvml(ctx, host) or _from_smi(ctx, host)
             except ForensicError as exc:
@@ -210,10 +212,13 @@ class GpuHealth(Tool):
             summary += f"; warm but not throttled: {', '.join(warm[:4])}"
         if errors:
             summary += f"; unreadable: {'; '.join(errors[:2])}"
+        if sweep is not None:
+            summary += sweep.phrase()
         return ToolResult(
             status="ok", summary=summary, source=sources, signals=signals,
             covered=[r.component for r in readings],
             data={"peer_median_sm_mhz": peer_median, "errors": errors,
+                  **({"sweep": sweep.data()} if sweep is not None and not sweep.whole else {}),
                   "gpus": {r.component: {"temp_c": r.temp, "sm_mhz": r.sm, "power_w": r.power_w, "reasons": r.reasons,
                                          "in_job": r.in_job} for r in readings}},
         )

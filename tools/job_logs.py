@@ -19,6 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from forensic.sandbox import ForensicError
+from forensic.tools._sweep import Sweep, plan
 from forensic.tools._trainer_log import TrainerFacts
 from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, rank_component, register
 from forensic.tools.parsers.nccl import parse_nccl_log
@@ -165,6 +166,7 @@ class JobLogs(Tool):
         files = ctx.source.log_names()
         if not files:
             return ToolResult(status="no_data", summary="no job logs recorded")
+        files, sweep = _select_logs(ctx, files)
         signals: list[Signal] = []
         sources: list[str] = []
         transports: Counter = Counter()
@@ -255,12 +257,50 @@ class JobLogs(Tool):
             signals.append(Signal(name="nccl_completion_error", component=where, kind=kind,
                                   detail=f"{where} reported {n} NCCL completion errors", values={"count": n}))
         signals.extend(_trainer_signals(trainer))
-        summary = (f"{len(sources)} job logs read; transport lines: IB {ib}, Socket {socket}"
+        summary = (f"{len(sources)} job logs read" + (f" of {len(sources) + sweep.not_read_logs}" if sweep else "")
+                   + f"; transport lines: IB {ib}, Socket {socket}"
                    + (f"; {timeouts} watchdog timeouts" if timeouts else "")
                    + (f"; first to time out: rank {', '.join(map(str, sorted(dump_sources)))}" if dump_sources else "")
-                   + (f"; findings: {', '.join(sorted({s.name for s in signals}))}" if signals else ""))
+                   + (f"; findings: {', '.join(sorted({s.name for s in signals}))}" if signals else "")
+                   + (sweep.plan.phrase() if sweep else ""))
         if capped:
             summary += f"; capped (not every record kept): {capped[0]}" + (f" and {len(capped) - 1} more" if len(capped) > 1 else "")
         return ToolResult(status="ok", summary=summary, signals=signals, source=sources, covered=["job"],
                           data={"transports": dict(transports), "env": {k: sorted(v) for k, v in env.items()}, "errors": errors,
-                                **({"capped": capped} if capped else {})})
+                                **({"capped": capped} if capped else {}),
+                                **({"sweep": {**sweep.plan.data(), "logs_not_read": sweep.not_read_logs}} if sweep else {})})
+
+
+@dataclass
+class _LogSweep:
+    plan: Sweep
+    not_read_logs: int
+
+
+def _select_logs(ctx: ToolContext, files: list[str]) -> tuple[list[str], _LogSweep | None]:
+    """The logs to read: every one on a small fleet; on a large one the logs of the sweep's hosts
+    (suspects and sampled peers, :mod:`forensic.tools._sweep`), the host of rank 0 (where trainers
+    print), and every log that names no host. Job-wide facts (transport, NCCL settings, watchdog
+    timeouts) are in every rank's log, so the sample sees them; a host's own completion errors
+    need its link counters to have moved, which makes it a suspect."""
+    sweep = plan(ctx, ("nic",))
+    if sweep.whole:
+        return files, None
+    hosts = set(ctx.source.host_names())
+    keep = set(sweep.hosts)
+    if (first := ctx.source.rank_map().get(0)) is not None:
+        keep.add(first[0])
+    chosen = [f for f in files if _log_host(f, hosts) in keep or _log_host(f, hosts) is None]
+    return chosen, _LogSweep(plan=sweep, not_read_logs=len(files) - len(chosen))
+
+
+def _log_host(name: str, hosts: set[str]) -> str | None:
+    """The host a log is named after (``<host>.log``, ``<host>-rank3.log``), or None."""
+    stem = name[:-4] if name.endswith(".log") else name
+    if stem in hosts:
+        return stem
+    for sep in ("-rank", "_rank", ".rank", "."):
+        head = stem.split(sep, 1)[0]
+        if head in hosts:
+            return head
+    return None

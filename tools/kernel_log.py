@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 
 from forensic.sandbox import ForensicError, ParseError
 from forensic.tools._inventory import inventory
+from forensic.tools._sweep import hosts_for
 from forensic.tools._xid import XID_SIGNALS, xid_signal
 from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, count, register
 from forensic.tools.parsers.kernel_log import KernelLog, parse_kernel_log
@@ -86,7 +87,8 @@ class KernelLogTool(Tool):
         errors: list[str] = []
         capped: list[str] = []
         read_any = False
-        for host in ctx.hosts(args.host):
+        hosts, sweep = hosts_for(ctx, args.host, ("gpu", "nic"))
+        for host in hosts:
             try:
                 got = read_kernel_log(ctx, host)
             except ForensicError as exc:
@@ -144,9 +146,12 @@ class KernelLogTool(Tool):
             summary += f"; history, long before the window: {', '.join(history[:3])}"
         if capped:
             summary += f"; capped (not every event kept): {capped[0]}" + (f" and {len(capped) - 1} more" if len(capped) > 1 else "")
+        if sweep is not None:
+            summary += sweep.phrase()
         return ToolResult(status="ok", summary=summary, source=sources, signals=signals, covered=covered,
                           data={"history": history, "other_xids": other, "errors": errors,
-                                **({"capped": capped} if capped else {})})
+                                **({"capped": capped} if capped else {}),
+                                **({"sweep": sweep.data()} if sweep is not None and not sweep.whole else {})})
 
 
 def _dedupe(signals: list[Signal]) -> list[Signal]:

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 from forensic.sandbox import ForensicError, NotFoundError
 from forensic.tools._inventory import inventory
-from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, count, register
+from forensic.tools._sweep import NIC_PEERS
+from forensic.tools.base import PEER_SAMPLE, HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, count, register
 from forensic.tools.parsers.ethtool import counter_deltas, parse_ethtool_stats, pfc_summary
 from forensic.tools.parsers.infiniband import ib_counter_deltas, parse_ib_rate
 from forensic.tools.parsers.sysfs import parse_int_file
@@ -135,7 +136,7 @@ class NicCounters(Tool):
         # On a large fleet a one-host call compares with a sample of peers (ctx.peers), each host's
         # readings parsed once per investigation.
         fleet: list[NicReading] = _fleet(ctx, ctx.source.host_names() if args.host is None
-                                         else ctx.peers(ctx.hosts(args.host)))
+                                         else _peers(ctx, ctx.hosts(args.host)))
         scope = [r for r in fleet if args.host is None or r.host == args.host]
         if args.host is not None:
             ctx.hosts(args.host)
@@ -219,6 +220,15 @@ def _errors(r: NicReading) -> dict[str, int]:
     """Link error counters that moved, IB and Ethernet names together."""
     both = {**{k: r.ib.get(k, 0) for k in _IB_ERRORS}, **{k: r.eth.get(k, 0) for k in _ETH_ERRORS}}
     return {k: v for k, v in both.items() if v}
+
+
+def _peers(ctx: ToolContext, hosts: list[str]) -> list[str]:
+    """``hosts`` and the peers they are judged against: a fleet of up to ``PEER_SAMPLE`` other hosts
+    is read whole (as before); a larger one through a sample of :data:`NIC_PEERS` hosts (eight NICs
+    each, over a hundred counter files per host: a fixed cost whatever the fleet's size)."""
+    if len(ctx.source.host_names()) <= len(hosts) + PEER_SAMPLE:
+        return ctx.peers(hosts)
+    return ctx.peers(hosts, NIC_PEERS)
 
 
 def _fleet(ctx: ToolContext, hosts: list[str]) -> list[NicReading]:

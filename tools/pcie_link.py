@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from forensic.sandbox import ForensicError, NotFoundError
 from forensic.tools._inventory import Device, inventory
+from forensic.tools._sweep import hosts_for
 from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, count, register
 from forensic.tools.parsers.lspci import LspciDevice, parse_lspci_vv
 from forensic.tools.parsers.sysfs import parse_link_speed, parse_link_width
@@ -122,7 +123,8 @@ class PcieLink(Tool):
     def run(self, ctx: ToolContext, args: HostScope) -> ToolResult:
         links: list[Link] = []
         errors: list[str] = []
-        for host in ctx.hosts(args.host):
+        hosts, sweep = hosts_for(ctx, args.host, ("gpu", "nic"))
+        for host in hosts:
             try:
                 links.extend(_links(ctx, host))
             except ForensicError as exc:
@@ -170,10 +172,13 @@ class PcieLink(Tool):
             summary += f"; low generation on idle devices (power saving, not a fault): {', '.join(idle_low[:3])}"
         if spare_degraded:
             summary += f"; narrow links on devices outside the job: {', '.join(spare_degraded[:3])}"
+        if sweep is not None:
+            summary += sweep.phrase()
         return ToolResult(
             status="ok", summary=summary, signals=signals,
             source=sorted({s for l in links for s in l.sources}),
             covered=[l.component for l in links],
             data={"links": {l.component: {"link": l.text(), "idle": l.idle, "in_job": l.device.in_job, "lost": l.lost} for l in links},
-                  "idle_low_generation": idle_low, "outside_job_degraded": spare_degraded, "errors": errors},
+                  "idle_low_generation": idle_low, "outside_job_degraded": spare_degraded, "errors": errors,
+                  **({"sweep": sweep.data()} if sweep is not None and not sweep.whole else {})},
         )

@@ -30,6 +30,7 @@ class GraphPlanner(PlannerBase):
     def decide(self, view: PlannerView) -> Decision:
         done = set(view.executed)
         fleet_done = {tool for tool, host in done if host is None}
+        sampled = _sampled_sweeps(view)
         for tool in view.graph.triage:
             if tool in view.tools and tool not in fleet_done:
                 return ToolCall(tool=tool, reason="triage: the job layer first")
@@ -49,11 +50,13 @@ class GraphPlanner(PlannerBase):
                 continue
             rc = view.graph.root_causes[h.root_cause]
             for test in rc.tests:
-                if test.tool not in view.tools or test.tool in fleet_done:
+                if test.tool not in view.tools:
                     continue
                 host = host_of(h.component) if h.component and h.kind not in ("job", "switch") else None
                 if host is not None and (host not in view.hosts or test.tool not in view.host_scoped):
                     host = None
+                if test.tool in fleet_done and (host is None or host in sampled.get(test.tool, {host})):
+                    continue  # swept: only a host a sampled sweep did not read is still open
                 key = (test.tool, host)
                 if key in done:
                     continue
@@ -94,9 +97,12 @@ class GraphPlanner(PlannerBase):
     def _refuting_test(view: PlannerView, top, done: set) -> ToolCall | None:
         rc = view.graph.root_causes[top.root_cause]
         fleet_done = {tool for tool, host in done if host is None}
+        sampled = _sampled_sweeps(view)
         host = host_of(top.component) if top.component and top.kind not in ("job", "switch") else None
         for test in rc.tests:
-            if test.weight >= 0 or test.tool not in view.tools or test.tool in fleet_done:
+            if test.weight >= 0 or test.tool not in view.tools:
+                continue
+            if test.tool in fleet_done and (host is None or host in sampled.get(test.tool, {host})):
                 continue
             scoped = host if host in view.hosts and test.tool in view.host_scoped else None
             tried = any(r.get("tool") == test.tool and (r.get("args") or {}).get("host") == scoped for r in view.records)
@@ -105,3 +111,14 @@ class GraphPlanner(PlannerBase):
             return ToolCall(tool=test.tool, args={"host": scoped} if scoped else {},
                             reason=f"could refute {top.root_cause} on {top.component} ({test.signal})")
         return None
+
+
+def _sampled_sweeps(view: PlannerView) -> dict[str, set[str]]:
+    """Tool -> the hosts its fleet-wide call read, for sweeps that sampled a large fleet (issue 16):
+    a host such a sweep left out can still get its own call of that tool."""
+    out: dict[str, set[str]] = {}
+    for r in view.records:
+        sweep = (r.get("data") or {}).get("sweep")
+        if r.get("status") == "ok" and isinstance(sweep, dict) and sweep.get("sampled") and not (r.get("args") or {}).get("host"):
+            out.setdefault(r["tool"], set()).update(host_of(str(c)) for c in r.get("covered") or [])
+    return out
