@@ -133,6 +133,12 @@ def _trainer_signals(t: TrainerFacts) -> list[Signal]:
         out.append(Signal(name="storage_errors_logged", component="job", kind="job",
                           detail=f"{len(t.storage)} storage errors or throttling in the job logs ({', '.join(kinds)}), e.g. {t.storage[0][1]!r}",
                           values={"lines": len(t.storage), "kinds": ",".join(kinds)}))
+    weak = [*t.stalls, *t.storage]
+    if weak and len(t.stalls) < MIN_STALL_LINES and len(t.storage) < MIN_STALL_LINES:
+        # One "nfs: server X not responding" or one DataLoader timeout is a lead worth testing.
+        out.append(Signal(name="input_stall_hint", component="job", kind="job",
+                          detail=f"the job logs mention input or storage trouble {len(weak)} time(s), e.g. {weak[0][1]!r}",
+                          values={"lines": len(weak), "kinds": ",".join(sorted({k for k, _ in weak}))}))
     if (rc := t.reconfiguration()) is not None:
         out.append(Signal(name="job_reconfigured", component="job", kind="job",
                           detail=f"the job was relaunched with {rc['changed']}; work per second held "
@@ -149,7 +155,7 @@ class JobLogsInput(ToolInput):
 class JobLogs(Tool):
     name = "job_logs"
     emits = frozenset({
-        "collective_timeout", "dump_signal_rank", "input_stall_logged", "job_reconfigured", "lagging_rank",
+        "collective_timeout", "dump_signal_rank", "input_stall_hint", "input_stall_logged", "job_reconfigured", "lagging_rank",
         "nccl_async_event", "nccl_completion_error", "nccl_env_changed", "nccl_gdr_disabled",
         "nccl_ib_disabled", "nccl_p2p_disabled", "nccl_rails_reduced", "nccl_socket_transport", "storage_errors_logged",
     })
