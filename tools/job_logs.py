@@ -19,6 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from forensic.sandbox import ForensicError
+from forensic.tools._nccl_env import LauncherEnv, slow_path_findings
 from forensic.tools._trainer_log import TrainerFacts
 from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, rank_component, register
 from forensic.tools.parsers.nccl import parse_nccl_log
@@ -183,6 +184,7 @@ class JobLogs(Tool):
         completion: Counter = Counter()
         parsed = []
         trainer = TrainerFacts()
+        launcher = LauncherEnv()
         for file_no, name in enumerate(files):
             try:
                 doc = ctx.source.log(name)
@@ -194,6 +196,7 @@ class JobLogs(Tool):
                 continue
             sources.append(doc.source)
             trainer.add_lines(doc.lines())
+            launcher.add_lines(doc.lines())
             parsed.append((file_no, nccl))
             for sel in nccl.nets:
                 transports[sel.transport] += 1
@@ -233,6 +236,17 @@ class JobLogs(Tool):
         if "1" in {p.env.get("NCCL_IB_DISABLE") for p in latest} or ("1" in env.get("NCCL_IB_DISABLE", set()) and not latest):
             signals.append(Signal(name="nccl_ib_disabled", component="job", kind="job",
                                   detail="NCCL_IB_DISABLE set by environment to 1", values={"NCCL_IB_DISABLE": 1}))
+        # The same settings as launchers and trainers print them (export lines, env dumps,
+        # "GPU Direct RDMA Disabled"): a slow path by configuration, onset or not.
+        if ctx.source.topology:
+            widest = max(ctx.source.topology.hosts, key=lambda h: len(h.nics), default=None)
+            ibdevs = sorted({n.ibdev for n in widest.nics if n.ibdev}) if widest else []
+            netdevs = {n.netdev for h in ctx.source.topology.hosts for n in h.nics if n.netdev}
+            have = {s.name for s in signals}
+            for name, detail, values in slow_path_findings(launcher, ibdevs=ibdevs, netdevs=netdevs):
+                if name not in have:
+                    have.add(name)
+                    signals.append(Signal(name=name, component="job", kind="job", detail=detail, values=values))
         if timeouts:
             seq, ranks = max(stuck.items(), key=lambda kv: len(kv[1])) if stuck else (None, set())
             signals.append(Signal(name="collective_timeout", component="job", kind="job",
