@@ -20,8 +20,12 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
+import numpy as np
+
 from forensic.sandbox import ForensicError
 from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, count, register
+from forensic.tools.metrics import read_metric
+from forensic.tools.parsers.openmetrics import counter_increase
 from forensic.tools.parsers.hostload import parse_pressure, parse_top
 from forensic.tools.parsers.kernel_log import kernel_lines
 
@@ -48,6 +52,8 @@ IO_PRESSURE_PCT = 20.0
 IOWAIT_PCT = 20.0
 #: Share of the hosts read that must show I/O pressure for it to be job-wide (input is shared).
 IO_SHARE = 0.5
+#: node_exporter's PSI counters (seconds waited per second = the share of time, 0..1).
+IO_PRESSURE_SERIES = ("node_pressure_io_waiting_seconds_total", "node_pressure_io_stalled_seconds_total")
 #: Events this long before the window opens are history.
 HISTORY_BEFORE_S = 2 * 3600
 
@@ -123,6 +129,13 @@ class InputPipeline(Tool):
                     read.append(host)
             except ForensicError as exc:
                 errors.append(f"{host}: {exc}")
+        in_scope = set(ctx.hosts(args.host))
+        for host, pct, src in _io_pressure_series(ctx):
+            if host in in_scope or args.host is None:
+                io[host] = max(io.get(host, 0.0), pct)
+                read.append(host)
+                if src not in sources:
+                    sources.append(src)
         read = sorted(set(read))
         if not read:
             return ToolResult(status="error" if errors else "no_data",
@@ -151,3 +164,28 @@ class InputPipeline(Tool):
                    + (f"; {history} older storage lines are history" if history else ""))
         return ToolResult(status="ok", summary=summary, signals=signals, source=sources, covered=["job", *read],
                           data={"io_pct": io, "lines": [list(x) for x in lines[:20]], "history": history, "errors": errors})
+
+
+def _io_pressure_series(ctx: ToolContext) -> list[tuple[str, float, str]]:
+    """(host, % of time waiting on I/O over the last third of the window, source) from PSI series."""
+    start, end = ctx.source.window
+    out: list[tuple[str, float, str]] = []
+    for name in IO_PRESSURE_SERIES:
+        got = read_metric(ctx, name)
+        for s in got.series:
+            host = s.labels.get("hostname") or s.labels.get("Hostname") or (s.labels.get("instance") or "").split(":")[0]
+            mask = np.isfinite(s.timestamps)
+            if start is not None:
+                mask &= s.timestamps >= start
+            if end is not None:
+                mask &= s.timestamps <= end
+            t, v = s.timestamps[mask], s.values[mask]
+            if not host or t.size < 3:
+                continue
+            tail = slice(int(t.size * 2 / 3) - 1, None)  # a stall starts inside the window: judge its late part
+            tt, vv = t[tail], v[tail]
+            if tt.size >= 2 and tt[-1] > tt[0]:
+                out.append((host, min(100.0, 100.0 * counter_increase(vv) / (tt[-1] - tt[0])), got.sources[0] if got.sources else name))
+        if out:
+            break
+    return out

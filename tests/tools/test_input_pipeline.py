@@ -144,3 +144,23 @@ def test_one_kernel_storage_line_makes_the_stall_the_lead_but_not_confirmed() ->
 def test_a_weak_trainer_hint_never_outweighs_clean_steps() -> None:
     obs = observe([_rec(1, "job_steps", ["steps_clean"]), _rec(2, "job_logs", ["input_stall_hint"])])
     assert beliefs(G, obs)[0].root_cause == "healthy"
+
+
+def test_io_pressure_from_node_exporter_psi_series(tmp_path: Path) -> None:
+    from datetime import datetime
+
+    from tests.conftest import HOSTS
+
+    root = _bundle(tmp_path)
+    start = json.loads((root / "incident.json").read_text())["window"]["start"]
+    t0 = datetime.fromisoformat(start.replace("Z", "+00:00")).timestamp()
+    lines = ["# TYPE node_pressure_io_waiting_seconds_total counter"]
+    for i, host in enumerate(HOSTS):
+        for k in range(9):  # 0.45 s of every second waiting on I/O, late in the window
+            v = 0.02 * 600 * k if k < 5 else 0.02 * 600 * 5 + 0.45 * 600 * (k - 5)
+            lines.append(f'node_pressure_io_waiting_seconds_total{{instance="{host}:9100",job="node"}} {v:.1f} {t0 + 600 * k:.0f}')
+    (root / "metrics").mkdir(exist_ok=True)
+    (root / "metrics/node.om").write_text("\n".join(lines) + "\n# EOF\n")
+    res = get_tool("input_pipeline")(ToolContext(Bundle(root)), {})
+    sig = [s for s in res.signals if s.name == "io_pressure_high"]
+    assert sig and sig[0].values["hosts_high"] == 2 and 40.0 <= sig[0].values["max_pct"] <= 50.0
