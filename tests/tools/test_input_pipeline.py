@@ -164,3 +164,18 @@ def test_io_pressure_from_node_exporter_psi_series(tmp_path: Path) -> None:
     res = get_tool("input_pipeline")(ToolContext(Bundle(root)), {})
     sig = [s for s in res.signals if s.name == "io_pressure_high"]
     assert sig and sig[0].values["hosts_high"] == 2 and 40.0 <= sig[0].values["max_pct"] <= 50.0
+
+
+def test_step_physics_slower_after_compute_with_a_quiet_network_points_at_input() -> None:
+    """Step time grew, compute did not (the wait is timed inside the step, so it reads as time
+    after compute), no straggler, the network is quiet, and the hosts wait on I/O: input, not NCCL."""
+    quiet = [{"id": "ev-2", "tool": "nic_counters", "status": "ok", "covered": ["h/mlx5_0", "h"], "summary": "n", "args": {},
+              "signals": []},
+             _rec(3, "job_logs", []), _rec(4, "input_pipeline", ["io_pressure_high"])]
+    obs = observe([_rec(1, "job_steps", ["job_slowdown", "slowdown_in_comm"]), *quiet])
+    top = beliefs(G, obs)[0]
+    assert (top.root_cause, top.confirmed) == ("input_pipeline_stall", False)
+    # the same steps with NCCL on sockets: the configuration, not the input
+    obs = observe([_rec(1, "job_steps", ["job_slowdown", "slowdown_in_comm"]), _rec(3, "job_logs", ["nccl_socket_transport"]),
+                   _rec(4, "input_pipeline", [])])
+    assert beliefs(G, obs)[0].root_cause == "nccl_misconfiguration"
