@@ -63,6 +63,8 @@ class Remediation(BaseModel):
     reason: str = Field(description="Reason template.")
     blast_radius: str = Field("", description="What else the action affects.")
     rollback: str = Field("", description="How to undo it.")
+    kinds: list[ComponentKind] = Field(
+        default_factory=list, description="Kinds of verdict component it applies to (a switch port has no host to drain); empty: all.")
 
 
 class RootCauseSpec(BaseModel):

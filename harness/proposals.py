@@ -24,8 +24,11 @@ def make_proposals(graph: FailureGraph, report: Report) -> list[Proposal]:
     component = v.component or "job"
     fill = {"component": component, "host": host_of(component)}
     cited = sorted({e for f in report.findings if f.verified for e in f.evidence}, key=lambda e: int(e.split("-")[1]))
+    # The verdict component's kind, as the tools that found it said (a signal carries it).
+    kinds = {s.kind for r in report.evidence for s in r.signals if s.component == component}
     out = []
-    for i, tmpl in enumerate(rc.remediation, start=1):
+    templates = [t for t in rc.remediation if not t.kinds or not kinds or kinds & set(t.kinds)]
+    for i, tmpl in enumerate(templates, start=1):
         p = Proposal(
             id=f"rp-{i}",
             action=tmpl.action,

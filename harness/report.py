@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from forensic.harness import citations
 from forensic.harness.bounded import bound_record
 from forensic.harness.budget import Usage
+from forensic.harness.health import check_healthy
 from forensic.harness.failure_graph import FailureGraph, Hypothesis, Observation, _covered, beliefs, host_of, observe
 from forensic.harness.ledger import by_id
 from forensic.harness.models import BudgetReport, EvidenceRecord, Finding, Report, Verdict
@@ -97,11 +98,28 @@ def build_report(inv: Investigator, state: State) -> Report:
     notes.extend(n for n in inv.source.notes() if n not in notes)
     exhausted = state.get("budget_exhausted")
 
+    unearned: str | None = None
     if top.root_cause == "healthy":
-        status = "healthy"
-        verdict = Verdict(root_cause="healthy", component=None, confidence=round(top.probability, 4))
-        chain = [view_symptom, "healthy"]
-        findings = _healthy_findings(records)
+        health = check_healthy(graph, obs, f"{inv.source.incident.title} {inv.source.incident.reported}")
+        faults = [h for h in hyps if h.root_cause != "healthy"]
+        # With nothing read at all the rule below (absence of evidence) says inconclusive already.
+        if health.earned or not faults or not health.tested:
+            status = "healthy"
+            # Confidence reflects coverage: classes no tool could test are not ruled out.
+            verdict = Verdict(root_cause="healthy", component=None, confidence=round(top.probability * health.coverage, 4))
+            chain = [view_symptom, "healthy"]
+            findings = _healthy_findings(records)
+            notes.append(f"healthy: {health.why}; {len(health.tested)} fault classes tested with readable evidence"
+                         + (f", not testable here: {', '.join(health.untestable)}" if health.untestable else ""))
+        else:
+            # Healthy must be earned: name the strongest fault candidate, inconclusive, not a weak "healthy".
+            unearned = health.why
+            top = faults[0]
+            verdict = Verdict(root_cause=top.root_cause, component=top.component, confidence=round(top.probability, 4))
+            chain = [view_symptom, m, top.root_cause] if (m := _mechanism(graph, top)) else [view_symptom, top.root_cause]
+            findings = _findings(top, records) or _healthy_findings(records)
+            status = "inconclusive"
+            notes.append(f"not healthy: {unearned}; the strongest candidates are listed, none is established")
     else:
         status = "confirmed" if top.confirmed else "probable"
         verdict = Verdict(root_cause=top.root_cause, component=top.component, confidence=round(top.probability, 4))
@@ -134,7 +152,7 @@ def build_report(inv: Investigator, state: State) -> Report:
 
     alternatives = [
         Verdict(root_cause=h.root_cause, component=h.component, confidence=round(h.probability, 4))
-        for h in hyps[1:] if h.probability >= 0.001
+        for h in hyps if h is not top and h.probability >= 0.001
     ][:3]
     if verdict.root_cause != "healthy" and not any(a.root_cause == "healthy" for a in alternatives):
         healthy = next((h for h in hyps if h.root_cause == "healthy"), None)
@@ -142,7 +160,7 @@ def build_report(inv: Investigator, state: State) -> Report:
             alternatives = alternatives[:2] + [Verdict(root_cause="healthy", component=None, confidence=round(healthy.probability, 4))]
     leading: list[Hypothesis] = []
     if status == "inconclusive":
-        # An exhausted budget is no evidence of health: name the faults still in play instead.
+        # An exhausted budget (or an unearned "healthy") is no evidence of health: name the faults still in play.
         leading = [h for h in hyps if h.root_cause != "healthy"][:LEADING]
     missing = [r for r in records if r["status"] == "no_data"]
     if missing:

@@ -30,6 +30,15 @@ INPUT_STALL = [
     ("prefetch", re.compile(r"\b(?:prefetch|input|data|shuffle)[ _-]?(?:queue|buffer)\b.{0,20}\b(?:empty|starv|drained|underrun)", re.I)),
     ("generic", re.compile(r"\b(?:data|input)[ _-](?:loading|pipeline|wait)\b.{0,30}\b(?:stall|slow|bottleneck|timeout|timed out)", re.I)),
     ("data_time", re.compile(r"\bdata_time[=: ]{1,3}(?:[1-9]\d{0,5}|0\.[3-9])\d{0,6}\s{0,2}s", re.I)),
+    # Wider wordings (issue 11m): a loader timeout names what it waited for; c10d's "Timeout waiting
+    # for key" is the rendezvous store, not input, so the object must be data-like.
+    ("pytorch", re.compile(r"\bTimeout waiting for (?:the )?(?:data|batch|input|samples?|prefetch|worker|queue|shard|reader|records?)\b", re.I)),
+    ("data_wait", re.compile(r"\b(?:dataloader(?:_time)?|data_wait|batch[_ ]wait|load_time|time/data)[=: ]{1,3}(?:[1-9]\d{0,5}(?:\.\d{1,6})?|0\.[3-9]\d{0,6})\s{0,2}s\b", re.I)),
+    ("hf_datasets", re.compile(r"Got disconnected from remote data host|\bwebdataset\b.{0,80}\b(?:timeout|timed out|retry|stall|slow)", re.I)),
+    ("tf.data", re.compile(r"\btf\.data\b.{0,80}\b(?:bottleneck|slow|stall|starv)|Filling up shuffle buffer|"
+                           r"input pipeline is (?:the|a) bottleneck", re.I)),
+    ("dali", re.compile(r"\b(?:nvidia\.)?DALI\b.{0,80}\b(?:timeout|timed out|stall|waiting|starv|slow)", re.I)),
+    ("prefetch", re.compile(r"\b(?:prefetch|data|input|batch)[ _-]?queue\b.{0,20}\bis empty\b", re.I)),
 ]
 
 #: (label, pattern): storage clients and file systems in trouble.
@@ -40,6 +49,12 @@ STORAGE = [
     ("lustre", re.compile(r"LustreError|Lustre:.{0,120}(?:timed out|evict|Connection to \S{1,200} was lost)", re.I)),
     ("gcs", re.compile(r"gcsfuse.{0,80}(?:429|503|timeout|retry)|TooManyRequests|storage\.googleapis\.com.{0,80}(?:429|503)", re.I)),
     ("fs", re.compile(r"\b(?:EIO|Input/output error|Stale file handle|Transport endpoint is not connected)\b")),
+    ("s3", re.compile(r"Read timeout on endpoint URL|\b503\b.{0,40}(?:Service Unavailable|Slow ?Down)|ThrottlingException", re.I)),
+    ("nfs", re.compile(r"nfs: server \S{1,253} (?:OK|still trying)", re.I)),
+    ("lustre", re.compile(r"\bptlrpc_\w{1,40}", re.I)),
+    ("gpfs", re.compile(r"\bmmfs\w{0,10}\b.{0,120}(?:expel|timeout|timed out|lease)", re.I)),
+    ("weka", re.compile(r"\bweka\w{0,10}\b.{0,120}(?:timeout|timed out|disconnect|unreachable)", re.I)),
+    ("blocked", re.compile(r"INFO: task \S{1,64}:\d{1,10} blocked for more than \d{1,6} seconds")),
 ]
 
 _CONFIG = {
@@ -64,7 +79,8 @@ SAME_WORK = 0.95
 _NEEDS = re.compile(
     "data|batch|waiting for|ray|prefetch|input|shuffle|fetch|slowdown|slow down|reduce your request rate|"
     "requesttimeout|readtimeouterror|botocore|nfs|lustre|gcsfuse|toomanyrequests|storage.googleapis|eio|"
-    "stale file|transport endpoint|seq|len|context|parallel|tok|throughput|samples|step_time|iteration|time/step",
+    "stale file|transport endpoint|seq|len|context|parallel|tok|throughput|samples|step_time|iteration|time/step|"
+    "timeout|wait|webdataset|disconnected|tf\\.data|dali|queue|load_time|503|throttl|ptlrpc|mmfs|weka|blocked for",
     re.I)  # the patterns' own case folding (re.I), so no line one of them matches is skipped
 
 

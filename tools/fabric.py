@@ -16,6 +16,7 @@ import numpy as np
 from pydantic import Field
 
 from forensic.sandbox import ForensicError, ToolArgumentError
+from forensic.tools._switch_pause import PFC_SERIES, PortPause, origins
 from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, register
 from forensic.tools.metrics import read_metric
 from forensic.tools.parsers.openmetrics import counter_increase
@@ -59,7 +60,7 @@ def _uplinks(ctx: ToolContext) -> dict[str, set[str]]:
 @register
 class Fabric(Tool):
     name = "fabric"
-    emits = frozenset({"pfc_origin", "pfcwd_storm", "switch_uplink_imbalance"})
+    emits = frozenset({"pfc_origin", "pfcwd_storm", "switch_port_pause_origin", "switch_uplink_imbalance"})
     description = (
         "Switch-side evidence: SONiC PFC watchdog storms and per-port PFC counters mapped to the NIC cabled to "
         "each port (the storm origin), and ECMP uplink balance from ifHCOutOctets rates (polarization). "
@@ -78,6 +79,7 @@ class Fabric(Tool):
         sources: list[str] = []
         covered: list[str] = []
         seen_any = False
+        pauses: list[PortPause] = []
         for name in scope:
             sw = ctx.source.switch(name)
             for argv, parse in ((["show", "pfcwd", "stats"], parse_pfcwd_stats), (["show", "pfc", "counters"], parse_pfc_counters)):
@@ -100,6 +102,9 @@ class Fabric(Tool):
                                 values={"switch": name, "port": q.port, "queue": q.queue, "storm_detected": q.storm_detected,
                                         "tx_drop": q.tx_drop}))
                 else:
+                    for p in parsed.rx.keys() | parsed.tx.keys():
+                        pauses.append(PortPause(name, p, float(sum(v or 0 for v in parsed.tx.get(p, []))),
+                                                float(sum(v or 0 for v in parsed.rx.get(p, []))), "show pfc counters"))
                     # Pauses received on a port come from what is cabled to it. Only host-facing
                     # ports can be an origin (pauses on uplinks are propagation), and an origin is
                     # rare: when many ports stand out, congestion is general, not one device.
@@ -116,6 +121,23 @@ class Fabric(Tool):
                                     values={"switch": name, "port": port, "rx_pfc": rx_tot[port], "median": med}))
                 covered.extend(c for (s, _), c in owner.items() if s == name)
             covered.append(name)
+        # Switch ports that transmit pauses with nothing pausing them: the origin is the switch port.
+        series_pauses, series_sources = _series_pauses(ctx, scope, {(p.switch, p.port) for p in pauses})
+        if series_pauses:
+            seen_any = True
+            pauses.extend(series_pauses)
+            sources.extend(series_sources)
+        nic_origin = any(sig.name in ("pfc_origin", "pfcwd_storm") and sig.kind == "nic" for sig in signals)
+        for port, med in ([] if nic_origin else origins(pauses)):
+            cabled = owner.get((port.switch, port.port))
+            comp = f"{port.switch}/{port.port}"
+            signals.append(Signal(
+                name="switch_port_pause_origin", component=comp, kind="port",
+                detail=f"{comp} transmitted {port.tx:.0f} PFC pause frames (port median {med:g}) "
+                       + (f"into {cabled}" if cabled else "into its peer")
+                       + f" while no port of {port.switch} received a pause storm: the switch port originates them ({port.basis})",
+                values={"switch": port.switch, "port": port.port, "tx_pfc": port.tx, "median": med, "cabled_to": cabled or ""}))
+            covered.append(comp)
         imbalance, checked = self._ecmp(ctx, scope)
         signals.extend(imbalance)
         if checked:
@@ -242,3 +264,29 @@ def _persistent_rates(by_port: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict
         return None
     tail = mat[:, -run:]
     return {port: float(np.nanmean(row)) for port, row in zip(per, tail, strict=True)}
+
+
+def _series_pauses(ctx: ToolContext, scope: list[str], have: set[tuple[str, str]]) -> tuple[list[PortPause], list[str]]:
+    """Per-port PFC counts from switch-port series (increase over the window), for ports with no
+    ``show pfc counters`` row."""
+    start, end = ctx.source.window
+    counts: dict[tuple[str, str], dict[str, float]] = defaultdict(lambda: {"tx": 0.0, "rx": 0.0})
+    sources: list[str] = []
+    for metric, direction in PFC_SERIES:
+        read = read_metric(ctx, metric)
+        for s in read.series:
+            sw = (s.labels.get("instance") or "").split(":")[0]
+            port = s.labels.get("ifName") or s.labels.get("ifDescr") or s.labels.get("interface")
+            if sw not in scope or not port or (sw, port) in have:
+                continue
+            mask = np.isfinite(s.timestamps)
+            if start is not None:
+                mask &= s.timestamps >= start
+            if end is not None:
+                mask &= s.timestamps <= end
+            if mask.sum() >= 2:
+                counts[(sw, port)][direction] += counter_increase(s.values[mask])
+        if read.series:
+            sources.extend(read.sources)
+    return [PortPause(sw, port, c["tx"], c["rx"], "PFC series increase over the window")
+            for (sw, port), c in counts.items()], sources

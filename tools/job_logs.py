@@ -19,6 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from forensic.sandbox import ForensicError
+from forensic.tools._nccl_env import LauncherEnv, slow_path_findings
 from forensic.tools._sweep import Sweep, plan
 from forensic.tools._trainer_log import TrainerFacts
 from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, rank_component, register
@@ -134,6 +135,12 @@ def _trainer_signals(t: TrainerFacts) -> list[Signal]:
         out.append(Signal(name="storage_errors_logged", component="job", kind="job",
                           detail=f"{len(t.storage)} storage errors or throttling in the job logs ({', '.join(kinds)}), e.g. {t.storage[0][1]!r}",
                           values={"lines": len(t.storage), "kinds": ",".join(kinds)}))
+    weak = [*t.stalls, *t.storage]
+    if weak and len(t.stalls) < MIN_STALL_LINES and len(t.storage) < MIN_STALL_LINES:
+        # One "nfs: server X not responding" or one DataLoader timeout is a lead worth testing.
+        out.append(Signal(name="input_stall_hint", component="job", kind="job",
+                          detail=f"the job logs mention input or storage trouble {len(weak)} time(s), e.g. {weak[0][1]!r}",
+                          values={"lines": len(weak), "kinds": ",".join(sorted({k for k, _ in weak}))}))
     if (rc := t.reconfiguration()) is not None:
         out.append(Signal(name="job_reconfigured", component="job", kind="job",
                           detail=f"the job was relaunched with {rc['changed']}; work per second held "
@@ -150,7 +157,7 @@ class JobLogsInput(ToolInput):
 class JobLogs(Tool):
     name = "job_logs"
     emits = frozenset({
-        "collective_timeout", "dump_signal_rank", "input_stall_logged", "job_reconfigured", "lagging_rank",
+        "collective_timeout", "dump_signal_rank", "input_stall_hint", "input_stall_logged", "job_reconfigured", "lagging_rank",
         "nccl_async_event", "nccl_completion_error", "nccl_env_changed", "nccl_gdr_disabled",
         "nccl_ib_disabled", "nccl_p2p_disabled", "nccl_rails_reduced", "nccl_socket_transport", "storage_errors_logged",
     })
@@ -180,6 +187,7 @@ class JobLogs(Tool):
         capped: list[str] = []
         parsed = []
         trainer = TrainerFacts()
+        launcher = LauncherEnv()
         for file_no, name in enumerate(files):
             try:
                 doc = ctx.source.log(name)
@@ -194,6 +202,7 @@ class JobLogs(Tool):
                 capped.append(f"{doc.source}: {dropped} records past the per-log cap not kept "
                               "(timeout counts, completion errors per host and per-rank facts cover every line)")
             trainer.add_lines(doc.lines())
+            launcher.add_lines(doc.lines())
             parsed.append((file_no, nccl))
             for sel in nccl.nets:
                 transports[sel.transport] += 1
@@ -230,6 +239,17 @@ class JobLogs(Tool):
         if "1" in {p.env.get("NCCL_IB_DISABLE") for p in latest} or ("1" in env.get("NCCL_IB_DISABLE", set()) and not latest):
             signals.append(Signal(name="nccl_ib_disabled", component="job", kind="job",
                                   detail="NCCL_IB_DISABLE set by environment to 1", values={"NCCL_IB_DISABLE": 1}))
+        # The same settings as launchers and trainers print them (export lines, env dumps,
+        # "GPU Direct RDMA Disabled"): a slow path by configuration, onset or not.
+        if ctx.source.topology:
+            widest = max(ctx.source.topology.hosts, key=lambda h: len(h.nics), default=None)
+            ibdevs = sorted({n.ibdev for n in widest.nics if n.ibdev}) if widest else []
+            netdevs = {n.netdev for h in ctx.source.topology.hosts for n in h.nics if n.netdev}
+            have = {s.name for s in signals}
+            for name, detail, values in slow_path_findings(launcher, ibdevs=ibdevs, netdevs=netdevs):
+                if name not in have:
+                    have.add(name)
+                    signals.append(Signal(name=name, component="job", kind="job", detail=detail, values=values))
         if timeouts:
             seq, ranks = max(stuck.items(), key=lambda kv: len(kv[1])) if stuck else (None, set())
             signals.append(Signal(name="collective_timeout", component="job", kind="job",

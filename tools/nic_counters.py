@@ -17,12 +17,12 @@ from forensic.tools._inventory import inventory
 from forensic.tools._sweep import NIC_PEERS
 from forensic.tools.base import PEER_SAMPLE, HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, count, register
 from forensic.tools.parsers.ethtool import counter_deltas, parse_ethtool_stats, pfc_summary
-from forensic.tools.parsers.infiniband import ib_counter_deltas, parse_ib_rate
+from forensic.tools.parsers.infiniband import ib_counter_deltas, parse_ib_port_state, parse_ib_rate, parse_ibstat
 from forensic.tools.parsers.sysfs import parse_int_file
 
 _IB_ERRORS = ("symbol_error", "port_rcv_errors", "link_downed", "link_error_recovery", "local_link_integrity_errors",
               "port_rcv_remote_physical_errors", "excessive_buffer_overrun_errors")
-_ETH_ERRORS = ("rx_symbol_err_phy", "rx_crc_errors_phy", "link_down_events_phy", "rx_pcs_symbol_err_phy")
+_ETH_ERRORS = ("rx_symbol_err_phy", "rx_crc_errors_phy", "link_down_events_phy", "rx_pcs_symbol_err_phy", "carrier_changes")
 #: Pause frames one NIC must send over the window, and how far above the fleet, to be an origin.
 ORIGIN_MIN_PAUSES = 1000
 ORIGIN_FLEET_FACTOR = 10.0
@@ -41,6 +41,7 @@ class NicReading:
     have_before: bool = False
     rate_gbps: float | None = None
     state: str | None = None
+    phys_state: str | None = None
     sources: list[str] = field(default_factory=list)
 
     @property
@@ -102,9 +103,39 @@ def _read(ctx: ToolContext, host: str) -> list[NicReading]:
                 r.rate_gbps = None
         if now.exists(f"{base}/state"):
             r.state = now.read(f"{base}/state").strip()
+        _link_forms(r, now, before, dev.name, port, base)
         if r.sources or r.rate_gbps is not None:
             out.append(r)
     return out
+
+
+def _link_forms(r: NicReading, now, before, ibdev: str, port: int, base: str) -> None:
+    """The link's other forms (issue 11m item 4): physical state (a port stuck in Polling or
+    LinkErrorRecovery), carrier changes of its netdev over the window (each flap is two), and
+    ``ibstat`` where sysfs gave no rate or state."""
+    try:
+        if now.exists(f"{base}/phys_state"):
+            r.phys_state = parse_ib_port_state(now.read(f"{base}/phys_state")).name
+        if r.netdev and now.exists(f"/sys/class/net/{r.netdev}/carrier_changes"):
+            cc_now = parse_int_file(now.read(f"/sys/class/net/{r.netdev}/carrier_changes"))
+            cc_before = (parse_int_file(before.read(f"/sys/class/net/{r.netdev}/carrier_changes"))
+                         if before.exists(f"/sys/class/net/{r.netdev}/carrier_changes") else None)
+            if cc_now is not None and cc_before is not None and cc_now >= cc_before:
+                # Two changes (down, up) per flap; only a rise over the window counts: a link that
+                # came up at boot has a few changes forever.
+                r.eth["carrier_changes"] = cc_now - cc_before
+        if (r.rate_gbps is None or r.state is None) and now.has_command(["ibstat"]):
+            for ca in parse_ibstat(now.run(["ibstat"])):
+                if ca.name != ibdev:
+                    continue
+                for p in ca.ports:
+                    if p.number == port:
+                        r.rate_gbps = r.rate_gbps if r.rate_gbps is not None else p.rate_gbps
+                        r.state = r.state or p.state
+                        r.phys_state = r.phys_state or p.physical_state
+                        r.sources.append(now.command_source(["ibstat"]))
+    except ForensicError:
+        return
 
 
 def _tx_pauses(r: NicReading) -> tuple[int, int, int | None]:
@@ -178,7 +209,7 @@ class NicCounters(Tool):
                     **{k: v for k, v in sorted(oob.items())})
             errs = _errors(r)
             total = sum(errs.values())
-            downs = errs.get("link_downed", 0) + errs.get("link_down_events_phy", 0)
+            downs = errs.get("link_downed", 0) + errs.get("link_down_events_phy", 0) + errs.get("carrier_changes", 0) // 2
             if (r.have_before and (total >= MIN_LINK_ERRORS or downs)) or \
                     (not r.have_before and total >= 10 * MIN_LINK_ERRORS and total > ORIGIN_FLEET_FACTOR * max(err_median, 1)):
                 sig("link_errors", f"{comp} link errors {span}: " + ", ".join(f"{k} +{v}" for k, v in sorted(errs.items()))
@@ -189,6 +220,8 @@ class NicCounters(Tool):
                     rate_gbps=r.rate_gbps, peer_rate_gbps=modal_rate)
             if r.state and "ACTIVE" not in r.state.upper():
                 sig("link_below_rate", f"{comp} port state is {r.state}", state=r.state)
+            elif r.phys_state and r.phys_state.replace(" ", "").lower() not in ("linkup", "") and r.phys_state != "?":
+                sig("link_below_rate", f"{comp} physical state is {r.phys_state} (not LinkUp)", phys_state=r.phys_state)
         summary = f"{count(len(scope), 'NIC')} read on {count(len({r.host for r in scope}), 'host')}; "
         summary += by_signal(signals) if signals else "no pause origin, drops or link errors"
         if not all(r.have_before for r in scope):

@@ -237,6 +237,8 @@ class JobSim:
     slow: list[RankSlow] = field(default_factory=list)
     comm_mult: list[tuple[float, float, float | Callable[[float], float]]] = field(default_factory=list)
     gap_mult: list[tuple[float, float, float | Callable[[float], float]]] = field(default_factory=list)
+    #: The trainer times the data wait inside its step (before compute), not between steps.
+    input_wait_in_step: bool = False
     comm_spikes: list[tuple[float, float]] = field(default_factory=list)   # (t, extra seconds) one-off
     hang_at: float | None = None
     crash_at: float | None = None

@@ -103,12 +103,17 @@ def simulate(scn: Scenario) -> StepsResult:
             if t <= ts < t + job.base_compute * 1.5:
                 comm += extra_s
         skew = rng.uniform(0.0, 0.003, R)
-        arrival = skew + c
+        wait = np.zeros(R)
+        if job.input_wait_in_step:
+            # Every rank waits alike for its batch before computing: the step grows, compute does not.
+            wait_s = job.base_gap * max(0.0, _mult(job.gap_mult, t) - 1.0)
+            wait = wait_s * (1.0 + 0.02 * np.abs(rng.standard_normal(R)))
+        arrival = skew + wait + c
         barrier = float(arrival.max())
         tail = rng.uniform(0.0, 0.0008, R)
         end_rel = barrier + comm + tail
         dur = end_rel - skew
-        gap = job.base_gap * _mult(job.gap_mult, t) * (1.0 + abs(0.15 * rng.standard_normal()))
+        gap = job.base_gap * (1.0 if job.input_wait_in_step else _mult(job.gap_mult, t)) * (1.0 + abs(0.15 * rng.standard_normal()))
         logged = (s % job.log_every) == 0
         rec = StepRecord(step=s, t=t, end=t + float(end_rel.max()), logged=logged)
         res.records.append(rec)

@@ -86,6 +86,11 @@ INCIDENTS: list[IncidentSpec] = [
     _t("case-031", "thermal_throttle", 5032, 24, None, hs="rackslot", ss="rackt0", styles=("journal",)),
     _t("case-032", "pcie_downtrain", 5033, 8, "x8-quiet", hs="fqdn", styles=("dmesg",), severity=1.04,
        col_compute=False),
+    # Issue 11m: presentations read more widely. An input stall only the hosts' kernels report
+    # (NFS not responding), with and without compute_s; NCCL with peer-to-peer copies turned off.
+    _t("case-033", "input_pipeline_stall", 5034, 12, "nfs", hs="alpha", styles=("journal",), col_compute=False),
+    _t("case-034", "input_pipeline_stall", 5035, 8, "nfs-in-step", hs="rackslot", styles=("ctime",), col_compute=True),
+    _t("case-035", "nccl_misconfiguration", 5036, 12, "p2p", hs="fqdn", styles=("dmesg",)),
 ]
 
 

@@ -745,3 +745,14 @@ def _aer_source(source: str, reporter: PciAddress | None) -> PciAddress | None:
 
 def _key(pci: PciAddress) -> tuple[int, int, int, int]:
     return pci.domain, pci.bus, pci.device, pci.function or 0
+
+
+def kernel_lines(text: str, *, boot_unix: float | None = None, year: int | None = None):
+    """(line number, wall time or None, body after the prefix) for every line of a kernel log, in any
+    prefix style :func:`parse_kernel_log` accepts; for readers of lines it has no event for."""
+    clock = _Clock(boot_unix, year, [])
+    for line_no, line in enumerate(plain_lines(text), 1):
+        if len(line) > _MAX_LINE or not line.strip():
+            continue
+        stamp = clock.split(line.rstrip("\r"))
+        yield line_no, stamp.time_unix, stamp.body

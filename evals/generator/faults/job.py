@@ -18,6 +18,7 @@ def input_pipeline_stall(scn: Scenario, rng: np.random.Generator, variant: str |
     else:
         f = 1.0 + stall / job.base_gap
     job.gap_mult.append((tf, float("inf"), f))
+    job.input_wait_in_step = variant == "nfs-in-step"
     busy = (job.base_compute + job.base_comm) / (job.base_compute + job.base_comm + stall)
     for gs in c.job_gpus(scn):
         gs.util.set(tf, 99.0 * busy)
@@ -27,7 +28,16 @@ def input_pipeline_stall(scn: Scenario, rng: np.random.Generator, variant: str |
     for h in scn.fleet.job_hosts:
         scn.hosts[h].io_pressure_rate.set(tf, float(rng.uniform(2, 12)))
     c.traffic_scale(scn, tf, busy)
-    if rng.random() < 0.5:
+    if variant in ("nfs", "nfs-in-step"):
+        # The trainer says nothing; the hosts' kernels report the NFS server the job reads from
+        # not responding (and recovering), a few hosts at a time.
+        server = f"filer{int(rng.integers(1, 9)):02d}.storage"
+        for i, h in enumerate(scn.fleet.job_hosts):
+            if i % 3 == 0:
+                t = tf + float(rng.uniform(30, 600))
+                scn.kernel(h, t, f"nfs: server {server} not responding, still trying", 4)
+                scn.kernel(h, t + float(rng.uniform(20, 200)), f"nfs: server {server} OK", 5)
+    elif rng.random() < 0.5:
         scn.opts["progress_data_time"] = True
     scn.truth = {"root_cause": "input_pipeline_stall", "component": "job"}
     c.set_symptom(scn, "slow")
@@ -58,6 +68,11 @@ def nccl_misconfiguration(scn: Scenario, rng: np.random.Generator, variant: str 
         others = [n.ibdev for n in scn.fleet.host(scn.fleet.job_hosts[0]).nics if n.ibdev != hca]
         c.traffic_scale(scn, tf + job.restart_after, 0.01, ibdevs=others, switches=False)
         c.traffic_scale(scn, tf + job.restart_after, 2.0, ibdevs=[hca], switches=False)
+    elif variant == "p2p":
+        # Peer-to-peer copies turned off: intra-node traffic bounces through host memory.
+        env = env + ["NCCL_P2P_DISABLE set by environment to 1"]
+        job.restart_nccl = {"env": env}
+        sev = c.comm_mult(scn, rng, 1.2, 1.8)
     else:
         env = env + ["NCCL_NET_GDR_LEVEL set by environment to LOC"]
         job.restart_nccl = {"env": env, "gdr": False}

@@ -1,0 +1,92 @@
+"""When "healthy" is earned, and how sure it may be.
+
+No fault found is not the same as no fault. A ``healthy`` verdict needs positive evidence that the
+job is fine or that its slowdown is explained:
+
+- the steps show no regression (``steps_clean`` with per-rank compute, ``job_steady`` without), or
+- the trainer explains the longer step itself (``job_reconfigured``: relaunched with more work per
+  step while its work per second held).
+
+When the steps show a slowdown (``job_slowdown``), a hang (``job_hang``), or the incident's own
+words report one (its title or ``reported`` text) and nothing above answers it, the verdict is
+``inconclusive`` with the strongest fault candidates named: a low-confidence ``healthy`` would send
+people away from a real problem.
+
+The confidence of an earned ``healthy`` reflects coverage: the share of fault classes whose tests
+read evidence (and found nothing) against those no tool could test (their files were missing).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from forensic.harness.failure_graph import FailureGraph, Observation
+from forensic.tools._incident_text import expected_step_s, slow_from_start
+
+#: Signals that show the job is fine (its steps did not regress).
+FINE = ("steps_clean", "job_steady")
+#: Signals that explain a slowdown as the job's own doing.
+EXPLAINED = ("job_reconfigured",)
+#: Signals that show a symptom a healthy verdict would have to explain.
+SYMPTOMS = ("job_slowdown", "job_hang")
+#: Words in an incident's title or report that say the job is slow (bounded, word-anchored).
+_SLOW_WORDS = re.compile(
+    r"\b(?:slow\w{0,4}|mfu|throughput|tokens?/s|samples/s|step[ -]?time|s/it|regress\w{0,5}|"
+    r"drop(?:ped|s)?|degrad\w{0,5}|lower than|takes? longer|longer than|behind schedule)\b", re.I)
+
+
+@dataclass
+class HealthCheck:
+    """Whether a ``healthy`` verdict is earned, why (not), and the coverage behind it."""
+
+    earned: bool
+    why: str
+    tested: list[str] = field(default_factory=list)
+    untestable: list[str] = field(default_factory=list)
+
+    @property
+    def coverage(self) -> float:
+        n = len(self.tested) + len(self.untestable)
+        return len(self.tested) / n if n else 0.0
+
+
+def slowdown_reported(text: str) -> bool:
+    """The incident's own words say the job is slow (or state an expected step time)."""
+    return bool(_SLOW_WORDS.search(text or "")) or expected_step_s(text or "") is not None or slow_from_start(text or "")
+
+
+def coverage(graph: FailureGraph, obs: Observation) -> tuple[list[str], list[str]]:
+    """(fault classes whose direct evidence was read, classes no tool could test).
+
+    A class is tested when a tool that looks for the fault itself (a signal its confirmation rule
+    requires) read something; the job's steps alone say where time went, not that a part is sound.
+    """
+    tested, untestable = [], []
+    for rc in graph.root_causes.values():
+        if rc.id == "healthy" or not rc.tests:
+            continue
+        required = {sig for group in rc.confirm.require for sig in group}
+        direct = [t for t in rc.tests if t.weight > 0 and (t.signal in required or not required)]
+        (tested if any(t.tool in obs.ran for t in direct or rc.tests) else untestable).append(rc.id)
+    return sorted(tested), sorted(untestable)
+
+
+def check_healthy(graph: FailureGraph, obs: Observation, incident_text: str) -> HealthCheck:
+    """Is a ``healthy`` verdict earned by the evidence in ``obs``, given what the incident reports?"""
+    names = {s.name for _, s in obs.signals if s.kind == "job"}
+    tested, untestable = coverage(graph, obs)
+    if names & set(EXPLAINED):
+        return HealthCheck(True, "the trainer explains the longer step: its work per second held", tested, untestable)
+    if "job_hang" in names:
+        return HealthCheck(False, "the steps show the job hung and no tool explains it", tested, untestable)
+    if "job_slowdown" in names:
+        return HealthCheck(False, "the steps show a slowdown and no tool explains it", tested, untestable)
+    if names & set(FINE):
+        return HealthCheck(True, "the steps show no regression", tested, untestable)
+    if slowdown_reported(incident_text):
+        return HealthCheck(False, "the incident reports a slowdown, and no evidence shows the job is fine or explains it",
+                           tested, untestable)
+    if not tested:
+        return HealthCheck(False, "no fault class could be tested", tested, untestable)
+    return HealthCheck(True, "no symptom reported or shown, and no fault found", tested, untestable)
