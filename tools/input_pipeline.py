@@ -23,6 +23,8 @@ from datetime import datetime, timezone
 import numpy as np
 
 from forensic.sandbox import ForensicError
+from forensic.tools._sweep import hosts_for
+from forensic.tools.kernel_log import kernel_text
 from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, count, register
 from forensic.tools.metrics import read_metric
 from forensic.tools.parsers.openmetrics import counter_increase
@@ -101,18 +103,19 @@ class InputPipeline(Tool):
         read: list[str] = []
         sources: list[str] = []
         errors: list[str] = []
-        for host in ctx.hosts(args.host):
+        # The input is shared, so a stall shows on many hosts: a large fleet's sweep reads the
+        # suspects plus a fixed sample of peers (forensic.tools._sweep), never every host.
+        hosts, sweep = hosts_for(ctx, args.host, ())
+        for host in hosts:
             try:
                 node = ctx.source.host(host)
-                for argv in (["dmesg"], ["journalctl", "-k"]):
-                    if node.has_command(argv):
-                        found, old = storage_lines(node.run(argv), boot=ctx.source.collected(host).get("boot"),
-                                                   year=year, window=ctx.source.window)
-                        lines.extend((host, label, text) for label, text in found)
-                        history += old
-                        sources.append(node.command_source(argv))
-                        read.append(host)
-                        break
+                if (kernel := kernel_text(ctx, host)) is not None:  # the same read kernel_log uses
+                    found, old = storage_lines(kernel[0], boot=ctx.source.collected(host).get("boot"),
+                                               year=year, window=ctx.source.window)
+                    lines.extend((host, label, text) for label, text in found)
+                    history += old
+                    sources.append(kernel[1])
+                    read.append(host)
                 pressure = wa = None
                 if node.has_command(["cat", "/proc/pressure/io"]):
                     pr = parse_pressure(node.run(["cat", "/proc/pressure/io"]))
@@ -129,7 +132,7 @@ class InputPipeline(Tool):
                     read.append(host)
             except ForensicError as exc:
                 errors.append(f"{host}: {exc}")
-        in_scope = set(ctx.hosts(args.host))
+        in_scope = set(hosts)
         for host, pct, src in _io_pressure_series(ctx):
             if host in in_scope or args.host is None:
                 io[host] = max(io.get(host, 0.0), pct)
@@ -161,9 +164,11 @@ class InputPipeline(Tool):
                 values={"hosts_high": len(high), "hosts_read": len(io), "max_pct": worst}))
         summary = (f"{count(len(read), 'host')} read for input-pipeline evidence; "
                    + (", ".join(s.detail for s in signals) if signals else "no storage stall, no I/O pressure")
-                   + (f"; {history} older storage lines are history" if history else ""))
+                   + (f"; {history} older storage lines are history" if history else "")
+                   + (sweep.phrase() if sweep is not None else ""))
         return ToolResult(status="ok", summary=summary, signals=signals, source=sources, covered=["job", *read],
-                          data={"io_pct": io, "lines": [list(x) for x in lines[:20]], "history": history, "errors": errors})
+                          data={"io_pct": io, "lines": [list(x) for x in lines[:20]], "history": history, "errors": errors,
+                                **({"sweep": sweep.data()} if sweep is not None and not sweep.whole else {})})
 
 
 def _io_pressure_series(ctx: ToolContext) -> list[tuple[str, float, str]]:

@@ -33,24 +33,36 @@ HISTORY_BEFORE_S = 2 * 3600
 AFTER_S = 3600
 
 
+def kernel_text(ctx: ToolContext, host: str) -> tuple[str, str] | None:
+    """The recorded kernel log text of ``host`` (dmesg, else journalctl -k) and its source path,
+    memoised so that every tool reading it in one investigation opens the file once."""
+
+    def build() -> tuple[str, str] | None:
+        node = ctx.source.host(host)
+        for argv in (["dmesg"], ["journalctl", "-k"]):
+            if node.has_command(argv):
+                return node.run(argv), node.command_source(argv)
+        return None
+
+    return ctx.memo(f"kernel_text:{host}", build)
+
+
 def read_kernel_log(ctx: ToolContext, host: str) -> tuple[KernelLog, str] | None:
     """The parsed kernel log of ``host`` and its source path, memoised; None when not recorded."""
 
     def build() -> tuple[KernelLog, str] | None:
-        node = ctx.source.host(host)
-        for argv in (["dmesg"], ["journalctl", "-k"]):
-            if node.has_command(argv):
-                start, _ = ctx.source.window
-                year = datetime.fromtimestamp(start, timezone.utc).year if start else None
-                boot = ctx.source.collected(host).get("boot")
-                text = node.run(argv)
-                log = parse_kernel_log(text, boot_unix=boot, year=year)
-                if text.strip() and not log.events and not _KERNEL_LINE.search(text[:_SNIFF]):
-                    # Text with no kernel line in it is not a quiet kernel log: saying "no fault"
-                    # about it would count an unreadable file as health (issue 10 item 3).
-                    raise ParseError(f"{node.command_source(argv)}: no line reads as a kernel log line")
-                return log, node.command_source(argv)
-        return None
+        got = kernel_text(ctx, host)
+        if got is None:
+            return None
+        text, source = got
+        start, _ = ctx.source.window
+        year = datetime.fromtimestamp(start, timezone.utc).year if start else None
+        log = parse_kernel_log(text, boot_unix=ctx.source.collected(host).get("boot"), year=year)
+        if text.strip() and not log.events and not _KERNEL_LINE.search(text[:_SNIFF]):
+            # Text with no kernel line in it is not a quiet kernel log: saying "no fault"
+            # about it would count an unreadable file as health (issue 10 item 3).
+            raise ParseError(f"{source}: no line reads as a kernel log line")
+        return log, source
 
     return ctx.memo(f"kernel_log:{host}", build)
 
