@@ -26,7 +26,10 @@ def bench_detectors(
                  "pip install 'forensic-harness[bench]'")
     from forensic.tools.detectors.bench import detector_benchmark, format_benchmark
 
-    result = detector_benchmark(ranks=ranks, steps=steps, seed=seed)
+    try:
+        result = detector_benchmark(ranks=ranks, steps=steps, seed=seed)
+    except RuntimeError as exc:  # the pandas baseline's child process failed
+        _fail(2, str(exc))
     sys.stdout.write(json.dumps(result, indent=2) + "\n" if as_json else format_benchmark(result) + "\n")
 
 
