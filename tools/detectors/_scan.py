@@ -35,7 +35,7 @@ _DUR_SAMPLE = 64
 _BLOCK = 8
 CUSUM_CLIP = 4.0
 _RUN = 16
-_CHUNK_BYTES = 4 << 20
+_CHUNK_BYTES = 2 << 20  # a chunk, its clipped copy and its flags stay in cache between the steps
 _MAX_CHUNK_ROWS = 248  # exceedance counts per chunk fit in uint8
 
 
@@ -361,7 +361,6 @@ class _PassB:
         k = _chunk_rows(r_n)
         self.t = np.empty((k, r_n), dtype=f32)
         self.b = np.empty((k, r_n), dtype=bool)
-        self.x = None
         self.blocks = np.empty((-(-k // _BLOCK), r_n), dtype=f32)
 
     def set_rows(self, i0, i1, center, valid, row_nan, lo, hi, cut, fill) -> None:
@@ -435,14 +434,12 @@ class _PassB:
             # the baseline moments set every later CUSUM increment; the streaming detectors
             # compute them the same way, per step
             self.bsum += total
-            if self.x is None:
-                self.x = np.empty_like(self.t)
-            x = self.x[:n]
+            # the clipped chunk is not needed any more: normalize it in place for the squares
             if self.cfg.relative:
-                np.multiply(t, w[:, None], out=x)
+                t *= w[:, None]
             else:
-                np.subtract(t, self.fill[i0:i1], out=x)
-            self.bsq += np.einsum("ij,ij->j", x, x)
+                t -= self.fill[i0:i1]
+            self.bsq += np.einsum("ij,ij->j", t, t)
         elif self.cusum_enabled:
             self._cusum(blocks, lengths)
 
