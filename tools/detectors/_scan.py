@@ -187,11 +187,18 @@ class _RowStats:
         self.step_time = np.empty(s_n) if with_duration else None
 
     def fill(self, y: np.ndarray, duration: np.ndarray | None, i0: int, i1: int, dcols: slice) -> None:
-        blk = y[i0:i1]
-        self.q1[i0:i1], self.center[i0:i1], self.q3[i0:i1] = _row_quartiles(_sample(blk, _REF_SAMPLE))
-        self.top[i0:i1], self.top_rank[i0:i1], self.row_nan[i0:i1] = _row_max(blk)
+        self.fill_reference(y, duration, i0, i1, dcols)
+        self.fill_max(y, i0, i1)
+
+    def fill_reference(self, y: np.ndarray, duration: np.ndarray | None, i0: int, i1: int, dcols: slice) -> None:
+        """Quartiles from the rank sample and the step time (reads a sixteenth of the rows)."""
+        self.q1[i0:i1], self.center[i0:i1], self.q3[i0:i1] = _row_quartiles(_sample(y[i0:i1], _REF_SAMPLE))
         if duration is not None:
             self.step_time[i0:i1] = _row_quartiles(np.array(duration[i0:i1, dcols], dtype=np.float32))[1]
+
+    def fill_max(self, y: np.ndarray, i0: int, i1: int) -> None:
+        """The maximum over all ranks and its rank (reads every value of the rows)."""
+        self.top[i0:i1], self.top_rank[i0:i1], self.row_nan[i0:i1] = _row_max(y[i0:i1])
 
 
 def _pass_a(y: np.ndarray, duration: np.ndarray | None) -> _RowStats:
@@ -293,7 +300,12 @@ def _fill(center: np.ndarray, valid: np.ndarray) -> np.ndarray:
 
 
 def _one_sweep(y, duration, cfg, n_b, cusum_enabled, k_eff, h):
-    """Pass A and pass B chunk by chunk (relative mode); None when a step has no usable median."""
+    """Pass A and pass B chunk by chunk (relative mode); None when a step has no usable median.
+
+    The per-step reference (sample quartiles, bands) is computed for groups of chunks at once
+    (up to ``_MAX_CHUNK_ROWS`` steps: it reads a sixteenth of the rows, and larger batches cost
+    fewer small numpy calls); the row maximum and pass B then run per chunk, while it is in cache.
+    """
     s_n, r_n = y.shape
     rows = _RowStats(s_n, duration is not None)
     valid = np.empty(s_n, dtype=bool)
@@ -301,17 +313,28 @@ def _one_sweep(y, duration, cfg, n_b, cusum_enabled, k_eff, h):
     dcols = _ref_cols(r_n, _DUR_SAMPLE)
     st = _PassB(y, cfg, n_b, cusum_enabled, k_eff, h)
     closed = False
-    for i0, i1, baseline in _chunks(s_n, n_b, _chunk_rows(r_n)):
+    ref_end = 0
+    chunks = _chunks(s_n, n_b, _chunk_rows(r_n))
+    for n_c, (i0, i1, baseline) in enumerate(chunks):
         if not baseline and not closed:
             st.sigma_pool = float(np.median(sigma[:n_b]))
             st.close_baseline()
             closed = True
-        rows.fill(y, duration, i0, i1, dcols)
-        v, sg, l, hh, c, _ = step_bands(rows.center[i0:i1], rows.q1[i0:i1], rows.q3[i0:i1], cfg)
-        if not v.all():
-            return None
-        valid[i0:i1], sigma[i0:i1], lo[i0:i1], hi[i0:i1], cut[i0:i1] = v, sg, l, hh, c
-        st.set_rows(i0, i1, rows.center[i0:i1], v, rows.row_nan[i0:i1], l, hh, c, fill=rows.center[i0:i1])
+        if i0 >= ref_end:
+            # the reference for this chunk and the next ones on the same side of the baseline
+            ref_end = i1
+            for j0, j1, b in chunks[n_c + 1 :]:
+                if b != baseline or j1 - i0 > _MAX_CHUNK_ROWS:
+                    break
+                ref_end = j1
+            rows.fill_reference(y, duration, i0, ref_end, dcols)
+            v, sg, l, hh, c, _ = step_bands(rows.center[i0:ref_end], rows.q1[i0:ref_end], rows.q3[i0:ref_end], cfg)
+            if not v.all():
+                return None
+            valid[i0:ref_end], sigma[i0:ref_end], lo[i0:ref_end], hi[i0:ref_end], cut[i0:ref_end] = v, sg, l, hh, c
+            st.set_rows(i0, ref_end, rows.center[i0:ref_end], v, None, l, hh, c, fill=rows.center[i0:ref_end])
+        rows.fill_max(y, i0, i1)
+        st.messy[i0:i1] = rows.row_nan[i0:i1]  # every step is valid here
         st.chunk(i0, i1, baseline)
     if not closed:
         st.sigma_pool = float(np.median(sigma[:n_b]))
@@ -362,6 +385,7 @@ class _PassB:
         self.t = np.empty((k, r_n), dtype=f32)
         self.b = np.empty((k, r_n), dtype=bool)
         self.blocks = np.empty((-(-k // _BLOCK), r_n), dtype=f32)
+        self._lengths: dict[int, np.ndarray] = {}
 
     def set_rows(self, i0, i1, center, valid, row_nan, lo, hi, cut, fill) -> None:
         """Per-step bounds of rows i0:i1 in the input's units (the clip runs on the raw chunk)."""
@@ -374,7 +398,8 @@ class _PassB:
         self.lo_y[i0:i1, 0] = lo * c if rel else lo + c
         self.hi_y[i0:i1, 0] = hi * c if rel else hi + c
         self.cut_y[i0:i1, 0] = np.where(valid, cut * c if rel else cut + c, np.inf)
-        self.messy[i0:i1] = row_nan | ~valid
+        if row_nan is not None:
+            self.messy[i0:i1] = row_nan | ~valid
 
     def run(self) -> None:
         s_n = self.y.shape[0]
@@ -424,7 +449,9 @@ class _PassB:
         w = self.w[i0:i1]
         for j in range(nb):
             np.matmul(w[j * _BLOCK : (j + 1) * _BLOCK], t[j * _BLOCK : (j + 1) * _BLOCK], out=blocks[j])
-        lengths = np.minimum(_BLOCK, n - _BLOCK * np.arange(nb)).astype(np.float32)
+        lengths = self._lengths.get(n)
+        if lengths is None:
+            lengths = self._lengths[n] = np.minimum(_BLOCK, n - _BLOCK * np.arange(nb)).astype(np.float32)
         if not self.cfg.relative:
             cs = np.add.reduceat(self.center[i0:i1], np.arange(0, n, _BLOCK))
             blocks -= cs.astype(np.float32)[:, None]
@@ -452,14 +479,18 @@ class _PassB:
         # standardized by the fleet's per-step spread.
         self.sig = np.maximum(np.sqrt(var), self.sigma_pool)
         self.inv_sig = (1.0 / self.sig).astype(np.float32)
-        self.mu_f = self.mu.astype(np.float32)
+        self.off_step = (self.mu / self.sig + self.k_eff).astype(np.float32)
+        self.off_block = (_BLOCK * (self.mu / self.sig + self.k_eff)).astype(np.float32)
 
     def _cusum(self, blocks: np.ndarray, lengths: np.ndarray) -> None:
-        # standardized block increments, in place: sum over the block of (x - mu)/sigma - k_eff
+        # standardized block increments, in place: sum over the block of (x - mu)/sigma - k_eff,
+        # = blocks / sigma - L * (mu / sigma + k_eff) with the per-rank term computed once
         z = blocks
-        z -= lengths[:, None] * self.mu_f
         z *= self.inv_sig
-        z -= (lengths * np.float32(self.k_eff))[:, None]
+        if lengths[-1] == _BLOCK:
+            z -= self.off_block
+        else:
+            z -= lengths[:, None] * self.off_step
         c, cmax, zeros = self.c, self.cmax, self.zeros
         for row in z:
             np.add(c, row, out=c)
