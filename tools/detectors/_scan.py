@@ -1,9 +1,10 @@
 """One fused pass over a step-major (S, R) array that feeds every per-rank detector.
 
 The detectors need the same few things: a per-step reference (the typical rank's value, a robust
-spread), the last arrival of each step, and per-rank running sums. Computing them in one pass over
-the array, in step chunks that stay in cache, keeps the whole suite within a few times the cost of
-reading the array once, with no full-size temporaries:
+spread), the last arrival of each step, and per-rank running sums. Computing them in one sweep over
+the array, in step chunks of about 2 MB that stay in cache (pass A then pass B on each chunk, so
+the array is read from memory once), keeps the whole suite within a few times the cost of reading
+the array once, with no full-size temporaries and reused chunk buffers:
 
 * pass A, per step (rows): the median and quartiles over ranks come from a sample of at most
   ``_REF_SAMPLE`` ranks spread evenly over the fleet (all ranks below that: exact). Any error of
@@ -11,8 +12,9 @@ reading the array once, with no full-size temporaries:
   ranks; the maximum and its rank (the last arrival) are taken over all ranks, exactly.
 * pass B, per rank (columns, in time order): a winsorized running sum (a robust location that is a
   single reduction, unlike a per-rank median, which would need a transpose and a partition), the
-  count of steps above a high per-step cut (spikes), baseline moments, and a one-sided CUSUM. The
-  CUSUM recursion is sequential in time, so it advances per block of ``_BLOCK`` steps, vectorized
+  count of steps above a high per-step cut (spikes), baseline moments, and a one-sided CUSUM. Per
+  block of ``_BLOCK`` steps the normalized sum is one BLAS vector-matrix product (weights 1 / the
+  step's median), float32 within a chunk and float64 across chunks. The CUSUM recursion is sequential in time, so it advances per block of ``_BLOCK`` steps, vectorized
   over ranks (S / 8 small numpy calls). That block CUSUM is only a screen: ranks that come near the
   threshold are re-run exactly, step by step, on their own columns (``exact_cusum``), so flags and
   onsets are per step.
