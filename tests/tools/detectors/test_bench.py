@@ -53,3 +53,26 @@ def test_detection_benchmark_small_meets_accuracy_targets():
     assert r["delay_steps_median"]["persistent"] is not None and r["delay_steps_median"]["persistent"] >= 0
     assert len(r["patterns"]) == 6
     assert "recall" in format_benchmark(r)
+
+
+def test_a_failed_pandas_child_is_one_clear_error():
+    from forensic.tools.detectors.bench import _naive_all_ranks
+
+    with pytest.raises(RuntimeError, match=r"the pandas baseline process failed \(exit 1\): \w+"):
+        _naive_all_ranks(0, 10, 0, 4.0)  # no ranks: the child cannot build the array
+
+
+def test_cli_reports_a_failed_pandas_child_in_one_line(monkeypatch, capsys):
+    import forensic.tools.detectors.bench as bench
+    from forensic.harness.cli import main
+
+    def boom(**kw):
+        raise RuntimeError("the pandas baseline process failed (exit 1): MemoryError")
+
+    monkeypatch.setattr(bench, "detector_benchmark", boom)
+    monkeypatch.setattr("sys.argv", ["forensic", "bench", "detectors", "--ranks", "64", "--steps", "100"])
+    with pytest.raises(SystemExit) as exc:
+        main()
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "forensic: the pandas baseline process failed (exit 1): MemoryError"
