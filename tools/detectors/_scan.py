@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from forensic.tools.detectors import _fast
 from forensic.tools.detectors._stats import IQR_TO_SIGMA, bonferroni_z, cusum_threshold
 
 _REF_SAMPLE = 1024
@@ -314,6 +315,7 @@ def _one_sweep(y, duration, cfg, n_b, cusum_enabled, k_eff, h):
     sigma, lo, hi, cut = (np.empty(s_n) for _ in range(4))
     dcols = _ref_cols(r_n, _DUR_SAMPLE)
     st = _PassB(y, cfg, n_b, cusum_enabled, k_eff, h)
+    fast = _FastGroups(y, st, rows) if _fast.use_for(y) else None
     closed = False
     ref_end = 0
     chunks = _chunks(s_n, n_b, _chunk_rows(r_n))
@@ -335,13 +337,55 @@ def _one_sweep(y, duration, cfg, n_b, cusum_enabled, k_eff, h):
                 return None
             valid[i0:ref_end], sigma[i0:ref_end], lo[i0:ref_end], hi[i0:ref_end], cut[i0:ref_end] = v, sg, l, hh, c
             st.set_rows(i0, ref_end, rows.center[i0:ref_end], v, None, l, hh, c, fill=rows.center[i0:ref_end])
-        rows.fill_max(y, i0, i1)
-        st.messy[i0:i1] = rows.row_nan[i0:i1]  # every step is valid here
-        st.chunk(i0, i1, baseline)
+            if fast is not None:
+                fast.run(i0, ref_end, baseline)  # the row maximum and pass B of the whole group
+        if fast is None:
+            rows.fill_max(y, i0, i1)
+            st.messy[i0:i1] = rows.row_nan[i0:i1]  # every step is valid here
+            st.chunk(i0, i1, baseline)
     if not closed:
         st.sigma_pool = float(np.median(sigma[:n_b]))
         st.close_baseline()
+    if fast is not None:
+        st.exceed += fast.exc
     return rows, valid, sigma, lo, hi, cut, st
+
+
+class _FastGroups:
+    """Pass B of groups of chunks in the compiled kernel (``_fast``), chunk by chunk, each chunk's
+    row maximum (numpy) right after it.
+
+    Blocks of ``_BLOCK`` steps start at each chunk's first step, as in numpy.
+    """
+
+    def __init__(self, y: np.ndarray, st: _PassB, rows: _RowStats) -> None:
+        r_n = y.shape[1]
+        self.y, self.st, self.rows = y, st, rows
+        self.kernel = _fast.kernel()
+        _fast._state["runs"] += 1  # scans that took the compiled route (the benchmark reports it)
+        self.blk = np.zeros(r_n, dtype=np.float32)
+        self.sq = np.zeros(r_n, dtype=np.float32)
+        self.raw = np.zeros(r_n, dtype=np.float32)
+        self.exc = np.zeros(r_n, dtype=np.int32)
+        self.none = np.zeros(r_n, dtype=np.float32)
+
+    def run(self, i0: int, i1: int, baseline: bool) -> None:
+        st, rows = self.st, self.rows
+        s_n = self.y.shape[0]
+        closed = hasattr(st, "inv_sig")
+        inv_sig = st.inv_sig if closed else self.none
+        off_step = st.off_step if closed else self.none
+        cusum = bool(st.cusum_enabled and not baseline and closed)
+        k = _chunk_rows(self.y.shape[1])
+        for c0 in range(i0, i1, k):
+            c1 = min(i1, c0 + k)
+            self.kernel(self.y, c0, c1, st.lo_y[:, 0], st.hi_y[:, 0], st.cut_y[:, 0], st.w, st.fill[:, 0],
+                        st.n_b, s_n - st.n_late, baseline, cusum, inv_sig, off_step, rows.row_nan,
+                        self.blk, self.sq, self.raw, self.exc, st.n_miss, st.wsum, st.bsum, st.bsq,
+                        st.c, st.cmax, st.wy_base, st.ny_base, st.wy_late, st.ny_late)
+            # the row maximum in numpy (SIMD argmax) while the chunk is still in cache: a running
+            # maximum with its index does not vectorize in the compiled loop
+            rows.fill_max(self.y, c0, c1)
 
 
 class _PassB:

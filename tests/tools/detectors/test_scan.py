@@ -28,8 +28,11 @@ def fleet():
     return make_fleet(160, 620, seed=5, truth=truth)
 
 
-def test_one_sweep_equals_two_passes(monkeypatch, fleet):
+def test_one_sweep_equals_two_passes(monkeypatch, fleet, scan_route):
     cfg = ScanConfig()
+    # the compiled kernel sums squares per block of 8 steps (numpy: per chunk, in float32), so the
+    # baseline spread and the CUSUM screen built on it agree to a tolerance (see test_fast.py)
+    loose = {"base_sigma": (2e-3, 1e-9), "cusum_screen": (2e-2, 5e-2)} if scan_route == "numba" else {}
     # small chunks, so the sweep crosses many chunk and baseline boundaries (620 steps, baseline 124)
     monkeypatch.setattr(_scan, "_CHUNK_BYTES", 4 * 160 * 24)
     one = scan(fleet.compute, fleet.duration, cfg)
@@ -37,7 +40,8 @@ def test_one_sweep_equals_two_passes(monkeypatch, fleet):
     assert calls == [1]
     for f in _FIELDS:
         a, b = getattr(one, f), getattr(two, f)
-        assert np.allclose(a, b, rtol=1e-6, atol=1e-9, equal_nan=True), f
+        rtol, atol = loose.get(f, (1e-5 if scan_route == "numba" else 1e-6, 1e-9))
+        assert np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True), f
     assert one.sigma_pool == pytest.approx(two.sigma_pool) and one.cusum_enabled and two.cusum_enabled
     # the straggler stands out in both
     assert int(np.nanargmax(one.wmean)) == 37 and int(np.argmax(one.cusum_screen)) == 37
