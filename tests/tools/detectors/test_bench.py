@@ -11,8 +11,15 @@ from forensic.tools.detectors._naive import naive_pandas
 from forensic.tools.detectors.bench import bench_array
 
 
-def test_detector_benchmark_small():
+def test_detector_benchmark_small(scan_route):
     r = detector_benchmark(ranks=512, steps=400, repeats=1, stream_steps=40)
+    # the route that ran is reported (the fixture lowers the kernel's size threshold under numba)
+    assert r["scan_route"] == scan_route
+    if scan_route == "numba":
+        assert isinstance(r["compile_s"], float) and r["compile_s"] >= 0 and "compiled" in r["scan_route_note"]
+        assert "compile (or cache load)" in format_benchmark(r)
+    else:
+        assert r["compile_s"] is None and "numba disabled" in r["scan_route_note"]
     for key in ("detectors_s", "floor_s", "naive_s", "stream_step_ms", "peak_rss_mb", "input_mb",
                 "detectors_over_floor", "naive_over_detectors", "detectors_alloc_mb", "detectors_over_floor_cpu",
                 "detectors_over_floor_best"):
