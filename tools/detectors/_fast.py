@@ -112,26 +112,34 @@ def _group(y, i0, i1, lo, hi, cut, w, fill, base_end, late_start, baseline, cusu
             for j in range(s, e):
                 row_nan[j] = False
         clean = fast and n_nan == 0
-        n_blk = np.float32(e - s)
-        for r in range(n_r):
-            b = blk[r]
-            wsum[r] += b
-            if clean:
-                if s < base_end:
-                    wy_base[r] += raw[r]
-                    ny_base[r] += _BLOCK
-                if s >= late_start:
-                    wy_late[r] += raw[r]
-                    ny_late[r] += _BLOCK
-            if baseline:
+        # one branch-free loop per case, so that each vectorizes
+        if baseline:
+            for r in range(n_r):
+                b = blk[r]
+                wsum[r] += b
                 bsum[r] += b
                 bsq[r] += sq[r]
-            elif cusum:
+        elif cusum:
+            n_blk = np.float32(e - s)
+            for r in range(n_r):
+                b = blk[r]
+                wsum[r] += b
                 cc = c[r] + (b * inv_sig[r] - n_blk * off_step[r])
                 cc = cc if cc > zero else zero
                 c[r] = cc
-                if cc > cmax[r]:
-                    cmax[r] = cc
+                cm = cmax[r]
+                cmax[r] = cc if cc > cm else cm
+        else:
+            for r in range(n_r):
+                wsum[r] += blk[r]
+        if clean and s < base_end:
+            for r in range(n_r):
+                wy_base[r] += raw[r]
+                ny_base[r] += _BLOCK
+        if clean and s >= late_start:
+            for r in range(n_r):
+                wy_late[r] += raw[r]
+                ny_late[r] += _BLOCK
         s = e
 
 
@@ -175,7 +183,8 @@ def _careful_block(y, s, e, lo, hi, cut, w, fill, base_end, late_start, do_exc, 
 def _fast_block(y, s, lo, hi, cut, w, blk, sq, raw, exc):  # pragma: no cover - numba
     """Rows s:s+8 in one loop over ranks: per rank the block's clipped, weighted and squared sums.
 
-    Returns the count of NaN cells (the caller redoes the sums of a block that has any).
+    Returns the count of ranks whose block sum is NaN (a NaN cell passes the clip and reaches the
+    sum): the caller redoes the sums of a block that has any.
     """
     y0 = y[s + 0]
     y1 = y[s + 1]
@@ -198,7 +207,6 @@ def _fast_block(y, s, lo, hi, cut, w, blk, sq, raw, exc):  # pragma: no cover - 
         a = x
         q = x * x
         e = np.int32(v > c0)
-        n_nan += np.int64(v != v)
         v = y1[r]
         t = h1 if v > h1 else (l1 if v < l1 else v)
         x = w1 * t
@@ -206,7 +214,6 @@ def _fast_block(y, s, lo, hi, cut, w, blk, sq, raw, exc):  # pragma: no cover - 
         a += x
         q += x * x
         e += np.int32(v > c1)
-        n_nan += np.int64(v != v)
         v = y2[r]
         t = h2 if v > h2 else (l2 if v < l2 else v)
         x = w2 * t
@@ -214,7 +221,6 @@ def _fast_block(y, s, lo, hi, cut, w, blk, sq, raw, exc):  # pragma: no cover - 
         a += x
         q += x * x
         e += np.int32(v > c2)
-        n_nan += np.int64(v != v)
         v = y3[r]
         t = h3 if v > h3 else (l3 if v < l3 else v)
         x = w3 * t
@@ -222,7 +228,6 @@ def _fast_block(y, s, lo, hi, cut, w, blk, sq, raw, exc):  # pragma: no cover - 
         a += x
         q += x * x
         e += np.int32(v > c3)
-        n_nan += np.int64(v != v)
         v = y4[r]
         t = h4 if v > h4 else (l4 if v < l4 else v)
         x = w4 * t
@@ -230,7 +235,6 @@ def _fast_block(y, s, lo, hi, cut, w, blk, sq, raw, exc):  # pragma: no cover - 
         a += x
         q += x * x
         e += np.int32(v > c4)
-        n_nan += np.int64(v != v)
         v = y5[r]
         t = h5 if v > h5 else (l5 if v < l5 else v)
         x = w5 * t
@@ -238,7 +242,6 @@ def _fast_block(y, s, lo, hi, cut, w, blk, sq, raw, exc):  # pragma: no cover - 
         a += x
         q += x * x
         e += np.int32(v > c5)
-        n_nan += np.int64(v != v)
         v = y6[r]
         t = h6 if v > h6 else (l6 if v < l6 else v)
         x = w6 * t
@@ -246,7 +249,6 @@ def _fast_block(y, s, lo, hi, cut, w, blk, sq, raw, exc):  # pragma: no cover - 
         a += x
         q += x * x
         e += np.int32(v > c6)
-        n_nan += np.int64(v != v)
         v = y7[r]
         t = h7 if v > h7 else (l7 if v < l7 else v)
         x = w7 * t
@@ -254,11 +256,12 @@ def _fast_block(y, s, lo, hi, cut, w, blk, sq, raw, exc):  # pragma: no cover - 
         a += x
         q += x * x
         e += np.int32(v > c7)
-        n_nan += np.int64(v != v)
         blk[r] = a
         sq[r] = q
         raw[r] = u
         exc[r] += e
+    for r in range(y.shape[1]):
+        n_nan += np.int64(blk[r] != blk[r])
     return n_nan
 
 
