@@ -86,7 +86,7 @@ def info() -> dict:
 
 
 def _group(y, i0, i1, lo, hi, cut, w, fill, base_end, late_start, baseline, cusum,
-           inv_sig, off_step, row_nan, blk, sq, raw, exc, n_miss, wsum, bsum, bsq,
+           inv_sig, off_step, row_nan, acc, exc, n_miss, wsum, bsum, bsq,
            c, cmax, wy_base, ny_base, wy_late, ny_late):  # pragma: no cover - compiled by numba
     """Pass B over rows i0:i1 of y (all on one side of the baseline), in blocks of _BLOCK rows from i0.
 
@@ -98,13 +98,16 @@ def _group(y, i0, i1, lo, hi, cut, w, fill, base_end, late_start, baseline, cusu
     """
     n_r = y.shape[1]
     zero = np.float32(0.0)
+    blk, sq, raw, spikes = acc[0], acc[1], acc[2], acc[3]
     s = i0
     while s < i1:
         e = min(s + _BLOCK, i1)
         fast = e - s == _BLOCK and not (s < late_start < e)
         n_nan = 1
         if fast:
-            n_nan = _fast_block(y, s, lo, hi, cut, w, blk, sq, raw, exc)
+            n_nan = _fast_block(y, s, lo, hi, cut, w, acc)
+            for r in range(n_r):
+                exc[r] += np.int32(spikes[r])
         if n_nan:
             _careful_block(y, s, e, lo, hi, cut, w, fill, base_end, late_start, not fast,
                            row_nan, blk, sq, exc, n_miss, wy_base, ny_base, wy_late, ny_late)
@@ -180,90 +183,82 @@ def _careful_block(y, s, e, lo, hi, cut, w, fill, base_end, late_start, do_exc, 
         row_nan[j] = nan
 
 
-def _fast_block(y, s, lo, hi, cut, w, blk, sq, raw, exc):  # pragma: no cover - numba
-    """Rows s:s+8 in one loop over ranks: per rank the block's clipped, weighted and squared sums.
-
-    Returns the count of ranks whose block sum is NaN (a NaN cell passes the clip and reaches the
-    sum): the caller redoes the sums of a block that has any.
-    """
-    y0 = y[s + 0]
-    y1 = y[s + 1]
-    y2 = y[s + 2]
-    y3 = y[s + 3]
-    y4 = y[s + 4]
-    y5 = y[s + 5]
-    y6 = y[s + 6]
-    y7 = y[s + 7]
+def _fast_block(y, s, lo, hi, cut, w, acc):  # pragma: no cover - numba
+    """Rows s:s+8 in one loop over ranks: per rank the block's weighted, squared and raw clipped sums
+    and its spike count, into the rows of ``acc`` (one output array and one input block: the loop
+    vectorizes). Returns the count of ranks whose block sum is NaN (a NaN cell passes the clip and
+    reaches the sum): the caller redoes the sums of a block that has any."""
+    yb = y[s:s + 8]
     l0, l1, l2, l3, l4, l5, l6, l7 = lo[s + 0], lo[s + 1], lo[s + 2], lo[s + 3], lo[s + 4], lo[s + 5], lo[s + 6], lo[s + 7]
     h0, h1, h2, h3, h4, h5, h6, h7 = hi[s + 0], hi[s + 1], hi[s + 2], hi[s + 3], hi[s + 4], hi[s + 5], hi[s + 6], hi[s + 7]
     c0, c1, c2, c3, c4, c5, c6, c7 = cut[s + 0], cut[s + 1], cut[s + 2], cut[s + 3], cut[s + 4], cut[s + 5], cut[s + 6], cut[s + 7]
     w0, w1, w2, w3, w4, w5, w6, w7 = w[s + 0], w[s + 1], w[s + 2], w[s + 3], w[s + 4], w[s + 5], w[s + 6], w[s + 7]
-    n_nan = 0
+    one, zero = np.float32(1.0), np.float32(0.0)
     for r in range(y.shape[1]):
-        v = y0[r]
+        v = yb[0, r]
         t = h0 if v > h0 else (l0 if v < l0 else v)
         x = w0 * t
         u = t
         a = x
         q = x * x
-        e = np.int32(v > c0)
-        v = y1[r]
+        e = (one if v > c0 else zero)
+        v = yb[1, r]
         t = h1 if v > h1 else (l1 if v < l1 else v)
         x = w1 * t
         u += t
         a += x
         q += x * x
-        e += np.int32(v > c1)
-        v = y2[r]
+        e += (one if v > c1 else zero)
+        v = yb[2, r]
         t = h2 if v > h2 else (l2 if v < l2 else v)
         x = w2 * t
         u += t
         a += x
         q += x * x
-        e += np.int32(v > c2)
-        v = y3[r]
+        e += (one if v > c2 else zero)
+        v = yb[3, r]
         t = h3 if v > h3 else (l3 if v < l3 else v)
         x = w3 * t
         u += t
         a += x
         q += x * x
-        e += np.int32(v > c3)
-        v = y4[r]
+        e += (one if v > c3 else zero)
+        v = yb[4, r]
         t = h4 if v > h4 else (l4 if v < l4 else v)
         x = w4 * t
         u += t
         a += x
         q += x * x
-        e += np.int32(v > c4)
-        v = y5[r]
+        e += (one if v > c4 else zero)
+        v = yb[5, r]
         t = h5 if v > h5 else (l5 if v < l5 else v)
         x = w5 * t
         u += t
         a += x
         q += x * x
-        e += np.int32(v > c5)
-        v = y6[r]
+        e += (one if v > c5 else zero)
+        v = yb[6, r]
         t = h6 if v > h6 else (l6 if v < l6 else v)
         x = w6 * t
         u += t
         a += x
         q += x * x
-        e += np.int32(v > c6)
-        v = y7[r]
+        e += (one if v > c6 else zero)
+        v = yb[7, r]
         t = h7 if v > h7 else (l7 if v < l7 else v)
         x = w7 * t
         u += t
         a += x
         q += x * x
-        e += np.int32(v > c7)
-        blk[r] = a
-        sq[r] = q
-        raw[r] = u
-        exc[r] += e
+        e += (one if v > c7 else zero)
+        acc[0, r] = a
+        acc[1, r] = q
+        acc[2, r] = u
+        acc[3, r] = e
+    n_nan = 0
     for r in range(y.shape[1]):
-        n_nan += np.int64(blk[r] != blk[r])
+        n_nan += np.int64(acc[0, r] != acc[0, r])
     return n_nan
-
 
 
 def kernel():
@@ -300,7 +295,7 @@ def _jit(numba, cache: bool):
 def _compile(fn):
     f32, i64 = "float32[:]", "int64[:]"
     sig = (f"(float32[:, ::1], int64, int64, {f32}, {f32}, {f32}, {f32}, {f32}, int64, int64, boolean, boolean, "
-           f"{f32}, {f32}, boolean[:], {f32}, {f32}, {f32}, int32[:], {i64}, float64[:], float64[:], "
+           f"{f32}, {f32}, boolean[:], float32[:, ::1], int32[:], {i64}, float64[:], float64[:], "
            f"float64[:], {f32}, {f32}, float64[:], {i64}, float64[:], {i64})")
     fn.compile(sig)
     return fn

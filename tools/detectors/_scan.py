@@ -363,9 +363,7 @@ class _FastGroups:
         self.y, self.st, self.rows = y, st, rows
         self.kernel = _fast.kernel()
         _fast._state["runs"] += 1  # scans that took the compiled route (the benchmark reports it)
-        self.blk = np.zeros(r_n, dtype=np.float32)
-        self.sq = np.zeros(r_n, dtype=np.float32)
-        self.raw = np.zeros(r_n, dtype=np.float32)
+        self.acc = np.zeros((4, r_n), dtype=np.float32)  # the kernel's per-block sums (see _fast._group)
         self.exc = np.zeros(r_n, dtype=np.int32)
         self.none = np.zeros(r_n, dtype=np.float32)
 
@@ -381,7 +379,7 @@ class _FastGroups:
             c1 = min(i1, c0 + k)
             self.kernel(self.y, c0, c1, st.lo_y[:, 0], st.hi_y[:, 0], st.cut_y[:, 0], st.w, st.fill[:, 0],
                         st.n_b, s_n - st.n_late, baseline, cusum, inv_sig, off_step, rows.row_nan,
-                        self.blk, self.sq, self.raw, self.exc, st.n_miss, st.wsum, st.bsum, st.bsq,
+                        self.acc, self.exc, st.n_miss, st.wsum, st.bsum, st.bsq,
                         st.c, st.cmax, st.wy_base, st.ny_base, st.wy_late, st.ny_late)
             # the row maximum in numpy (SIMD argmax) while the chunk is still in cache: a running
             # maximum with its index does not vectorize in the compiled loop
