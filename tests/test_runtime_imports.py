@@ -18,6 +18,7 @@ def _python(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
 
 
 def test_the_cli_and_an_investigation_load_neither_evals_nor_openai_nor_pandas(tmp_path: Path) -> None:
+    # nor numba: the compiled scan kernel is imported only for arrays of millions of values
     out = _python(f"""
 import contextlib, io, json, sys
 from forensic.harness.cli import main
@@ -29,7 +30,8 @@ with contextlib.redirect_stdout(buf):
     except SystemExit as exc:
         assert not exc.code, exc.code
 verdict = json.loads(buf.getvalue())["verdict"]["root_cause"]
-loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("openai", "pandas") or m.startswith("forensic.evals"))
+loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("openai", "pandas", "numba", "llvmlite")
+                or m.startswith("forensic.evals"))
 print(json.dumps({{"verdict": verdict, "loaded": loaded}}))
 """, tmp_path)
     assert out.returncode == 0, out.stderr

@@ -17,6 +17,8 @@ def bench_detectors(
     steps: Annotated[int, typer.Option(help="Steps in the synthetic job.", min=50)] = 10000,
     as_json: Annotated[bool, typer.Option("--json")] = False,
     seed: Annotated[int, typer.Option()] = 0,
+    numba: Annotated[bool, typer.Option("--numba/--no-numba",
+                                        help="Use the compiled scan kernel when numba is installed (extra 'fast').")] = True,
 ) -> None:
     """Speed of the detector suite against a one-pass numpy floor and a pandas baseline."""
     import importlib.util
@@ -24,9 +26,14 @@ def bench_detectors(
     if importlib.util.find_spec("pandas") is None:
         _fail(2, "bench detectors measures a naive pandas baseline, and pandas is not installed: "
                  "pip install 'forensic-harness[bench]'")
+    from forensic.tools.detectors import _fast
     from forensic.tools.detectors.bench import detector_benchmark, format_benchmark
 
-    result = detector_benchmark(ranks=ranks, steps=steps, seed=seed)
+    _fast.set_enabled(numba and _fast.enabled())
+    try:
+        result = detector_benchmark(ranks=ranks, steps=steps, seed=seed)
+    except RuntimeError as exc:  # the pandas baseline's child process failed
+        _fail(2, str(exc))
     sys.stdout.write(json.dumps(result, indent=2) + "\n" if as_json else format_benchmark(result) + "\n")
 
 

@@ -1,9 +1,10 @@
 """One fused pass over a step-major (S, R) array that feeds every per-rank detector.
 
 The detectors need the same few things: a per-step reference (the typical rank's value, a robust
-spread), the last arrival of each step, and per-rank running sums. Computing them in one pass over
-the array, in step chunks that stay in cache, keeps the whole suite within a few times the cost of
-reading the array once, with no full-size temporaries:
+spread), the last arrival of each step, and per-rank running sums. Computing them in one sweep over
+the array, in step chunks of about 2 MB that stay in cache (pass A then pass B on each chunk, so
+the array is read from memory once), keeps the whole suite within a few times the cost of reading
+the array once, with no full-size temporaries and reused chunk buffers:
 
 * pass A, per step (rows): the median and quartiles over ranks come from a sample of at most
   ``_REF_SAMPLE`` ranks spread evenly over the fleet (all ranks below that: exact). Any error of
@@ -11,8 +12,9 @@ reading the array once, with no full-size temporaries:
   ranks; the maximum and its rank (the last arrival) are taken over all ranks, exactly.
 * pass B, per rank (columns, in time order): a winsorized running sum (a robust location that is a
   single reduction, unlike a per-rank median, which would need a transpose and a partition), the
-  count of steps above a high per-step cut (spikes), baseline moments, and a one-sided CUSUM. The
-  CUSUM recursion is sequential in time, so it advances per block of ``_BLOCK`` steps, vectorized
+  count of steps above a high per-step cut (spikes), baseline moments, and a one-sided CUSUM. Per
+  block of ``_BLOCK`` steps the normalized sum is one BLAS vector-matrix product (weights 1 / the
+  step's median), float32 within a chunk and float64 across chunks. The CUSUM recursion is sequential in time, so it advances per block of ``_BLOCK`` steps, vectorized
   over ranks (S / 8 small numpy calls). That block CUSUM is only a screen: ranks that come near the
   threshold are re-run exactly, step by step, on their own columns (``exact_cusum``), so flags and
   onsets are per step.
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from forensic.tools.detectors import _fast
 from forensic.tools.detectors._stats import IQR_TO_SIGMA, bonferroni_z, cusum_threshold
 
 _REF_SAMPLE = 1024
@@ -35,7 +38,7 @@ _DUR_SAMPLE = 64
 _BLOCK = 8
 CUSUM_CLIP = 4.0
 _RUN = 16
-_CHUNK_BYTES = 4 << 20
+_CHUNK_BYTES = 2 << 20  # a chunk, its clipped copy and its flags stay in cache between the steps
 _MAX_CHUNK_ROWS = 248  # exceedance counts per chunk fit in uint8
 
 
@@ -174,25 +177,41 @@ def _row_max(chunk: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return top, am.astype(np.int64), has_nan
 
 
-def _pass_a(y: np.ndarray, duration: np.ndarray | None):
+class _RowStats:
+    """Per-step (row) results of pass A, filled chunk by chunk."""
+
+    def __init__(self, s_n: int, with_duration: bool) -> None:
+        self.center = np.empty(s_n)
+        self.q1 = np.empty(s_n)
+        self.q3 = np.empty(s_n)
+        self.top = np.empty(s_n)
+        self.top_rank = np.empty(s_n, dtype=np.int64)
+        self.row_nan = np.empty(s_n, dtype=bool)
+        self.step_time = np.empty(s_n) if with_duration else None
+
+    def fill(self, y: np.ndarray, duration: np.ndarray | None, i0: int, i1: int, dcols: slice) -> None:
+        self.fill_reference(y, duration, i0, i1, dcols)
+        self.fill_max(y, i0, i1)
+
+    def fill_reference(self, y: np.ndarray, duration: np.ndarray | None, i0: int, i1: int, dcols: slice) -> None:
+        """Quartiles from the rank sample and the step time (reads a sixteenth of the rows)."""
+        self.q1[i0:i1], self.center[i0:i1], self.q3[i0:i1] = _row_quartiles(_sample(y[i0:i1], _REF_SAMPLE))
+        if duration is not None:
+            self.step_time[i0:i1] = _row_quartiles(np.array(duration[i0:i1, dcols], dtype=np.float32))[1]
+
+    def fill_max(self, y: np.ndarray, i0: int, i1: int) -> None:
+        """The maximum over all ranks and its rank (reads every value of the rows)."""
+        self.top[i0:i1], self.top_rank[i0:i1], self.row_nan[i0:i1] = _row_max(y[i0:i1])
+
+
+def _pass_a(y: np.ndarray, duration: np.ndarray | None) -> _RowStats:
     s_n, r_n = y.shape
+    rows = _RowStats(s_n, duration is not None)
     dcols = _ref_cols(r_n, _DUR_SAMPLE)
-    center = np.empty(s_n)
-    q1 = np.empty(s_n)
-    q3 = np.empty(s_n)
-    top = np.empty(s_n)
-    top_rank = np.empty(s_n, dtype=np.int64)
-    row_nan = np.empty(s_n, dtype=bool)
-    step_time = None if duration is None else np.empty(s_n)
     k = _chunk_rows(r_n)
     for i0 in range(0, s_n, k):
-        i1 = min(s_n, i0 + k)
-        blk = y[i0:i1]
-        q1[i0:i1], center[i0:i1], q3[i0:i1] = _row_quartiles(_sample(blk, _REF_SAMPLE))
-        top[i0:i1], top_rank[i0:i1], row_nan[i0:i1] = _row_max(blk)
-        if duration is not None:
-            step_time[i0:i1] = _row_quartiles(np.array(duration[i0:i1, dcols], dtype=np.float32))[1]
-    return center, q1, q3, top, top_rank, row_nan, step_time
+        rows.fill(y, duration, i0, min(s_n, i0 + k), dcols)
+    return rows
 
 
 def cusum_params(cfg: ScanConfig, n_ranks: int, n_baseline: int, n_monitored: int) -> tuple[float, float]:
@@ -222,65 +241,175 @@ def step_bands(center: np.ndarray, q1: np.ndarray, q3: np.ndarray, cfg: ScanConf
     return valid, sigma, tau - band, tau + band, cut, floor
 
 
+def _chunks(s_n: int, n_b: int, k: int) -> list[tuple[int, int, bool]]:
+    """Step chunks in time order: the baseline window, then the rest (a chunk never straddles n_b)."""
+    out = [(i0, min(n_b, i0 + k), True) for i0 in range(0, n_b, k)]
+    return out + [(i0, min(s_n, i0 + k), False) for i0 in range(n_b, s_n, k)]
+
+
 def scan(y: np.ndarray, duration: np.ndarray | None = None, cfg: ScanConfig = ScanConfig()) -> Scan:
-    """Run both passes over ``y`` (S, R) (float32 preferred; other dtypes are converted per chunk)."""
+    """Both passes over ``y`` (S, R) (float32 preferred; other dtypes are converted per chunk).
+
+    In relative mode pass A and pass B run chunk by chunk in one sweep, so each chunk is read from
+    memory once and worked on while it is in cache. A step with no usable median (all missing,
+    or a median <= 0) needs its neighbours' medians, which may lie in chunks not read yet: the
+    sweep then stops and the two passes run one after the other (as in additive mode, whose
+    spread floor is a median over all steps).
+    """
     y = np.asarray(y)
     if y.ndim != 2:
         raise ValueError(f"expected a (steps, ranks) array, got shape {y.shape}")
     s_n, r_n = y.shape
     tau = cfg.typical
-    center, q1, q3, top, top_rank, row_nan, step_time = _pass_a(y, duration)
-
-    valid, sigma, lo, hi, cut, floor = step_bands(center, q1, q3, cfg)
-    top_rank = np.where(valid, top_rank, -1)
-
     n_b = cfg.n_baseline(s_n)
-    base_sig = sigma[:n_b][np.isfinite(sigma[:n_b])]
-    sigma_pool = float(np.median(base_sig)) if base_sig.size else float(np.nanmedian(sigma)) if valid.any() else floor
     n_mon = s_n - n_b
     cusum_enabled = n_b >= cfg.min_baseline_steps and n_mon >= 1 and r_n >= 1
     k_eff, h = cusum_params(cfg, r_n, n_b, n_mon)
 
-    st = _PassB(y, center, valid, row_nan, lo, hi, cut, cfg, n_b, cusum_enabled, k_eff, h, sigma_pool)
-    st.run()
+    done = _one_sweep(y, duration, cfg, n_b, cusum_enabled, k_eff, h) if cfg.relative else None
+    if done is None:
+        rows = _pass_a(y, duration)
+        valid, sigma, lo, hi, cut, floor = step_bands(rows.center, rows.q1, rows.q3, cfg)
+        base_sig = sigma[:n_b][np.isfinite(sigma[:n_b])]
+        sigma_pool = (float(np.median(base_sig)) if base_sig.size
+                      else float(np.nanmedian(sigma)) if valid.any() else floor)
+        st = _PassB(y, cfg, n_b, cusum_enabled, k_eff, h)
+        st.set_rows(0, s_n, rows.center, valid, rows.row_nan, lo, hi, cut, fill=_fill(rows.center, valid))
+        st.sigma_pool = sigma_pool
+        st.run()
+    else:
+        rows, valid, sigma, lo, hi, cut, st = done
+    top_rank = np.where(valid, rows.top_rank, -1)
     n_valid = s_n - st.n_miss
     with np.errstate(invalid="ignore", divide="ignore"):
         wmean = (st.wsum - tau * st.n_miss) / np.maximum(n_valid, 1)
     wmean[n_valid == 0] = np.nan
     return Scan(
-        cfg=cfg, n_steps=s_n, n_ranks=r_n, center=center, sigma=sigma, top=top, top_rank=top_rank,
-        valid=valid, step_time=step_time, lo=lo, hi=hi, cut=cut, n_valid=n_valid, wmean=wmean,
+        cfg=cfg, n_steps=s_n, n_ranks=r_n, center=rows.center, sigma=sigma, top=rows.top, top_rank=top_rank,
+        valid=valid, step_time=rows.step_time, lo=lo, hi=hi, cut=cut, n_valid=n_valid, wmean=wmean,
         exceed=st.exceed, base_mu=st.mu, base_sigma=st.sig, cusum_screen=st.cmax,
         base_mean_y=st.wy_base / np.maximum(st.ny_base, 1), late_mean_y=st.wy_late / np.maximum(st.ny_late, 1),
-        n_baseline=n_b, sigma_pool=sigma_pool, k_eff=k_eff, h=h, cusum_enabled=cusum_enabled,
+        n_baseline=n_b, sigma_pool=st.sigma_pool, k_eff=k_eff, h=h, cusum_enabled=cusum_enabled,
     )
 
 
-class _PassB:
-    """Per-rank accumulation over step chunks, in time order (the CUSUM needs the order)."""
+def _fill(center: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Per-step median, a step nobody logged borrowing its neighbours' (its cells count as typical)."""
+    c = np.where(valid, center, np.nan)
+    if valid.all():
+        return c
+    ok = np.flatnonzero(valid)
+    return np.interp(np.arange(c.size), ok, c[ok]) if ok.size else np.ones(c.size)
 
-    def __init__(self, y, center, valid, row_nan, lo, hi, cut, cfg, n_b, cusum_enabled, k_eff, h, sigma_pool):
+
+def _one_sweep(y, duration, cfg, n_b, cusum_enabled, k_eff, h):
+    """Pass A and pass B chunk by chunk (relative mode); None when a step has no usable median.
+
+    The per-step reference (sample quartiles, bands) is computed for groups of chunks at once
+    (up to ``_MAX_CHUNK_ROWS`` steps: it reads a sixteenth of the rows, and larger batches cost
+    fewer small numpy calls); the row maximum and pass B then run per chunk, while it is in cache.
+    """
+    s_n, r_n = y.shape
+    rows = _RowStats(s_n, duration is not None)
+    valid = np.empty(s_n, dtype=bool)
+    sigma, lo, hi, cut = (np.empty(s_n) for _ in range(4))
+    dcols = _ref_cols(r_n, _DUR_SAMPLE)
+    st = _PassB(y, cfg, n_b, cusum_enabled, k_eff, h)
+    fast = _FastGroups(y, st, rows) if _fast.use_for(y) else None
+    closed = False
+    ref_end = 0
+    chunks = _chunks(s_n, n_b, _chunk_rows(r_n))
+    for n_c, (i0, i1, baseline) in enumerate(chunks):
+        if not baseline and not closed:
+            st.sigma_pool = float(np.median(sigma[:n_b]))
+            st.close_baseline()
+            closed = True
+        if i0 >= ref_end:
+            # the reference for this chunk and the next ones on the same side of the baseline
+            ref_end = i1
+            for j0, j1, b in chunks[n_c + 1 :]:
+                if b != baseline or j1 - i0 > _MAX_CHUNK_ROWS:
+                    break
+                ref_end = j1
+            rows.fill_reference(y, duration, i0, ref_end, dcols)
+            v, sg, l, hh, c, _ = step_bands(rows.center[i0:ref_end], rows.q1[i0:ref_end], rows.q3[i0:ref_end], cfg)
+            if not v.all():
+                return None
+            valid[i0:ref_end], sigma[i0:ref_end], lo[i0:ref_end], hi[i0:ref_end], cut[i0:ref_end] = v, sg, l, hh, c
+            st.set_rows(i0, ref_end, rows.center[i0:ref_end], v, None, l, hh, c, fill=rows.center[i0:ref_end])
+            if fast is not None:
+                fast.run(i0, ref_end, baseline)  # the row maximum and pass B of the whole group
+        if fast is None:
+            rows.fill_max(y, i0, i1)
+            st.messy[i0:i1] = rows.row_nan[i0:i1]  # every step is valid here
+            st.chunk(i0, i1, baseline)
+    if not closed:
+        st.sigma_pool = float(np.median(sigma[:n_b]))
+        st.close_baseline()
+    if fast is not None:
+        st.exceed += fast.exc
+    return rows, valid, sigma, lo, hi, cut, st
+
+
+class _FastGroups:
+    """Pass B of groups of chunks in the compiled kernel (``_fast``), chunk by chunk, each chunk's
+    row maximum (numpy) right after it.
+
+    Blocks of ``_BLOCK`` steps start at each chunk's first step, as in numpy.
+    """
+
+    def __init__(self, y: np.ndarray, st: _PassB, rows: _RowStats) -> None:
+        r_n = y.shape[1]
+        self.y, self.st, self.rows = y, st, rows
+        self.kernel = _fast.kernel()
+        _fast._state["runs"] += 1  # scans that took the compiled route (the benchmark reports it)
+        self.acc = np.zeros((4, r_n), dtype=np.float32)  # the kernel's per-block sums (see _fast._group)
+        self.exc = np.zeros(r_n, dtype=np.int32)
+        self.none = np.zeros(r_n, dtype=np.float32)
+
+    def run(self, i0: int, i1: int, baseline: bool) -> None:
+        st, rows = self.st, self.rows
+        s_n = self.y.shape[0]
+        closed = hasattr(st, "inv_sig")
+        inv_sig = st.inv_sig if closed else self.none
+        off_step = st.off_step if closed else self.none
+        cusum = bool(st.cusum_enabled and not baseline and closed)
+        k = _chunk_rows(self.y.shape[1])
+        for c0 in range(i0, i1, k):
+            c1 = min(i1, c0 + k)
+            self.kernel(self.y, c0, c1, st.lo_y[:, 0], st.hi_y[:, 0], st.cut_y[:, 0], st.w, st.fill[:, 0],
+                        st.n_b, s_n - st.n_late, baseline, cusum, inv_sig, off_step, rows.row_nan,
+                        self.acc, self.exc, st.n_miss, st.wsum, st.bsum, st.bsq,
+                        st.c, st.cmax, st.wy_base, st.ny_base, st.wy_late, st.ny_late)
+            # the row maximum in numpy (SIMD argmax) while the chunk is still in cache: a running
+            # maximum with its index does not vectorize in the compiled loop
+            rows.fill_max(self.y, c0, c1)
+
+
+class _PassB:
+    """Per-rank accumulation over step chunks, in time order (the CUSUM needs the order).
+
+    Per chunk: one clip into a reused buffer (the winsorized values), one comparison for the
+    spike counts, and per block of ``_BLOCK`` steps one weighted sum over steps (a BLAS
+    vector-matrix product with weights 1 / the step's median: the block's normalized sum, no
+    normalized copy of the chunk). Sums are accumulated in float32 within a chunk and in float64
+    across chunks.
+    """
+
+    def __init__(self, y, cfg, n_b, cusum_enabled, k_eff, h):
         s_n, r_n = y.shape
         self.y, self.cfg, self.n_b, self.k_eff, self.h = y, cfg, n_b, k_eff, h
         self.cusum_enabled = cusum_enabled
-        self.sigma_pool = sigma_pool
-        rel = cfg.relative
+        self.sigma_pool = math.nan
         f32 = np.float32
-        c = np.where(valid, center, np.nan)
-        # A step nobody logged borrows its neighbour's median so that its (all-missing) cells
-        # can be filled with "typical" in the input's units.
-        fill = c.copy()
-        if not valid.all():
-            ok = np.flatnonzero(valid)
-            fill = np.interp(np.arange(s_n), ok, c[ok]) if ok.size else np.ones(s_n)
-        self.fill = fill.astype(f32)[:, None]
-        self.center = fill
-        # Bounds in the input's units so the clip runs on the raw chunk; the clipped values are
-        # moved to normalized units per block of steps (below), not per cell.
-        self.lo_y = (lo * c if rel else lo + c).astype(f32)[:, None]
-        self.hi_y = (hi * c if rel else hi + c).astype(f32)[:, None]
-        self.cut_y = np.where(valid, cut * c if rel else cut + c, np.inf).astype(f32)[:, None]
-        self.messy = row_nan | ~valid
+        # per step, set by set_rows before the step's chunk runs
+        self.fill = np.empty((s_n, 1), dtype=f32)
+        self.center = np.empty(s_n)
+        self.w = np.empty(s_n, dtype=f32)
+        self.lo_y = np.empty((s_n, 1), dtype=f32)
+        self.hi_y = np.empty((s_n, 1), dtype=f32)
+        self.cut_y = np.empty((s_n, 1), dtype=f32)
+        self.messy = np.empty(s_n, dtype=bool)
         self.n_miss = np.zeros(r_n, dtype=np.int64)
         self.wsum = np.zeros(r_n)
         self.bsum = np.zeros(r_n)
@@ -288,26 +417,45 @@ class _PassB:
         self.exceed = np.zeros(r_n, dtype=np.int64)
         self.cmax = np.zeros(r_n, dtype=f32)
         self.c = np.zeros(r_n, dtype=f32)
+        self.zeros = np.zeros(r_n, dtype=f32)
         self.mu = np.full(r_n, cfg.typical)
-        self.sig = np.full(r_n, sigma_pool)
+        self.sig = np.ones(r_n)
         self.n_late = n_b
         self.wy_base = np.zeros(r_n)
         self.wy_late = np.zeros(r_n)
         self.ny_base = np.zeros(r_n, dtype=np.int64)
         self.ny_late = np.zeros(r_n, dtype=np.int64)
+        k = _chunk_rows(r_n)
+        self.t = np.empty((k, r_n), dtype=f32)
+        self.b = np.empty((k, r_n), dtype=bool)
+        self.blocks = np.empty((-(-k // _BLOCK), r_n), dtype=f32)
+        self._lengths: dict[int, np.ndarray] = {}
+
+    def set_rows(self, i0, i1, center, valid, row_nan, lo, hi, cut, fill) -> None:
+        """Per-step bounds of rows i0:i1 in the input's units (the clip runs on the raw chunk)."""
+        rel = self.cfg.relative
+        c = np.where(valid, center, np.nan)
+        self.fill[i0:i1, 0] = fill
+        self.center[i0:i1] = fill
+        with np.errstate(divide="ignore"):
+            self.w[i0:i1] = 1.0 / fill if rel else 1.0
+        self.lo_y[i0:i1, 0] = lo * c if rel else lo + c
+        self.hi_y[i0:i1, 0] = hi * c if rel else hi + c
+        self.cut_y[i0:i1, 0] = np.where(valid, cut * c if rel else cut + c, np.inf)
+        if row_nan is not None:
+            self.messy[i0:i1] = row_nan | ~valid
 
     def run(self) -> None:
-        s_n, r_n = self.y.shape
-        k = _chunk_rows(r_n)
-        self.t = np.empty((k, r_n), dtype=np.float32)
-        self.b = np.empty((k, r_n), dtype=bool)
-        for i0 in range(0, self.n_b, k):
-            self._chunk(i0, min(self.n_b, i0 + k), baseline=True)
-        self._close_baseline()
-        for i0 in range(self.n_b, s_n, k):
-            self._chunk(i0, min(s_n, i0 + k), baseline=False)
+        s_n = self.y.shape[0]
+        chunks = _chunks(s_n, self.n_b, _chunk_rows(self.y.shape[1]))
+        for i0, i1, baseline in chunks:
+            if not baseline and not hasattr(self, "inv_sig"):
+                self.close_baseline()
+            self.chunk(i0, i1, baseline)
+        if not hasattr(self, "inv_sig"):
+            self.close_baseline()
 
-    def _chunk(self, i0: int, i1: int, baseline: bool) -> None:
+    def chunk(self, i0: int, i1: int, baseline: bool) -> None:
         n = i1 - i0
         s_n = self.y.shape[0]
         yb = self.y[i0:i1]
@@ -338,35 +486,35 @@ class _PassB:
         np.greater(yb, self.cut_y[i0:i1], out=bsel)
         self.exceed += np.add.reduce(bsel.view(np.uint8), axis=0, dtype=np.uint8)
 
-        # Sums over blocks of steps, then normalized per block: with the block's mean median c,
-        # sum(t_s / c_s) and sum(t_s) / c differ only by sum(eps_s * (1 - c_s / c)), second order
-        # in the rank's noise eps and the job's step-to-step drift (exact in additive mode).
-        full = n - n % _BLOCK
-        parts = [t[:full].reshape(full // _BLOCK, _BLOCK, -1).sum(axis=1)] if full else []
-        lens = [np.full(full // _BLOCK, _BLOCK, dtype=np.float64)] if full else []
-        cblk = [self.center[i0 : i0 + full].reshape(-1, _BLOCK).mean(axis=1)] if full else []
-        if full < n:
-            parts.append(t[full:n].sum(axis=0, keepdims=True))
-            lens.append(np.array([n - full], dtype=np.float64))
-            cblk.append(np.array([self.center[i0 + full : i1].mean()]))
-        blocks = np.concatenate(parts) if len(parts) > 1 else parts[0]
-        lengths = np.concatenate(lens)
-        cmean = np.concatenate(cblk)
-        if self.cfg.relative:
-            blocks *= (1.0 / cmean).astype(np.float32)[:, None]
-        else:
-            blocks -= (lengths * cmean).astype(np.float32)[:, None]
-        self.wsum += blocks.sum(axis=0)
+        # Normalized sums over blocks of steps: sum_s t_s / c_s (relative) or sum_s (t_s - c_s)
+        # (additive), one vector-matrix product per block.
+        nb = -(-n // _BLOCK)
+        blocks = self.blocks[:nb]
+        w = self.w[i0:i1]
+        for j in range(nb):
+            np.matmul(w[j * _BLOCK : (j + 1) * _BLOCK], t[j * _BLOCK : (j + 1) * _BLOCK], out=blocks[j])
+        lengths = self._lengths.get(n)
+        if lengths is None:
+            lengths = self._lengths[n] = np.minimum(_BLOCK, n - _BLOCK * np.arange(nb)).astype(np.float32)
+        if not self.cfg.relative:
+            cs = np.add.reduceat(self.center[i0:i1], np.arange(0, n, _BLOCK))
+            blocks -= cs.astype(np.float32)[:, None]
+        total = blocks.sum(axis=0)
+        self.wsum += total
         if baseline:
-            # exact per-step normalization here (a fifth of the steps): the baseline mean sets
-            # every later CUSUM increment, and the streaming detectors compute it this way
-            x = t / self.fill[i0:i1] if self.cfg.relative else t - self.fill[i0:i1]
-            self.bsum += x.sum(axis=0)
-            self.bsq += np.einsum("ij,ij->j", x, x)
+            # the baseline moments set every later CUSUM increment; the streaming detectors
+            # compute them the same way, per step
+            self.bsum += total
+            # the clipped chunk is not needed any more: normalize it in place for the squares
+            if self.cfg.relative:
+                t *= w[:, None]
+            else:
+                t -= self.fill[i0:i1]
+            self.bsq += np.einsum("ij,ij->j", t, t)
         elif self.cusum_enabled:
-            self._cusum(blocks, lengths.astype(np.float32))
+            self._cusum(blocks, lengths)
 
-    def _close_baseline(self) -> None:
+    def close_baseline(self) -> None:
         n_b = max(self.n_b, 1)
         mu = self.bsum / n_b
         var = np.maximum(self.bsq / n_b - mu * mu, 0.0)
@@ -375,15 +523,22 @@ class _PassB:
         # standardized by the fleet's per-step spread.
         self.sig = np.maximum(np.sqrt(var), self.sigma_pool)
         self.inv_sig = (1.0 / self.sig).astype(np.float32)
-        self.mu_f = self.mu.astype(np.float32)
+        self.off_step = (self.mu / self.sig + self.k_eff).astype(np.float32)
+        self.off_block = (_BLOCK * (self.mu / self.sig + self.k_eff)).astype(np.float32)
 
     def _cusum(self, blocks: np.ndarray, lengths: np.ndarray) -> None:
-        # standardized block increments: sum over the block of (x - mu)/sigma - k_eff
-        z = (blocks - lengths[:, None] * self.mu_f) * self.inv_sig - (lengths * np.float32(self.k_eff))[:, None]
-        c, cmax = self.c, self.cmax
+        # standardized block increments, in place: sum over the block of (x - mu)/sigma - k_eff,
+        # = blocks / sigma - L * (mu / sigma + k_eff) with the per-rank term computed once
+        z = blocks
+        z *= self.inv_sig
+        if lengths[-1] == _BLOCK:
+            z -= self.off_block
+        else:
+            z -= lengths[:, None] * self.off_step
+        c, cmax, zeros = self.c, self.cmax, self.zeros
         for row in z:
             np.add(c, row, out=c)
-            np.maximum(c, 0, out=c)
+            np.maximum(c, zeros, out=c)  # an array, not the scalar 0: numpy's fast path
             np.maximum(cmax, c, out=cmax)
 
 

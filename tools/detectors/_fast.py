@@ -1,0 +1,304 @@
+"""The compiled kernel of the one-sweep scan (numba, optional extra ``fast``).
+
+Per step (row) and rank (column) of a group of steps, one loop reads each value once and does
+what the numpy route does in several passes over a chunk: the row maximum and its rank (NaN
+ignored), the clip to the step's winsor band, the spike comparison and count, the weighted block
+sum (weight 1 / the step's median), the baseline's sums of squares, the winsorized raw sums of the
+baseline and late windows, and at the end of each block of ``_BLOCK`` steps the block CUSUM.
+
+* **When it runs:** only when numba imports, the array is float32 with contiguous rows and it
+  holds at least ``MIN_ELEMENTS`` values (``_scan._one_sweep``, relative mode). Smaller arrays
+  take the numpy route: compiling costs about a second the first time on a machine, which a small
+  investigation should never pay. ``FORENSIC_DETECTORS_NUMBA=0`` in the environment (or
+  ``set_enabled(False)``) turns the kernel off; the numpy route is then used everywhere.
+* **Compile cache:** ``cache=True`` (numba's cache folder: next to this file, else
+  ``NUMBA_CACHE_DIR`` or the user's cache). When no folder is writable the kernel compiles in
+  memory instead, every process, and the run goes on.
+* **Single-threaded** (no ``parallel=True``): the benchmark's floor is one single-threaded numpy
+  pass, and a multi-core kernel would flatter the ratio.
+
+numba is imported here, lazily, on the first large scan: never by ``import forensic`` or by the
+investigator on small arrays.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import warnings
+
+import numpy as np
+
+MIN_ELEMENTS = 4_000_000
+"""Arrays with fewer values (e.g. 1,024 ranks x 3,900 steps) take the numpy route."""
+
+_BLOCK = 8  # must equal _scan._BLOCK
+
+_state: dict = {"enabled": os.environ.get("FORENSIC_DETECTORS_NUMBA", "1") not in ("0", "false", "no"),
+                "kernel": None, "error": None, "compile_s": None, "runs": 0}
+
+
+def set_enabled(on: bool) -> bool:
+    """Turn the compiled kernel on or off (tests run the detectors both ways); returns the old value."""
+    old = _state["enabled"]
+    _state["enabled"] = bool(on)
+    return old
+
+
+def enabled() -> bool:
+    return bool(_state["enabled"])
+
+
+def available() -> bool:
+    """True when numba imports (it is compiled lazily, on the first call of ``kernel``)."""
+    if not _state["enabled"]:
+        return False
+    if _state["error"] is not None:
+        return False
+    try:
+        import numba  # noqa: F401
+    except Exception as exc:  # noqa: BLE001 - any import failure means: use numpy
+        _state["error"] = f"{type(exc).__name__}: {exc}"
+        return False
+    return True
+
+
+def use_for(y: np.ndarray) -> bool:
+    """Whether the scan of ``y`` takes the compiled route (compiling the kernel on first use).
+
+    A kernel that fails to compile is recorded (``info()["numba_error"]``) and the numpy route runs.
+    """
+    if not (y.size >= MIN_ELEMENTS and y.dtype == np.float32 and y.ndim == 2 and y.flags.c_contiguous
+            and available()):
+        return False
+    try:
+        kernel()
+    except Exception as exc:  # noqa: BLE001 - any compile failure means: use numpy
+        _state["error"] = f"{type(exc).__name__}: {exc}"
+        return False
+    return True
+
+
+def info() -> dict:
+    """What the benchmark reports: whether the kernel is on, and its compile (or cache load) time."""
+    return {"enabled": enabled(), "numba_error": _state["error"], "compile_s": _state["compile_s"],
+            "min_elements": MIN_ELEMENTS, "runs": _state["runs"]}
+
+
+def _group(y, i0, i1, lo, hi, cut, w, fill, base_end, late_start, baseline, cusum,
+           inv_sig, off_step, row_nan, acc, exc, n_miss, wsum, bsum, bsq,
+           c, cmax, wy_base, ny_base, wy_late, ny_late):  # pragma: no cover - compiled by numba
+    """Pass B over rows i0:i1 of y (all on one side of the baseline), in blocks of _BLOCK rows from i0.
+
+    A full block that does not straddle the start of the late window runs in ``_fast_block``
+    (eight rows per pass over the ranks: each per-rank array is read and written once per block);
+    a block with a NaN cell, a short block or a straddling one runs again, or only, row by row in
+    ``_careful_block``. At the block's end the per-rank sums move to float64 and the block CUSUM
+    advances.
+    """
+    n_r = y.shape[1]
+    zero = np.float32(0.0)
+    blk, sq, raw, spikes = acc[0], acc[1], acc[2], acc[3]
+    s = i0
+    while s < i1:
+        e = min(s + _BLOCK, i1)
+        fast = e - s == _BLOCK and not (s < late_start < e)
+        n_nan = 1
+        if fast:
+            n_nan = _fast_block(y, s, lo, hi, cut, w, acc)
+            for r in range(n_r):
+                exc[r] += np.int32(spikes[r])
+        if n_nan:
+            _careful_block(y, s, e, lo, hi, cut, w, fill, base_end, late_start, not fast,
+                           row_nan, blk, sq, exc, n_miss, wy_base, ny_base, wy_late, ny_late)
+        else:
+            for j in range(s, e):
+                row_nan[j] = False
+        clean = fast and n_nan == 0
+        # one branch-free loop per case, so that each vectorizes
+        if baseline:
+            for r in range(n_r):
+                b = blk[r]
+                wsum[r] += b
+                bsum[r] += b
+                bsq[r] += sq[r]
+        elif cusum:
+            n_blk = np.float32(e - s)
+            for r in range(n_r):
+                b = blk[r]
+                wsum[r] += b
+                cc = c[r] + (b * inv_sig[r] - n_blk * off_step[r])
+                cc = cc if cc > zero else zero
+                c[r] = cc
+                cm = cmax[r]
+                cmax[r] = cc if cc > cm else cm
+        else:
+            for r in range(n_r):
+                wsum[r] += blk[r]
+        if clean and s < base_end:
+            for r in range(n_r):
+                wy_base[r] += raw[r]
+                ny_base[r] += _BLOCK
+        if clean and s >= late_start:
+            for r in range(n_r):
+                wy_late[r] += raw[r]
+                ny_late[r] += _BLOCK
+        s = e
+
+
+def _careful_block(y, s, e, lo, hi, cut, w, fill, base_end, late_start, do_exc, row_nan,
+                   blk, sq, exc, n_miss, wy_base, ny_base, wy_late, ny_late):  # pragma: no cover - numba
+    """Rows s:e row by row: a missing cell counts as typical (the step's median) in the sums and is
+    left out of the raw window sums; the spike counts only when ``do_exc`` (not done by the fast loop)."""
+    n_r = y.shape[1]
+    zero = np.float32(0.0)
+    for r in range(n_r):
+        blk[r] = zero
+        sq[r] = zero
+    for j in range(s, e):
+        row = y[j]
+        lo_j, hi_j, cut_j, w_j, f_j = lo[j], hi[j], cut[j], w[j], fill[j]
+        nan = False
+        in_base = j < base_end
+        in_late = j >= late_start
+        for r in range(n_r):
+            v = row[r]
+            if do_exc and v > cut_j:
+                exc[r] += 1
+            if v != v:
+                nan = True
+                n_miss[r] += 1
+                t = f_j
+            else:
+                t = hi_j if v > hi_j else (lo_j if v < lo_j else v)
+                if in_base:
+                    wy_base[r] += t
+                    ny_base[r] += 1
+                if in_late:
+                    wy_late[r] += t
+                    ny_late[r] += 1
+            x = w_j * t
+            blk[r] += x
+            sq[r] += x * x
+        row_nan[j] = nan
+
+
+def _fast_block(y, s, lo, hi, cut, w, acc):  # pragma: no cover - numba
+    """Rows s:s+8 in one loop over ranks: per rank the block's weighted, squared and raw clipped sums
+    and its spike count, into the rows of ``acc`` (one output array and one input block: the loop
+    vectorizes). Returns the count of ranks whose block sum is NaN (a NaN cell passes the clip and
+    reaches the sum): the caller redoes the sums of a block that has any."""
+    yb = y[s:s + 8]
+    l0, l1, l2, l3, l4, l5, l6, l7 = lo[s + 0], lo[s + 1], lo[s + 2], lo[s + 3], lo[s + 4], lo[s + 5], lo[s + 6], lo[s + 7]
+    h0, h1, h2, h3, h4, h5, h6, h7 = hi[s + 0], hi[s + 1], hi[s + 2], hi[s + 3], hi[s + 4], hi[s + 5], hi[s + 6], hi[s + 7]
+    c0, c1, c2, c3, c4, c5, c6, c7 = cut[s + 0], cut[s + 1], cut[s + 2], cut[s + 3], cut[s + 4], cut[s + 5], cut[s + 6], cut[s + 7]
+    w0, w1, w2, w3, w4, w5, w6, w7 = w[s + 0], w[s + 1], w[s + 2], w[s + 3], w[s + 4], w[s + 5], w[s + 6], w[s + 7]
+    one, zero = np.float32(1.0), np.float32(0.0)
+    for r in range(y.shape[1]):
+        v = yb[0, r]
+        t = h0 if v > h0 else (l0 if v < l0 else v)
+        x = w0 * t
+        u = t
+        a = x
+        q = x * x
+        e = (one if v > c0 else zero)
+        v = yb[1, r]
+        t = h1 if v > h1 else (l1 if v < l1 else v)
+        x = w1 * t
+        u += t
+        a += x
+        q += x * x
+        e += (one if v > c1 else zero)
+        v = yb[2, r]
+        t = h2 if v > h2 else (l2 if v < l2 else v)
+        x = w2 * t
+        u += t
+        a += x
+        q += x * x
+        e += (one if v > c2 else zero)
+        v = yb[3, r]
+        t = h3 if v > h3 else (l3 if v < l3 else v)
+        x = w3 * t
+        u += t
+        a += x
+        q += x * x
+        e += (one if v > c3 else zero)
+        v = yb[4, r]
+        t = h4 if v > h4 else (l4 if v < l4 else v)
+        x = w4 * t
+        u += t
+        a += x
+        q += x * x
+        e += (one if v > c4 else zero)
+        v = yb[5, r]
+        t = h5 if v > h5 else (l5 if v < l5 else v)
+        x = w5 * t
+        u += t
+        a += x
+        q += x * x
+        e += (one if v > c5 else zero)
+        v = yb[6, r]
+        t = h6 if v > h6 else (l6 if v < l6 else v)
+        x = w6 * t
+        u += t
+        a += x
+        q += x * x
+        e += (one if v > c6 else zero)
+        v = yb[7, r]
+        t = h7 if v > h7 else (l7 if v < l7 else v)
+        x = w7 * t
+        u += t
+        a += x
+        q += x * x
+        e += (one if v > c7 else zero)
+        acc[0, r] = a
+        acc[1, r] = q
+        acc[2, r] = u
+        acc[3, r] = e
+    n_nan = 0
+    for r in range(y.shape[1]):
+        n_nan += np.int64(acc[0, r] != acc[0, r])
+    return n_nan
+
+
+def kernel():
+    """The compiled ``_group`` (compiled, or loaded from numba's cache, on the first call)."""
+    if _state["kernel"] is None:
+        import numba
+
+        t0 = time.perf_counter()
+        try:
+            fn = _jit(numba, True)
+        except RuntimeError:  # no writable cache location at all: compile in memory
+            fn = _jit(numba, False)
+        with warnings.catch_warnings():
+            # an unwritable cache folder is a warning from numba: the kernel still compiles in memory
+            warnings.simplefilter("ignore", numba.NumbaWarning)
+            try:
+                fn = _compile(fn)
+            except (OSError, PermissionError):
+                fn = _compile(_jit(numba, False))
+        _state["compile_s"] = time.perf_counter() - t0
+        _state["kernel"] = fn
+    return _state["kernel"]
+
+
+def _jit(numba, cache: bool):
+    """``_group`` and its two helpers, jitted afresh (the module's helper names are rebound to them)."""
+    opts = {"cache": cache, "nogil": True, "error_model": "numpy"}
+    g = globals()
+    for name, py in _HELPERS.items():
+        g[name] = numba.njit(**opts)(py)
+    return numba.njit(**opts)(_group)
+
+
+def _compile(fn):
+    f32, i64 = "float32[:]", "int64[:]"
+    sig = (f"(float32[:, ::1], int64, int64, {f32}, {f32}, {f32}, {f32}, {f32}, int64, int64, boolean, boolean, "
+           f"{f32}, {f32}, boolean[:], float32[:, ::1], int32[:], {i64}, float64[:], float64[:], "
+           f"float64[:], {f32}, {f32}, float64[:], {i64}, float64[:], {i64})")
+    fn.compile(sig)
+    return fn
+
+
+_HELPERS = {"_fast_block": _fast_block, "_careful_block": _careful_block}
