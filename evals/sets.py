@@ -40,36 +40,24 @@ def _build_incidents(out: Path) -> None:
         generate(spec, out / "holdout")
 
 
-def _build_independent(out: Path) -> None:
-    script = EVALS / "independent" / "write_incidents.py"
-    done = subprocess.run([sys.executable, str(script), "--out", str(out / "holdout")],
-                          capture_output=True, text=True)
-    if done.returncode:
-        raise EvalSetError(f"independent: {script.name} failed: {done.stderr.strip()[-500:]}")
+def _script(name: str) -> Callable[[Path], None]:
+    """A builder that runs ``evals/<name>/write_incidents.py --out <set>/holdout`` (an outside author's set)."""
 
+    def build(out: Path) -> None:
+        script = EVALS / name / "write_incidents.py"
+        done = subprocess.run([sys.executable, str(script), "--out", str(out / "holdout")], capture_output=True, text=True)
+        if done.returncode:
+            raise EvalSetError(f"{name}: {script.name} failed: {done.stderr.strip()[-500:]}")
 
-def _build_outside(out: Path) -> None:
-    script = EVALS / "outside" / "write_incidents.py"
-    done = subprocess.run([sys.executable, str(script), "--out", str(out / "holdout")],
-                          capture_output=True, text=True)
-    if done.returncode:
-        raise EvalSetError(f"outside: {script.name} failed: {done.stderr.strip()[-500:]}")
-
-
-def _build_blind(out: Path) -> None:
-    script = EVALS / "blind" / "write_incidents.py"
-    done = subprocess.run([sys.executable, str(script), "--out", str(out / "holdout")],
-                          capture_output=True, text=True)
-    if done.returncode:
-        raise EvalSetError(f"blind: {script.name} failed: {done.stderr.strip()[-500:]}")
+    return build
 
 
 #: Set name -> function that writes the whole set into an empty folder.
 BUILDERS: dict[str, Callable[[Path], None]] = {
     "incidents": _build_incidents,
-    "independent": _build_independent,
-    "outside": _build_outside,
-    "blind": _build_blind,
+    "independent": _script("independent"),
+    "outside": _script("outside"),
+    "blind": _script("blind"),
 }
 
 

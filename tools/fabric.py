@@ -18,7 +18,7 @@ from pydantic import Field
 from forensic.sandbox import ForensicError, ToolArgumentError
 from forensic.tools._switch_pause import PFC_SERIES, PortPause, origins
 from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, register
-from forensic.tools.metrics import read_metric
+from forensic.tools.metrics import in_window, read_metric
 from forensic.tools.parsers.openmetrics import counter_increase
 from forensic.tools.parsers.sonic import parse_interfaces_counters, parse_pfc_counters, parse_pfcwd_stats
 
@@ -191,11 +191,7 @@ class Fabric(Tool):
             port = s.labels.get("ifName") or s.labels.get("ifDescr")
             if sw not in scope or not port or (uplinks.get(sw) and port not in uplinks[sw]):
                 continue
-            mask = np.isfinite(s.timestamps)
-            if start is not None:
-                mask &= s.timestamps >= start
-            if end is not None:
-                mask &= s.timestamps <= end
+            mask = in_window(s.timestamps, start, end)
             t, v = s.timestamps[mask], s.values[mask]
             if t.size >= 2 and t[-1] > t[0]:
                 rates[sw][port] = counter_increase(v) / (t[-1] - t[0])
@@ -279,11 +275,7 @@ def _series_pauses(ctx: ToolContext, scope: list[str], have: set[tuple[str, str]
             port = s.labels.get("ifName") or s.labels.get("ifDescr") or s.labels.get("interface")
             if sw not in scope or not port or (sw, port) in have:
                 continue
-            mask = np.isfinite(s.timestamps)
-            if start is not None:
-                mask &= s.timestamps >= start
-            if end is not None:
-                mask &= s.timestamps <= end
+            mask = in_window(s.timestamps, start, end)
             if mask.sum() >= 2:
                 counts[(sw, port)][direction] += counter_increase(s.values[mask])
         if read.series:

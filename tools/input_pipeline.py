@@ -26,7 +26,7 @@ from forensic.sandbox import ForensicError
 from forensic.tools._sweep import hosts_for
 from forensic.tools.kernel_log import kernel_text
 from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, count, register
-from forensic.tools.metrics import read_metric
+from forensic.tools.metrics import in_window, read_metric
 from forensic.tools.parsers.openmetrics import counter_increase
 from forensic.tools.parsers.hostload import parse_pressure, parse_top
 from forensic.tools.parsers.kernel_log import kernel_lines
@@ -179,11 +179,7 @@ def _io_pressure_series(ctx: ToolContext) -> list[tuple[str, float, str]]:
         got = read_metric(ctx, name)
         for s in got.series:
             host = s.labels.get("hostname") or s.labels.get("Hostname") or (s.labels.get("instance") or "").split(":")[0]
-            mask = np.isfinite(s.timestamps)
-            if start is not None:
-                mask &= s.timestamps >= start
-            if end is not None:
-                mask &= s.timestamps <= end
+            mask = in_window(s.timestamps, start, end)
             t, v = s.timestamps[mask], s.values[mask]
             if not host or t.size < 3:
                 continue

@@ -88,7 +88,8 @@ def read_metrics(ctx: ToolContext, names: tuple[str, ...]) -> MetricRead:
     return out
 
 
-def _window(ts: np.ndarray, start: float | None, end: float | None) -> np.ndarray:
+def in_window(ts: np.ndarray, start: float | None, end: float | None) -> np.ndarray:
+    """Mask of the finite timestamps inside [start, end] (an open end is unbounded)."""
     mask = np.isfinite(ts)
     if start is not None:
         mask &= ts >= start
@@ -134,7 +135,7 @@ def _gpus(series: list[Series], hosts: list[str]) -> dict[tuple[str, int], GpuSe
 def _median_in(s: Series | None, start: float | None, end: float | None) -> float | None:
     if s is None:
         return None
-    v = s.values[_window(s.timestamps, start, end)]
+    v = s.values[in_window(s.timestamps, start, end)]
     v = v[np.isfinite(v)]
     return float(np.median(v)) if v.size else None
 
@@ -142,7 +143,7 @@ def _median_in(s: Series | None, start: float | None, end: float | None) -> floa
 def _increase_in(s: Series | None, start: float | None, end: float | None) -> float | None:
     if s is None:
         return None
-    mask = _window(s.timestamps, start, end)
+    mask = in_window(s.timestamps, start, end)
     # Include the last sample before the window so an increase at its very start is seen.
     idx = np.flatnonzero(mask)
     if idx.size and idx[0] > 0:
@@ -154,7 +155,7 @@ def _increase_in(s: Series | None, start: float | None, end: float | None) -> fl
 def _bit_share(s: Series | None, bits: int, start: float | None, end: float | None) -> float | None:
     if s is None:
         return None
-    v = s.values[_window(s.timestamps, start, end)]
+    v = s.values[in_window(s.timestamps, start, end)]
     v = v[np.isfinite(v)]
     if not v.size:
         return None
@@ -294,7 +295,7 @@ def _xid_changes(s: Series | None, start: float | None, end: float | None) -> li
     out = []
     v, t = s.values, s.timestamps
     for i in range(1, v.size):
-        if np.isfinite(v[i]) and v[i] != v[i - 1] and v[i] > 0 and _window(t[i:i + 1], start, end)[0]:
+        if np.isfinite(v[i]) and v[i] != v[i - 1] and v[i] > 0 and in_window(t[i:i + 1], start, end)[0]:
             out.append((int(v[i]), float(t[i])))
     return out
 
