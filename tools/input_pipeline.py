@@ -18,13 +18,11 @@ confirmation still needs the step physics (gaps between steps) or the trainer's 
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
 
-import numpy as np
 
 from forensic.sandbox import ForensicError
 from forensic.tools._sweep import hosts_for
-from forensic.tools.kernel_log import kernel_text
+from forensic.tools.kernel_log import kernel_text, log_year, placed
 from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, count, register
 from forensic.tools.metrics import in_window, read_metric
 from forensic.tools.parsers.openmetrics import counter_increase
@@ -56,14 +54,11 @@ IOWAIT_PCT = 20.0
 IO_SHARE = 0.5
 #: node_exporter's PSI counters (seconds waited per second = the share of time, 0..1).
 IO_PRESSURE_SERIES = ("node_pressure_io_waiting_seconds_total", "node_pressure_io_stalled_seconds_total")
-#: Events this long before the window opens are history.
-HISTORY_BEFORE_S = 2 * 3600
 
 
 def storage_lines(text: str, *, boot: float | None, year: int | None, window: tuple[float | None, float | None]
                   ) -> tuple[list[tuple[str, str]], int]:
     """Storage-stall lines in the window as (label, line), and how many older ones were history."""
-    start, end = window
     found: list[tuple[str, str]] = []
     history = 0
     for _, t, body in kernel_lines(text, boot_unix=boot, year=year):
@@ -76,7 +71,7 @@ def storage_lines(text: str, *, boot: float | None, year: int | None, window: tu
             label = "blocked_input_task" if _INPUT_TASK.search(m.group(1)) else "blocked_task"
         if label is None:
             continue
-        if t is not None and ((start is not None and t < start - HISTORY_BEFORE_S) or (end is not None and t > end + 3600)):
+        if placed(window, t) == "history":  # the same rule as kernel_log's
             history += 1
             continue
         found.append((label, body.strip()[:300]))
@@ -95,8 +90,7 @@ class InputPipeline(Tool):
     cost = 1.0
 
     def run(self, ctx: ToolContext, args: HostScope) -> ToolResult:
-        start, _ = ctx.source.window
-        year = datetime.fromtimestamp(start, timezone.utc).year if start else None
+        year = log_year(ctx.source.window)
         lines: list[tuple[str, str, str]] = []  # (host, label, line)
         history = 0
         io: dict[str, float] = {}

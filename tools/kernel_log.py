@@ -55,9 +55,7 @@ def read_kernel_log(ctx: ToolContext, host: str) -> tuple[KernelLog, str] | None
         if got is None:
             return None
         text, source = got
-        start, _ = ctx.source.window
-        year = datetime.fromtimestamp(start, timezone.utc).year if start else None
-        log = parse_kernel_log(text, boot_unix=ctx.source.collected(host).get("boot"), year=year)
+        log = parse_kernel_log(text, boot_unix=ctx.source.collected(host).get("boot"), year=log_year(ctx.source.window))
         if text.strip() and not log.events and not _KERNEL_LINE.search(text[:_SNIFF]):
             # Text with no kernel line in it is not a quiet kernel log: saying "no fault"
             # about it would count an unreadable file as health (issue 10 item 3).
@@ -67,11 +65,16 @@ def read_kernel_log(ctx: ToolContext, host: str) -> tuple[KernelLog, str] | None
     return ctx.memo(f"kernel_log:{host}", build)
 
 
-def _when(ctx: ToolContext, t: float | None) -> str:
+def log_year(window: tuple[float | None, float | None]) -> int | None:
+    """The year of the window's start: syslog-style prefixes print no year."""
+    return datetime.fromtimestamp(window[0], timezone.utc).year if window[0] else None
+
+
+def placed(window: tuple[float | None, float | None], t: float | None) -> str:
     """'window', 'history' or 'unknown' (no wall time: only the order of lines is known)."""
     if t is None:
         return "unknown"
-    start, end = ctx.source.window
+    start, end = window
     if start is not None and t < start - HISTORY_BEFORE_S:
         return "history"
     if end is not None and t > end + AFTER_S:
@@ -119,7 +122,7 @@ class KernelLogTool(Tool):
             for ev in log.events:
                 dev = inv.by_pci(ev.pci)
                 comp = dev.component(host) if dev else (f"{host}/{ev.pci}" if ev.pci else host)
-                when = _when(ctx, ev.time_unix)
+                when = placed(ctx.source.window, ev.time_unix)
                 stamp = f"line {ev.line_no}" + (f", {datetime.fromtimestamp(ev.time_unix, timezone.utc):%Y-%m-%d %H:%M:%S}Z"
                                                 if ev.time_unix is not None else "")
                 if when == "history":
