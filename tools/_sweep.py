@@ -141,7 +141,8 @@ def plan(ctx: ToolContext, needs: tuple[str, ...]) -> Sweep:
     total = len(names)
     if total <= SAMPLE + 1:
         return Sweep(hosts=names, total=total, why="small fleet: every host read")
-    suspects: dict[str, str] = {h: f"named by the evidence: {why}" for h, why in ctx.evidence_hosts.items() if h in set(names)}
+    known = set(names)
+    suspects: dict[str, str] = {h: f"named by the evidence: {why}" for h, why in ctx.evidence_hosts.items() if h in known}
     from_metrics, covered, errors = metric_suspects(ctx)
     missing = [d for d in needs if d not in covered]
     if missing:

@@ -310,7 +310,7 @@ def _select_logs(ctx: ToolContext, files: list[str]) -> tuple[list[str], _LogSwe
     keep = set(sweep.hosts)
     if (first := ctx.source.rank_map().get(0)) is not None:
         keep.add(first[0])
-    chosen = [f for f in files if _log_host(f, hosts) in keep or _log_host(f, hosts) is None]
+    chosen = [f for f in files if (host := _log_host(f, hosts)) is None or host in keep]
     return chosen, _LogSweep(plan=sweep, not_read_logs=len(files) - len(chosen))
 
 
