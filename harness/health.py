@@ -28,8 +28,9 @@ from forensic.tools._incident_text import expected_step_s, slow_from_start
 FINE = ("steps_clean", "job_steady")
 #: Signals that explain a slowdown as the job's own doing.
 EXPLAINED = ("job_reconfigured",)
-#: Signals that show a symptom a healthy verdict would have to explain.
-SYMPTOMS = ("job_slowdown", "job_hang")
+#: Signals that show a symptom a healthy verdict would have to explain, and what it says (first match wins).
+SYMPTOMS = {"job_hang": "the steps show the job hung and no tool explains it",
+            "job_slowdown": "the steps show a slowdown and no tool explains it"}
 #: Words in an incident's title or report that say the job is slow (bounded, word-anchored).
 _SLOW_WORDS = re.compile(
     r"\b(?:slow\w{0,4}|mfu|throughput|tokens?/s|samples/s|step[ -]?time|s/it|regress\w{0,5}|"
@@ -78,10 +79,9 @@ def check_healthy(graph: FailureGraph, obs: Observation, incident_text: str) -> 
     tested, untestable = coverage(graph, obs)
     if names & set(EXPLAINED):
         return HealthCheck(True, "the trainer explains the longer step: its work per second held", tested, untestable)
-    if "job_hang" in names:
-        return HealthCheck(False, "the steps show the job hung and no tool explains it", tested, untestable)
-    if "job_slowdown" in names:
-        return HealthCheck(False, "the steps show a slowdown and no tool explains it", tested, untestable)
+    for symptom, why in SYMPTOMS.items():
+        if symptom in names:
+            return HealthCheck(False, why, tested, untestable)
     if names & set(FINE):
         return HealthCheck(True, "the steps show no regression", tested, untestable)
     if slowdown_reported(incident_text):
