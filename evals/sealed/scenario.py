@@ -252,13 +252,26 @@ class Scenario:
         base = 9.0e9 if self.m["nic_gen"] == 5 else 4.5e9
         return base * (0.95 + 0.1 * _jit("bw", h.name, int(n.ibdev[-1]) if n.ibdev[-1].isdigit() else 0, int(t) // 600))
 
-    def nic_series(self, h, n, t) -> dict:
+    def _integral(self, h, n, t) -> float:
+        """bytes moved on a NIC since 4 h before the window (the integral of nic_rate, on a 60 s grid)."""
         t_start = self.t0 - 4 * 3600
-        el = max(0.0, t - t_start)
-        rate = self.nic_rate(h, n, t)
+        if t <= t_start:
+            return 0.0
+        memo = self.__dict__.setdefault("_imemo", {})
+        key = (h.name, n.ibdev)
+        grid = memo.setdefault(key, [0.0])
+        k = int((t - t_start) // 60)
+        while len(grid) <= k:
+            tk = t_start + (len(grid) - 1) * 60
+            grid.append(grid[-1] + self.nic_rate(h, n, tk) * 60)
+        tk = t_start + k * 60
+        return grid[k] + self.nic_rate(h, n, tk) * (t - tk)
+
+    def nic_series(self, h, n, t) -> dict:
+        cum = self._integral(h, n, t)
         base = 7.7e14 * (1 + _jit("nb", h.name, len(n.ibdev), 0))
-        v = dict(rcv=int(base + rate * el), xmit=int(base * 1.01 + rate * el), rcv_err=0, downed=0,
-                 xwait=int(2.4e9 * (1 + _jit("xw", h.name, 0, 0)) + el * rate / 1.0e3))
+        v = dict(rcv=int(base + cum), xmit=int(base * 1.01 + cum * 1.002), rcv_err=0, downed=0,
+                 xwait=int(2.4e9 * (1 + _jit("xw", h.name, 0, 0)) + cum / 1.0e3))
         for hook in self.nic_hooks:
             hook(h, n, t, v)
         return v
@@ -403,7 +416,9 @@ class Scenario:
             ev.append((boot + 44.1 + int(n.ibdev[-1]) * 0.3 if n.ibdev[-1].isdigit() else boot + 44.1,
                        f"mlx5_core {n.sys_bdf} {n.ibdev}: Port: 1 Link ACTIVE"))
         ev += [(boot + dt, txt) for dt, txt in (extra_boot or [])]
-        ev += [(t if t > boot + 60 else boot + 60 + (t % 3600), txt) for t, txt in self.dmesg[h.name]]
+        for t, txt in self.dmesg[h.name]:
+            t = t if t > boot + 60 else boot + 60 + (t % 3600)
+            ev.append((t + 0.9 * _jit("frac", h.name, int(t)), txt))
         ev.sort(key=lambda e: e[0])
         lines = []
         for seq, (t, txt) in enumerate(ev):
@@ -579,7 +594,7 @@ class Scenario:
 
     def incident(self, *, title: str, reported: str = "", alerts=None, job_name: str | None = None, ranks: int | None = None,
                  iid: str | None = None) -> None:
-        doc = {"schema": "forensic.bundle/v1", "id": iid or self.name, "title": title,
+        doc = {"schema": "forensic.bundle/v1", "id": iid or f"INC-{2600000 + int(_jit('id', self.name) * 99999)}", "title": title,
                "window": {"start": iso(self.t0), "end": iso(self.t1)},
                "job": {"name": job_name or self.job, "ranks": ranks if ranks is not None else len(self.ranks),
                        "gpus_per_node": self.fleet.gpn},
