@@ -96,11 +96,6 @@ def cap_some(sc, picks):
         sc.capped.add((h, g))
 
 
-def healthy_nic_pause(sc):
-    """ordinary RoCE fabric: a trickle of received pauses everywhere."""
-    return None
-
-
 # ------------------------------------------------------------------------------------------
 # cases
 
@@ -336,7 +331,6 @@ def s05(out):
     badleaf = "ams2-lf03"
     sw = sc.default_switches(spines=2, uplinks=4)
     cap_some(sc, [(names[3], 2), (names[17], 0), (names[22], 3), (names[30], 1)])
-    om_lines = []
     from fleet import OM
     om = OM()
     om.family("ifHCOutOctets", "counter", "The total number of octets transmitted out of the interface, including framing characters.")
@@ -968,9 +962,10 @@ def s20(out):
     sc.write(out)
 
 
-def top_text(t, load, us, sy, idle, procs, mem_total=2063842.4, mem_free=181220.1, swap_used=0.0) -> str:
+def top_text(t, load, us, sy, idle, procs, mem_total=2063842.4, mem_free=181220.1, swap_used=0.0, boot=None) -> str:
     d = utc(t)
-    L = [f"top - {d.strftime('%H:%M:%S')} up 21 days,  3:12,  2 users,  load average: {load[0]:.2f}, {load[1]:.2f}, {load[2]:.2f}",
+    up = int(t - boot) if boot else 21 * 86400 + 3 * 3600 + 720
+    L = [f"top - {d.strftime('%H:%M:%S')} up {up // 86400} days, {up % 86400 // 3600:>2}:{up % 3600 // 60:02d},  2 users,  load average: {load[0]:.2f}, {load[1]:.2f}, {load[2]:.2f}",
          f"Tasks: 1421 total,   {sum(1 for p in procs if p[7] == 'R') + 1} running, 1419 sleeping,   0 stopped,   0 zombie",
          f"%Cpu(s): {us:4.1f} us, {sy:4.1f} sy,  0.0 ni, {idle:4.1f} id,  0.1 wa,  0.0 hi,  0.3 si,  0.0 st",
          f"MiB Mem : {mem_total:9.1f} total, {mem_free:9.1f} free, {mem_total - mem_free - 412000:9.1f} used, {412000.0:9.1f} buff/cache",
@@ -1004,10 +999,10 @@ def s21(out):
     procs += trainer_procs(8, cpu=61.0)
     procs += [(2211, "root", "2.1g", "311.0m", "41.2m", 3.9, 0.0, "S", "902:11.05", "dcgm-exporter"),
               (1840, "root", "1.3g", "75.3m", "23.1m", 1.2, 0.0, "S", "301:22.19", "node_exporter")]
-    sc.out.put(f"nodes/{bad}/cmd/top.txt", top_text(sc.t1, (171.8, 168.2, 122.6), 88.9, 10.2, 0.4, procs))
+    sc.out.put(f"nodes/{bad}/cmd/top.txt", top_text(sc.t1, (171.8, 168.2, 122.6), 88.9, 10.2, 0.4, procs, boot=sc.boot[bad]))
     sc.out.put(f"nodes/{bad}/cmd/pressure-cpu.txt", "some avg10=71.04 avg60=69.82 avg300=58.11 total=1987732112\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
     ok = "ml-west-05"
-    sc.out.put(f"nodes/{ok}/cmd/top.txt", top_text(sc.t1, (13.9, 14.1, 14.0), 9.1, 3.0, 87.6, trainer_procs(8) + [(2210, "root", "2.1g", "309.1m", "41.0m", 2.6, 0.0, "S", "899:01.11", "dcgm-exporter")]))
+    sc.out.put(f"nodes/{ok}/cmd/top.txt", top_text(sc.t1, (13.9, 14.1, 14.0), 9.1, 3.0, 87.6, trainer_procs(8) + [(2210, "root", "2.1g", "309.1m", "41.0m", 2.6, 0.0, "S", "899:01.11", "dcgm-exporter")], boot=sc.boot[ok]))
     sc.out.put(f"nodes/{ok}/cmd/pressure-cpu.txt", "some avg10=0.41 avg60=0.38 avg300=0.35 total=218733126\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
 
     def psi(h, t):
@@ -1038,7 +1033,7 @@ def s22(out):
     procs = trainer_procs(8, cpu=88.0) + [(99120, "jlee", "1.4t", "1.2t", "1.1m", 101.2, 61.4, "S", "412:10.05", "python3 build_index.py --in-memory"),
                                          (233, "root", "0", "0", "0", 62.1, 0.0, "R", "88:42.17", "kswapd0"),
                                          (234, "root", "0", "0", "0", 58.4, 0.0, "R", "79:12.40", "kswapd1")]
-    sc.out.put(f"nodes/{bad}/cmd/top.txt", top_text(sc.t1, (41.2, 39.9, 30.1), 31.2, 22.4, 45.1, procs, mem_free=2311.4, swap_used=8011.2))
+    sc.out.put(f"nodes/{bad}/cmd/top.txt", top_text(sc.t1, (41.2, 39.9, 30.1), 31.2, 22.4, 45.1, procs, mem_free=2311.4, swap_used=8011.2, boot=sc.boot[bad]))
     sc.out.put(f"nodes/{bad}/cmd/pressure-memory.txt", "some avg10=52.18 avg60=49.77 avg300=38.02 total=1877210044\nfull avg10=33.61 avg60=31.09 avg300=22.85 total=1101228830\n")
     sc.out.put(f"nodes/{bad}/cmd/pressure-cpu.txt", "some avg10=3.12 avg60=2.95 avg300=2.40 total=312009112\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
     sc.out.put(f"nodes/{bad}/cmd/pressure-io.txt", "some avg10=8.40 avg60=7.91 avg300=6.02 total=401228001\nfull avg10=7.95 avg60=7.40 avg300=5.71 total=380002113\n")
@@ -1099,7 +1094,7 @@ def s24(out):
     onset = at(sc, 41)
     sc.wait_hooks.append(lambda t: (0.9 + 0.6 * _jit(int(t) // 60)) if t >= onset else 0.02)
     sc.nic_rate = (lambda orig: (lambda h, n, t: orig(h, n, t) * (0.70 if t >= onset else 1.0)))(sc.nic_rate)
-    sc.steps(compute=2.31, comm=0.55, every=10, cols=("loss",))
+    sc.steps(compute=2.31, comm=0.55, every=10, cols=("loss",), first_step=117400)
     L = []
     for s, t, d in sc._logged[::2]:
         L.append(f" [{utc(t).strftime('%Y-%m-%d %H:%M:%S')}] iteration    {s:>6}/  250000 | consumed samples:     {s * 1536:>10} | elapsed time per iteration (ms): {d * 1000:.1f} | learning rate: 1.500E-04 | global batch size:  1536 | lm loss: {2.4 + 0.05 * _jit(s):.6E} | loss scale: 1.0 | grad norm: {0.8 + 0.2 * _jit(s, 1):.3f} | number of skipped iterations:   0 | number of nan iterations:   0 |")
