@@ -58,6 +58,7 @@ BUILDERS: dict[str, Callable[[Path], None]] = {
     "independent": _script("independent"),
     "outside": _script("outside"),
     "blind": _script("blind"),
+    "sealed": _script("sealed"),
 }
 
 
