@@ -64,6 +64,10 @@ def emit(c: Case, segments, *, slow=None, comm=None, extra=None, columns=("compu
                 ethtool_s(c, h, nic)
         style = (dmesg_styles or {}).get(h.name)
         dmesg(c, h, c.kern.get(h.name, ()), style=style, gz=dmesg_gz)
+
+
+def put_logs(c: Case) -> None:
+    """The job's logs, stored when the case is complete (cases fill ``c.logs`` after ``emit``)."""
     for name, lines in c.logs.items():
         c.put(f"job/logs/{name}", "\n".join(lines) + "\n")
 
@@ -1218,6 +1222,7 @@ def main(argv=None) -> int:
             comp = c.truth["component"]
             print(f"| {c.id} | {c.truth['root_cause']} | {comp if comp else 'null'} | {len(c.hosts)} | {c.notes} | {c.presents} |")
         if a.out:
+            put_logs(c)
             d = a.out / c.id
             if d.exists():
                 shutil.rmtree(d)
