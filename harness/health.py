@@ -80,7 +80,7 @@ def check_healthy(graph: FailureGraph, obs: Observation, incident_text: str) -> 
     names = {s.name for _, s in obs.signals if s.kind == "job"}
     tested, untestable = coverage(graph, obs)
     if names & set(EXPLAINED):
-        return HealthCheck(True, "the longer step is the job's own doing: its work per GPU per second held", tested, untestable)
+        return HealthCheck(True, "the longer step is the job's own doing: its work per second held, per GPU", tested, untestable)
     for symptom, why in SYMPTOMS.items():
         if symptom in names:
             return HealthCheck(False, why, tested, untestable)
