@@ -199,8 +199,9 @@ class TrainerFacts:
           it says so, otherwise divided by the world size when both runs state one) held, or,
           with no rate printed, the step time grew by no more than the work per step.
         - No configuration printed, or none changed: the trainer's rate held while its own step
-          time grew (the rate is computed from elapsed time, so more work per step is the only way
-          both hold), or the incident's text states the reconfiguration (``stated``) and the rate held.
+          time grew and the logs mention no input or storage trouble (a rate timed over elapsed
+          time holds beside a longer step only with more work per step), or the incident's text
+          states the reconfiguration (``stated``) and the rate held.
         """
         if len(self.configs) >= 2:
             first, last = self.configs[0], self.configs[-1]
@@ -234,7 +235,9 @@ class TrainerFacts:
         if held is None or held[0] < SAME_WORK:
             return None
         steps = [v for _, v in self.step_time]
-        if len(steps) >= 2:
+        # Some trainers time their rate over compute alone: with any input or storage trouble in
+        # the logs, a held rate beside a longer step could be a stall, so it explains nothing here.
+        if len(steps) >= 2 and not (self.stalls or self.storage):
             k = max(1, len(steps) // 4)
             grew = statistics.median(steps[-k:]) / max(statistics.median(steps[:k]), 1e-9)
             if grew >= STEP_GREW:

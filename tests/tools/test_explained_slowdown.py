@@ -135,6 +135,9 @@ def test_without_configuration_lines_the_rate_must_hold_while_the_step_grew() ->
     slower.add_lines([f"step {i} | step_time {0.9 if i < 8 else 1.8:.1f}s | tokens_per_sec_per_gpu: {4100 if i < 8 else 2050}"
                       for i in range(16)])
     assert slower.reconfiguration() is None
+    waited = TrainerFacts()  # a rate timed over compute alone holds through an input stall: not explained
+    waited.add_lines(lines[:12] + ["RuntimeError: DataLoader timed out after 600 seconds"] + lines[12:])
+    assert waited.reconfiguration() is None
     flat = TrainerFacts()  # nothing changed at all: nothing to explain, and no health claimed from it
     flat.add_lines([f"step {i} | step_time 0.9s | tokens_per_sec_per_gpu: 4100" for i in range(16)])
     assert flat.reconfiguration() is None
