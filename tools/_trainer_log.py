@@ -5,9 +5,11 @@ and throughput across restarts. Read from the same job logs as NCCL and the PyTo
   where it comes from). Time outside compute is not always communication: when the trainer itself
   says it waited for data, the input pipeline is the lead.
 - **Explained slowdowns.** A relaunch with a larger global batch or a longer sequence makes every
-  step longer while the work per second is unchanged. The trainer prints its configuration at
-  start; comparing the first and the last configuration, and the throughput it reports in tokens
-  (or samples) per second, tells a reconfiguration from a fault.
+  step longer while the work per GPU per second is unchanged. The trainer prints its configuration
+  at start; comparing the first and the last configuration, and the rate it reports (tokens or
+  samples per second, TFLOP/s, MFU; per GPU where it says so), tells a reconfiguration from a
+  fault. Wordings of torchrun scripts, Megatron-LM, DeepSpeed, HF Trainer, Lightning, NeMo,
+  MosaicML Composer, torchtitan and JSON-lines metrics (see ``_CONFIG``, ``_RATE``, ``_STEP_TIME``).
 
 Patterns are bounded (no unbounded repeats) and matched line by line.
 """
