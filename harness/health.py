@@ -5,7 +5,9 @@ job is fine or that its slowdown is explained:
 
 - the steps show no regression (``steps_clean`` with per-rank compute, ``job_steady`` without), or
 - the trainer explains the longer step itself (``job_reconfigured``: relaunched with more work per
-  step while its work per second held).
+  step while its work per GPU per second held), or the steps and the GPUs do (``gpu_work_held``: a
+  relaunch after which the longer step is all compute on every rank alike while the GPUs stayed as
+  busy at the same clock).
 
 When the steps show a slowdown (``job_slowdown``), a hang (``job_hang``), or the incident's own
 words report one (its title or ``reported`` text) and nothing above answers it, the verdict is
@@ -27,7 +29,7 @@ from forensic.tools._incident_text import expected_step_s, slow_from_start
 #: Signals that show the job is fine (its steps did not regress).
 FINE = ("steps_clean", "job_steady")
 #: Signals that explain a slowdown as the job's own doing.
-EXPLAINED = ("job_reconfigured",)
+EXPLAINED = ("job_reconfigured", "gpu_work_held")
 #: Signals that show a symptom a healthy verdict would have to explain, and what it says (first match wins).
 SYMPTOMS = {"job_hang": "the steps show the job hung and no tool explains it",
             "job_slowdown": "the steps show a slowdown and no tool explains it"}
@@ -78,7 +80,7 @@ def check_healthy(graph: FailureGraph, obs: Observation, incident_text: str) -> 
     names = {s.name for _, s in obs.signals if s.kind == "job"}
     tested, untestable = coverage(graph, obs)
     if names & set(EXPLAINED):
-        return HealthCheck(True, "the trainer explains the longer step: its work per second held", tested, untestable)
+        return HealthCheck(True, "the longer step is the job's own doing: its work per second held, per GPU", tested, untestable)
     for symptom, why in SYMPTOMS.items():
         if symptom in names:
             return HealthCheck(False, why, tested, untestable)

@@ -40,3 +40,23 @@ def expected_step_s(text: str) -> float | None:
 def slow_from_start(text: str) -> bool:
     """The text says the job has been slow since it started (no onset to find)."""
     return bool(_FROM_START.search(text or ""))
+
+
+#: "relaunched with the long-context recipe", "restarted with global batch 1536", "resubmitted with a
+#: larger batch", "new data mix since the restart", "seq len 4096 -> 8192": the job was changed on
+#: purpose so that a step does more work (or runs on another layout). Bounded, word-anchored.
+_CHANGE = (r"(?:(?:larger|bigger|higher|longer|increased|doubled|new|different|another)\s{1,3}(?:global\s{1,3})?"
+           r"(?:batch|seq(?:uence)?|context|data[ _-]?(?:mix|mixture|blend|set)|dataset|recipe|parallel\w{0,6}|layout|"
+           r"(?:tp|pp|dp|tensor|pipeline)\b)|long[ -]context|"
+           r"(?:global[ _-]batch(?:[ _-]size)?|seq(?:uence)?[ _-]len(?:gth)?|context[ _-]length|micro[ _-]batch(?:[ _-]size)?|"
+           r"data[ _-]?mix|tensor[ _-]parallel\w{0,6}|pipeline[ _-]parallel\w{0,6})\s{0,3}(?:(?:from\s{1,3})?\d[\d,k]{0,9}\s{0,3})?(?:to|->|→)\s{0,3}\d)")
+_RECONFIGURED = re.compile(
+    r"\b(?:re-?launch\w{0,3}|re-?start\w{0,3}|re-?submit\w{0,5}|resum\w{1,3}|re-?queued|switched|moved|changed)\b.{0,80}?\b" + _CHANGE
+    + r"|\b" + _CHANGE + r".{0,80}?\b(?:re-?launch\w{0,3}|re-?start\w{0,3}|re-?submit\w{0,5}|resum\w{1,3})\b", re.I)
+
+
+def stated_reconfiguration(text: str) -> str | None:
+    """The words where the text says the job was relaunched with more work per step or another
+    layout (a claim: it explains a longer step only when the trainer's work per second held)."""
+    m = _RECONFIGURED.search(text or "")
+    return m.group(0).strip() if m else None

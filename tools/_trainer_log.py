@@ -5,9 +5,11 @@ and throughput across restarts. Read from the same job logs as NCCL and the PyTo
   where it comes from). Time outside compute is not always communication: when the trainer itself
   says it waited for data, the input pipeline is the lead.
 - **Explained slowdowns.** A relaunch with a larger global batch or a longer sequence makes every
-  step longer while the work per second is unchanged. The trainer prints its configuration at
-  start; comparing the first and the last configuration, and the throughput it reports in tokens
-  (or samples) per second, tells a reconfiguration from a fault.
+  step longer while the work per GPU per second is unchanged. The trainer prints its configuration
+  at start; comparing the first and the last configuration, and the rate it reports (tokens or
+  samples per second, TFLOP/s, MFU; per GPU where it says so), tells a reconfiguration from a
+  fault. Wordings of torchrun scripts, Megatron-LM, DeepSpeed, HF Trainer, Lightning, NeMo,
+  MosaicML Composer, torchtitan and JSON-lines metrics (see ``_CONFIG``, ``_RATE``, ``_STEP_TIME``).
 
 Patterns are bounded (no unbounded repeats) and matched line by line.
 """
@@ -57,21 +59,68 @@ STORAGE = [
     ("blocked", re.compile(r"INFO: task \S{1,64}:\d{1,10} blocked for more than \d{1,6} seconds")),
 ]
 
+# --- the trainer's configuration and its work per second (issue 11 item 7) -------------------------
+# A key as trainers print it: at a word edge or after "_", ".", "-", "/" or a quote (Megatron's
+# ``encoder_seq_length``, torchtitan's ``training.seq_len``, ``--seq-length``, JSON ``"seq_len"``),
+# then a separator: ``=``, ``:``, a dot leader (Megatron and DeepSpeed argument dumps), spaces
+# (command lines), quotes; then the value. Bounded repeats only.
+_EDGE = r"(?<![A-Za-z0-9])"
+_SEP = r"(?![A-Za-z])[\"']?\s{0,3}(?:[=:]|\.{2,200})?\s{0,8}[\"']?\s{0,2}"
+
+
+def _key(alias: str, value: str = r"(\d{1,9})(?![\d]|\.\d|\s{0,2}[kKMG]\b)") -> re.Pattern[str]:
+    return re.compile(_EDGE + r"(?:" + alias + r")" + _SEP + value, re.I)
+
+
+#: What the job does per step, and where it runs (PyTorch/torchrun, Megatron-LM, DeepSpeed, HF
+#: Trainer, Lightning, NeMo, MosaicML Composer, torchtitan wordings).
 _CONFIG = {
-    "global_batch_size": re.compile(r"\bglobal[ _-]?batch[ _-]?size\b[\"']?\s{0,3}[=:]?\s{0,3}(\d{1,9})", re.I),
-    "seq_length": re.compile(r"\b(?:seq(?:uence)?[ _-]?len(?:gth)?|max[ _-]?seq[ _-]?len|context[ _-]?length)\b[\"']?\s{0,3}[=:]?\s{0,3}(\d{1,9})", re.I),
-    "micro_batch_size": re.compile(r"\bmicro[ _-]?batch[ _-]?size\b[\"']?\s{0,3}[=:]?\s{0,3}(\d{1,9})", re.I),
-    "tensor_parallel": re.compile(r"\btensor[ _-]?(?:model[ _-]?)?parallel[ _-]?size\b[\"']?\s{0,3}[=:]?\s{0,3}(\d{1,6})", re.I),
-    "pipeline_parallel": re.compile(r"\bpipeline[ _-]?(?:model[ _-]?)?parallel[ _-]?size\b[\"']?\s{0,3}[=:]?\s{0,3}(\d{1,6})", re.I),
-    "data_mix": re.compile(r"\b(?:data[ _-]?mix|data[ _-]?blend|dataset[ _-]?mixture)\b[\"']?\s{0,3}[=:]\s{0,3}(\S{1,120})", re.I),
+    "global_batch_size": _key(r"global[ _-]?(?:train[ _-]?)?batch[ _-]?size|(?<![Dd]evice[_ ])(?<!per[_ ]gpu[_ ])train[ _-]batch[ _-]size|"
+                              r"total train batch size(?:\s{0,2}\([^)]{0,60}\))?|gbs"),
+    "seq_length": _key(r"(?:max[ _-]?)?seq(?:uence)?[ _-]?len(?:gth)?|context[ _-]?(?:length|len|window)"),
+    "micro_batch_size": _key(r"micro[ _-]?batch[ _-]?size|train[ _-]micro[ _-]batch[ _-]size[ _-]per[ _-]gpu|"
+                             r"per[ _-]device[ _-]train[ _-]batch[ _-]size|(?:instantaneous )?batch size per device|"
+                             r"local[ _-]batch[ _-]size|device[ _-]train[ _-]microbatch[ _-]size"),
+    "grad_accumulation": _key(r"grad(?:ient)?[ _-]accum(?:ulation)?(?:[ _-]steps)?"),
+    "world_size": _key(r"world[ _-]size"),
+    "data_parallel": _key(r"data[ _-]?parallel[ _-]?(?:size|degree)|dp[ _-](?:size|degree|shard)"),
+    "tensor_parallel": _key(r"tensor[ _-]?(?:model[ _-]?)?parallel(?:[ _-]?(?:size|degree))?|tp[ _-](?:size|degree)"),
+    "pipeline_parallel": _key(r"pipeline[ _-]?(?:model[ _-]?)?parallel(?:[ _-]?(?:size|degree))?|pp[ _-](?:size|degree)"),
+    "context_parallel": _key(r"context[ _-]?parallel(?:[ _-]?(?:size|degree))?|cp[ _-](?:size|degree)"),
+    "data_mix": re.compile(_EDGE + r"(?:data[ _-]?(?:mix|mixture|blend)|dataset[ _-]?mixture)(?![A-Za-z])[\"']?\s{0,3}[=:]\s{0,3}(\S{1,120})", re.I),
 }
-_THROUGHPUT = re.compile(
-    r"\b(?:tok(?:en)?s?(?:/s|/sec|_per_sec(?:ond)?|[ _-]per[ _-]s(?:ec(?:ond)?)?)|throughput(?: \(tokens/s\))?|"
-    r"samples(?:/s|_per_sec(?:ond)?))\b\s{0,3}[=:]?\s{0,3}([\d][\d,]{0,15}(?:\.\d{1,6})?)", re.I)
-_STEP_TIME = re.compile(r"\b(?:step_time|elapsed time per iteration \(ms\)|iteration time|time/step)\s{0,3}[=:]?\s{0,3}(\d{1,9}(?:\.\d{1,9})?)\s{0,2}(ms|s)?", re.I)
+#: Settings that change the work of one step (the others say where it runs).
+_WORK = ("global_batch_size", "seq_length", "grad_accumulation")
+
+_NUM = r"(\d[\d,]{0,15}(?:\.\d{1,9})?)(?:\s{0,2}([kKMG])(?![A-Za-z]))?"
+_PER_S = r"(?:\s?/\s?s(?:ec(?:ond)?)?|[ _-]?per[ _-]?s(?:ec(?:ond)?)?|PerSec)"
+_PER_DEV = r"(?:[ _/-]{1,2}(?:per[ _-])?(?:gpu|device|dev|rank|chip))"
+#: Work per second as the trainer reports it, "key: value" (or "value unit"): tokens, samples,
+#: model TFLOP/s, MFU, or a bare "throughput". (kind, pattern); the key text says whether it is per GPU.
+_RATE = [
+    ("tokens", _key(rf"(?:device/)?tok(?:en)?s?{_PER_S}{_PER_DEV}?|tps|tgs|wps|throughput\s?\(tok(?:en)?s?/s(?:ec)?(?:/gpu)?\)", _NUM)),
+    ("samples", _key(rf"(?:device/)?(?:train[ _-])?samples?{_PER_S}{_PER_DEV}?|(?:Curr|RunningAvg)?SamplesPerSec", _NUM)),
+    ("tflops", _key(r"throughput per gpu \(tflop/s/gpu\)|(?:model[ _-])?tflop(?:s|/s)(?:[ _/-]{1,2}(?:per[ _-])?gpu)?", _NUM)),
+    ("mfu", _key(r"mfu(?:\s?\(%\))?", _NUM)),
+    ("tokens", re.compile(rf"{_EDGE}{_NUM}\s{{0,2}}(tok(?:en)?s?{_PER_S}{_PER_DEV}?)(?![A-Za-z])", re.I)),
+    ("samples", re.compile(rf"{_EDGE}{_NUM}\s{{0,2}}(samples?{_PER_S}{_PER_DEV}?)(?![A-Za-z])", re.I)),
+    ("tflops", re.compile(rf"{_EDGE}{_NUM}\s{{0,2}}(TFLOP/?s(?:/gpu)?)(?![A-Za-z])", re.I)),
+    ("throughput", _key(r"throughput", _NUM)),
+]
+#: Step time: "key: value [ms|s]" (seconds unless the key or the unit says ms), tqdm's "1.89s/it" and
+#: "0.53it/s", HF's "train_steps_per_second".
+_STEP_TIME = _key(r"elapsed time per iteration \(ms\)|(?:train[ _-])?step[ _-]?tim(?:e|ing)(?:\s?in\s?(?:ms|s))?(?:\s?\((?:ms|s)\))?|"
+                  r"iter(?:ation)?[ _-]?time(?:\s?\((?:ms|s)\))?|time/step|batch[ _-]time", r"(\d{1,9}(?:\.\d{1,9})?)\s{0,2}(ms|s)?(?![A-Za-z])")
+_STEP_RATE = [
+    ("s/it", re.compile(r"(?<![\d.])(\d{1,5}(?:\.\d{1,4})?)\s?s/it\b", re.I)),
+    ("it/s", re.compile(r"(?<![\d.])(\d{1,5}(?:\.\d{1,4})?)\s?it/s\b", re.I)),
+    ("it/s", _key(r"(?:train[ _-])?steps?[ _-]per[ _-]sec(?:ond)?", r"(\d{1,5}(?:\.\d{1,6})?)")),
+]
 
 #: A throughput this close to the earlier one is "the same work per second".
 SAME_WORK = 0.95
+#: Without a configuration change the trainer's own step time must have grown this much.
+STEP_GREW = 1.10
 
 # Every pattern above needs one of these words in the line; most lines of a job log
 # (NCCL, watchdog) have none, and one literal search skips them (issue 16: a 2,048-host job writes
@@ -79,8 +128,9 @@ SAME_WORK = 0.95
 _NEEDS = re.compile(
     "data|batch|waiting for|ray|prefetch|input|shuffle|fetch|slowdown|slow down|reduce your request rate|"
     "requesttimeout|readtimeouterror|botocore|nfs|lustre|gcsfuse|toomanyrequests|storage.googleapis|eio|"
-    "stale file|transport endpoint|seq|len|context|parallel|tok|throughput|samples|step_time|iteration|time/step|"
-    "timeout|wait|webdataset|disconnected|tf\\.data|dali|queue|load_time|503|throttl|ptlrpc|mmfs|weka|blocked for",
+    "stale file|transport endpoint|seq|len|context|parallel|tok|throughput|sample|step_time|iteration|time/step|"
+    "timeout|wait|webdataset|disconnected|tf\\.data|dali|queue|load_time|503|throttl|ptlrpc|mmfs|weka|blocked for|"
+    "world|accum|gbs|[tpdc]p[ _-]|mix|blend|flop|mfu|tps|tgs|wps|step|iter|s/it|it/s",
     re.I)  # the patterns' own case folding (re.I), so no line one of them matches is skipped
 
 
@@ -91,7 +141,9 @@ class TrainerFacts:
     stalls: list[tuple[str, str]] = field(default_factory=list)
     storage: list[tuple[str, str]] = field(default_factory=list)
     configs: list[dict[str, str]] = field(default_factory=list)
-    throughput: list[tuple[int, float]] = field(default_factory=list)  # (config index, value)
+    #: (config index, kind, value): kind is tokens, samples, tflops, mfu or throughput, with
+    #: "/gpu" when the trainer reports it per device.
+    rates: list[tuple[int, str, float]] = field(default_factory=list)
     step_time: list[tuple[int, float]] = field(default_factory=list)  # (config index, seconds)
 
     def add_text(self, text: str) -> None:
@@ -103,10 +155,11 @@ class TrainerFacts:
             line = line[:4096]
             if not _NEEDS.search(line):
                 continue
-            for label, pat in INPUT_STALL:
-                if pat.search(line):
-                    self.stalls.append((label, line.strip()[:300]))
-                    break
+            if not _ROUTINE.search(line):
+                for label, pat in INPUT_STALL:
+                    if pat.search(line):
+                        self.stalls.append((label, line.strip()[:300]))
+                        break
             for label, pat in STORAGE:
                 if pat.search(line):
                     self.storage.append((label, line.strip()[:300]))
@@ -119,39 +172,137 @@ class TrainerFacts:
                 else:
                     self.configs.append(dict(found))
             idx = max(0, len(self.configs) - 1)
-            if m := _THROUGHPUT.search(line):
-                try:
-                    self.throughput.append((idx, float(m.group(1).replace(",", ""))))
-                except ValueError:
-                    pass
+            seen: set[str] = set()
+            for kind, pat in _RATE:
+                for m in pat.finditer(line):
+                    key = m.group(0)
+                    per = "/gpu" if kind in ("tflops", "mfu") or _PER_DEVICE.search(key) else ""
+                    if kind + per in seen or (kind == "throughput" and seen):
+                        continue
+                    if (v := _number(m.group(1), m.group(2))) is not None and v > 0:
+                        seen.add(kind + per)
+                        self.rates.append((idx, kind + per, v))
             if m := _STEP_TIME.search(line):
-                v = float(m.group(1)) / (1000.0 if (m.group(2) or "").lower() == "ms" or "(ms)" in m.group(0) else 1.0)
-                self.step_time.append((idx, v))
+                ms = (m.group(2) or "").lower() == "ms" or "(ms)" in m.group(0).lower() or " in ms" in m.group(0).lower()
+                self.step_time.append((idx, float(m.group(1)) / (1000.0 if ms else 1.0)))
+            else:
+                for unit, pat in _STEP_RATE:
+                    if (m := pat.search(line)) and float(m.group(1)) > 0:
+                        v = float(m.group(1))
+                        self.step_time.append((idx, v if unit == "s/it" else 1.0 / v))
+                        break
 
-    def reconfiguration(self) -> dict[str, object] | None:
-        """The first and last configuration differ, and work per second held: an explained slowdown."""
-        if len(self.configs) < 2:
+    def reconfiguration(self, stated: str | None = None) -> dict[str, object] | None:
+        """The job's own doing explains a longer step: its work per GPU per second held while the
+        work per step grew. Returns what changed, the work ratio (late over early) and its basis.
+
+        - Relaunched with another configuration (the first and the last configuration the trainer
+          printed differ): the work rate it reports (tokens, samples, TFLOP/s, MFU; per GPU where
+          it says so, otherwise divided by the world size when both runs state one) held, or,
+          with no rate printed, the step time grew by no more than the work per step.
+        - No configuration printed, or none changed: the trainer's rate held while its own step
+          time grew and the logs mention no input or storage trouble (a rate timed over elapsed
+          time holds beside a longer step only with more work per step), or the incident's text
+          states the reconfiguration (``stated``) and the rate held.
+        """
+        if len(self.configs) >= 2:
+            first, last = self.configs[0], self.configs[-1]
+            changed = sorted(k for k in first.keys() & last.keys() if first[k] != last[k])
+            if changed:
+                out: dict[str, object] = {"changed": ", ".join(f"{k} {first[k]} -> {last[k]}" for k in changed)}
+                late_idx = len(self.configs) - 1
+                held = self._rate_ratio([r for r in self.rates if r[0] == 0], [r for r in self.rates if r[0] == late_idx],
+                                        first, last)
+                if held is not None:
+                    out.update(work_ratio=round(held[0], 4), basis=held[1])
+                    return out if held[0] >= SAME_WORK else None
+                # No rate printed: the step time must have grown by no more than the work per step.
+                work = 1.0
+                for k in _WORK:
+                    if k in changed:
+                        work *= _num(last[k]) / max(_num(first[k]), 1.0)
+                work /= _world(last) / _world(first) if _world(first) and _world(last) else 1.0
+                e = [v for i, v in self.step_time if i == 0]
+                t = [v for i, v in self.step_time if i == late_idx]
+                if e and t and work > 1.0:
+                    step_ratio = statistics.median(t) / max(statistics.median(e), 1e-9)
+                    out.update(work_ratio=round(work / step_ratio, 4), basis="step time vs work per step")
+                    return out if work / step_ratio >= SAME_WORK else None
+                return None
+        # No configuration change in the logs: compare the first and the last quarter of what was printed.
+        if len(self.rates) < 2:
             return None
-        first, last = self.configs[0], self.configs[-1]
-        changed = sorted(k for k in first.keys() & last.keys() if first[k] != last[k])
-        if not changed:
+        q = max(1, len(self.rates) // 4)
+        held = self._rate_ratio(self.rates[:q], self.rates[-q:], {}, {})
+        if held is None or held[0] < SAME_WORK:
             return None
-        out: dict[str, object] = {"changed": ",".join(f"{k} {first[k]} -> {last[k]}" for k in changed)}
-        early = [v for i, v in self.throughput if i == 0]
-        late = [v for i, v in self.throughput if i == len(self.configs) - 1]
-        if early and late:
-            ratio = statistics.median(late) / max(statistics.median(early), 1e-9)
-            out.update(work_ratio=round(ratio, 4), basis="throughput")
-            return out if ratio >= SAME_WORK else None
-        # No throughput printed: the step time must have grown by no more than the work per step.
-        work = 1.0
-        for k in ("global_batch_size", "seq_length"):
-            if k in changed:
-                work *= float(last[k]) / max(float(first[k]), 1.0)
-        e = [v for i, v in self.step_time if i == 0]
-        t = [v for i, v in self.step_time if i == len(self.configs) - 1]
-        if e and t and work > 1.0:
-            step_ratio = statistics.median(t) / max(statistics.median(e), 1e-9)
-            out.update(work_ratio=round(work / step_ratio, 4), basis="step time vs work per step")
-            return out if work / step_ratio >= SAME_WORK else None
+        steps = [v for _, v in self.step_time]
+        # Some trainers time their rate over compute alone: with any input or storage trouble in
+        # the logs, a held rate beside a longer step could be a stall, so it explains nothing here.
+        if len(steps) >= 2 and not (self.stalls or self.storage):
+            k = max(1, len(steps) // 4)
+            grew = statistics.median(steps[-k:]) / max(statistics.median(steps[:k]), 1e-9)
+            if grew >= STEP_GREW:
+                return {"changed": stated or "more work per step", "work_ratio": round(held[0], 4),
+                        "basis": held[1] + f" while the trainer's step time grew {grew:.2f}x"}
+        if stated:
+            return {"changed": stated, "work_ratio": round(held[0], 4), "basis": held[1]}
         return None
+
+    @staticmethod
+    def _rate_ratio(early: list[tuple[int, str, float]], late: list[tuple[int, str, float]],
+                    first: dict[str, str], last: dict[str, str]) -> tuple[float, str] | None:
+        """(late over early work per GPU per second, which rate) from the best rate both sides print."""
+        wf, wl = _world(first), _world(last)
+        world = wl / wf if wf and wl else 1.0
+        seq = _num(last["seq_length"]) / max(_num(first["seq_length"]), 1.0) \
+            if "seq_length" in first and "seq_length" in last else 1.0
+        for kind in _RATE_ORDER:
+            e = [v for _, k, v in early if k == kind]
+            t = [v for _, k, v in late if k == kind]
+            if not e or not t:
+                continue
+            ratio = statistics.median(t) / max(statistics.median(e), 1e-12)
+            basis = kind.replace("/gpu", " per GPU") + " per second" * (kind.split("/")[0] in ("tokens", "samples"))
+            if not kind.endswith("/gpu") and kind != "throughput":
+                ratio /= world  # a total over more GPUs: per GPU it is the share
+                if world != 1.0:
+                    basis += f" over {wf:g} -> {wl:g} GPUs"
+            if kind.startswith("samples") and seq != 1.0:
+                ratio *= seq  # a longer sample is more work
+                basis += " times tokens per sample"
+            return ratio, basis
+        return None
+
+
+#: The rates in the order they are trusted: per GPU first, tokens before the rest.
+_RATE_ORDER = ("tokens/gpu", "tflops/gpu", "mfu/gpu", "tokens", "samples/gpu", "samples", "throughput/gpu", "throughput")
+_PER_DEVICE = re.compile(r"gpu|device|dev\b|rank|chip|^tps|^tgs|^wps", re.I)
+#: Lines that are normal in healthy runs although they name the data loader: PyTorch's worker-count
+#: advice at start ("This DataLoader will create 16 worker processes in total ... might get
+#: DataLoader running slow"), checkpoint saves and loads (a long step at a save is the job's own).
+_ROUTINE = re.compile(r"worker processes in total|suggested max number of worker|"
+                      r"\bcheckpoint\b.{0,120}\b(?:sav(?:e|ed|ing)|load(?:ed|ing)?|writ(?:e|ing|ten)|commit)|"
+                      r"\b(?:sav(?:e|ed|ing)|load(?:ed|ing)?|writ(?:e|ing|ten))\b.{0,40}\bcheckpoint", re.I)
+
+
+def _number(text: str, suffix: str | None) -> float | None:
+    try:
+        v = float(text.replace(",", ""))
+    except ValueError:
+        return None
+    return v * {"k": 1e3, "m": 1e6, "g": 1e9}.get((suffix or "").lower(), 1.0)
+
+
+def _num(text: str) -> float:
+    return _number(text, None) or 0.0
+
+
+def _world(cfg: dict[str, str]) -> float:
+    """GPUs the run used, when its configuration says: world size, else the product of the parallel sizes."""
+    if "world_size" in cfg:
+        return _num(cfg["world_size"])
+    if "data_parallel" in cfg:
+        return _num(cfg["data_parallel"]) * _num(cfg.get("tensor_parallel", "1")) * _num(cfg.get("pipeline_parallel", "1")) \
+            * _num(cfg.get("context_parallel", "1"))
+    return 0.0

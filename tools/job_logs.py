@@ -19,6 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from forensic.sandbox import ForensicError
+from forensic.tools._incident_text import stated_reconfiguration
 from forensic.tools._nccl_env import LauncherEnv, slow_path_findings
 from forensic.tools._sweep import Sweep, plan
 from forensic.tools._trainer_log import TrainerFacts
@@ -123,7 +124,8 @@ def _nccl_config_signals(ctx: ToolContext, first: list[_Proc], latest: list[_Pro
 MIN_STALL_LINES = 3
 
 
-def _trainer_signals(t: TrainerFacts) -> list[Signal]:
+def _trainer_signals(t: TrainerFacts, stated: str | None = None) -> list[Signal]:
+    """``stated``: where the incident's own text says the job was relaunched with more work per step."""
     out: list[Signal] = []
     if len(t.stalls) >= MIN_STALL_LINES:
         kinds = sorted({k for k, _ in t.stalls})
@@ -141,9 +143,9 @@ def _trainer_signals(t: TrainerFacts) -> list[Signal]:
         out.append(Signal(name="input_stall_hint", component="job", kind="job",
                           detail=f"the job logs mention input or storage trouble {len(weak)} time(s), e.g. {weak[0][1]!r}",
                           values={"lines": len(weak), "kinds": ",".join(sorted({k for k, _ in weak}))}))
-    if (rc := t.reconfiguration()) is not None:
+    if (rc := t.reconfiguration(stated)) is not None:
         out.append(Signal(name="job_reconfigured", component="job", kind="job",
-                          detail=f"the job was relaunched with {rc['changed']}; work per second held "
+                          detail=f"the job was changed ({rc['changed']}) and its work per GPU per second held "
                                  f"({rc['basis']}: {rc['work_ratio']:.2f} of before): the longer step is explained",
                           values={k: v for k, v in rc.items() if isinstance(v, (str, int, float))}))
     return out
@@ -276,7 +278,8 @@ class JobLogs(Tool):
             kind = "nic" if "/" in where else "host"
             signals.append(Signal(name="nccl_completion_error", component=where, kind=kind,
                                   detail=f"{where} reported {n} NCCL completion errors", values={"count": n}))
-        signals.extend(_trainer_signals(trainer))
+        inc = ctx.source.incident
+        signals.extend(_trainer_signals(trainer, stated_reconfiguration(f"{inc.title}. {inc.reported}")))
         summary = (f"{len(sources)} job logs read" + (f" of {len(sources) + sweep.not_read_logs}" if sweep else "")
                    + f"; transport lines: IB {ib}, Socket {socket}"
                    + (f"; {timeouts} watchdog timeouts" if timeouts else "")

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from forensic.tools import _trainer_log as tl
 
-PATTERNS = [p for _, p in tl.INPUT_STALL + tl.STORAGE] + list(tl._CONFIG.values()) + [tl._THROUGHPUT, tl._STEP_TIME]
+PATTERNS = [p for _, p in tl.INPUT_STALL + tl.STORAGE] + list(tl._CONFIG.values()) + [p for _, p in tl._RATE + tl._STEP_RATE] + [tl._STEP_TIME]
 
 
 @pytest.mark.parametrize("pattern", PATTERNS, ids=lambda p: p.pattern[:30])
@@ -28,4 +28,4 @@ def test_prefilter_keeps_the_facts() -> None:
     t = tl.TrainerFacts()
     t.add_lines(lines)
     assert len(t.stalls) == 3 and len(t.storage) == 6 and t.configs == [{"global_batch_size": "1024"}]
-    assert [v for _, v in t.throughput] == [12345.5] * 3 and [v for _, v in t.step_time] == [2.1005] * 3
+    assert [v for _, _, v in t.rates] == [12345.5] * 3 and [v for _, v in t.step_time] == [2.1005] * 3
