@@ -53,7 +53,7 @@ class JobSteps(Tool):
     name = "job_steps"
     emits = frozenset({
         "host_stragglers", "job_hang", "job_slowdown", "job_steady", "replica_divergence", "slowdown_in_comm",
-        "slowdown_bursty", "slowdown_in_compute", "slowdown_in_gaps", "slowdown_mid_run", "slowdown_unattributed",
+        "slowdown_bursty", "slowdown_in_compute", "slowdown_in_gaps", "slowdown_mid_run", "slowdown_since_launch", "slowdown_unattributed",
         "steps_clean", "straggler",
     })
     description = (
@@ -193,6 +193,10 @@ class JobSteps(Tool):
         return [Signal(name="job_slowdown", component="job", kind="job", detail=detail,
                        values={"ratio": round(period / expected, 4), "where": "from_start", "expected_s": expected,
                                "observed_s": round(period, 4)}),
+                Signal(name="slowdown_since_launch", component="job", kind="job",
+                       detail=f"slow from the first logged step ({period:.3f} s vs {expected:.3f} s expected): the slowdown "
+                              "came with the launch, so a start-up setting can be its cause",
+                       values={"ratio": round(period / expected, 4), "where": "from_start"}),
                 Signal(name="slowdown_unattributed", component="job", kind="job",
                        detail="the job is slow from its start: there is no before and after to split the time by",
                        values={"ratio": round(period / expected, 4), "where": "from_start"})]
@@ -230,6 +234,11 @@ def _slowdown_shape(slow) -> list[Signal]:
     """
     out: list[Signal] = []
     onset = f" from step {slow.onset_step}" if slow.onset_step is not None else ""
+    if slow.onset_at_restart:
+        out.append(Signal(name="slowdown_since_launch", component="job", kind="job",
+                          detail=f"the slowdown began with a relaunch{onset}: the run after the restart is slower than the run "
+                                 "before it, so what the relaunch changed (its settings, image, nodes) can be its cause",
+                          values={"onset_step": slow.onset_step, "ratio": round(slow.ratio, 4)}))
     if not slow.restarted:
         out.append(Signal(name="slowdown_mid_run", component="job", kind="job",
                           detail=f"the slowdown began inside one run{onset}: no restart in the recorded steps, so the "

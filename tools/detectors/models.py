@@ -285,6 +285,9 @@ class UniformSlowdown(_Result):
     restarted: bool = False
     """The series holds a restart (a start-to-start interval far longer than the rest, or a step
     number that does not advance): the job's processes, and their settings, may differ across it."""
+    onset_at_restart: bool = False
+    """The regression is the run after the last restart against the run before it: it began when
+    the job was relaunched."""
     outside_rise_s: float | None = None
     """Time outside compute (step time after the typical rank's compute; the whole step time
     without compute_s), late minus baseline, plain mean over steps, seconds."""

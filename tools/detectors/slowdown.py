@@ -137,7 +137,8 @@ def _slowdown_core(step_time: np.ndarray, start: np.ndarray | None, center: np.n
         baseline_period_s=_finite(b_mean), late_period_s=_finite(l_mean), z=_finite(z),
         onset_index=onset, onset_step=lab.step(onset), where=where, deltas_s=deltas,
         shared_by_all=shared, frac_ranks_slower=frac, min_ratio=min_ratio, n_baseline=n_w,
-        restarted=restart is not None, outside_rise_s=rise, outside_median_share=med_share,
+        restarted=restart is not None, onset_at_restart=bool(regressed and restart is not None and base.stop == restart),
+        outside_rise_s=rise, outside_median_share=med_share,
     )
 
 
