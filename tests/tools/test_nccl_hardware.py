@@ -174,3 +174,27 @@ def test_the_fast_path_in_the_logs_keeps_nccl_down() -> None:
                                _rec(2, "job_logs", ["nccl_fast_path"])]))
     nccl = next(h for h in hyps if h.root_cause == "nccl_misconfiguration")
     assert nccl.probability < 0.2
+
+
+# --- the real path: an investigation of a bundle whose only clue is NCCL's env echo ---------
+
+
+@pytest.mark.parametrize("line,expect", [
+    (P + "NCCL_P2P_DISABLE set by environment to 1", "nccl_misconfiguration"),
+    (P + "NCCL_NET_GDR_LEVEL set by environment to LOC", "nccl_misconfiguration"),
+    (P + "NCCL_IB_GDR_LEVEL set by environment to 0", "nccl_misconfiguration"),
+    (P + "NCCL_DEBUG set by environment to INFO", "healthy"),
+    (P + "NCCL_SOCKET_IFNAME set by environment to eth0", "healthy"),
+])
+def test_an_investigation_reads_the_env_echo(tmp_path, line: str, expect: str) -> None:
+    """Before: every one of these was ``healthy`` (0.92): the steps show no onset."""
+    from forensic.harness.graph import Investigator
+    from tests.conftest import build_fabric_bundle
+
+    root = build_fabric_bundle(tmp_path / "b", None)
+    (root / "job/logs/rank0.log").write_text(
+        f"{line}\n{P}NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:10.0.0.1<0>\n")
+    report = Investigator(Bundle(root)).run(thread_id="t")
+    assert report["verdict"]["root_cause"] == expect
+    if expect != "healthy":
+        assert report["status"] == "probable"  # a fault by itself, but nothing ties it to a slowdown

@@ -72,3 +72,53 @@ def test_switch_port_errors_lead_but_do_not_confirm_alone() -> None:
              "signals": [sig]}]
     top = next(h for h in beliefs(G, observe(recs)) if h.root_cause != "healthy")
     assert (top.root_cause, top.component, top.confirmed) == ("link_degradation", "leaf-1/Ethernet16", False)
+
+
+# --- the host side of a lossy link: RDMA transport retries (hw_counters) -----------------------
+
+
+def _retries(root: Path, per_host: dict[str, dict[str, tuple[int, int]]]) -> object:
+    """Write hw_counters before/now for each fabric host's mlx5_0; per_host: counter -> (before, now)."""
+    for host, counters in per_host.items():
+        for snap, idx in (("before/", 0), ("", 1)):
+            base = root / f"nodes/{host}/{snap}sys/class/infiniband/mlx5_0/ports/1/hw_counters"
+            base.mkdir(parents=True, exist_ok=True)
+            for name, vals in counters.items():
+                (base / name).write_text(f"{vals[idx]}\n")
+    return get_tool("nic_counters")(ToolContext(Bundle(root)), {})
+
+
+HOSTS4 = ("node-a.example", "node-b.example", "node-c.example", "node-d.example")
+
+
+@pytest.mark.parametrize("bad", [
+    {"out_of_sequence": (12, 175_000), "packet_seq_err": (1, 40_000)},       # go-back-N after corrupted packets
+    {"local_ack_timeout_err": (0, 1_600), "packet_seq_err": (2, 8_100)},     # ACK timeouts: packets never arrive
+])
+def test_retries_at_one_nic_mark_its_path(tmp_path, bad) -> None:
+    from tests.conftest import build_fabric_bundle
+
+    root = build_fabric_bundle(tmp_path / "b", None)
+    quiet = {k: (5, 9) for k in bad}
+    res = _retries(root, {h: (bad if h == "node-b.example" else quiet) for h in HOSTS4})
+    assert [s.component for s in res.signals if s.name == "rdma_retransmits"] == ["node-b.example/mlx5_0"]
+
+
+def test_retries_everywhere_are_congestion_not_one_link(tmp_path) -> None:
+    from tests.conftest import build_fabric_bundle
+
+    root = build_fabric_bundle(tmp_path / "b", None)
+    res = _retries(root, {h: {"out_of_sequence": (10, 9_000 + 500 * i), "packet_seq_err": (1, 800)} for i, h in enumerate(HOSTS4)})
+    assert not [s for s in res.signals if s.name == "rdma_retransmits"]
+
+
+def test_retries_lift_the_nic_with_fec_errors() -> None:
+    def rec(i, tool, name, comp):
+        return {"id": f"ev-{i}", "tool": tool, "status": "ok", "covered": [comp, comp.split("/")[0]], "summary": "s", "args": {},
+                "signals": [{"name": name, "component": comp, "kind": "nic", "detail": "d", "values": {}}]}
+    base = [rec(1, "nic_fec", "fec_uncorrectable", "h1/mlx5_1")]
+    quiet = {**rec(2, "nic_counters", "x", "h1/mlx5_1"), "signals": []}  # read, found no link errors
+    without = next(h for h in beliefs(G, observe([*base, quiet])) if h.root_cause == "link_degradation")
+    with_rtx = next(h for h in beliefs(G, observe([*base, rec(2, "nic_counters", "rdma_retransmits", "h1/mlx5_1")]))
+                    if h.root_cause == "link_degradation")
+    assert with_rtx.score > without.score and with_rtx.component == "h1/mlx5_1"
