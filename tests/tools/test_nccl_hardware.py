@@ -40,6 +40,9 @@ def _found(*lines: str, nvlink=None, gpus=8, ibdevs=IB) -> set[str]:
     ([P + "NCCL_IB_GDR_LEVEL set by environment to LOC"], "nccl_gdr_disabled"),     # the old name
     ([P + "NCCL_IB_CUDA_SUPPORT set by environment to 0"], "nccl_gdr_disabled"),
     ([P + "NCCL_P2P_DISABLE set by environment to 1."], "nccl_p2p_disabled"),
+    (["srun --export=ALL,NCCL_P2P_DISABLE=1 --ntasks-per-node=8 python train.py"], "nccl_p2p_disabled"),
+    (["+ NCCL_NET_GDR_LEVEL=LOC torchrun --nnodes=16 --nproc_per_node=8 train.py"], "nccl_gdr_disabled"),
+    (["declare -x NCCL_IB_HCA=\"=mlx5_0:1,mlx5_3:1\""], "nccl_rails_reduced"),
     (["[2026-04-17 01:41:02] " + P + "NCCL_NET_GDR_LEVEL set by environment to LOC"], "nccl_gdr_disabled"),
     ([P + "GPU Direct RDMA Disabled for GPU 0 / HCA 0 (distance 4 > 0)"], "nccl_gdr_disabled"),
     ([P + "NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'"], "nccl_gdr_disabled"),
@@ -129,10 +132,11 @@ ALL_RAILS = [P + "NET/IB : Using " + " ".join(f"[{i}]{d}:1/IB" for i, d in enume
 
 
 @pytest.mark.parametrize("nics", ["topology", "sysfs", "ibstat"])
-def test_fewer_rails_than_the_nics_a_host_has(tmp_path, nics: str) -> None:
+@pytest.mark.parametrize("log", [TWO_RAILS, TWO_RAILS[:1], TWO_RAILS[1:]], ids=["both", "env-echo", "using-line"])
+def test_fewer_rails_than_the_nics_a_host_has(tmp_path, nics: str, log: list[str]) -> None:
     """Before: only topology.json's NICs counted, so a bundle whose NICs show only in sysfs or
     ibstat read a two-rail job as healthy."""
-    assert "nccl_rails_reduced" in _signals(_bundle(tmp_path, TWO_RAILS, nics=nics))
+    assert "nccl_rails_reduced" in _signals(_bundle(tmp_path, log, nics=nics))
 
 
 @pytest.mark.parametrize("nics", ["topology", "sysfs"])
@@ -198,3 +202,11 @@ def test_an_investigation_reads_the_env_echo(tmp_path, line: str, expect: str) -
     assert report["verdict"]["root_cause"] == expect
     if expect != "healthy":
         assert report["status"] == "probable"  # a fault by itself, but nothing ties it to a slowdown
+
+
+@pytest.mark.parametrize("nics", ["topology", "sysfs"])
+def test_an_investigation_of_two_rails_on_eight_nics_is_not_healthy(tmp_path, nics: str) -> None:
+    from forensic.harness.graph import Investigator
+
+    report = Investigator(Bundle(_bundle(tmp_path, TWO_RAILS, nics=nics))).run(thread_id="t")
+    assert (report["verdict"]["root_cause"], report["status"]) == ("nccl_misconfiguration", "probable")
