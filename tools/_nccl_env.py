@@ -49,13 +49,19 @@ _YAML_VALUE = re.compile(r"""^\s{0,40}value:\s{0,2}['"]?([^\s'"]{0,128})['"]?\s*
 _ALIASES = {"NCCL_IB_GDR_LEVEL": "NCCL_NET_GDR_LEVEL"}
 #: NCCL saying it will not use GPUDirect RDMA (the wordings of 2.x releases).
 _GDR_OFF = re.compile(r"GPU ?Direct RDMA (?:Disabled|disabled|is disabled|not (?:enabled|supported))|\bGDR(?:DMA)? (?:disabled|off)\b")
-#: NCCL saying it uses GPUDirect RDMA: ``GPU Direct RDMA Enabled for ...``, ``via NET/IB/0/GDRDMA``.
-_GDR_ON = re.compile(r"GPU ?Direct RDMA Enabled|/GDRDMA\b")
+#: NCCL saying it uses GPUDirect RDMA: ``GPU Direct RDMA Enabled for ...``, ``via NET/IB/0/GDRDMA``,
+#: ``Connected all rings, use ring PXN 0 GDR 1``.
+_GDR_ON = re.compile(r"GPU ?Direct RDMA Enabled|/GDRDMA\b|\bPXN [01] GDR 1\b")
+#: ``Connected all rings, use ring PXN 0 GDR 0``: the rings run without GDR.
+_GDR_RING_OFF = re.compile(r"\bPXN [01] GDR 0\b")
+#: ``P2P is disabled between NVLINK connected GPUs 1 and 0 ... probably due to a hardware issue``:
+#: NCCL's own word that peer access failed on NVLink, a hardware state, not a setting.
+_P2P_HW = re.compile(r"P2P is disabled between NVLINK connected GPUs")
 #: Intra-node channels: ``via P2P/IPC``, ``via P2P/CUMEM/read``, ``via P2P/direct pointer``, ``via SHM/direct/direct``.
 _INTRA = re.compile(r"\bvia (P2P|SHM)/")
 #: ``16 coll channels, 0 collnet channels, 16 nvls channels, ...``: NVLS needs an NVSwitch.
 _NVLS = re.compile(r"\b([0-9]{1,4}) nvls channels\b")
-_NEEDS = re.compile(r"NCCL_|GPU ?Direct RDMA|GDR|via (?:P2P|SHM)/|nvls channels|name:|value:", re.I)
+_NEEDS = re.compile(r"NCCL_|GPU ?Direct RDMA|GDR|via (?:P2P|SHM)/|nvls channels|name:|value:|P2P is disabled", re.I)
 
 #: Variables whose value can force a slow path.
 SLOW_PATH_VARS = ("NCCL_IB_DISABLE", "NCCL_NET", "NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_NET_GDR_LEVEL",
@@ -73,6 +79,7 @@ class LauncherEnv:
     p2p_channel_lines: int = 0
     shm_channel_lines: int = 0
     nvls_channels: int = 0
+    p2p_hw_lines: int = 0
     _yaml_name: str | None = None
 
     def add_lines(self, lines: Iterable[str]) -> None:
@@ -91,10 +98,12 @@ class LauncherEnv:
             for rx in (_ASSIGN, _WORD_ASSIGN, _NAME_VALUE):
                 for m in rx.finditer(line):
                     self._set(m.group(1), m.group(2), line)
-            if _GDR_OFF.search(line):
+            if _GDR_OFF.search(line) or _GDR_RING_OFF.search(line):
                 self.gdr_off_lines += 1
             elif _GDR_ON.search(line):
                 self.gdr_on_lines += 1
+            if _P2P_HW.search(line):
+                self.p2p_hw_lines += 1
             if m := _INTRA.search(line):
                 if m.group(1) == "P2P":
                     self.p2p_channel_lines += 1
@@ -159,7 +168,9 @@ def slow_path_findings(env: LauncherEnv, *, ibdevs: list[str], netdevs: set[str]
     if intra and not p2p_off and (level in ("LOC", "0") or (level in ("NVL", "1") and nvlink is False)):
         out.append(("nccl_p2p_disabled", f"NCCL_P2P_LEVEL={v['NCCL_P2P_LEVEL']}: peer-to-peer transfers turned off"
                     + (" on GPUs without NVLink" if level in ("NVL", "1") else ""), {"NCCL_P2P_LEVEL": v["NCCL_P2P_LEVEL"]}))
-    if intra and nvlink and not p2p_off and env.shm_channel_lines and not env.p2p_channel_lines:
+    # SHM channels on NVLink GPUs with no P2P channel: P2P is off. Not a setting when NCCL says
+    # peer access failed between NVLink-connected GPUs (a hardware state for nvlink_fault's tests).
+    if intra and nvlink and not p2p_off and env.shm_channel_lines and not env.p2p_channel_lines and not env.p2p_hw_lines:
         out.append(("nccl_p2p_disabled", f"NCCL connects GPUs of one host via SHM ({env.shm_channel_lines} channel line(s), "
                     "none via P2P) although they are NVLink-connected: peer-to-peer is off", {"shm_channels": env.shm_channel_lines}))
     gdr_level = v.get("NCCL_NET_GDR_LEVEL", "").upper()

@@ -103,8 +103,8 @@ def _nccl_config_signals(ctx: ToolContext, first: list[_Proc], latest: list[_Pro
                           detail="GPU Direct RDMA is off in the latest run" + (" (NCCL_NET_GDR_LEVEL set to LOC)" if "LOC" in gdr_env else "")
                                  + (": its NET/IB channels lost /GDRDMA" if lost_gdr else ""),
                           values={"gdr_level": ",".join(sorted(v for v in gdr_env if v))}))
-    # P2P (NVLink/PCIe peer copies) or shared memory turned off forces intra-node traffic through
-    # host memory: a slow path by configuration, whatever the hardware could do.
+    # P2P (NVLink/PCIe peer copies) turned off forces intra-node traffic through host memory: a
+    # slow path by configuration wherever a host runs more than one GPU of the job.
     intra = hw.gpus_per_host is None or hw.gpus_per_host > 1
     p2p_off = "1" in {p.env.get("NCCL_P2P_DISABLE") for p in latest}
     for var, what in (("NCCL_P2P_DISABLE", "peer-to-peer (NVLink/PCIe) transfers"), ("NCCL_SHM_DISABLE", "shared-memory transport")):

@@ -46,6 +46,7 @@ def _found(*lines: str, nvlink=None, gpus=8, ibdevs=IB) -> set[str]:
     (["[2026-04-17 01:41:02] " + P + "NCCL_NET_GDR_LEVEL set by environment to LOC"], "nccl_gdr_disabled"),
     ([P + "GPU Direct RDMA Disabled for GPU 0 / HCA 0 (distance 4 > 0)"], "nccl_gdr_disabled"),
     ([P + "NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'"], "nccl_gdr_disabled"),
+    ([P + "Connected all rings, use ring PXN 0 GDR 0"], "nccl_gdr_disabled"),
 ])
 def test_more_wordings_of_a_forcing_setting(lines: list[str], signal: str) -> None:
     assert signal in _found(*lines, nvlink=True), lines
@@ -67,6 +68,11 @@ def test_a_yaml_value_must_follow_its_name() -> None:
       P + "Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA"], True, 8),
     ([P + "Channel 00/0 : 0[0] -> 1[1] via P2P/IPC", P + "Channel 01/0 : 1[1] -> 2[2] via SHM/direct/direct"], True, 8),
     (["NCCL_DEBUG=INFO", "NCCL_SOCKET_IFNAME=eth0", "NCCL_IB_HCA=mlx5", "NCCL_IB_DISABLE=0"], True, 8),
+    ([P + "Connected all rings, use ring PXN 0 GDR 1", P + "Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0"], True, 8),
+    # peer access failed on NVLink: NCCL falls back to SHM, but that is the hardware, not a setting
+    (["node-a.example:1001:1101 [1] init.cc:412 NCCL WARN P2P is disabled between NVLINK connected GPUs 1 and 0. This should "
+      "not be the case given their connectivity, and is probably due to a hardware issue.",
+      P + "Channel 00/0 : 0[0] -> 1[1] via SHM/direct/direct"], True, 8),
 ])
 def test_settings_harmless_on_this_hardware(lines, nvlink, gpus) -> None:
     assert _found(*lines, nvlink=nvlink, gpus=gpus) == set(), lines
