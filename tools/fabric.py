@@ -2,6 +2,9 @@
 
 - A PFC watchdog that declares a queue ``stormed`` has seen a storm of pauses *received* on that
   port: the device cabled to it is the origin. Topology (``nics[].switch/switch_port``) names it.
+- A port whose receive (or transmit) error counter stands far above every other port of its switch
+  carries a failing link: frames arrive corrupted (FCS/CRC). ``show interfaces counters`` RX_ERR /
+  TX_ERR name the switch port; the spec names that port when the errors show from the switch side.
 - ECMP spreads flows over a leaf's uplinks. Polarization puts most of them on a few: the
   uplinks' transmit rates (``ifHCOutOctets`` from snmp_exporter) are then very unequal. The
   uplinks are the ports that topology lists as links to other switches.
@@ -26,6 +29,11 @@ from forensic.tools.parsers.sonic import parse_interfaces_counters, parse_pfc_co
 IMBALANCE_RATIO = 2.5
 #: Uplinks must carry traffic at all for balance to mean anything (bytes/s).
 MIN_UPLINK_RATE = 1e6
+#: A port's RX_ERR + TX_ERR must reach this count, this share of its frames, and this multiple of
+#: its switch's median port to be a failing link (a few errors happen on any healthy port).
+PORT_ERR_MIN = 1000
+PORT_ERR_RATIO = 1e-7
+PORT_ERR_OVER_MEDIAN = 100.0
 
 
 class FabricScope(ToolInput):
@@ -60,10 +68,11 @@ def _uplinks(ctx: ToolContext) -> dict[str, set[str]]:
 @register
 class Fabric(Tool):
     name = "fabric"
-    emits = frozenset({"pfc_origin", "pfcwd_storm", "switch_port_pause_origin", "switch_uplink_imbalance"})
+    emits = frozenset({"pfc_origin", "pfcwd_storm", "switch_port_errors", "switch_port_pause_origin", "switch_uplink_imbalance"})
     description = (
         "Switch-side evidence: SONiC PFC watchdog storms and per-port PFC counters mapped to the NIC cabled to "
-        "each port (the storm origin), and ECMP uplink balance from ifHCOutOctets rates (polarization). "
+        "each port (the storm origin), ports whose error counters stand out (a failing link), and ECMP uplink "
+        "balance from ifHCOutOctets rates (polarization). "
         "Scope: one switch or all."
     )
     Input = FabricScope
@@ -138,6 +147,12 @@ class Fabric(Tool):
                        + f" while no port of {port.switch} received a pause storm: the switch port originates them ({port.basis})",
                 values={"switch": port.switch, "port": port.port, "tx_pfc": port.tx, "median": med, "cabled_to": cabled or ""}))
             covered.append(comp)
+        errs, err_checked, err_sources = _port_errors(ctx, scope, owner)
+        if err_checked:
+            seen_any = True
+            signals.extend(errs)
+            covered.extend(err_checked)
+            sources.extend(err_sources)
         imbalance, checked = self._ecmp(ctx, scope)
         signals.extend(imbalance)
         if checked:
@@ -282,3 +297,46 @@ def _series_pauses(ctx: ToolContext, scope: list[str], have: set[tuple[str, str]
             sources.extend(read.sources)
     return [PortPause(sw, port, c["tx"], c["rx"], "PFC series increase over the window")
             for (sw, port), c in counts.items()], sources
+
+
+def _port_errors(ctx: ToolContext, scope: list[str], owner: dict[tuple[str, str], str]
+                 ) -> tuple[list[Signal], list[str], list[str]]:
+    """Switch ports whose RX_ERR + TX_ERR (``show interfaces counters``) stand out from their switch's.
+
+    The counters count since they were last cleared, so one snapshot cannot place the errors in
+    the window; a port far above every other port of the same switch, at a rate no healthy link
+    shows, is a failing link all the same. When many ports stand out the cause is not one link.
+    """
+    argv = ["show", "interfaces", "counters"]
+    signals: list[Signal] = []
+    checked: list[str] = []
+    sources: list[str] = []
+    for name in scope:
+        try:
+            sw = ctx.source.switch(name)
+            rows = parse_interfaces_counters(sw.run(argv)).interfaces
+        except ForensicError:
+            continue
+        errs = {r.iface: (r.rx_err or 0) + (r.tx_err or 0) for r in rows if r.rx_err is not None or r.tx_err is not None}
+        if len(errs) < 4:
+            continue
+        frames = {r.iface: (r.rx_ok or 0) + (r.tx_ok or 0) for r in rows}
+        checked.extend([name, *(f"{name}/{p}" for p in errs)])
+        sources.append(sw.command_source(argv))
+        med = statistics.median(errs.values())
+        hot = [p for p, n in errs.items() if n >= PORT_ERR_MIN and n > PORT_ERR_OVER_MEDIAN * max(med, 1.0)
+               and n >= PORT_ERR_RATIO * max(frames.get(p, 0), 1)]
+        if not 0 < len(hot) <= max(2, len(errs) // 20):
+            continue
+        by = {r.iface: r for r in rows}
+        for port in hot:
+            r = by[port]
+            cabled = owner.get((name, port))
+            comp = f"{name}/{port}"
+            signals.append(Signal(
+                name="switch_port_errors", component=comp, kind="port",
+                detail=f"{comp} counts {r.rx_err or 0} receive and {r.tx_err or 0} transmit errors (port median {med:g})"
+                       + (f" on its link to {cabled}" if cabled else "") + ": frames cross that link corrupted (show interfaces counters)",
+                values={"switch": name, "port": port, "rx_err": r.rx_err or 0, "tx_err": r.tx_err or 0, "median": med,
+                        "cabled_to": cabled or ""}))
+    return signals, checked, sources

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from forensic.sandbox import ForensicError
 from forensic.tools._incident_text import stated_reconfiguration
 from forensic.tools._nccl_env import LauncherEnv, slow_path_findings
+from forensic.tools._nccl_hw import HostFacts, host_facts
 from forensic.tools._sweep import Sweep, plan
 from forensic.tools._trainer_log import TrainerFacts
 from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, rank_component, register
@@ -83,10 +84,10 @@ def _runs(procs: dict[tuple[str, int, int], _Proc]) -> tuple[list[_Proc], list[_
     return first, latest
 
 
-def _nccl_config_signals(ctx: ToolContext, first: list[_Proc], latest: list[_Proc]) -> list[Signal]:
+def _nccl_config_signals(ctx: ToolContext, first: list[_Proc], latest: list[_Proc], hw: HostFacts) -> list[Signal]:
     out: list[Signal] = []
     restarted = any(a is not b for a, b in zip(first, latest))
-    nics_per_host = max((len(h.nics) for h in ctx.source.topology.hosts), default=0) if ctx.source.topology else 0
+    nics_per_host = len(hw.ibdevs)
     used = [p.ib_devices for p in latest if p.ib_devices]
     before = [p.ib_devices for p in first if p.ib_devices]
     if used and (max(used) < nics_per_host or (restarted and before and max(used) < max(before))):
@@ -94,7 +95,8 @@ def _nccl_config_signals(ctx: ToolContext, first: list[_Proc], latest: list[_Pro
         out.append(Signal(name="nccl_rails_reduced", component="job", kind="job",
                           detail=f"NCCL uses {max(used)} IB device(s) per process where {ref} are available",
                           values={"ib_devices": max(used), "available": ref}))
-    gdr_env = {p.env.get("NCCL_NET_GDR_LEVEL", "").upper() for p in latest} | {p.env.get("NCCL_NET_GDR_READ", "") for p in latest}
+    gdr_env = ({p.env.get("NCCL_NET_GDR_LEVEL", p.env.get("NCCL_IB_GDR_LEVEL", "")).upper() for p in latest}
+               | {p.env.get("NCCL_NET_GDR_READ", "") for p in latest})
     lost_gdr = restarted and any(p.gdr for p in first) and not any(p.gdr for p in latest if p.gdr is not None) \
         and any(p.gdr is not None for p in latest)
     if lost_gdr or gdr_env & {"LOC", "0"}:
@@ -102,10 +104,16 @@ def _nccl_config_signals(ctx: ToolContext, first: list[_Proc], latest: list[_Pro
                           detail="GPU Direct RDMA is off in the latest run" + (" (NCCL_NET_GDR_LEVEL set to LOC)" if "LOC" in gdr_env else "")
                                  + (": its NET/IB channels lost /GDRDMA" if lost_gdr else ""),
                           values={"gdr_level": ",".join(sorted(v for v in gdr_env if v))}))
-    # P2P (NVLink/PCIe peer copies) or shared memory turned off forces intra-node traffic through
-    # host memory: a slow path by configuration, whatever the hardware could do.
+    # P2P (NVLink/PCIe peer copies) turned off forces intra-node traffic through host memory: a
+    # slow path by configuration wherever a host runs more than one GPU of the job.
+    intra = hw.gpus_per_host is None or hw.gpus_per_host > 1
+    p2p_off = "1" in {p.env.get("NCCL_P2P_DISABLE") for p in latest}
     for var, what in (("NCCL_P2P_DISABLE", "peer-to-peer (NVLink/PCIe) transfers"), ("NCCL_SHM_DISABLE", "shared-memory transport")):
-        if "1" in {p.env.get(var) for p in latest}:
+        # Shared memory is only the fallback where peer copies are impossible: on NVLink it
+        # matters when P2P is off too (then the P2P setting is the finding).
+        if var == "NCCL_SHM_DISABLE" and hw.nvlink is True:
+            continue
+        if intra and "1" in {p.env.get(var) for p in latest}:
             out.append(Signal(name="nccl_p2p_disabled", component="job", kind="job",
                               detail=f"{var}=1 in the latest run: NCCL {what} turned off, intra-node traffic takes a slower path",
                               values={var: 1}))
@@ -161,7 +169,8 @@ class JobLogs(Tool):
     emits = frozenset({
         "collective_timeout", "dump_signal_rank", "input_stall_hint", "input_stall_logged", "job_reconfigured", "lagging_rank",
         "nccl_async_event", "nccl_completion_error", "nccl_env_changed", "nccl_gdr_disabled",
-        "nccl_ib_disabled", "nccl_p2p_disabled", "nccl_rails_reduced", "nccl_socket_transport", "storage_errors_logged",
+        "nccl_fast_path", "nccl_ib_disabled", "nccl_p2p_disabled", "nccl_rails_reduced", "nccl_socket_transport",
+        "storage_errors_logged",
     })
     description = (
         "The job's NCCL and PyTorch logs: the transport NCCL chose (NET/IB vs NET/Socket, IB disabled by "
@@ -229,7 +238,9 @@ class JobLogs(Tool):
                 last_done[r] = max(last_done.get(r, n), n)
         if not sources:
             return ToolResult(status="error", summary=f"job logs unreadable: {errors[0]}", data={"errors": errors})
-        has_rdma = bool(ctx.source.topology and any(h.nics for h in ctx.source.topology.hosts))
+        # What the hosts could do (RDMA NICs, NVLink), from topology or the hosts' own files.
+        hw = host_facts(ctx, nvls_channels=launcher.nvls_channels)
+        has_rdma = bool(hw.ibdevs)
         first, latest = _runs(_processes(parsed))
         latest_socket = sum(1 for p in latest if p.transport == "Socket")
         socket, ib = transports.get("Socket", 0), transports.get("IB", 0)
@@ -237,21 +248,25 @@ class JobLogs(Tool):
             signals.append(Signal(name="nccl_socket_transport", component="job", kind="job",
                                   detail=f"NCCL runs collectives over NET/Socket ({socket} log lines) on a fleet with RDMA NICs",
                                   values={"socket_lines": socket, "ib_lines": ib}))
-        signals.extend(_nccl_config_signals(ctx, first, latest))
+        signals.extend(_nccl_config_signals(ctx, first, latest, hw))
         if "1" in {p.env.get("NCCL_IB_DISABLE") for p in latest} or ("1" in env.get("NCCL_IB_DISABLE", set()) and not latest):
             signals.append(Signal(name="nccl_ib_disabled", component="job", kind="job",
                                   detail="NCCL_IB_DISABLE set by environment to 1", values={"NCCL_IB_DISABLE": 1}))
         # The same settings as launchers and trainers print them (export lines, env dumps,
         # "GPU Direct RDMA Disabled"): a slow path by configuration, onset or not.
-        if ctx.source.topology:
-            widest = max(ctx.source.topology.hosts, key=lambda h: len(h.nics), default=None)
-            ibdevs = sorted({n.ibdev for n in widest.nics if n.ibdev}) if widest else []
-            netdevs = {n.netdev for h in ctx.source.topology.hosts for n in h.nics if n.netdev}
-            have = {s.name for s in signals}
-            for name, detail, values in slow_path_findings(launcher, ibdevs=ibdevs, netdevs=netdevs):
-                if name not in have:
-                    have.add(name)
-                    signals.append(Signal(name=name, component="job", kind="job", detail=detail, values=values))
+        have = {s.name for s in signals}
+        for name, detail, values in slow_path_findings(launcher, ibdevs=hw.ibdevs, netdevs=hw.netdevs, nvlink=hw.nvlink,
+                                                       gpus_per_host=hw.gpus_per_host):
+            if name not in have:
+                have.add(name)
+                signals.append(Signal(name=name, component="job", kind="job", detail=detail, values=values))
+        slow_path = {"nccl_socket_transport", "nccl_ib_disabled", "nccl_p2p_disabled", "nccl_gdr_disabled", "nccl_rails_reduced"}
+        if has_rdma and ib and not socket and not slow_path & {s.name for s in signals}:
+            # NCCL said which transport it chose, and it is the RDMA fabric with nothing forcing a
+            # slower path: evidence against a configuration fault, not merely no evidence for one.
+            signals.append(Signal(name="nccl_fast_path", component="job", kind="job",
+                                  detail=f"NCCL runs on the RDMA fabric ({ib} NET/IB line(s), none over sockets) and no setting "
+                                         "in the logs forces a slower path", values={"ib_lines": ib}))
         if timeouts:
             seq, ranks = max(stuck.items(), key=lambda kv: len(kv[1])) if stuck else (None, set())
             signals.append(Signal(name="collective_timeout", component="job", kind="job",

@@ -28,6 +28,10 @@ HANG_PERIODS = 20
 HANG_MIN_S = 300.0
 #: A job this much slower than the step time its incident states as expected is slow (from start).
 STATED_RATIO = 1.10
+#: The time outside compute rose by at least this share of the baseline period, and the median
+#: step shows at most ``BURST_MEDIAN_SHARE`` of that rise: a minority of long steps carries it.
+BURST_MIN_RISE = 0.10
+BURST_MEDIAN_SHARE = 0.40
 
 
 class JobStepsInput(ToolInput):
@@ -49,7 +53,8 @@ class JobSteps(Tool):
     name = "job_steps"
     emits = frozenset({
         "host_stragglers", "job_hang", "job_slowdown", "job_steady", "replica_divergence", "slowdown_in_comm",
-        "slowdown_in_compute", "slowdown_in_gaps", "slowdown_unattributed", "steps_clean", "straggler",
+        "slowdown_bursty", "slowdown_in_compute", "slowdown_in_gaps", "slowdown_mid_run", "slowdown_since_launch", "slowdown_unattributed",
+        "steps_clean", "straggler",
     })
     description = (
         "Per-rank step statistics of the job (job/steps.csv): stragglers by compute share and arrival lateness "
@@ -131,6 +136,8 @@ class JobSteps(Tool):
                                   detail=f"the job-wide slowdown ({100 * (slow.ratio - 1):.1f}%) cannot be split into compute, "
                                          "communication and gaps from the recorded columns",
                                   values={"ratio": round(slow.ratio, 4), "where": slow.where}))
+        if slow is not None and slow.regressed:
+            out.extend(_slowdown_shape(slow))
         if a.divergence is not None:
             for d in a.divergence.flagged:
                 if d.rank in placement:
@@ -186,6 +193,10 @@ class JobSteps(Tool):
         return [Signal(name="job_slowdown", component="job", kind="job", detail=detail,
                        values={"ratio": round(period / expected, 4), "where": "from_start", "expected_s": expected,
                                "observed_s": round(period, 4)}),
+                Signal(name="slowdown_since_launch", component="job", kind="job",
+                       detail=f"slow from the first logged step ({period:.3f} s vs {expected:.3f} s expected): the slowdown "
+                              "came with the launch, so a start-up setting can be its cause",
+                       values={"ratio": round(period / expected, 4), "where": "from_start"}),
                 Signal(name="slowdown_unattributed", component="job", kind="job",
                        detail="the job is slow from its start: there is no before and after to split the time by",
                        values={"ratio": round(period / expected, 4), "where": "from_start"})]
@@ -209,3 +220,35 @@ class JobSteps(Tool):
                           detail=f"the job logged no step for the last {silent:.0f} s of the window (step period {period:.1f} s)",
                           values={"silent_s": round(silent, 1), "period_s": round(period, 3)})
         return None
+
+
+def _slowdown_shape(slow) -> list[Signal]:
+    """What the shape of a regression says about its cause, beyond where the time went.
+
+    - ``slowdown_mid_run``: the job got slower inside one run (no restart in the recorded steps).
+      Settings read at start-up (NCCL reads its environment when a communicator is created) cannot
+      begin to slow a process that was fast before them.
+    - ``slowdown_bursty``: the time outside compute rose in a minority of long steps while the
+      median step barely moved: waits that come and go (a prefetch queue running dry), not a slower
+      path that every collective pays.
+    """
+    out: list[Signal] = []
+    onset = f" from step {slow.onset_step}" if slow.onset_step is not None else ""
+    if slow.onset_at_restart:
+        out.append(Signal(name="slowdown_since_launch", component="job", kind="job",
+                          detail=f"the slowdown began with a relaunch{onset}: the run after the restart is slower than the run "
+                                 "before it, so what the relaunch changed (its settings, image, nodes) can be its cause",
+                          values={"onset_step": slow.onset_step, "ratio": round(slow.ratio, 4)}))
+    if not slow.restarted:
+        out.append(Signal(name="slowdown_mid_run", component="job", kind="job",
+                          detail=f"the slowdown began inside one run{onset}: no restart in the recorded steps, so the "
+                                 "job's start-up settings were the same before it",
+                          values={"onset_step": slow.onset_step, "ratio": round(slow.ratio, 4)}))
+    rise, share = slow.outside_rise_s, slow.outside_median_share
+    if (rise is not None and share is not None and slow.baseline_period_s > 0
+            and rise >= BURST_MIN_RISE * slow.baseline_period_s and share <= BURST_MEDIAN_SHARE):
+        out.append(Signal(name="slowdown_bursty", component="job", kind="job",
+                          detail=f"the time outside compute rose {rise:.3f} s per step on average but the median step only "
+                                 f"{share * rise:.3f} s: a minority of long steps carries the slowdown",
+                          values={"mean_rise_s": round(rise, 4), "median_share": round(share, 3)}))
+    return out

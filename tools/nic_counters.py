@@ -28,6 +28,10 @@ ORIGIN_MIN_PAUSES = 1000
 ORIGIN_FLEET_FACTOR = 10.0
 #: Link errors over the window worth a finding (a few symbol errors a day are normal).
 MIN_LINK_ERRORS = 10
+#: RDMA transport retries (hw_counters) one NIC must count over the window, and how far above the
+#: fleet median, to mark the lossy path that ends at it. Retries everywhere are congestion.
+_RETRANSMITS = ("packet_seq_err", "out_of_sequence", "local_ack_timeout_err")
+MIN_RETRANSMITS = 100
 
 
 @dataclass
@@ -153,7 +157,7 @@ class NicCounters(Tool):
     name = "nic_counters"
     emits = frozenset({
         "link_below_rate", "link_errors", "nic_out_of_buffer", "pause_storm_events", "pfc_origin",
-        "pfc_victim",
+        "pfc_victim", "rdma_retransmits",
     })
     description = (
         "NIC counters over the window (ethtool -S and InfiniBand/RoCE sysfs counters, before vs now): per-priority "
@@ -183,6 +187,8 @@ class NicCounters(Tool):
         # count as evidence when it stands far above what the same counter reads on its peers.
         err_all = [_errors(r) for r in fleet]
         err_median = statistics.median(sum(e.values()) for e in err_all) if err_all else 0
+        rtx_all = [_retransmits(r) for r in fleet if r.have_before]
+        rtx_median = statistics.median(rtx_all) if rtx_all else 0
         for r in scope:
             comp = r.component
 
@@ -215,6 +221,14 @@ class NicCounters(Tool):
                 sig("link_errors", f"{comp} link errors {span}: " + ", ".join(f"{k} +{v}" for k, v in sorted(errs.items()))
                     + ("" if r.have_before else f" (fleet median {err_median:g})"),
                     **{k: v for k, v in sorted(errs.items())})
+            rtx = _retransmits(r) if r.have_before else 0
+            if rtx >= MIN_RETRANSMITS and rtx > ORIGIN_FLEET_FACTOR * max(rtx_median, 1):
+                # Go-back-N retries and ACK timeouts at one NIC only: packets on its path are lost
+                # (corrupted or dropped), and every retry stalls the collective that waits on it.
+                sig("rdma_retransmits", f"{comp} RDMA transport retries over the window: "
+                    + ", ".join(f"{k} +{r.ib[k]}" for k in _RETRANSMITS if r.ib.get(k))
+                    + f" (fleet median {rtx_median:g}): packets on its path are lost",
+                    **{k: r.ib[k] for k in _RETRANSMITS if r.ib.get(k)}, fleet_median=rtx_median)
             if r.rate_gbps and modal_rate and r.rate_gbps < modal_rate:
                 sig("link_below_rate", f"{comp} port runs at {r.rate_gbps:g} Gb/s, its peers at {modal_rate:g} Gb/s",
                     rate_gbps=r.rate_gbps, peer_rate_gbps=modal_rate)
@@ -247,6 +261,11 @@ def _rates(r: NicReading) -> dict[str, float | int | bool | None]:
                 # IB data counters count 4-byte words
                 out[f"{k}_per_s"] = round(v * (4 if k.endswith("_data") else 1) / r.seconds, 3)
     return out
+
+
+def _retransmits(r: NicReading) -> int:
+    """RDMA transport retries counted over the window (hw_counters deltas)."""
+    return sum(max(r.ib.get(k, 0), 0) for k in _RETRANSMITS)
 
 
 def _errors(r: NicReading) -> dict[str, int]:

@@ -48,7 +48,9 @@ def test_ecmp_polarization(make_fabric_bundle) -> None:
 def test_nccl_socket_transport(make_fabric_bundle) -> None:
     res = run(make_fabric_bundle("nccl_misconfiguration"), "job_logs")
     assert {s.name for s in res.signals} == {"nccl_socket_transport", "nccl_ib_disabled"}
-    assert not run(make_fabric_bundle(None), "job_logs").signals
+    # healthy logs: no finding, only NCCL's word that it runs on the RDMA fabric
+    assert by_name(run(make_fabric_bundle(None), "job_logs"), "nccl_fast_path") == ["job"]
+    assert {s.name for s in run(make_fabric_bundle(None), "job_logs").signals} == {"nccl_fast_path"}
 
 
 def test_host_contention(make_fabric_bundle) -> None:
@@ -99,7 +101,7 @@ def test_same_settings_across_a_resubmit_say_nothing(make_fabric_bundle) -> None
     (b / "job/logs/rank0.log").write_text(_two_runs(
         "NCCL_IB_TIMEOUT set by environment to 22.", "NCCL_IB_TIMEOUT set by environment to 22.",
         "NET/IB/0/GDRDMA", "[0]mlx5_0:1/IB [1]mlx5_1:1/IB"))
-    assert not run(b, "job_logs").signals
+    assert {s.name for s in run(b, "job_logs").signals} == {"nccl_fast_path"}
 
 
 def test_the_rank_that_stopped_first(make_fabric_bundle) -> None:

@@ -72,7 +72,7 @@ def test_job_logs_turn_trainer_lines_into_signals_and_belief(make_fabric_bundle)
     log = root / "job" / "logs" / "rank0.log"
     log.write_text(log.read_text() + "".join(f"[rank0] RuntimeError: DataLoader timed out after 600 seconds ({i})\n" for i in range(4)))
     res = run(root, "job_logs")
-    assert [s.name for s in res.signals if s.kind == "job"] == ["input_stall_logged"]
+    assert [s.name for s in res.signals if s.kind == "job" and s.name != "nccl_fast_path"] == ["input_stall_logged"]
     g = default_graph()
     rec = {"id": "ev-1", "tool": "job_logs", "status": "ok", "signals": [s.model_dump() for s in res.signals], "covered": ["job"]}
     # no compute_s: job_steps sees the job slow down but cannot say where the time went

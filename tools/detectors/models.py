@@ -282,6 +282,18 @@ class UniformSlowdown(_Result):
     """Smallest slowdown reported as a regression."""
     n_baseline: int
     """Steps in each window."""
+    restarted: bool = False
+    """The series holds a restart (a start-to-start interval far longer than the rest, or a step
+    number that does not advance): the job's processes, and their settings, may differ across it."""
+    onset_at_restart: bool = False
+    """The regression is the run after the last restart against the run before it: it began when
+    the job was relaunched."""
+    outside_rise_s: float | None = None
+    """Time outside compute (step time after the typical rank's compute; the whole step time
+    without compute_s), late minus baseline, plain mean over steps, seconds."""
+    outside_median_share: float | None = None
+    """The rise of the median step's time outside compute as a share of ``outside_rise_s``: near 1
+    when every step got slower, near 0 when a minority of long steps carries the rise."""
 
 
 class DivergentRank(RankRef):

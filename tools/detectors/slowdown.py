@@ -30,15 +30,19 @@ def _window_delta(v: np.ndarray, base: slice, late: slice) -> float:
     return trimmed_mean(v, late) - trimmed_mean(v, base)
 
 
-def _per_step_period(start: np.ndarray, steps: np.ndarray | None) -> tuple[np.ndarray, int | None]:
+def _per_step_period(start: np.ndarray, steps: np.ndarray | None,
+                     step_time: np.ndarray | None = None) -> tuple[np.ndarray, int | None]:
     """Start-to-start time per step, and the index of the last restart (None without one).
 
     Jobs may log every Nth step: the interval between two logged steps then spans N steps, and
     must be divided by N before it is compared with a step's duration. A restart (an interval far
     longer than the rest, or a step number that does not advance) is excluded from the series and
-    returned as a boundary: "since the restart" is the comparison that matters then.
+    returned as a boundary: "since the restart" is the comparison that matters then. With the
+    steps' own durations, the interval a logged step itself fills does not count toward a restart:
+    a step that waited 10 s for its batch is a slow step, not a resubmit.
     """
     period = np.diff(np.asarray(start, dtype=np.float64))
+    inc = np.ones_like(period)
     if steps is not None and len(steps) == len(start):
         inc = np.diff(np.asarray(steps, dtype=np.float64))
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -47,7 +51,12 @@ def _per_step_period(start: np.ndarray, steps: np.ndarray | None) -> tuple[np.nd
     if not finite.size:
         return period, None
     typical = float(np.median(finite))
-    restart = ~np.isfinite(period) | (period > _RESTART_FACTOR * typical)
+    idle = period
+    if step_time is not None and len(step_time) == len(start):
+        own = np.nan_to_num(np.asarray(step_time, dtype=np.float64)[:-1], nan=0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            idle = period - np.maximum(own - typical, 0.0) / np.where(inc > 0, inc, 1.0)
+    restart = ~np.isfinite(period) | (idle > _RESTART_FACTOR * typical)
     period = np.where(restart, np.nan, period)
     idx = np.flatnonzero(restart)
     return period, (int(idx[-1]) if idx.size else None)
@@ -70,7 +79,7 @@ def _slowdown_core(step_time: np.ndarray, start: np.ndarray | None, center: np.n
     n_w = int(min(max(1, round(baseline_fraction * s_n)), max(1, s_n // 2)))
     period = restart = None
     if start is not None and s_n >= 2:
-        period, restart = _per_step_period(start, lab.steps)
+        period, restart = _per_step_period(start, lab.steps, step_time)
     series = period if period is not None and period.size >= 2 else step_time
     base, late = slice(0, n_w), slice(series.size - n_w, series.size)
     st_base, st_late = slice(0, n_w), slice(s_n - n_w, s_n)
@@ -109,6 +118,8 @@ def _slowdown_core(step_time: np.ndarray, start: np.ndarray | None, center: np.n
     else:
         deltas["step_time"] = _window_delta(step_time, st_base, st_late)
     deltas = {k: _finite(v) for k, v in deltas.items()}
+    outside = step_time - center if center is not None else step_time
+    rise, med_share = _outside_rise(outside, st_base, st_late)
 
     where = "none"
     if regressed:
@@ -126,7 +137,26 @@ def _slowdown_core(step_time: np.ndarray, start: np.ndarray | None, center: np.n
         baseline_period_s=_finite(b_mean), late_period_s=_finite(l_mean), z=_finite(z),
         onset_index=onset, onset_step=lab.step(onset), where=where, deltas_s=deltas,
         shared_by_all=shared, frac_ranks_slower=frac, min_ratio=min_ratio, n_baseline=n_w,
+        restarted=restart is not None, onset_at_restart=bool(regressed and restart is not None and base.stop == restart),
+        outside_rise_s=rise, outside_median_share=med_share,
     )
+
+
+def _outside_rise(outside: np.ndarray, base: slice, late: slice) -> tuple[float | None, float | None]:
+    """Mean rise of the time outside compute, and the share of it the median step shows.
+
+    Plain means and medians, not trimmed: the question is whether the rise sits in every step
+    (a slower path for every collective: the median moves with the mean) or in a minority of long
+    ones (waits for input when the prefetch queue runs dry: the mean moves, the median barely).
+    """
+    b, lt = outside[base], outside[late]
+    b, lt = b[np.isfinite(b)], lt[np.isfinite(lt)]
+    if b.size < 4 or lt.size < 4:
+        return None, None
+    rise = float(lt.mean() - b.mean())
+    if not math.isfinite(rise) or rise <= 0:
+        return _finite(rise), None
+    return rise, _finite(float(np.median(lt) - np.median(b)) / rise)
 
 
 def uniform_slowdown(
