@@ -352,8 +352,9 @@ def _one_sweep(y, duration, cfg, n_b, cusum_enabled, k_eff, h):
 
 
 class _FastGroups:
-    """Pass B of groups of chunks in the compiled kernel (``_fast``), chunk by chunk, each chunk's
-    row maximum (numpy) right after it.
+    """Pass B of groups of chunks in the compiled kernel (``_fast``), chunk by chunk; the kernel
+    also takes each step's maximum and its rank (pass A's last arrival), block by block while the
+    block is in cache.
 
     Blocks of ``_BLOCK`` steps start at each chunk's first step, as in numpy.
     """
@@ -366,6 +367,8 @@ class _FastGroups:
         self.acc = np.zeros((4, r_n), dtype=np.float32)  # the kernel's per-block sums (see _fast._group)
         self.exc = np.zeros(r_n, dtype=np.int32)
         self.none = np.zeros(r_n, dtype=np.float32)
+        self.tmax = np.empty((_BLOCK, -(-r_n // _fast._TILE)), dtype=np.int32)  # per-tile row maxima (bits)
+        self.yi = y.view(np.int32)
 
     def run(self, i0: int, i1: int, baseline: bool) -> None:
         st, rows = self.st, self.rows
@@ -380,10 +383,8 @@ class _FastGroups:
             self.kernel(self.y, c0, c1, st.lo_y[:, 0], st.hi_y[:, 0], st.cut_y[:, 0], st.w, st.fill[:, 0],
                         st.n_b, s_n - st.n_late, baseline, cusum, inv_sig, off_step, rows.row_nan,
                         self.acc, self.exc, st.n_miss, st.wsum, st.bsum, st.bsq,
-                        st.c, st.cmax, st.wy_base, st.ny_base, st.wy_late, st.ny_late)
-            # the row maximum in numpy (SIMD argmax) while the chunk is still in cache: a running
-            # maximum with its index does not vectorize in the compiled loop
-            rows.fill_max(self.y, c0, c1)
+                        st.c, st.cmax, st.wy_base, st.ny_base, st.wy_late, st.ny_late,
+                        self.yi, rows.top, rows.top_rank, self.tmax)
 
 
 class _PassB:
