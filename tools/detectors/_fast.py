@@ -34,6 +34,7 @@ MIN_ELEMENTS = 4_000_000
 """Arrays with fewer values (e.g. 1,024 ranks x 3,900 steps) take the numpy route."""
 
 _BLOCK = 8  # must equal _scan._BLOCK
+_RUN = 16  # must equal _scan._RUN
 _TILE = 512
 """Ranks per tile of the row maxima (``_block_tops``): the rank of a row's maximum is searched for
 in one tile only."""
@@ -109,6 +110,9 @@ def _group(y, i0, i1, lo, hi, cut, w, fill, base_end, late_start, baseline, cusu
         fast = e - s == _BLOCK and not (s < late_start < e)
         n_nan = 1
         if fast:
+            # the maxima first: a plain streaming read brings the block into cache for the fast loop
+            # (a block with a missing cell gets its maxima again from _careful_block)
+            _block_tops(y, yi, s, tmax, top, top_rank)
             n_nan = _fast_block(y, s, lo, hi, cut, w, acc)
             for r in range(n_r):
                 exc[r] += np.int32(spikes[r])
@@ -116,7 +120,6 @@ def _group(y, i0, i1, lo, hi, cut, w, fill, base_end, late_start, baseline, cusu
             _careful_block(y, s, e, lo, hi, cut, w, fill, base_end, late_start, not fast,
                            row_nan, blk, sq, exc, n_miss, wy_base, ny_base, wy_late, ny_late, top, top_rank)
         else:
-            _block_tops(y, yi, s, tmax, top, top_rank)
             for j in range(s, e):
                 row_nan[j] = False
         clean = fast and n_nan == 0
@@ -338,6 +341,20 @@ def _fast_block(y, s, lo, hi, cut, w, acc):  # pragma: no cover - numba
     return n_nan
 
 
+def _gather(y, i0, i1, step, out):  # pragma: no cover - numba
+    """Rows i0:i1 of the rank sample into ``out``: runs of ``_RUN`` adjacent ranks every ``step``
+    ranks (``_scan._sample``'s columns, in its order), one whole cache line per run."""
+    groups = out.shape[1] // _RUN
+    for j in range(i1 - i0):
+        row = y[i0 + j]
+        dst = out[j]
+        for g in range(groups):
+            src = row[g * step:g * step + _RUN]
+            for q in range(_RUN):
+                dst[g * _RUN + q] = src[q]
+    return out
+
+
 def kernel():
     """The compiled ``_group`` (compiled, or loaded from numba's cache, on the first call)."""
     if _state["kernel"] is None:
@@ -376,7 +393,9 @@ def _compile(fn):
            f"float64[:], {f32}, {f32}, float64[:], {i64}, float64[:], {i64}, int32[:, ::1], float64[:], {i64}, "
            f"int32[:, ::1])")
     fn.compile(sig)
+    globals()["_gather"].compile("(float32[:, ::1], int64, int64, int64, float32[:, ::1])")
     return fn
 
 
-_HELPERS = {"_fast_block": _fast_block, "_careful_block": _careful_block, "_block_tops": _block_tops}
+_HELPERS = {"_fast_block": _fast_block, "_careful_block": _careful_block, "_block_tops": _block_tops,
+            "_gather": _gather}
