@@ -92,7 +92,7 @@ def info() -> dict:
 
 def _group(y, i0, i1, lo, hi, cut, w, fill, base_end, late_start, baseline, cusum,
            inv_sig, off_step, row_nan, acc, exc, n_miss, wsum, bsum, bsq,
-           c, cmax, wy_base, ny_base, wy_late, ny_late, yi, top, top_rank, tmax):  # pragma: no cover - numba
+           c, cmax, wy_base, ny_base, wy_late, ny_late, n_clean, yi, top, top_rank, tmax):  # pragma: no cover
     """Pass B over rows i0:i1 of y (all on one side of the baseline), in blocks of _BLOCK rows from i0.
 
     A full block that does not straddle the start of the late window runs in ``_fast_block``
@@ -143,14 +143,16 @@ def _group(y, i0, i1, lo, hi, cut, w, fill, base_end, late_start, baseline, cusu
         else:
             for r in range(n_r):
                 wsum[r] += blk[r]
+        # a clean block adds _BLOCK to every rank's count: counted once here (n_clean), added to the
+        # per-rank counts by the caller at the end
         if clean and s < base_end:
             for r in range(n_r):
                 wy_base[r] += raw[r]
-                ny_base[r] += _BLOCK
+            n_clean[0] += _BLOCK
         if clean and s >= late_start:
             for r in range(n_r):
                 wy_late[r] += raw[r]
-                ny_late[r] += _BLOCK
+            n_clean[1] += _BLOCK
         s = e
 
 
@@ -390,7 +392,7 @@ def _compile(fn):
     f32, i64 = "float32[:]", "int64[:]"
     sig = (f"(float32[:, ::1], int64, int64, {f32}, {f32}, {f32}, {f32}, {f32}, int64, int64, boolean, boolean, "
            f"{f32}, {f32}, boolean[:], float32[:, ::1], int32[:], {i64}, float64[:], float64[:], "
-           f"float64[:], {f32}, {f32}, float64[:], {i64}, float64[:], {i64}, int32[:, ::1], float64[:], {i64}, "
+           f"float64[:], {f32}, {f32}, float64[:], {i64}, float64[:], {i64}, {i64}, int32[:, ::1], float64[:], {i64}, "
            f"int32[:, ::1])")
     fn.compile(sig)
     globals()["_gather"].compile("(float32[:, ::1], int64, int64, int64, float32[:, ::1])")

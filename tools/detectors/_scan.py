@@ -353,6 +353,8 @@ def _one_sweep(y, duration, cfg, n_b, cusum_enabled, k_eff, h):
         st.close_baseline()
     if fast is not None:
         st.exceed += fast.exc
+        st.ny_base += fast.n_clean[0]
+        st.ny_late += fast.n_clean[1]
     return rows, valid, sigma, lo, hi, cut, st
 
 
@@ -371,6 +373,7 @@ class _FastGroups:
         _fast._state["runs"] += 1  # scans that took the compiled route (the benchmark reports it)
         self.acc = np.zeros((4, r_n), dtype=np.float32)  # the kernel's per-block sums (see _fast._group)
         self.exc = np.zeros(r_n, dtype=np.int32)
+        self.n_clean = np.zeros(2, dtype=np.int64)  # steps of clean blocks in the baseline and late windows
         self.none = np.zeros(r_n, dtype=np.float32)
         self.tmax = np.empty((_BLOCK, -(-r_n // _fast._TILE)), dtype=np.int32)  # per-tile row maxima (bits)
         self.yi = y.view(np.int32)
@@ -398,7 +401,7 @@ class _FastGroups:
         self.kernel(self.y, i0, i1, st.lo_y[:, 0], st.hi_y[:, 0], st.cut_y[:, 0], st.w, st.fill[:, 0],
                     st.n_b, s_n - st.n_late, baseline, cusum, inv_sig, off_step, rows.row_nan,
                     self.acc, self.exc, st.n_miss, st.wsum, st.bsum, st.bsq,
-                    st.c, st.cmax, st.wy_base, st.ny_base, st.wy_late, st.ny_late,
+                    st.c, st.cmax, st.wy_base, st.ny_base, st.wy_late, st.ny_late, self.n_clean,
                     self.yi, rows.top, rows.top_rank, self.tmax)
 
 
