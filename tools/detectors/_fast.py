@@ -35,6 +35,7 @@ MIN_ELEMENTS = 4_000_000
 
 _BLOCK = 8  # must equal _scan._BLOCK
 _RUN = 16  # must equal _scan._RUN
+_AHEAD = 8  # rows of the rank sample prefetched ahead of the gather
 _TILE = 512
 """Ranks per tile of the row maxima (``_block_tops``): the rank of a row's maximum is searched for
 in one tile only."""
@@ -154,6 +155,10 @@ def _group(y, i0, i1, lo, hi, cut, w, fill, base_end, late_start, baseline, cusu
                 wy_late[r] += raw[r]
             n_clean[1] += _BLOCK
         s = e
+
+
+def _prefetch(a, i, j):  # pragma: no cover - replaced by llvm.prefetch when compiled (``_jit``)
+    return None
 
 
 def _careful_block(y, s, e, lo, hi, cut, w, fill, base_end, late_start, do_exc, row_nan,
@@ -345,9 +350,17 @@ def _fast_block(y, s, lo, hi, cut, w, acc):  # pragma: no cover - numba
 
 def _gather(y, i0, i1, step, out):  # pragma: no cover - numba
     """Rows i0:i1 of the rank sample into ``out``: runs of ``_RUN`` adjacent ranks every ``step``
-    ranks (``_scan._sample``'s columns, in its order), one whole cache line per run."""
+    ranks (``_scan._sample``'s columns, in its order), one whole cache line per run. The lines of
+    the row ``_AHEAD`` rows on are prefetched (the hardware does not foresee this pattern)."""
     groups = out.shape[1] // _RUN
-    for j in range(i1 - i0):
+    n = i1 - i0
+    for j in range(min(n, _AHEAD)):
+        for g in range(groups):
+            _prefetch(y, i0 + j, g * step)
+    for j in range(n):
+        if j + _AHEAD < n:
+            for g in range(groups):
+                _prefetch(y, i0 + j + _AHEAD, g * step)
         row = y[i0 + j]
         dst = out[j]
         for g in range(groups):
@@ -383,9 +396,32 @@ def _jit(numba, cache: bool):
     """``_group`` and its helpers, jitted afresh (the module's helper names are rebound to them)."""
     opts = {"cache": cache, "nogil": True, "error_model": "numpy"}
     g = globals()
+    g["_prefetch"] = _prefetcher(numba)
     for name, py in _HELPERS.items():
         g[name] = numba.njit(**opts)(py)
     return numba.njit(**opts)(_group)
+
+
+def _prefetcher(numba):
+    """``llvm.prefetch`` of the cache line that holds ``a[i, j]`` (a hint: it never faults)."""
+    from llvmlite import ir
+    from numba.core import cgutils, types
+    from numba.extending import intrinsic
+
+    def prefetch(typingctx, a, i, j):
+        def codegen(context, builder, signature, args):
+            aty = signature.args[0]
+            arr = context.make_array(aty)(context, builder, args[0])
+            ptr = cgutils.get_item_pointer(context, builder, aty, arr, [args[1], args[2]], wraparound=False)
+            i32 = ir.IntType(32)
+            fnty = ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32])
+            fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+            builder.call(fn, [ptr, i32(0), i32(2), i32(1)])  # a read, into the outer caches, of data
+            return context.get_dummy_value()
+
+        return types.void(a, i, j), codegen
+
+    return intrinsic(prefetch)
 
 
 def _compile(fn):
