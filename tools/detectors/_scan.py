@@ -312,7 +312,8 @@ def _one_sweep(y, duration, cfg, n_b, cusum_enabled, k_eff, h):
 
     The per-step reference (sample quartiles, bands) is computed for groups of chunks at once
     (up to ``_MAX_CHUNK_ROWS`` steps: it reads a sixteenth of the rows, and larger batches cost
-    fewer small numpy calls); the row maximum and pass B then run per chunk, while it is in cache.
+    fewer small numpy calls); the row maximum and pass B then run per chunk, while it is in cache
+    (numpy), or per block of ``_BLOCK`` steps in one compiled call per group (``_FastGroups``).
     """
     s_n, r_n = y.shape
     rows = _RowStats(s_n, duration is not None)
