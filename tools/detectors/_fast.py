@@ -1,11 +1,12 @@
 """The compiled kernel of the one-sweep scan (numba, optional extra ``fast``).
 
 Per step (row) and rank (column) of a group of steps, one loop reads each value once and does
-what the numpy route does in several passes over a chunk: the clip to the step's winsor band, the spike comparison and count, the weighted block
-sum (weight 1 / the step's median), the baseline's sums of squares, the winsorized raw sums of the
-baseline and late windows, and at the end of each block of ``_BLOCK`` steps the block CUSUM. A
-second loop over the block, while it is in cache, takes each step's maximum and its rank (NaN
-ignored; ``_block_tops``).
+what the numpy route does in several passes over a chunk: the clip to the step's winsor band,
+the spike comparison and count, the weighted block sum (weight 1 / the step's median), the
+baseline's sums of squares, the winsorized raw sums of the baseline and late windows, and at the
+end of each block of ``_BLOCK`` steps the block CUSUM. A loop over each block before it (a plain
+streaming read that brings the block into cache) takes each step's maximum and its rank (NaN
+ignored; ``_block_tops``), and ``_gather`` copies the rank sample of the per-step reference.
 
 * **When it runs:** only when numba imports, the array is float32 with contiguous rows and it
   holds at least ``MIN_ELEMENTS`` values (``_scan._one_sweep``, relative mode). Smaller arrays

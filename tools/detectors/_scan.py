@@ -360,9 +360,9 @@ def _one_sweep(y, duration, cfg, n_b, cusum_enabled, k_eff, h):
 
 
 class _FastGroups:
-    """Pass B of groups of chunks in the compiled kernel (``_fast``), chunk by chunk; the kernel
+    """Pass B of groups of chunks in the compiled kernel (``_fast``), one call per group; the kernel
     also takes each step's maximum and its rank (pass A's last arrival), block by block while the
-    block is in cache.
+    block is in cache, and gathers the rank sample of the group's reference (``sample``).
 
     Blocks of ``_BLOCK`` steps start at each chunk's first step, as in numpy.
     """
