@@ -405,18 +405,22 @@ def _jit(numba, cache: bool):
 
 def _prefetcher(numba):
     """``llvm.prefetch`` of the cache line that holds ``a[i, j]`` (a hint: it never faults)."""
-    from llvmlite import ir
+    from llvmlite import binding, ir
     from numba.core import cgutils, types
     from numba.extending import intrinsic
+
+    # the intrinsic's name carries its pointer type: opaque (LLVM 15 on) or i8* (numba 0.60's LLVM 14)
+    name = "llvm.prefetch.p0" if binding.llvm_version_info[0] >= 15 else "llvm.prefetch.p0i8"
 
     def prefetch(typingctx, a, i, j):
         def codegen(context, builder, signature, args):
             aty = signature.args[0]
             arr = context.make_array(aty)(context, builder, args[0])
             ptr = cgutils.get_item_pointer(context, builder, aty, arr, [args[1], args[2]], wraparound=False)
+            ptr = builder.bitcast(ptr, ir.IntType(8).as_pointer())
             i32 = ir.IntType(32)
             fnty = ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32])
-            fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+            fn = cgutils.get_or_insert_function(builder.module, fnty, name)
             builder.call(fn, [ptr, i32(0), i32(2), i32(1)])  # a read, into the outer caches, of data
             return context.get_dummy_value()
 
