@@ -1,10 +1,12 @@
 """The compiled kernel of the one-sweep scan (numba, optional extra ``fast``).
 
 Per step (row) and rank (column) of a group of steps, one loop reads each value once and does
-what the numpy route does in several passes over a chunk: the row maximum and its rank (NaN
-ignored), the clip to the step's winsor band, the spike comparison and count, the weighted block
-sum (weight 1 / the step's median), the baseline's sums of squares, the winsorized raw sums of the
-baseline and late windows, and at the end of each block of ``_BLOCK`` steps the block CUSUM.
+what the numpy route does in several passes over a chunk: the clip to the step's winsor band,
+the spike comparison and count, the weighted block sum (weight 1 / the step's median), the
+baseline's sums of squares, the winsorized raw sums of the baseline and late windows, and at the
+end of each block of ``_BLOCK`` steps the block CUSUM. A loop over each block before it (a plain
+streaming read that brings the block into cache) takes each step's maximum and its rank (NaN
+ignored; ``_block_tops``), and ``_gather`` copies the rank sample of the per-step reference.
 
 * **When it runs:** only when numba imports, the array is float32 with contiguous rows and it
   holds at least ``MIN_ELEMENTS`` values (``_scan._one_sweep``, relative mode). Smaller arrays
@@ -33,6 +35,11 @@ MIN_ELEMENTS = 4_000_000
 """Arrays with fewer values (e.g. 1,024 ranks x 3,900 steps) take the numpy route."""
 
 _BLOCK = 8  # must equal _scan._BLOCK
+_RUN = 16  # must equal _scan._RUN
+_AHEAD = 8  # rows of the rank sample prefetched ahead of the gather
+_TILE = 512
+"""Ranks per tile of the row maxima (``_block_tops``): the rank of a row's maximum is searched for
+in one tile only."""
 
 _state: dict = {"enabled": os.environ.get("FORENSIC_DETECTORS_NUMBA", "1") not in ("0", "false", "no"),
                 "kernel": None, "error": None, "compile_s": None, "runs": 0}
@@ -87,7 +94,7 @@ def info() -> dict:
 
 def _group(y, i0, i1, lo, hi, cut, w, fill, base_end, late_start, baseline, cusum,
            inv_sig, off_step, row_nan, acc, exc, n_miss, wsum, bsum, bsq,
-           c, cmax, wy_base, ny_base, wy_late, ny_late):  # pragma: no cover - compiled by numba
+           c, cmax, wy_base, ny_base, wy_late, ny_late, n_clean, yi, top, top_rank, tmax):  # pragma: no cover
     """Pass B over rows i0:i1 of y (all on one side of the baseline), in blocks of _BLOCK rows from i0.
 
     A full block that does not straddle the start of the late window runs in ``_fast_block``
@@ -105,12 +112,15 @@ def _group(y, i0, i1, lo, hi, cut, w, fill, base_end, late_start, baseline, cusu
         fast = e - s == _BLOCK and not (s < late_start < e)
         n_nan = 1
         if fast:
+            # the maxima first: a plain streaming read brings the block into cache for the fast loop
+            # (a block with a missing cell gets its maxima again from _careful_block)
+            _block_tops(y, yi, s, tmax, top, top_rank)
             n_nan = _fast_block(y, s, lo, hi, cut, w, acc)
             for r in range(n_r):
                 exc[r] += np.int32(spikes[r])
         if n_nan:
             _careful_block(y, s, e, lo, hi, cut, w, fill, base_end, late_start, not fast,
-                           row_nan, blk, sq, exc, n_miss, wy_base, ny_base, wy_late, ny_late)
+                           row_nan, blk, sq, exc, n_miss, wy_base, ny_base, wy_late, ny_late, top, top_rank)
         else:
             for j in range(s, e):
                 row_nan[j] = False
@@ -135,21 +145,28 @@ def _group(y, i0, i1, lo, hi, cut, w, fill, base_end, late_start, baseline, cusu
         else:
             for r in range(n_r):
                 wsum[r] += blk[r]
+        # a clean block adds _BLOCK to every rank's count: counted once here (n_clean), added to the
+        # per-rank counts by the caller at the end
         if clean and s < base_end:
             for r in range(n_r):
                 wy_base[r] += raw[r]
-                ny_base[r] += _BLOCK
+            n_clean[0] += _BLOCK
         if clean and s >= late_start:
             for r in range(n_r):
                 wy_late[r] += raw[r]
-                ny_late[r] += _BLOCK
+            n_clean[1] += _BLOCK
         s = e
 
 
+def _prefetch(a, i, j):  # pragma: no cover - replaced by llvm.prefetch when compiled (``_jit``)
+    return None
+
+
 def _careful_block(y, s, e, lo, hi, cut, w, fill, base_end, late_start, do_exc, row_nan,
-                   blk, sq, exc, n_miss, wy_base, ny_base, wy_late, ny_late):  # pragma: no cover - numba
+                   blk, sq, exc, n_miss, wy_base, ny_base, wy_late, ny_late, top, top_rank):  # pragma: no cover
     """Rows s:e row by row: a missing cell counts as typical (the step's median) in the sums and is
-    left out of the raw window sums; the spike counts only when ``do_exc`` (not done by the fast loop)."""
+    left out of the raw window sums; the spike counts only when ``do_exc`` (not done by the fast loop).
+    Also each row's maximum and its rank, NaN ignored, as ``_scan._row_max`` gives them."""
     n_r = y.shape[1]
     zero = np.float32(0.0)
     for r in range(n_r):
@@ -159,6 +176,9 @@ def _careful_block(y, s, e, lo, hi, cut, w, fill, base_end, late_start, do_exc, 
         row = y[j]
         lo_j, hi_j, cut_j, w_j, f_j = lo[j], hi[j], cut[j], w[j], fill[j]
         nan = False
+        n_nan = 0
+        m = -np.inf
+        at = -1
         in_base = j < base_end
         in_late = j >= late_start
         for r in range(n_r):
@@ -167,9 +187,13 @@ def _careful_block(y, s, e, lo, hi, cut, w, fill, base_end, late_start, do_exc, 
                 exc[r] += 1
             if v != v:
                 nan = True
+                n_nan += 1
                 n_miss[r] += 1
                 t = f_j
             else:
+                if v > m:
+                    m = v
+                    at = r
                 t = hi_j if v > hi_j else (lo_j if v < lo_j else v)
                 if in_base:
                     wy_base[r] += t
@@ -181,6 +205,70 @@ def _careful_block(y, s, e, lo, hi, cut, w, fill, base_end, late_start, do_exc, 
             blk[r] += x
             sq[r] += x * x
         row_nan[j] = nan
+        if n_nan == n_r:
+            top[j] = np.nan
+            top_rank[j] = -1
+        else:
+            if at < 0:  # every value is -inf or missing: numpy's argmax takes the first of those
+                at = 0
+                while row[at] == row[at] and row[at] != -np.inf:
+                    at += 1
+                m = -np.inf
+            top[j] = m
+            top_rank[j] = at
+
+
+def _block_tops(y, yi, s, tmax, top, top_rank):  # pragma: no cover - numba
+    """The maximum of rows s:s+8 (a block without missing cells) and its first rank, while the
+    block is still in cache.
+
+    ``yi`` is ``y`` seen as int32: a non-negative float orders like its bits read as a signed
+    integer, and every negative float reads as a negative integer. Per tile of ``_TILE`` ranks one
+    loop takes the eight rows' integer maxima (eight integer maximum reductions: they vectorize,
+    where a float maximum without fast-math flags does not); per row the first tile that holds the
+    row's maximum, then the first rank in it, give the rank, as numpy's argmax does. A row whose
+    maximum is not positive (every value negative, or a zero that may be -0.0) is searched again
+    as floats, rank by rank."""
+    n_r = y.shape[1]
+    n_t = -(-n_r // _TILE)
+    least = np.int32(-2147483648)
+    for i in range(n_t):
+        a = i * _TILE
+        b = min(n_r, a + _TILE)
+        r0, r1, r2, r3 = yi[s, a:b], yi[s + 1, a:b], yi[s + 2, a:b], yi[s + 3, a:b]
+        r4, r5, r6, r7 = yi[s + 4, a:b], yi[s + 5, a:b], yi[s + 6, a:b], yi[s + 7, a:b]
+        m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = least
+        for r in range(b - a):  # from 0 over row views: no negative-index wraparound, contiguous loads
+            m0 = max(m0, r0[r])
+            m1 = max(m1, r1[r])
+            m2 = max(m2, r2[r])
+            m3 = max(m3, r3[r])
+            m4 = max(m4, r4[r])
+            m5 = max(m5, r5[r])
+            m6 = max(m6, r6[r])
+            m7 = max(m7, r7[r])
+        tmax[0, i], tmax[1, i], tmax[2, i], tmax[3, i] = m0, m1, m2, m3
+        tmax[4, i], tmax[5, i], tmax[6, i], tmax[7, i] = m4, m5, m6, m7
+    for k in range(_BLOCK):
+        m = tmax[k, 0]
+        for i in range(1, n_t):
+            m = max(m, tmax[k, i])
+        if m > 0:
+            i = 0
+            while tmax[k, i] != m:
+                i += 1
+            bits = yi[s + k]
+            r = i * _TILE
+            while bits[r] != m:
+                r += 1
+        else:
+            row = y[s + k]
+            r = 0
+            for j in range(1, n_r):
+                if row[j] > row[r]:
+                    r = j
+        top[s + k] = y[s + k, r]
+        top_rank[s + k] = r
 
 
 def _fast_block(y, s, lo, hi, cut, w, acc):  # pragma: no cover - numba
@@ -261,6 +349,28 @@ def _fast_block(y, s, lo, hi, cut, w, acc):  # pragma: no cover - numba
     return n_nan
 
 
+def _gather(y, i0, i1, step, out):  # pragma: no cover - numba
+    """Rows i0:i1 of the rank sample into ``out``: runs of ``_RUN`` adjacent ranks every ``step``
+    ranks (``_scan._sample``'s columns, in its order), one whole cache line per run. The lines of
+    the row ``_AHEAD`` rows on are prefetched (the hardware does not foresee this pattern)."""
+    groups = out.shape[1] // _RUN
+    n = i1 - i0
+    for j in range(min(n, _AHEAD)):
+        for g in range(groups):
+            _prefetch(y, i0 + j, g * step)
+    for j in range(n):
+        if j + _AHEAD < n:
+            for g in range(groups):
+                _prefetch(y, i0 + j + _AHEAD, g * step)
+        row = y[i0 + j]
+        dst = out[j]
+        for g in range(groups):
+            src = row[g * step:g * step + _RUN]
+            for q in range(_RUN):
+                dst[g * _RUN + q] = src[q]
+    return out
+
+
 def kernel():
     """The compiled ``_group`` (compiled, or loaded from numba's cache, on the first call)."""
     if _state["kernel"] is None:
@@ -284,21 +394,51 @@ def kernel():
 
 
 def _jit(numba, cache: bool):
-    """``_group`` and its two helpers, jitted afresh (the module's helper names are rebound to them)."""
+    """``_group`` and its helpers, jitted afresh (the module's helper names are rebound to them)."""
     opts = {"cache": cache, "nogil": True, "error_model": "numpy"}
     g = globals()
+    g["_prefetch"] = _prefetcher(numba)
     for name, py in _HELPERS.items():
         g[name] = numba.njit(**opts)(py)
     return numba.njit(**opts)(_group)
+
+
+def _prefetcher(numba):
+    """``llvm.prefetch`` of the cache line that holds ``a[i, j]`` (a hint: it never faults)."""
+    from llvmlite import binding, ir
+    from numba.core import cgutils, types
+    from numba.extending import intrinsic
+
+    # the intrinsic's name carries its pointer type: opaque (LLVM 15 on) or i8* (numba 0.60's LLVM 14)
+    name = "llvm.prefetch.p0" if binding.llvm_version_info[0] >= 15 else "llvm.prefetch.p0i8"
+
+    def prefetch(typingctx, a, i, j):
+        def codegen(context, builder, signature, args):
+            aty = signature.args[0]
+            arr = context.make_array(aty)(context, builder, args[0])
+            ptr = cgutils.get_item_pointer(context, builder, aty, arr, [args[1], args[2]], wraparound=False)
+            ptr = builder.bitcast(ptr, ir.IntType(8).as_pointer())
+            i32 = ir.IntType(32)
+            fnty = ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32])
+            fn = cgutils.get_or_insert_function(builder.module, fnty, name)
+            builder.call(fn, [ptr, i32(0), i32(2), i32(1)])  # a read, into the outer caches, of data
+            return context.get_dummy_value()
+
+        return types.void(a, i, j), codegen
+
+    return intrinsic(prefetch)
 
 
 def _compile(fn):
     f32, i64 = "float32[:]", "int64[:]"
     sig = (f"(float32[:, ::1], int64, int64, {f32}, {f32}, {f32}, {f32}, {f32}, int64, int64, boolean, boolean, "
            f"{f32}, {f32}, boolean[:], float32[:, ::1], int32[:], {i64}, float64[:], float64[:], "
-           f"float64[:], {f32}, {f32}, float64[:], {i64}, float64[:], {i64})")
+           f"float64[:], {f32}, {f32}, float64[:], {i64}, float64[:], {i64}, {i64}, int32[:, ::1], float64[:], {i64}, "
+           f"int32[:, ::1])")
     fn.compile(sig)
+    globals()["_gather"].compile("(float32[:, ::1], int64, int64, int64, float32[:, ::1])")
     return fn
 
 
-_HELPERS = {"_fast_block": _fast_block, "_careful_block": _careful_block}
+_HELPERS = {"_fast_block": _fast_block, "_careful_block": _careful_block, "_block_tops": _block_tops,
+            "_gather": _gather}

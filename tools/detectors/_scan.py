@@ -193,9 +193,14 @@ class _RowStats:
         self.fill_reference(y, duration, i0, i1, dcols)
         self.fill_max(y, i0, i1)
 
-    def fill_reference(self, y: np.ndarray, duration: np.ndarray | None, i0: int, i1: int, dcols: slice) -> None:
-        """Quartiles from the rank sample and the step time (reads a sixteenth of the rows)."""
-        self.q1[i0:i1], self.center[i0:i1], self.q3[i0:i1] = _row_quartiles(_sample(y[i0:i1], _REF_SAMPLE))
+    def fill_reference(self, y: np.ndarray, duration: np.ndarray | None, i0: int, i1: int, dcols: slice,
+                       sample: np.ndarray | None = None) -> None:
+        """Quartiles from the rank sample and the step time (reads a sixteenth of the rows).
+
+        ``sample``: the rows' rank sample already gathered (``_FastGroups.sample``), else ``_sample``.
+        """
+        sub = _sample(y[i0:i1], _REF_SAMPLE) if sample is None else sample
+        self.q1[i0:i1], self.center[i0:i1], self.q3[i0:i1] = _row_quartiles(sub)
         if duration is not None:
             self.step_time[i0:i1] = _row_quartiles(np.array(duration[i0:i1, dcols], dtype=np.float32))[1]
 
@@ -307,7 +312,8 @@ def _one_sweep(y, duration, cfg, n_b, cusum_enabled, k_eff, h):
 
     The per-step reference (sample quartiles, bands) is computed for groups of chunks at once
     (up to ``_MAX_CHUNK_ROWS`` steps: it reads a sixteenth of the rows, and larger batches cost
-    fewer small numpy calls); the row maximum and pass B then run per chunk, while it is in cache.
+    fewer small numpy calls); the row maximum and pass B then run per chunk, while it is in cache
+    (numpy), or per block of ``_BLOCK`` steps in one compiled call per group (``_FastGroups``).
     """
     s_n, r_n = y.shape
     rows = _RowStats(s_n, duration is not None)
@@ -331,7 +337,7 @@ def _one_sweep(y, duration, cfg, n_b, cusum_enabled, k_eff, h):
                 if b != baseline or j1 - i0 > _MAX_CHUNK_ROWS:
                     break
                 ref_end = j1
-            rows.fill_reference(y, duration, i0, ref_end, dcols)
+            rows.fill_reference(y, duration, i0, ref_end, dcols, None if fast is None else fast.sample(i0, ref_end))
             v, sg, l, hh, c, _ = step_bands(rows.center[i0:ref_end], rows.q1[i0:ref_end], rows.q3[i0:ref_end], cfg)
             if not v.all():
                 return None
@@ -348,12 +354,15 @@ def _one_sweep(y, duration, cfg, n_b, cusum_enabled, k_eff, h):
         st.close_baseline()
     if fast is not None:
         st.exceed += fast.exc
+        st.ny_base += fast.n_clean[0]
+        st.ny_late += fast.n_clean[1]
     return rows, valid, sigma, lo, hi, cut, st
 
 
 class _FastGroups:
-    """Pass B of groups of chunks in the compiled kernel (``_fast``), chunk by chunk, each chunk's
-    row maximum (numpy) right after it.
+    """Pass B of groups of chunks in the compiled kernel (``_fast``), one call per group; the kernel
+    also takes each step's maximum and its rank (pass A's last arrival), block by block while the
+    block is in cache, and gathers the rank sample of the group's reference (``sample``).
 
     Blocks of ``_BLOCK`` steps start at each chunk's first step, as in numpy.
     """
@@ -365,7 +374,21 @@ class _FastGroups:
         _fast._state["runs"] += 1  # scans that took the compiled route (the benchmark reports it)
         self.acc = np.zeros((4, r_n), dtype=np.float32)  # the kernel's per-block sums (see _fast._group)
         self.exc = np.zeros(r_n, dtype=np.int32)
+        self.n_clean = np.zeros(2, dtype=np.int64)  # steps of clean blocks in the baseline and late windows
         self.none = np.zeros(r_n, dtype=np.float32)
+        self.tmax = np.empty((_BLOCK, -(-r_n // _fast._TILE)), dtype=np.int32)  # per-tile row maxima (bits)
+        self.yi = y.view(np.int32)
+        groups = _REF_SAMPLE // _RUN
+        self.step = r_n // groups
+        # the rank sample gathered by compiled code where _sample would take its strided view
+        self.sbuf = (np.empty((_MAX_CHUNK_ROWS, groups * _RUN), dtype=np.float32)
+                     if r_n > _REF_SAMPLE and self.step >= _RUN else None)
+
+    def sample(self, i0: int, i1: int) -> np.ndarray | None:
+        """``_sample(y[i0:i1], _REF_SAMPLE)``'s values, in a reused buffer (None: use ``_sample``)."""
+        if self.sbuf is None:
+            return None
+        return _fast._gather(self.y, i0, i1, self.step, self.sbuf[: i1 - i0])
 
     def run(self, i0: int, i1: int, baseline: bool) -> None:
         st, rows = self.st, self.rows
@@ -374,16 +397,13 @@ class _FastGroups:
         inv_sig = st.inv_sig if closed else self.none
         off_step = st.off_step if closed else self.none
         cusum = bool(st.cusum_enabled and not baseline and closed)
-        k = _chunk_rows(self.y.shape[1])
-        for c0 in range(i0, i1, k):
-            c1 = min(i1, c0 + k)
-            self.kernel(self.y, c0, c1, st.lo_y[:, 0], st.hi_y[:, 0], st.cut_y[:, 0], st.w, st.fill[:, 0],
-                        st.n_b, s_n - st.n_late, baseline, cusum, inv_sig, off_step, rows.row_nan,
-                        self.acc, self.exc, st.n_miss, st.wsum, st.bsum, st.bsq,
-                        st.c, st.cmax, st.wy_base, st.ny_base, st.wy_late, st.ny_late)
-            # the row maximum in numpy (SIMD argmax) while the chunk is still in cache: a running
-            # maximum with its index does not vectorize in the compiled loop
-            rows.fill_max(self.y, c0, c1)
+        # One call for the whole group: its chunks are whole (a multiple of _BLOCK steps) but for
+        # the last one, so blocks from i0 start where blocks from each chunk's first step would.
+        self.kernel(self.y, i0, i1, st.lo_y[:, 0], st.hi_y[:, 0], st.cut_y[:, 0], st.w, st.fill[:, 0],
+                    st.n_b, s_n - st.n_late, baseline, cusum, inv_sig, off_step, rows.row_nan,
+                    self.acc, self.exc, st.n_miss, st.wsum, st.bsum, st.bsq,
+                    st.c, st.cmax, st.wy_base, st.ny_base, st.wy_late, st.ny_late, self.n_clean,
+                    self.yi, rows.top, rows.top_rank, self.tmax)
 
 
 class _PassB:

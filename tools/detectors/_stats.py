@@ -164,7 +164,9 @@ def series_cusum(v: np.ndarray, n_b: int, alpha: float, k: float = 0.5):
     lo = np.searchsorted(base, v[n_b:], side="left")
     hi = np.searchsorted(base, v[n_b:], side="right")
     levels = (np.arange(2 * m + 1) / 2.0 + 0.5) / (m + 1)
-    scores = np.array([-normal_isf(q) for q in levels])
+    # -normal_isf(q) is inv_cdf(q) (levels lie well inside (0, 1): no clamping); called directly
+    inv = _NORMAL.inv_cdf
+    scores = np.array([inv(q) for q in levels.tolist()])
     u = scores[lo + hi]
     u = np.where(ok[n_b:], u, 0.0) - (k + normal_isf(alpha) / math.sqrt(m))
     h = cusum_threshold((v.size - n_b) / alpha, k)

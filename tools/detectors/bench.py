@@ -198,7 +198,7 @@ def detector_benchmark(
         "detectors_alloc_mb": alloc_peak,
         "detectors_alloc_source": "tracemalloc peak during one extra analyze() run (numpy buffers are traced)",
         "scan_route": route,
-        "scan_route_note": ("compiled kernel (numba, single-threaded) for pass B, numpy for the rest"
+        "scan_route_note": ("compiled kernel (numba, single-threaded) for pass B, the row maxima and the rank sample; numpy for the rest"
                             if route == "numba" else
                             "numpy only" + (f" (numba: {fast['numba_error']})" if fast["numba_error"] else
                                             " (numba disabled)" if not fast["enabled"] else

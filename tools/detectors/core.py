@@ -410,8 +410,13 @@ def _host_codes(lab: _Labels, r_n: int) -> tuple[np.ndarray, list[str]] | None:
     get = lab.rank_host.get
     ids = lab.ranks.tolist() if lab.ranks is not None else range(r_n)
     names = [get(r) or get(str(r)) or "" for r in ids]
-    uniq, codes = np.unique(np.array(names, dtype=str), return_inverse=True)
-    return codes, [str(u) for u in uniq]
+    # np.unique's sorted names and codes, from a dict (sorting 16,384 numpy strings took ~3 ms)
+    index: dict[str, int] = {}
+    first = [index.setdefault(n, len(index)) for n in names]
+    uniq = sorted(index)
+    order = np.empty(len(uniq), dtype=np.int64)
+    order[[index[u] for u in uniq]] = np.arange(len(uniq))
+    return order[np.asarray(first, dtype=np.int64)], uniq
 
 
 def _attribution(sc: Scan, lab: _Labels) -> TaxAttribution:

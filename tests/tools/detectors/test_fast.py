@@ -142,3 +142,47 @@ def test_numba_is_not_imported_by_small_scans():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "False"
+
+
+def test_row_maximum_and_its_rank_on_clean_blocks():
+    """Blocks without missing cells take the compiled row maximum (per-tile integer maxima of the
+    float bits, then a search in one tile): ties across tiles and within one, a maximum in the
+    last (partial) tile, +inf cells; the first rank of the maximum, as numpy's argmax gives it."""
+    rng = np.random.default_rng(7)
+    s_n, r_n = 400, 2 * _fast._TILE + 37  # three tiles, the last one partial
+    y = (1 + 0.02 * rng.standard_normal((s_n, r_n))).astype(np.float32)
+    y[10, [300, 700]] = 9.0  # the same maximum in two tiles: the first one wins
+    y[11, [600, 601]] = 9.0  # twice in one tile
+    y[12, r_n - 1] = 9.0  # in the partial last tile
+    y[13, 5] = np.inf
+    y[14, 0] = 9.0  # the very first rank
+    fast, slow = _both(y)
+    for f in _EXACT:
+        assert np.array_equal(getattr(fast, f), getattr(slow, f), equal_nan=True), f
+    for f in _CLOSE:  # the window means count clean blocks' steps once per block (n_clean)
+        assert np.allclose(getattr(fast, f), getattr(slow, f), rtol=1e-5, atol=1e-7), f
+    assert fast.top_rank[10:15].tolist() == [300, 600, r_n - 1, 5, 0]
+    assert fast.top[13] == np.inf
+    assert np.array_equal(fast.top_rank, y.argmax(axis=1))
+
+
+def test_block_tops_matches_argmax_on_any_sign():
+    """The compiled helper on its own: rows whose maximum is negative or a signed zero are searched
+    again as floats (their bits do not order like the values)."""
+    assert _fast.available()
+    _fast.kernel()
+    rng = np.random.default_rng(3)
+    n_r = _fast._TILE + 100
+    y = rng.standard_normal((8, n_r)).astype(np.float32)
+    y[1] = -np.abs(y[1]) - 1  # every value negative
+    y[2] = -np.abs(y[2])
+    y[2, [40, 600]] = [-0.0, 0.0]  # the maximum is zero; -0.0 comes first
+    y[3] = -np.inf
+    y[4, [3, 550]] = y[4].max() + 1  # a tie across tiles
+    top = np.zeros(8)
+    rank = np.zeros(8, dtype=np.int64)
+    tmax = np.empty((8, -(-n_r // _fast._TILE)), dtype=np.int32)
+    _fast._block_tops(y, y.view(np.int32), 0, tmax, top, rank)
+    assert rank.tolist() == y.argmax(axis=1).tolist()
+    assert rank[2] == 40 and rank[4] == 3
+    assert np.array_equal(top, y.max(axis=1).astype(np.float64))
