@@ -66,6 +66,9 @@ _NEEDS = re.compile(r"NCCL_|GPU ?Direct RDMA|GDR|via (?:P2P|SHM)/|nvls channels|
 #: Variables whose value can force a slow path.
 SLOW_PATH_VARS = ("NCCL_IB_DISABLE", "NCCL_NET", "NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_NET_GDR_LEVEL",
                   "NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "NCCL_P2P_LEVEL", "NCCL_IB_GDR_LEVEL", "NCCL_IB_CUDA_SUPPORT")
+#: Signals of a setting that forces a slow path (what ``slow_path_findings`` and job_logs report).
+SLOW_PATH_SIGNALS = frozenset({"nccl_socket_transport", "nccl_ib_disabled", "nccl_p2p_disabled", "nccl_gdr_disabled",
+                               "nccl_rails_reduced"})
 
 
 @dataclass

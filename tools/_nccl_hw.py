@@ -10,7 +10,7 @@ holds, first source that answers:
 - NVLink between a host's GPUs: NCCL's own ``N nvls channels`` (NVSwitch) with N > 0; the GPUs'
   product names (SXM/HBM parts are NVLink-connected, ``PCIe``/L40/L4/A10/T4 boards are not); a
   recorded ``nvidia-smi nvlink -e``. Unknown when nothing says.
-- GPUs per host: the incident's ``job.gpus_per_node``, else the rank map.
+- GPUs per host: the rank map (where the ranks ran), else the incident's ``job.gpus_per_node``.
 """
 
 from __future__ import annotations

@@ -23,9 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from forensic.sandbox import ForensicError
 from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, register
-from forensic.tools.job_steps import load_table
+from forensic.tools.job_steps import table_or_result
 from forensic.tools.metrics import read_metric
 from forensic.tools.parsers.openmetrics import series_host
 
@@ -66,22 +65,17 @@ class GpuWork(Tool):
     cost = 1.0
 
     def run(self, ctx: ToolContext, args: GpuWorkInput) -> ToolResult:
-        try:
-            got = load_table(ctx)
-        except ForensicError as exc:
-            return ToolResult(status="error", summary=f"job/steps.csv unusable: {exc}")
-        if got is None:
-            return ToolResult(status="no_data", summary="no job/steps.csv recorded")
+        got = table_or_result(ctx)
+        if isinstance(got, ToolResult):
+            return got
         table, sources = got
         steps = _relaunch(table)
         if isinstance(steps, str):
             return ToolResult(status="ok", summary=steps, source=sources, covered=["job"])
         before, after, facts = steps
         hw = _activity(ctx, before, after)
-        if isinstance(hw, str):
-            summary = f"{facts['relaunch']}; {hw}"
-            return ToolResult(status="ok" if "no GPU activity" not in hw else "no_data", summary=summary, source=sources,
-                              covered=["job"] if "no GPU activity" not in hw else [], data=facts)
+        if isinstance(hw, str):  # no activity series to judge the GPUs by: nothing covered
+            return ToolResult(status="no_data", summary=f"{facts['relaunch']}; {hw}", source=sources, data=facts)
         ratio, metric_sources, detail = hw
         facts.update(work_ratio=round(ratio, 4))
         src = sources + [s for s in metric_sources if s not in sources]
@@ -147,7 +141,8 @@ def _activity(ctx: ToolContext, before: tuple[float, float], after: tuple[float,
             break
     else:
         return "no GPU activity series recorded"
-    clock = {(series_host(c.labels), c.labels.get("gpu")): c for c in read_metric(ctx, CLOCK).series}
+    clk = read_metric(ctx, CLOCK)
+    clock = {(series_host(c.labels), c.labels.get("gpu")): c for c in clk.series}
     ratios, acts, clocks = [], [], []
     for ser in act.series:
         a_b, a_a = _median(ser, before), _median(ser, after)
@@ -166,7 +161,7 @@ def _activity(ctx: ToolContext, before: tuple[float, float], after: tuple[float,
     detail = (f"the {len(ratios)} busy GPUs' {short} went {np.median([a for a, _ in acts]):.2f} -> {np.median([b for _, b in acts]):.2f}"
               + (f" and their SM clock {np.median([a for a, _ in clocks]):.0f} -> {np.median([b for _, b in clocks]):.0f} MHz" if clocks else
                  " (no SM clock series: activity alone)"))
-    sources = [*act.sources, *read_metric(ctx, CLOCK).sources]
+    sources = [*act.sources, *clk.sources]
     return float(np.median(ratios)), sources, detail
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from forensic.sandbox import ForensicError
 from forensic.tools._incident_text import stated_reconfiguration
-from forensic.tools._nccl_env import LauncherEnv, slow_path_findings
+from forensic.tools._nccl_env import SLOW_PATH_SIGNALS, LauncherEnv, slow_path_findings
 from forensic.tools._nccl_hw import HostFacts, host_facts
 from forensic.tools._sweep import Sweep, plan
 from forensic.tools._trainer_log import TrainerFacts
@@ -260,8 +260,7 @@ class JobLogs(Tool):
             if name not in have:
                 have.add(name)
                 signals.append(Signal(name=name, component="job", kind="job", detail=detail, values=values))
-        slow_path = {"nccl_socket_transport", "nccl_ib_disabled", "nccl_p2p_disabled", "nccl_gdr_disabled", "nccl_rails_reduced"}
-        if has_rdma and ib and not socket and not slow_path & {s.name for s in signals}:
+        if has_rdma and ib and not socket and not SLOW_PATH_SIGNALS & {s.name for s in signals}:
             # NCCL said which transport it chose, and it is the RDMA fabric with nothing forcing a
             # slower path: evidence against a configuration fault, not merely no evidence for one.
             signals.append(Signal(name="nccl_fast_path", component="job", kind="job",

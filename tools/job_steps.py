@@ -48,6 +48,17 @@ def load_table(ctx: ToolContext) -> tuple[StepTable, list[str]] | None:
     return ctx.memo("steps", build)
 
 
+def table_or_result(ctx: ToolContext) -> tuple[StepTable, list[str]] | ToolResult:
+    """The steps table and its sources, or the result a tool returns when there is none to read."""
+    try:
+        got = load_table(ctx)
+    except ForensicError as exc:
+        return ToolResult(status="error", summary=f"job/steps.csv unusable: {exc}")
+    if got is None:
+        return ToolResult(status="no_data", summary="no job/steps.csv recorded")
+    return got
+
+
 @register
 class JobSteps(Tool):
     name = "job_steps"
@@ -66,12 +77,9 @@ class JobSteps(Tool):
     cost = 1.0
 
     def run(self, ctx: ToolContext, args: JobStepsInput) -> ToolResult:
-        try:
-            got = load_table(ctx)
-        except ForensicError as exc:
-            return ToolResult(status="error", summary=f"job/steps.csv unusable: {exc}")
-        if got is None:
-            return ToolResult(status="no_data", summary="no job/steps.csv recorded")
+        got = table_or_result(ctx)
+        if isinstance(got, ToolResult):
+            return got
         table, sources = got
         placement = ctx.source.rank_map()
         rank_host = {r: h for r, (h, _) in placement.items()}

@@ -123,14 +123,23 @@ def _sample(blk: np.ndarray, m: int) -> np.ndarray:
     k, r = blk.shape
     if r <= m:
         return np.array(blk, dtype=np.float32)
-    groups = m // _RUN
-    step = r // groups
-    if blk.dtype != np.float32 or blk.strides[1] != 4 or step < _RUN:
+    step = _run_step(r, m)
+    if blk.dtype != np.float32 or blk.strides[1] != 4 or step is None:
         return np.array(blk[:, _ref_cols(r, m)], dtype=np.float32)
+    groups = m // _RUN
     view = np.lib.stride_tricks.as_strided(
         blk, shape=(k, groups, _RUN), strides=(blk.strides[0], step * 4, 4), writeable=False
     )
     return view.reshape(k, groups * _RUN)
+
+
+def _run_step(r: int, m: int) -> int | None:
+    """Columns from one run of the sample to the next (``_sample``'s layout), None when ``r`` ranks
+    are too few for runs of ``_RUN`` (the sample is then every ``_ref_cols`` column)."""
+    if r <= m:
+        return None
+    step = r // (m // _RUN)
+    return step if step >= _RUN else None
 
 
 def _chunk_rows(n_cols: int) -> int:
@@ -378,11 +387,10 @@ class _FastGroups:
         self.none = np.zeros(r_n, dtype=np.float32)
         self.tmax = np.empty((_BLOCK, -(-r_n // _fast._TILE)), dtype=np.int32)  # per-tile row maxima (bits)
         self.yi = y.view(np.int32)
-        groups = _REF_SAMPLE // _RUN
-        self.step = r_n // groups
+        self.step = _run_step(r_n, _REF_SAMPLE)
         # the rank sample gathered by compiled code where _sample would take its strided view
-        self.sbuf = (np.empty((_MAX_CHUNK_ROWS, groups * _RUN), dtype=np.float32)
-                     if r_n > _REF_SAMPLE and self.step >= _RUN else None)
+        self.sbuf = (np.empty((_MAX_CHUNK_ROWS, _REF_SAMPLE // _RUN * _RUN), dtype=np.float32)
+                     if self.step is not None else None)
 
     def sample(self, i0: int, i1: int) -> np.ndarray | None:
         """``_sample(y[i0:i1], _REF_SAMPLE)``'s values, in a reused buffer (None: use ``_sample``)."""
