@@ -35,6 +35,7 @@ from forensic.tools.detectors._stats import IQR_TO_SIGMA, bonferroni_z, cusum_th
 
 _REF_SAMPLE = 1024
 _DUR_SAMPLE = 64
+_STEP_TIME_ROWS = 4096  # rows of the duration sample per batch (1 MB at 64 ranks)
 _BLOCK = 8
 CUSUM_CLIP = 4.0
 _RUN = 16
@@ -189,42 +190,38 @@ def _row_max(chunk: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 class _RowStats:
     """Per-step (row) results of pass A, filled chunk by chunk."""
 
-    def __init__(self, s_n: int, with_duration: bool) -> None:
+    def __init__(self, s_n: int) -> None:
         self.center = np.empty(s_n)
         self.q1 = np.empty(s_n)
         self.q3 = np.empty(s_n)
         self.top = np.empty(s_n)
         self.top_rank = np.empty(s_n, dtype=np.int64)
         self.row_nan = np.empty(s_n, dtype=bool)
-        self.step_time = np.empty(s_n) if with_duration else None
+        self.step_time: np.ndarray | None = None  # after the sweep: step_times(duration)
 
-    def fill(self, y: np.ndarray, duration: np.ndarray | None, i0: int, i1: int, dcols: slice) -> None:
-        self.fill_reference(y, duration, i0, i1, dcols)
+    def fill(self, y: np.ndarray, i0: int, i1: int) -> None:
+        self.fill_reference(y, i0, i1)
         self.fill_max(y, i0, i1)
 
-    def fill_reference(self, y: np.ndarray, duration: np.ndarray | None, i0: int, i1: int, dcols: slice,
-                       sample: np.ndarray | None = None) -> None:
-        """Quartiles from the rank sample and the step time (reads a sixteenth of the rows).
+    def fill_reference(self, y: np.ndarray, i0: int, i1: int, sample: np.ndarray | None = None) -> None:
+        """Quartiles from the rank sample (reads a sixteenth of the rows).
 
         ``sample``: the rows' rank sample already gathered (``_FastGroups.sample``), else ``_sample``.
         """
         sub = _sample(y[i0:i1], _REF_SAMPLE) if sample is None else sample
         self.q1[i0:i1], self.center[i0:i1], self.q3[i0:i1] = _row_quartiles(sub)
-        if duration is not None:
-            self.step_time[i0:i1] = _row_quartiles(np.array(duration[i0:i1, dcols], dtype=np.float32))[1]
 
     def fill_max(self, y: np.ndarray, i0: int, i1: int) -> None:
         """The maximum over all ranks and its rank (reads every value of the rows)."""
         self.top[i0:i1], self.top_rank[i0:i1], self.row_nan[i0:i1] = _row_max(y[i0:i1])
 
 
-def _pass_a(y: np.ndarray, duration: np.ndarray | None) -> _RowStats:
+def _pass_a(y: np.ndarray) -> _RowStats:
     s_n, r_n = y.shape
-    rows = _RowStats(s_n, duration is not None)
-    dcols = _ref_cols(r_n, _DUR_SAMPLE)
+    rows = _RowStats(s_n)
     k = _chunk_rows(r_n)
     for i0 in range(0, s_n, k):
-        rows.fill(y, duration, i0, min(s_n, i0 + k), dcols)
+        rows.fill(y, i0, min(s_n, i0 + k))
     return rows
 
 
@@ -280,9 +277,9 @@ def scan(y: np.ndarray, duration: np.ndarray | None = None, cfg: ScanConfig = Sc
     cusum_enabled = n_b >= cfg.min_baseline_steps and n_mon >= 1 and r_n >= 1
     k_eff, h = cusum_params(cfg, r_n, n_b, n_mon)
 
-    done = _one_sweep(y, duration, cfg, n_b, cusum_enabled, k_eff, h) if cfg.relative else None
+    done = _one_sweep(y, cfg, n_b, cusum_enabled, k_eff, h) if cfg.relative else None
     if done is None:
-        rows = _pass_a(y, duration)
+        rows = _pass_a(y)
         valid, sigma, lo, hi, cut, floor = step_bands(rows.center, rows.q1, rows.q3, cfg)
         base_sig = sigma[:n_b][np.isfinite(sigma[:n_b])]
         sigma_pool = (float(np.median(base_sig)) if base_sig.size
@@ -293,6 +290,8 @@ def scan(y: np.ndarray, duration: np.ndarray | None = None, cfg: ScanConfig = Sc
         st.run()
     else:
         rows, valid, sigma, lo, hi, cut, st = done
+    if duration is not None:
+        rows.step_time = step_times(duration)
     top_rank = np.where(valid, rows.top_rank, -1)
     n_valid = s_n - st.n_miss
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -316,7 +315,7 @@ def _fill(center: np.ndarray, valid: np.ndarray) -> np.ndarray:
     return np.interp(np.arange(c.size), ok, c[ok]) if ok.size else np.ones(c.size)
 
 
-def _one_sweep(y, duration, cfg, n_b, cusum_enabled, k_eff, h):
+def _one_sweep(y, cfg, n_b, cusum_enabled, k_eff, h):
     """Pass A and pass B chunk by chunk (relative mode); None when a step has no usable median.
 
     The per-step reference (sample quartiles, bands) is computed for groups of chunks at once
@@ -325,10 +324,9 @@ def _one_sweep(y, duration, cfg, n_b, cusum_enabled, k_eff, h):
     (numpy), or per block of ``_BLOCK`` steps in one compiled call per group (``_FastGroups``).
     """
     s_n, r_n = y.shape
-    rows = _RowStats(s_n, duration is not None)
+    rows = _RowStats(s_n)
     valid = np.empty(s_n, dtype=bool)
     sigma, lo, hi, cut = (np.empty(s_n) for _ in range(4))
-    dcols = _ref_cols(r_n, _DUR_SAMPLE)
     st = _PassB(y, cfg, n_b, cusum_enabled, k_eff, h)
     fast = _FastGroups(y, st, rows) if _fast.use_for(y) else None
     closed = False
@@ -346,7 +344,7 @@ def _one_sweep(y, duration, cfg, n_b, cusum_enabled, k_eff, h):
                 if b != baseline or j1 - i0 > _MAX_CHUNK_ROWS:
                     break
                 ref_end = j1
-            rows.fill_reference(y, duration, i0, ref_end, dcols, None if fast is None else fast.sample(i0, ref_end))
+            rows.fill_reference(y, i0, ref_end, None if fast is None else fast.sample(i0, ref_end))
             v, sg, l, hh, c, _ = step_bands(rows.center[i0:ref_end], rows.q1[i0:ref_end], rows.q3[i0:ref_end], cfg)
             if not v.all():
                 return None
@@ -634,11 +632,14 @@ def exact_cusum(yc: np.ndarray, sc: Scan, idx: np.ndarray) -> dict[str, np.ndarr
 
 
 def step_times(duration: np.ndarray) -> np.ndarray:
-    """Median duration over (a sample of) ranks per step: the step time every rank shares."""
+    """Median duration over (a sample of) ranks per step: the step time every rank shares.
+
+    In batches of ``_STEP_TIME_ROWS`` rows: a few large numpy calls (the scan takes it after its
+    sweep, which does not need it)."""
     s_n, r_n = duration.shape
     dcols = _ref_cols(r_n, _DUR_SAMPLE)
     out = np.empty(s_n)
-    k = _chunk_rows(min(r_n, _DUR_SAMPLE))
+    k = _STEP_TIME_ROWS
     for i0 in range(0, s_n, k):
         out[i0 : i0 + k] = _row_quartiles(np.array(duration[i0 : i0 + k, dcols], dtype=np.float32))[1]
     return out

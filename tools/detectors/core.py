@@ -38,6 +38,7 @@ from forensic.tools.detectors._stats import (
     normal_sf,
     robust_center_scale,
     series_cusum,
+    stable_top,
 )
 from forensic.tools.detectors.divergence import _divergence, replica_divergence
 from forensic.tools.detectors.models import (
@@ -150,7 +151,7 @@ def _peers(sc: Scan, y: np.ndarray, lab: _Labels,
     flag, thr = _peer_flags(ps, cfg.alpha, method, cfg.min_effect, n_tested)
     flagged = np.flatnonzero(flag)
     flagged = flagged[np.argsort(-ps.z[flagged], kind="stable")][:_MAX_FOLLOW_UP]
-    top = np.argsort(-ps.z, kind="stable")[:_TOP]
+    top = stable_top(ps.z, _TOP)
     idx = np.unique(np.concatenate([flagged, top]))
     p50, p99, onset = _peer_follow_up(y, sc, idx, ps.effect[idx])
     at = {int(j): i for i, j in enumerate(idx)}
@@ -448,13 +449,13 @@ def _attribution_core(counts: np.ndarray, lost: np.ndarray, n: int, active: int,
     # Under exchangeable ranks, each is last with probability 1/R at every step.
     crit = max(_MIN_COUNT, binomial_critical_count(n, 1.0 / active, a / active))
     sig_ranks = np.flatnonzero(counts >= crit)
-    order = np.argsort(-share, kind="stable")
     pattern, on, top_k = "diffuse", None, min(3, r_n)
     material = min_effect * total_time
     if 1 <= sig_ranks.size <= _CONCENTRATED_RANKS:
         s = float(share[sig_ranks].sum())
         if s >= 0.5 and s >= 2.0 * sig_ranks.size / active and float(lost[sig_ranks].sum()) >= material:
             pattern, on, top_k = "concentrated", "ranks", int(sig_ranks.size)
+    order = stable_top(share, max(top_k, 10))
     top_k_share = float(share[order[:top_k]].sum())
     null_share = top_k / active
 
@@ -468,9 +469,9 @@ def _attribution_core(counts: np.ndarray, lost: np.ndarray, n: int, active: int,
         h_counts = np.bincount(codes, weights=counts, minlength=n_h).astype(np.int64)
         h_lost = np.bincount(codes, weights=lost, minlength=n_h)
         h_share = h_lost / total
-        crit_by_size = {int(sz): max(_MIN_COUNT, binomial_critical_count(n, sz / r_n, a / n_h))
-                        for sz in np.unique(h_ranks)}
-        h_sig = np.array([h_counts[i] >= crit_by_size[int(h_ranks[i])] for i in range(n_h)], dtype=bool)
+        sizes, size_of = np.unique(h_ranks, return_inverse=True)  # a critical count per host size
+        crit_by_size = np.array([max(_MIN_COUNT, binomial_critical_count(n, int(sz) / r_n, a / n_h)) for sz in sizes])
+        h_sig = h_counts >= crit_by_size[size_of]
         sig_idx = np.flatnonzero(h_sig)
         sig_hosts = [names[i] for i in sig_idx if names[i]]
         if pattern != "concentrated" and 1 <= sig_idx.size <= _CONCENTRATED_HOSTS:
@@ -478,7 +479,7 @@ def _attribution_core(counts: np.ndarray, lost: np.ndarray, n: int, active: int,
             if s >= 0.5 and s >= 2.0 * h_ranks[sig_idx].sum() / r_n and float(h_lost[sig_idx].sum()) >= material:
                 pattern, on, top_k, top_k_share = "concentrated", "hosts", int(sig_idx.size), s
                 null_share = float(h_ranks[sig_idx].sum() / r_n)
-        for i in np.argsort(-h_share, kind="stable")[:_TOP]:
+        for i in stable_top(h_share, _TOP):
             if h_counts[i] == 0:
                 break
             top_hosts.append(HostShare(host=names[i], ranks=int(h_ranks[i]), last_count=int(h_counts[i]),
