@@ -275,7 +275,11 @@ def _fast_block(y, s, lo, hi, cut, w, acc):  # pragma: no cover - numba
     """Rows s:s+8 in one loop over ranks: per rank the block's weighted, squared and raw clipped sums
     and its spike count, into the rows of ``acc`` (one output array and one input block: the loop
     vectorizes). Returns the count of ranks whose block sum is NaN (a NaN cell passes the clip and
-    reaches the sum): the caller redoes the sums of a block that has any."""
+    reaches the sum): the caller redoes the sums of a block that has any.
+
+    The clip is written as two selects whose operand order is that of the x86 minimum and maximum
+    (``h if h < v else v``: a NaN ``v`` falls through both), so each compiles to one instruction
+    (lo < hi on every step the kernel sees); a spike adds one under a mask."""
     yb = y[s:s + 8]
     l0, l1, l2, l3, l4, l5, l6, l7 = lo[s + 0], lo[s + 1], lo[s + 2], lo[s + 3], lo[s + 4], lo[s + 5], lo[s + 6], lo[s + 7]
     h0, h1, h2, h3, h4, h5, h6, h7 = hi[s + 0], hi[s + 1], hi[s + 2], hi[s + 3], hi[s + 4], hi[s + 5], hi[s + 6], hi[s + 7]
@@ -284,61 +288,69 @@ def _fast_block(y, s, lo, hi, cut, w, acc):  # pragma: no cover - numba
     one, zero = np.float32(1.0), np.float32(0.0)
     for r in range(y.shape[1]):
         v = yb[0, r]
-        t = h0 if v > h0 else (l0 if v < l0 else v)
+        t = h0 if h0 < v else v
+        t = l0 if l0 > t else t
         x = w0 * t
         u = t
         a = x
         q = x * x
         e = (one if v > c0 else zero)
         v = yb[1, r]
-        t = h1 if v > h1 else (l1 if v < l1 else v)
+        t = h1 if h1 < v else v
+        t = l1 if l1 > t else t
         x = w1 * t
         u += t
         a += x
         q += x * x
-        e += (one if v > c1 else zero)
+        e = e + one if v > c1 else e
         v = yb[2, r]
-        t = h2 if v > h2 else (l2 if v < l2 else v)
+        t = h2 if h2 < v else v
+        t = l2 if l2 > t else t
         x = w2 * t
         u += t
         a += x
         q += x * x
-        e += (one if v > c2 else zero)
+        e = e + one if v > c2 else e
         v = yb[3, r]
-        t = h3 if v > h3 else (l3 if v < l3 else v)
+        t = h3 if h3 < v else v
+        t = l3 if l3 > t else t
         x = w3 * t
         u += t
         a += x
         q += x * x
-        e += (one if v > c3 else zero)
+        e = e + one if v > c3 else e
         v = yb[4, r]
-        t = h4 if v > h4 else (l4 if v < l4 else v)
+        t = h4 if h4 < v else v
+        t = l4 if l4 > t else t
         x = w4 * t
         u += t
         a += x
         q += x * x
-        e += (one if v > c4 else zero)
+        e = e + one if v > c4 else e
         v = yb[5, r]
-        t = h5 if v > h5 else (l5 if v < l5 else v)
+        t = h5 if h5 < v else v
+        t = l5 if l5 > t else t
         x = w5 * t
         u += t
         a += x
         q += x * x
-        e += (one if v > c5 else zero)
+        e = e + one if v > c5 else e
         v = yb[6, r]
-        t = h6 if v > h6 else (l6 if v < l6 else v)
+        t = h6 if h6 < v else v
+        t = l6 if l6 > t else t
         x = w6 * t
         u += t
         a += x
         q += x * x
-        e += (one if v > c6 else zero)
+        e = e + one if v > c6 else e
         v = yb[7, r]
-        t = h7 if v > h7 else (l7 if v < l7 else v)
+        t = h7 if h7 < v else v
+        t = l7 if l7 > t else t
         x = w7 * t
         u += t
         a += x
         q += x * x
-        e += (one if v > c7 else zero)
+        e = e + one if v > c7 else e
         acc[0, r] = a
         acc[1, r] = q
         acc[2, r] = u
