@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from forensic.sandbox import MetricRead
+from forensic.tools._hostwide import host_wide
 from forensic.tools._xid import XID_SIGNALS, xid_signal
 from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, gpu_component, register
 from forensic.tools.parsers.openmetrics import Series, counter_increase, series_host
@@ -166,13 +167,18 @@ def _reasons(g: GpuSeries) -> Series | None:
     return g.by_name.get("DCGM_FI_DEV_CLOCKS_EVENT_REASONS") or g.by_name.get("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS")
 
 
+#: GPU signals whose host-wide pattern is reported as one host signal (``_hostwide``).
+HOST_WIDE_METRICS = {"metric_thermal_violation": "host_thermal_violation",
+                     "metric_power_violation": "host_power_violation"}
+
+
 @register
 class Metrics(Tool):
     name = "metrics"
     emits = frozenset({
         "metric_clock_low", "metric_ecc_dbe", "metric_nvlink_errors", "metric_power_violation", "metric_remap",
         "metric_series_stopped", "metric_temp_high", "metric_thermal_violation",
-    }) | XID_SIGNALS
+    }) | XID_SIGNALS | frozenset(HOST_WIDE_METRICS.values())
     description = (
         "Per-GPU DCGM time series over the incident window: thermal and power violation time, clock-event "
         "reason bits, SM clock vs in-job peers, temperature, ECC and row-remap counters, NVLink error counters, "
@@ -261,6 +267,13 @@ class Metrics(Tool):
                 if (s := xid_signal(code, comp, f"{comp} DCGM XID gauge changed to {code} at {when:.0f}", source="dcgm")):
                     signals.append(s)
 
+        # Most in-job GPUs of one host in violation over the window: the host's cooling or power
+        # (a window of samples says it better than one nvidia-smi reading: gpu_health does the same)
+        in_job_of: dict[str, list[str]] = {}
+        for host, idx in scope:
+            if in_job[(host, idx)]:
+                in_job_of.setdefault(host, []).append(gpu_component(host, idx))
+        signals.extend(host_wide(signals, in_job_of, HOST_WIDE_METRICS))
         summary = (f"{len(scope)} GPUs' DCGM series read over the window; "
                    + (f"findings: {by_signal(signals)}" if signals else "no GPU stands out from its peers"))
         return ToolResult(status="ok", summary=summary, source=sources, signals=signals,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from forensic.sandbox import Bundle
-from tests.conftest import END, START
+from tests.conftest import END, START, build_bundle
 from forensic.tools import ToolContext, get_tool
 
 HOSTS = ["node-a.example", "node-b.example"]
@@ -24,9 +24,10 @@ def write_metrics(bundle: Path, *, hot=None, stopped=None, xid=None, short_names
         for g in range(4):
             me = (host, g)
             ts = [t for t in times if not (me == stopped and t > START + 1800)]
-            clock = 1410.0 if me == hot else 1980.0
+            is_hot = me in hot if isinstance(hot, (set, frozenset)) else me == hot
+            clock = 1410.0 if is_hot else 1980.0
             lines += _series("DCGM_FI_DEV_SM_CLOCK", shown, g, [(t, clock) for t in ts])
-            rate = 0.5e9 if me == hot else 0.0  # ns of violation per second of wall time
+            rate = 0.5e9 if is_hot else 0.0  # ns of violation per second of wall time
             lines += _series("DCGM_FI_DEV_THERMAL_VIOLATION", shown, g, [(t, rate * (t - START)) for t in ts])
             lines += _series("DCGM_FI_DEV_XID_ERRORS", shown, g,
                              [(t, 43.0 if me != xid else (43.0 if t < START + 1200 else 79.0)) for t in ts])
@@ -69,3 +70,19 @@ def test_quiet_fleet(make_bundle) -> None:
     write_metrics(b)
     res = get_tool("metrics")(ToolContext(Bundle(b)), {})
     assert res.status == "ok" and not res.signals
+
+
+def test_most_gpus_of_one_host_in_violation_is_the_hosts_fault(make_bundle, tmp_path) -> None:
+    """3 of node-b's 4 GPUs in thermal violation over the window: one host signal as well as the
+    three GPU signals (its cooling, not one GPU); 2 of 4 stay GPU findings only."""
+    b = make_bundle(None)
+    write_metrics(b, hot={("node-b.example", g) for g in (0, 1, 3)})
+    got = names(get_tool("metrics")(ToolContext(Bundle(b)), {}))
+    assert ("host_thermal_violation", "node-b.example") in got
+    assert {("metric_thermal_violation", f"node-b.example/gpu{g}") for g in (0, 1, 3)} <= got
+    assert not any(c == "node-a.example" for _, c in got)
+
+    b2 = build_bundle(tmp_path / "two-hot", None)
+    write_metrics(b2, hot={("node-b.example", 0), ("node-b.example", 2)})
+    got2 = names(get_tool("metrics")(ToolContext(Bundle(b2)), {}))
+    assert {n for n, _ in got2} == {"metric_thermal_violation", "metric_clock_low"}
