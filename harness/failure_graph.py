@@ -43,6 +43,11 @@ class Test(BaseModel):
         description="component: on the same component; host: anywhere on its host; host_shared: on its host but not "
                     "on the component itself (a cause the host shares); job: a job-wide signal; any: anywhere.",
     )
+    sweep: bool = Field(
+        True,
+        description="Counts toward the value of a fleet-wide sweep of its tool (what the sweep can reveal anywhere). "
+                    "False for a test that only decides which level names a fault already found (the host or its GPU).",
+    )
 
 
 class Confirm(BaseModel):

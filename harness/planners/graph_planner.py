@@ -73,9 +73,9 @@ class GraphPlanner(PlannerBase):
                 if tool not in view.tools or tool in fleet_done:
                     continue
                 mass = sum(
-                    rc.prior * max(abs(t.weight) for t in rc.tests if t.tool == tool)
+                    rc.prior * max(abs(t.weight) for t in rc.tests if t.tool == tool and t.sweep)
                     for rc in view.graph.root_causes.values()
-                    if rc.id != "healthy" and any(t.tool == tool for t in rc.tests)
+                    if rc.id != "healthy" and any(t.tool == tool and t.sweep for t in rc.tests)
                 )
                 if mass <= 0:
                     continue
