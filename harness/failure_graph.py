@@ -8,6 +8,7 @@ hypotheses are turned into probabilities with a softmax, with ``healthy`` as one
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import re
@@ -18,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
 from forensic.sandbox import PlaybookError
 from forensic.tools.base import ComponentKind, Signal
@@ -101,6 +102,16 @@ class FailureGraph(BaseModel):
     symptoms: dict[str, NodeSpec]
     mechanisms: dict[str, NodeSpec]
     root_causes: dict[str, RootCauseSpec]
+    #: The playbook folder it was loaded from; None for the shipped playbooks.
+    _folder: str | None = PrivateAttr(None)
+
+    @property
+    def folder(self) -> str | None:
+        return self._folder
+
+    def digest(self) -> str:
+        """A short hash of the whole graph: a thread records it, so that it is continued with the same one."""
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
 
 
 def load_failure_graph(folder: Path | str = PLAYBOOK_DIR, *, emits: Mapping[str, frozenset[str]] | None = None) -> FailureGraph:
@@ -146,6 +157,8 @@ def load_failure_graph(folder: Path | str = PLAYBOOK_DIR, *, emits: Mapping[str,
     if "healthy" not in graph.root_causes:
         raise PlaybookError("the failure graph needs a 'healthy' root cause")
     _check_vocabulary(graph, emits, texts)
+    if folder.resolve() != Path(PLAYBOOK_DIR).resolve():
+        graph._folder = str(folder.resolve())
     log.info("failure graph loaded", extra={"folder": str(folder), "root_causes": len(graph.root_causes)})
     return graph
 

@@ -62,6 +62,7 @@ class State(TypedDict, total=False):
     trace: list[dict[str, Any]]
     symptom: str
     planner_state: dict[str, Any]
+    playbooks: dict[str, Any]
 
 
 def _inert(args: Any) -> dict[str, Any]:
@@ -317,7 +318,23 @@ class Investigator:
             await_approval=await_approval,
             decisions=[],
             planner_state={},
+            playbooks={"folder": self.failure_graph.folder, "digest": self.failure_graph.digest()},
         )
+
+    def check_playbooks(self, thread_id: str, values: dict[str, Any]) -> None:
+        """Refuse to go on with a thread under other playbooks than the ones it was investigated with
+        (its hypotheses and proposals name their root causes). Threads saved before this was
+        recorded are not checked."""
+        saved = values.get("playbooks") or {}
+        if not saved.get("digest") or saved["digest"] == self.failure_graph.digest():
+            return
+        folder = saved.get("folder")
+        where = f"the playbooks in {folder}" if folder else "the shipped playbooks"
+        how = f"pass --playbooks {folder}" if folder else "leave out --playbooks"
+        same_folder = folder == self.failure_graph.folder
+        raise ForensicError(f"thread {thread_id!r} was investigated with {where}"
+                            + (", which have changed since" if same_folder else "")
+                            + f"; to continue it, {'restore them' if same_folder else how}")
 
     def config(self, thread_id: str | None = None) -> dict[str, Any]:
         return {
@@ -355,6 +372,7 @@ class Investigator:
         snapshot = self.app.get_state(cfg)
         if "approval_gate" not in (snapshot.next or ()):
             raise ForensicError(f"thread {thread_id!r} is not waiting for an approval")
+        self.check_playbooks(thread_id, snapshot.values)
         raw = [d.model_dump() if isinstance(d, approvals.Decision) else d for d in decisions]
         final = self.app.invoke(Command(resume=raw), cfg)
         return final["report"], (final.get("decisions") or [])[-len(decisions):]
@@ -377,6 +395,7 @@ class Investigator:
         if snapshot.values.get("bundle_path") and not _same_source(snapshot.values, self.source):
             raise ForensicError(f"thread {thread_id!r} investigates {snapshot.values.get('incident_id')!r} at "
                                 f"{snapshot.values['bundle_path']}, not this bundle: refusing to mix two incidents")
+        self.check_playbooks(thread_id, snapshot.values)
         at_gate = "approval_gate" in (snapshot.next or ()) or any(t.name == "approval_gate" for t in snapshot.tasks)
         if at_gate and snapshot.values.get("report"):
             return snapshot.values["report"]

@@ -77,6 +77,8 @@ def investigate(
             waiting = _waiting_thread(saver, bundle)
             if waiting is not None and _reuse(waiting, reuse, interactive and sys.stdin.isatty()):
                 resume = thread_id = waiting
+        if resume and playbooks is None:
+            graph = _thread_playbooks(saver, resume)
         inv = Investigator(source, planner=planner, planner_kwargs=_planner_kwargs(planner, llm_base_url, llm_model, llm_api_key),
                            graph=graph, limits=limits, checkpointer=saver, audit_log=default_state_dir() / "audit.jsonl")
         cfg = inv.config(thread_id)
@@ -111,6 +113,19 @@ def investigate(
     con = Console()
     render_report(terminal_safe(report), con, full=full, thread=thread_id if cp_path is not None else None,
                   spark=spark_for(report, inv.source, width=max(10, min(60, con.width - 30))))
+
+
+def _thread_playbooks(saver, thread: str):
+    """The failure graph a thread was investigated with, when that was another playbook folder
+    (None: the shipped one, or a thread saved before threads recorded it)."""
+    from forensic.harness.threads import latest_values
+
+    got = latest_values(saver, thread)
+    folder = ((got[0] if got else {}).get("playbooks") or {}).get("folder")
+    if folder and not Path(folder).is_dir():
+        _fail(2, f"thread {thread!r} was investigated with the playbooks in {folder}, which is gone; "
+                 "pass --playbooks with the same playbooks")
+    return _playbooks(Path(folder)) if folder else None
 
 
 def _waiting_thread(saver, bundle: Path) -> str | None:
