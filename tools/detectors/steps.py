@@ -16,6 +16,7 @@ import csv
 import gc
 import itertools
 import math
+from collections import Counter
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -173,12 +174,24 @@ def load_steps_csv(text: str | bytes) -> StepTable:
         )
     where = {c: names.index(c) for c in REQUIRED_COLUMNS + OPTIONAL_COLUMNS if c in names}
     quoted = '"' in text
+    ncol = _row_width(first[0][0] if first else [], len(names), quoted)
+    if ncol != len(names):
+        # A writer whose header and rows disagree on the trailing columns (a name repeated or left
+        # over, a value with no name): the named columns are read by position when every row has
+        # the same other width; a named column past the rows' end is left out.
+        lost = [c for c, j in where.items() if j >= ncol]
+        if any(c in REQUIRED_COLUMNS for c in lost):
+            ncol = len(names)
+        else:
+            warn.add(f"the header names {len(names)} columns but the rows hold {ncol} fields: columns read by "
+                     f"the header's positions" + (f"; {', '.join(lost)} left out (past the rows' end)" if lost else ""))
+            where = {c: j for c, j in where.items() if j < ncol}
     last_end, last_line = _last_nonblank(text)
 
     was_enabled = gc.isenabled()
     gc.disable()  # millions of short-lived strings: the cyclic collector would rescan them all
     try:
-        cols, n_bad, n_total = _read_columns(itertools.chain(first, blocks), len(names), where, quoted, warn,
+        cols, n_bad, n_total = _read_columns(itertools.chain(first, blocks), ncol, where, quoted, warn,
                                              last_end, last_line, max_rows=text.count("\n") + 1)
     finally:
         if was_enabled:
@@ -188,6 +201,17 @@ def load_steps_csv(text: str | bytes) -> StepTable:
     if cols["step"].size == 0:
         raise ParseError(f"steps.csv has no usable rows ({n_bad} of {n_total} rows unreadable)")
     return _assemble(cols, n_bad, warn)
+
+
+def _row_width(lines: list[str], n_names: int, quoted: bool, sample: int = 200) -> int:
+    """The field count of the first rows when (nearly) all of them agree on one other than the
+    header's (``n_names`` otherwise): at least 20 rows, 95% of them the same width."""
+    rows = [ln for ln in lines[: sample * 2] if ln.strip()][:sample]
+    if len(rows) < 20:
+        return n_names
+    widths = [len(f) for f in csv.reader(rows)] if quoted else [ln.count(",") + 1 for ln in rows]
+    width, n = Counter(widths).most_common(1)[0]
+    return width if width != n_names and n >= 0.95 * len(rows) else n_names
 
 
 def _as_text(text: str | bytes) -> str:

@@ -57,6 +57,29 @@ def test_columns_by_name_in_any_order_and_extra_columns_ignored():
     assert t.compute[0].tolist() == pytest.approx([0.9, 0.8])
 
 
+def test_header_and_rows_that_disagree_on_trailing_columns_are_read_by_position():
+    """A header naming a trailing column twice (every row one field short), or rows holding a value
+    the header does not name: the named columns are read by position, with a warning, instead of
+    every row being refused."""
+    rows = _rows(steps=range(10), ranks=range(4))
+    ref = load_steps_csv(_csv(rows))
+    short = load_steps_csv(_csv([r + ",262144" for r in rows], header=HEADER + ",tokens,tokens"))
+    longer = load_steps_csv(_csv([r + ",x,y" for r in rows], header=HEADER + ",tokens"))
+    for got in (short, longer):
+        np.testing.assert_array_equal(got.duration, ref.duration)
+        np.testing.assert_array_equal(got.compute, ref.compute)
+        assert got.rows_skipped == 0 and any("read by the header's positions" in w for w in got.warnings)
+    # a named optional column past the rows' end is left out, said so
+    no_loss = load_steps_csv(_csv(rows, header=HEADER + ",loss"))
+    assert no_loss.loss is None and any("loss left out" in w for w in no_loss.warnings)
+    # a required column past the rows' end: the rows stay refused, as before
+    with pytest.raises(ParseError, match="no usable rows"):
+        load_steps_csv(_csv([",".join(r.split(",")[:3]) for r in rows]))
+    # a few odd rows in a well-formed table are still just skipped
+    mixed = load_steps_csv(_csv(rows[:-2] + [rows[-2] + ",9", rows[-1] + ",9"]))
+    assert mixed.rows_skipped == 2 and mixed.rows_read == len(rows) - 2
+
+
 def test_header_is_case_and_space_insensitive_with_bom_and_crlf():
     text = "\ufeff Step , RANK,start_unix, duration_s\r\n0,0,1,2\r\n0,1,1,2\r\n"
     t = load_steps_csv(text)
