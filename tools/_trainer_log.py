@@ -75,6 +75,9 @@ def _key(alias: str, value: str = r"(\d{1,9})(?![\d]|\.\d|\s{0,2}[kKMG]\b)") -> 
 #: What the job does per step, and where it runs (PyTorch/torchrun, Megatron-LM, DeepSpeed, HF
 #: Trainer, Lightning, NeMo, MosaicML Composer, torchtitan wordings).
 _CONFIG = {
+    # tokens per optimizer step (seq_len x global batch), as some trainers print the batch
+    "global_batch_tokens": _key(r"global[ _-]?batch[ _-]?(?:size[ _-]?(?:in[ _-])?)?tok(?:en)?s|tok(?:en)?s[ _-]per[ _-](?:global[ _-])?(?:batch|step)",
+                                r"(\d{1,3}(?:,\d{3})+|\d{1,12})(?![\d,]|\.\d|\s{0,2}[kKMG]\b)"),
     "global_batch_size": _key(r"global[ _-]?(?:train[ _-]?)?batch[ _-]?size|(?<![Dd]evice[_ ])(?<!per[_ ]gpu[_ ])train[ _-]batch[ _-]size|"
                               r"total train batch size(?:\s{0,2}\([^)]{0,60}\))?|gbs"),
     "seq_length": _key(r"(?:max[ _-]?)?seq(?:uence)?[ _-]?len(?:gth)?|context[ _-]?(?:length|len|window)"),
@@ -91,15 +94,19 @@ _CONFIG = {
 }
 #: Settings that change the work of one step (the others say where it runs).
 _WORK = ("global_batch_size", "seq_length", "grad_accumulation")
+#: The work of one step in one number: when it changed, it alone gives the work ratio.
+_STEP_TOKENS = "global_batch_tokens"
 
 _NUM = r"(\d[\d,]{0,15}(?:\.\d{1,9})?)(?:\s{0,2}([kKMG])(?![A-Za-z]))?"
 _PER_S = r"(?:\s?/\s?s(?:ec(?:ond)?)?|[ _-]?per[ _-]?s(?:ec(?:ond)?)?|PerSec)"
 _PER_DEV = r"(?:[ _/-]{1,2}(?:per[ _-])?(?:gpu|device|dev|rank|chip))"
+#: The other order, per device first: "tok_per_gpu_s", "tokens/gpu/s", "samples_per_gpu_per_sec".
+_DEV_PER_S = rf"{_PER_DEV}(?:{_PER_S}|[ _-]s(?:ec)?)"
 #: Work per second as the trainer reports it, "key: value" (or "value unit"): tokens, samples,
 #: model TFLOP/s, MFU, or a bare "throughput". (kind, pattern); the key text says whether it is per GPU.
 _RATE = [
-    ("tokens", _key(rf"(?:device/)?tok(?:en)?s?{_PER_S}{_PER_DEV}?|tps|tgs|wps|throughput\s?\(tok(?:en)?s?/s(?:ec)?(?:/gpu)?\)", _NUM)),
-    ("samples", _key(rf"(?:device/)?(?:train[ _-])?samples?{_PER_S}{_PER_DEV}?|(?:Curr|RunningAvg)?SamplesPerSec", _NUM)),
+    ("tokens", _key(rf"(?:device/)?tok(?:en)?s?(?:{_PER_S}{_PER_DEV}?|{_DEV_PER_S})|tps|tgs|wps|throughput\s?\(tok(?:en)?s?/s(?:ec)?(?:/gpu)?\)", _NUM)),
+    ("samples", _key(rf"(?:device/)?(?:train[ _-])?samples?(?:{_PER_S}{_PER_DEV}?|{_DEV_PER_S})|(?:Curr|RunningAvg)?SamplesPerSec", _NUM)),
     ("tflops", _key(r"throughput per gpu \(tflop/s/gpu\)|(?:model[ _-])?tflop(?:s|/s)(?:[ _/-]{1,2}(?:per[ _-])?gpu)?", _NUM)),
     ("mfu", _key(r"mfu(?:\s?\(%\))?", _NUM)),
     ("tokens", re.compile(rf"{_EDGE}{_NUM}\s{{0,2}}(tok(?:en)?s?{_PER_S}{_PER_DEV}?)(?![A-Za-z])", re.I)),
@@ -110,7 +117,8 @@ _RATE = [
 #: Step time: "key: value [ms|s]" (seconds unless the key or the unit says ms), tqdm's "1.89s/it" and
 #: "0.53it/s", HF's "train_steps_per_second".
 _STEP_TIME = _key(r"elapsed time per iteration \(ms\)|(?:train[ _-])?step[ _-]?tim(?:e|ing)(?:\s?in\s?(?:ms|s))?(?:\s?\((?:ms|s)\))?|"
-                  r"iter(?:ation)?[ _-]?time(?:\s?\((?:ms|s)\))?|time/step|batch[ _-]time", r"(\d{1,9}(?:\.\d{1,9})?)\s{0,2}(ms|s)?(?![A-Za-z])")
+                  r"iter(?:ation)?[ _-]?time(?:\s?\((?:ms|s)\))?|time/step|batch[ _-]time|step_(?:s|sec|ms)|"
+                  r"s(?:ec(?:onds?)?)?[ _-]per[ _-](?:step|iter(?:ation)?)|sec/step", r"(\d{1,9}(?:\.\d{1,9})?)\s{0,2}(ms|s)?(?![A-Za-z])")
 _STEP_RATE = [
     ("s/it", re.compile(r"(?<![\d.])(\d{1,5}(?:\.\d{1,4})?)\s?s/it\b", re.I)),
     ("it/s", re.compile(r"(?<![\d.])(\d{1,5}(?:\.\d{1,4})?)\s?it/s\b", re.I)),
@@ -183,7 +191,8 @@ class TrainerFacts:
                         seen.add(kind + per)
                         self.rates.append((idx, kind + per, v))
             if m := _STEP_TIME.search(line):
-                ms = (m.group(2) or "").lower() == "ms" or "(ms)" in m.group(0).lower() or " in ms" in m.group(0).lower()
+                key = m.group(0).lower()
+                ms = (m.group(2) or "").lower() == "ms" or "(ms)" in key or " in ms" in key or "step_ms" in key
                 self.step_time.append((idx, float(m.group(1)) / (1000.0 if ms else 1.0)))
             else:
                 for unit, pat in _STEP_RATE:
@@ -218,9 +227,12 @@ class TrainerFacts:
                     return out if held[0] >= SAME_WORK else None
                 # No rate printed: the step time must have grown by no more than the work per step.
                 work = 1.0
-                for k in _WORK:
-                    if k in changed:
-                        work *= _num(last[k]) / max(_num(first[k]), 1.0)
+                if _STEP_TOKENS in changed:  # tokens per step already hold the batch and the length
+                    work = _num(last[_STEP_TOKENS]) / max(_num(first[_STEP_TOKENS]), 1.0)
+                else:
+                    for k in _WORK:
+                        if k in changed:
+                            work *= _num(last[k]) / max(_num(first[k]), 1.0)
                 work /= _world(last) / _world(first) if _world(first) and _world(last) else 1.0
                 e = [v for i, v in self.step_time if i == 0]
                 t = [v for i, v in self.step_time if i == late_idx]

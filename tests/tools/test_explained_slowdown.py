@@ -84,8 +84,24 @@ def _lightning_no_rate(seq: int, s_per_it: float) -> list[str]:
         f"Epoch 0:  10%|#         | {100 * i}/1000 [01:40<15:00, {s_per_it:.2f}s/it, loss=2.1]" for i in range(1, 5)]
 
 
+def _per_gpu_first(seq: int, batch_tokens: int, step_s: float, rate: float) -> list[str]:
+    # key=value lines with the device before the second ("tok_per_gpu_s") and the batch in tokens
+    return [f"[2026-03-01 04:00:00] run config: seq_len={seq} global_batch_tokens={batch_tokens} data_mix=web:0.8,code:0.2"] + [
+        f"[2026-03-01 04:0{i}:00] step={100 * i} step_s={step_s:.2f} tok_per_gpu_s={rate:.0f} loss=2.2" for i in range(1, 5)]
+
+
+def _tokens_per_step_no_rate(seq: int, batch_tokens: int, s_per_step: float) -> list[str]:
+    # the work of a step in tokens beside its length: counted once, not twice
+    return [f"seq_len: {seq}", f"tokens per batch: {batch_tokens:,}"] + [
+        f"iter {i}: loss 2.0, sec_per_step: {s_per_step:.2f}" for i in range(1, 5)]
+
+
 #: wording -> (before, after with the rate held, after with the rate lost)
 WORDINGS = {
+    "per-gpu-first": (_per_gpu_first(4096, 4194304, 2.15, 40600.0), _per_gpu_first(8192, 8388608, 4.0, 43700.0),
+                      _per_gpu_first(8192, 8388608, 5.6, 31000.0)),
+    "tokens-per-step-no-rate": (_tokens_per_step_no_rate(4096, 4194304, 2.0), _tokens_per_step_no_rate(8192, 8388608, 3.9),
+                                _tokens_per_step_no_rate(8192, 8388608, 2.9 * 2.0)),
     "megatron-tflops": (_megatron_tflops(1024, 885.0, 401.7), _megatron_tflops(1536, 1193.0, 402.3), _megatron_tflops(1536, 1600.0, 300.1)),
     "megatron-tokens": (_megatron_tokens(4096, 9.1e6), _megatron_tokens(8192, 9.0e6), _megatron_tokens(8192, 6.2e6)),
     "deepspeed": (_deepspeed(4096, 142.3), _deepspeed(8192, 71.4), _deepspeed(8192, 50.2)),
