@@ -713,6 +713,8 @@ def top(c, h):
     procs.sort(key=lambda p: -p[1])
     busy = sum(p[1] for p in procs) / ncpu
     us = min(96.0, busy * 0.92)
+    if h.psi_cpu_onset is not None and c.now >= h.psi_cpu_onset and h.psi_cpu_hot >= 20:
+        us = 96.4
     sy = min(3.0, busy * 0.06)
     idle = max(0.0, 100 - us - sy - 0.4)
     g = _time.gmtime(c.now)
@@ -720,7 +722,7 @@ def top(c, h):
     out = ["top - %02d:%02d:%02d up %d days,  3:12,  2 users,  load average: %.2f, %.2f, %.2f" % (g.tm_hour, g.tm_min, g.tm_sec, up, load, load * 0.97, load * 0.9),
            "Tasks: 1187 total,   %d running, 1172 sleeping,   0 stopped,   0 zombie" % (len(procs)),
            "%%Cpu(s): %4.1f us, %4.1f sy,  0.0 ni, %4.1f id,  0.3 wa,  0.0 hi,  0.1 si,  0.0 st" % (us, sy, idle),
-           "MiB Mem : 2063781.2 total, %9.1f free, %9.1f used, 1120512.4 buff/cache" % (410233.5 - h.psi_mem * 3000, 533035.3 + h.psi_mem * 3000),
+           "MiB Mem : 2063781.2 total, %9.1f free, %9.1f used, 1120512.4 buff/cache" % ((410233.5, 533035.3) if h.psi_mem < 5 else (9120.4, 934148.4)),
            "MiB Swap:      0.0 total,      0.0 free,      0.0 used. 1498211.0 avail Mem", "",
            "    PID USER      PR  NI    VIRT    RES    SHR S  %CPU  %MEM     TIME+ COMMAND"]
     for i, (cmd, cpu, mem) in enumerate(procs[:16]):
