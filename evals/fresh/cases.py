@@ -169,7 +169,7 @@ def fr08():
         now = c.now
         c.switch_cmds[n.switch] = {
             "show-pfc-counters.txt": pfc_table(c, n.switch, lambda x: x.c["tx_prio3_pause"].at(now), lambda x: x.c["rx_prio3_pause"].at(now)),
-            "show-pfcwd-stats.txt": pfcwd_table(c, [("%s:3" % x.port, "operational", 0, 0, 0) for o in c.hosts for x in o.nics if x.switch == n.switch][:8])}
+            "show-pfcwd-stats.txt": pfcwd_table(c, [("%s:3" % x.port, "operational", 0, 0, 0) for o in c.hosts for x in o.nics if x.switch == n.switch])}
     c.post = post
     return c, "%s/%s" % (n.switch, n.port)
 
