@@ -59,6 +59,7 @@ BUILDERS: dict[str, Callable[[Path], None]] = {
     "outside": _script("outside"),
     "blind": _script("blind"),
     "sealed": _script("sealed"),
+    "fresh": _script("fresh"),
 }
 
 
