@@ -37,9 +37,27 @@ def expected_step_s(text: str) -> float | None:
     return None
 
 
+#: A shortfall against a level rather than a change: "40% below plan", "below baseline", "slower
+#: than the same config on the old allocation", "lower than expected", "degraded", "all day".
+_LEVEL = re.compile(
+    r"\b(?:below|under|short of)\s{1,3}(?:the\s{1,3}|our\s{1,3})?(?:plan(?:ned)?|baseline|target|expect\w{0,7}|forecast|budget|spec)\b|"
+    r"\b(?:slower|lower|worse|less)\s{1,3}than\s{1,3}(?:the\s{1,3}|on\s{1,3}the\s{1,3})?(?:same\s{1,3}(?:config\w{0,8}|job|run|model|recipe|code)|"
+    r"old\s{1,3}\w{1,20}|previous\s{1,3}\w{1,20}|other\s{1,3}(?:clusters?|allocations?|pools?)|plan(?:ned)?|expect\w{0,6}|baseline|usual|normal)\b|"
+    r"\bdegraded\b|\ball day\b|\bsince (?:yesterday|last (?:week|night))\b", re.I)
+#: A time the text gives for the onset ("since 11:05", "after the 01:53 restart", "since the
+#: maintenance"): the window should hold the change.
+_ONSET = re.compile(
+    r"\b(?:since|after|from|at|around)\s{1,3}(?:~\s{0,1}|about\s{1,3}|around\s{1,3}|the\s{1,3})?\d{1,2}[:h]\d{2}\b|"
+    r"\b(?:since|after)\s{1,3}the\s{1,3}(?:\d{1,2}:\d{2}\s{1,3})?(?:restart|maintenance|upgrade|reboot|update|deploy\w{0,4}|"
+    r"migration|failover|rollout|change)\b|\bsince\s{1,3}this\s{1,3}(?:morning|afternoon|evening)\b", re.I)
+
+
 def slow_from_start(text: str) -> bool:
-    """The text says the job has been slow since it started (no onset to find)."""
-    return bool(_FROM_START.search(text or ""))
+    """The text says the job has been slow since it started, or short of a level (a plan, a
+    baseline, another allocation) with no onset named: there is no onset to find in the window, so
+    "no regression" inside it is not evidence of health."""
+    text = text or ""
+    return bool(_FROM_START.search(text)) or (bool(_LEVEL.search(text)) and not _ONSET.search(text))
 
 
 #: "relaunched with the long-context recipe", "restarted with global batch 1536", "resubmitted with a

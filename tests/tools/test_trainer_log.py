@@ -107,6 +107,25 @@ def test_incident_text_states_the_expected_step_time_and_the_onset() -> None:
     assert not slow_from_start("MFU down from 51% to 37% since 02:10")
 
 
+@pytest.mark.parametrize("text", [
+    "throughput 40% below plan all day", "all-reduce bandwidth 30% below baseline on the new allocation",
+    "job degraded; no XIDs", "15% slower than the same config on the old allocation", "tokens/s lower than expected"])
+def test_a_shortfall_against_a_level_with_no_onset_is_not_refuted_by_flat_steps(text: str) -> None:
+    """Steps flat inside the window say nothing about a job below its plan or baseline for all of it."""
+    from forensic.tools._incident_text import slow_from_start
+
+    assert slow_from_start(text)
+
+
+@pytest.mark.parametrize("text", [
+    "step time jumped after the 01:53 restart; was something degraded?", "degraded since 04:10",
+    "30% below baseline since the maintenance", "slower since ~20:25", "Is the cluster OK?"])
+def test_a_change_with_an_onset_is_looked_for_in_the_window(text: str) -> None:
+    from forensic.tools._incident_text import slow_from_start
+
+    assert not slow_from_start(text)
+
+
 def test_a_job_slower_than_stated_from_its_first_step_is_a_slowdown(make_bundle) -> None:
     import json
 
