@@ -42,13 +42,6 @@ class GpuSeries:
     by_name: dict[str, Series] = field(default_factory=dict)
 
 
-#: Correctable memory errors: single-bit ECC (volatile) and rows remapped for them (old and new names).
-_SBE = "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL"
-_CORRECTABLE_ROWS = ("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_ROW_REMAP_CORRECTABLE_TOTAL")
-_CORRECTABLE = (_SBE, *_CORRECTABLE_ROWS)
-#: Single-bit errors in the window that make a GPU's memory stand out (and 10x its peers' median).
-SBE_MIN = 100
-
 #: What the metric source is asked for around the window: an hour before it (the sample before
 #: the window for counter increases, a series that stopped shortly before it) and an hour after.
 HISTORY_S = 3600.0
@@ -66,7 +59,6 @@ DCGM_NAMES = (
     "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
     "DCGM_FI_DEV_ROW_REMAP_FAILURE",
     *_NVLINK_COUNTERS,
-    *_CORRECTABLE,
 )
 
 
@@ -184,7 +176,7 @@ HOST_WIDE_METRICS = {"metric_thermal_violation": "host_thermal_violation",
 class Metrics(Tool):
     name = "metrics"
     emits = frozenset({
-        "metric_clock_low", "metric_ecc_dbe", "metric_ecc_sbe", "metric_nvlink_errors", "metric_power_violation", "metric_remap",
+        "metric_clock_low", "metric_ecc_dbe", "metric_nvlink_errors", "metric_power_violation", "metric_remap",
         "metric_series_stopped", "metric_temp_high", "metric_thermal_violation",
     }) | XID_SIGNALS | frozenset(HOST_WIDE_METRICS.values())
     description = (
@@ -223,8 +215,6 @@ class Metrics(Tool):
         nvl = {k: sum(v for n in _NVLINK_COUNTERS if (v := _increase_in(g.by_name.get(n), start, end)) is not None)
                for k, g in gpus.items()}
         peer_nvl = statistics.median([v for k, v in nvl.items() if in_job[k]] or [0.0])
-        sbe = {k: _increase_in(g.by_name.get(_SBE), start, end) or 0.0 for k, g in gpus.items()}
-        peer_sbe = statistics.median([v for k, v in sbe.items() if in_job[k]] or [0.0])
 
         signals: list[Signal] = []
         for (host, idx), g in sorted(scope.items()):
@@ -269,13 +259,6 @@ class Metrics(Tool):
             if remap or fail:
                 sig("metric_remap", f"{comp} uncorrectable remapped rows +{remap or 0:.0f}, remap failure {int(fail or 0)}",
                     remap_increase=remap, remap_failure=fail)
-            # Correctable errors climbing on one GPU (single-bit ECC far above its peers, or rows
-            # remapped for correctable errors in the window): its HBM degrading before any DBE.
-            rows = sum(v for n in _CORRECTABLE_ROWS if (v := _increase_in(g.by_name.get(n), start, end)) is not None)
-            if (sbe[(host, idx)] >= SBE_MIN and sbe[(host, idx)] > 10 * peer_sbe + 10) or rows >= 1:
-                sig("metric_ecc_sbe", f"{comp} correctable memory errors in the window: single-bit ECC +{sbe[(host, idx)]:.0f} "
-                    f"(peer median {peer_sbe:.0f}), rows remapped for correctable errors +{rows:.0f}",
-                    sbe_increase=sbe[(host, idx)], peer_median=peer_sbe, correctable_rows_increase=rows)
             n = nvl[(host, idx)]
             if n >= 100 and n > 10 * peer_nvl + 10:
                 sig("metric_nvlink_errors", f"{comp} NVLink error counters rose by {n:.0f} in the window (peer median {peer_nvl:.0f})",

@@ -16,7 +16,7 @@ def _series(name: str, host: str, gpu: int, points: list[tuple[float, float]], l
     return [f"{name}{{{lab}}} {v:g} {t:.0f}" for t, v in points]
 
 
-def write_metrics(bundle: Path, *, hot=None, stopped=None, xid=None, short_names=False, sbe=None) -> None:
+def write_metrics(bundle: Path, *, hot=None, stopped=None, xid=None, short_names=False) -> None:
     lines = ["# TYPE DCGM_FI_DEV_SM_CLOCK gauge", "# TYPE DCGM_FI_DEV_THERMAL_VIOLATION counter", "# TYPE DCGM_FI_DEV_XID_ERRORS gauge"]
     times = [START + 60 * k for k in range(int((END - START) / 60))]
     for host in HOSTS:
@@ -29,10 +29,6 @@ def write_metrics(bundle: Path, *, hot=None, stopped=None, xid=None, short_names
             lines += _series("DCGM_FI_DEV_SM_CLOCK", shown, g, [(t, clock) for t in ts])
             rate = 0.5e9 if is_hot else 0.0  # ns of violation per second of wall time
             lines += _series("DCGM_FI_DEV_THERMAL_VIOLATION", shown, g, [(t, rate * (t - START)) for t in ts])
-            if sbe is not None:  # (gpu, single-bit errors over the window); every other GPU has none
-                total = sbe[1] if me == sbe[0] else 0.0
-                lines += _series("DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", shown, g,
-                                 [(t, 5.0 + total * (t - START) / (END - START)) for t in ts])
             lines += _series("DCGM_FI_DEV_XID_ERRORS", shown, g,
                              [(t, 43.0 if me != xid else (43.0 if t < START + 1200 else 79.0)) for t in ts])
     lines.append("# EOF")
@@ -90,15 +86,3 @@ def test_most_gpus_of_one_host_in_violation_is_the_hosts_fault(make_bundle, tmp_
     write_metrics(b2, hot={("node-b.example", 0), ("node-b.example", 2)})
     got2 = names(get_tool("metrics")(ToolContext(Bundle(b2)), {}))
     assert {n for n, _ in got2} == {"metric_thermal_violation", "metric_clock_low"}
-
-
-def test_single_bit_errors_climbing_on_one_gpu(make_bundle, tmp_path) -> None:
-    """Correctable ECC far above the peers over the window: the GPU's memory degrading before any
-    uncorrectable error. A few single-bit errors are not a finding."""
-    b = make_bundle(None)
-    write_metrics(b, sbe=(("node-a.example", 2), 4000.0))
-    got = names(get_tool("metrics")(ToolContext(Bundle(b)), {}))
-    assert got == {("metric_ecc_sbe", "node-a.example/gpu2")}
-    b2 = build_bundle(tmp_path / "few-sbe", None)
-    write_metrics(b2, sbe=(("node-a.example", 2), 40.0))
-    assert not get_tool("metrics")(ToolContext(Bundle(b2)), {}).signals
