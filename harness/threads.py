@@ -48,6 +48,27 @@ def latest_values(saver: Any, thread: str) -> tuple[dict[str, Any], datetime] | 
     return dict(tup.checkpoint.get("channel_values") or {}), when
 
 
+def thread_playbooks(thread: str, values: dict[str, Any]):
+    """The failure graph a thread was investigated with, when that was another playbook folder
+    (None: the shipped one, or a thread saved before threads recorded it). A folder that is gone or
+    no longer loads is a PlaybookError that names the thread."""
+    from pathlib import Path
+
+    from forensic.harness.failure_graph import load_failure_graph
+    from forensic.sandbox import PlaybookError
+
+    folder = (values.get("playbooks") or {}).get("folder")
+    if not folder:
+        return None
+    where = f"thread {thread!r} was investigated with the playbooks in {folder}"
+    if not Path(folder).is_dir():
+        raise PlaybookError(f"{where}, which is gone; pass --playbooks with the same playbooks")
+    try:
+        return load_failure_graph(folder)
+    except PlaybookError as exc:
+        raise PlaybookError(f"{where}, which cannot be loaded now: {exc}") from None
+
+
 def summarize(thread: str, values: dict[str, Any], when: datetime) -> ThreadSummary:
     report = values.get("report")
     pending = 0

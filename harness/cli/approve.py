@@ -80,17 +80,15 @@ def approve(
     incident = str(values.get("incident_id") or "")
     if not bundle:
         refuse(f"thread {thread!r} has no saved bundle to decide on")
-    graph = None
-    if folder := (values.get("playbooks") or {}).get("folder"):
-        # decided under the playbooks the thread was investigated with
-        from forensic.harness.failure_graph import load_failure_graph
-        from forensic.sandbox import PlaybookError
+    # decided under the playbooks the thread was investigated with
+    from forensic.harness.threads import thread_playbooks
+    from forensic.sandbox import PlaybookError
 
-        try:
-            graph = load_failure_graph(folder)
-        except PlaybookError as exc:
-            refuse(f"thread {thread!r} was investigated with the playbooks in {folder}, which cannot be loaded now: {exc}",
-                   incident)
+    graph = None
+    try:
+        graph = thread_playbooks(thread, values)
+    except PlaybookError as exc:
+        refuse(str(exc), incident)
     try:
         inv = Investigator(bundle, checkpointer=saver, audit_log=audit_path, graph=graph)
         report, audit = inv.decide(thread, decisions)

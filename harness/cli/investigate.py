@@ -116,16 +116,16 @@ def investigate(
 
 
 def _thread_playbooks(saver, thread: str):
-    """The failure graph a thread was investigated with, when that was another playbook folder
-    (None: the shipped one, or a thread saved before threads recorded it)."""
-    from forensic.harness.threads import latest_values
+    """The failure graph a thread was investigated with (``threads.thread_playbooks``); exit 2 when
+    its folder is gone or no longer loads."""
+    from forensic.harness.threads import latest_values, thread_playbooks
+    from forensic.sandbox import PlaybookError
 
     got = latest_values(saver, thread)
-    folder = ((got[0] if got else {}).get("playbooks") or {}).get("folder")
-    if folder and not Path(folder).is_dir():
-        _fail(2, f"thread {thread!r} was investigated with the playbooks in {folder}, which is gone; "
-                 "pass --playbooks with the same playbooks")
-    return _playbooks(Path(folder)) if folder else None
+    try:
+        return thread_playbooks(thread, got[0] if got else {})
+    except PlaybookError as exc:
+        _fail(2, str(exc))
 
 
 def _waiting_thread(saver, bundle: Path) -> str | None:
