@@ -37,11 +37,16 @@ def _record_text(rec: dict[str, Any], component: str | None) -> str:
     return "\n".join(parts)
 
 
-def _concerns(rec: dict[str, Any], component: str | None) -> bool:
+def concerns(rec: dict[str, Any], component: str | None) -> bool:
+    """Whether ``rec`` read ``component``: it covered it, or its host; a claim about a whole host
+    (no ``/`` in the name) is also concerned by a record that covered any part of that host."""
     if component in (None, "job"):
         return True
     host = component.split("/", 1)[0]
-    if component in (rec.get("covered") or []) or host in (rec.get("covered") or []):
+    covered = rec.get("covered") or []
+    if component in covered or host in covered:
+        return True
+    if "/" not in component and any(c.split("/", 1)[0] == host for c in covered):
         return True
     return any(s.get("component") in (component, host) for s in rec.get("signals") or [])
 
@@ -57,7 +62,7 @@ def check(finding: Finding, records: dict[str, dict[str, Any]], component: str |
             return finding.model_copy(update={"verified": False, "problem": f"{ev} does not exist"})
         if rec.get("status") != "ok":
             return finding.model_copy(update={"verified": False, "problem": f"{ev} did not succeed ({rec.get('status')})"})
-        if not _concerns(rec, component):
+        if not concerns(rec, component):
             return finding.model_copy(update={"verified": False, "problem": f"{ev} does not concern {component}"})
         texts.append(_record_text(rec, component))
     carried = numbers_in("\n".join(texts))

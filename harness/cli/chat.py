@@ -37,6 +37,7 @@ def chat(
     """Ask about an incident and follow up: every answer cites its evidence; /approve as yourself."""
     from forensic.harness.chat.terminal import run_interactive, run_plain
     from forensic.harness.conversation.conversation import Conversation
+    from forensic.harness.conversation.answers import terminal_hint
 
     if server is not None:
         _chat_with_server(server, investigation, token_file, resume)
@@ -69,7 +70,8 @@ def chat(
     try:
         conv = Conversation(bundle, checkpointer=saver, planner=planner, planner_kwargs=kwargs,
                             limits=Limits(tool_calls=budget_tool_calls, wall_s=budget_wall_s),
-                            audit_log=default_state_dir() / "audit.jsonl", thread_id=resume, phrase=phrase)
+                            audit_log=default_state_dir() / "audit.jsonl", thread_id=resume, phrase=phrase,
+                            approve_hint=terminal_hint)
         if plain or not (sys.stdin.isatty() and sys.stdout.isatty()):
             run_plain(conv, sys.stdin, sys.stdout, plot_dir)
             sys.stderr.write(f"forensic: conversation {conv.thread_id}\n")

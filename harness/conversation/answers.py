@@ -54,14 +54,27 @@ class Answer(BaseModel):
         return "\n".join(lines)
 
 
+def outside_hint(p: dict[str, Any]) -> str:
+    """How to approve where this conversation cannot: a person decides elsewhere, by the full hash."""
+    return (f"a person approves {p['id']} with content hash {p['content_hash']} "
+            "(a message never approves)")
+
+
+def terminal_hint(p: dict[str, Any]) -> str:
+    """How to approve in ``forensic chat``: the command is typed as shown, as yourself."""
+    return f"/approve {p['id']} (type it here, as yourself; a message never approves)"
+
+
 class Workspace:
     """What answers read (report, ledger, failure graph) and how they add evidence (budgeted tools)."""
 
     def __init__(self, *, ctx: Any, graph: FailureGraph, report: dict[str, Any], records: list[dict[str, Any]],
-                 usage: Usage, limits: Limits, rank_map: dict[int, tuple[str, int]], window: tuple[float | None, float | None]) -> None:
+                 usage: Usage, limits: Limits, rank_map: dict[int, tuple[str, int]], window: tuple[float | None, float | None],
+                 approve_hint: Callable[[dict[str, Any]], str] | None = None) -> None:
         self.ctx, self.graph, self.report = ctx, graph, report
         self.records, self.usage, self.limits = list(records), usage, limits
         self.rank_map, self.window = rank_map, window
+        self.approve_hint: Callable[[dict[str, Any]], str] = approve_hint or outside_hint
         self.new: list[str] = []
 
     # -- evidence ---------------------------------------------------------------------------
@@ -103,9 +116,9 @@ class Workspace:
         return out
 
     def covering(self, component: str) -> list[dict[str, Any]]:
-        host = host_of(component)
-        return [r for r in self.records if r["status"] == "ok"
-                and (component in (r.get("covered") or []) or host in {host_of(c) for c in r.get("covered") or []})]
+        """The records that read ``component``, by the same rule the citation check applies, so an
+        answer never cites a record the check then refuses."""
+        return [r for r in self.records if r["status"] == "ok" and citations.concerns(r, component)]
 
     def check(self, claims: list[Finding]) -> tuple[list[Finding], list[str]]:
         by_id = ledger.by_id(self.records)
@@ -124,6 +137,21 @@ class Workspace:
 
 
 # -- one builder per intent ---------------------------------------------------------------------
+def _cause_on(cause: str, component: str | None) -> str:
+    """A cause as a person reads it: "no fault" for healthy, and the part only when there is one."""
+    if cause == "healthy":
+        return "no fault"
+    return f"{cause} on {component}" if component else cause
+
+
+def _likelihood(p: float) -> str:
+    """A hypothesis' probability in words a person acts on, with the number."""
+    if p < 0.001:
+        return "ruled out by what was examined (probability under 0.1%)"
+    word = "unlikely" if p < 0.2 else "possible" if p < 0.5 else "likely"
+    return f"{word} (probability {p:.0%})"
+
+
 def _claim(text: str, ev: str | list[str], subject: str | None) -> Finding:
     return Finding(claim=text, evidence=[ev] if isinstance(ev, str) else ev, subject=subject)
 
@@ -146,7 +174,7 @@ def answer_why(ws: Workspace, intent: Intent) -> Answer:
     claims = [Finding.model_validate(f) for f in r.get("findings") or []]
     alts = [a for a in r.get("alternatives") or [] if a["root_cause"] != v["root_cause"] or a["component"] != v["component"]]
     if alts:
-        text.append("Runner-up: " + ", ".join(f"{a['root_cause']} on {a['component'] or '-'} ({a['confidence']:.2f})"
+        text.append("Runner-up: " + ", ".join(f"{_cause_on(a['root_cause'], a['component'])} ({a['confidence']:.2f})"
                                               for a in alts[:2]) + ". Ask 'why not …?' for what rules them out.")
     return Answer(intent="why", text=text, claims=claims, subject=v.get("component"))
 
@@ -234,7 +262,8 @@ def answer_why_not(ws: Workspace, intent: Intent) -> Answer:
             elif recs:
                 looked.append((test.signal, recs[-1]))
         p = best.probability if best else 0.0
-        text.append(f"{rc}: belief {p:.3f} against {v['root_cause']} at {v['confidence']:.2f}.")
+        text.append(f"{rc}: {_likelihood(p)}, against the verdict {_cause_on(v['root_cause'], v.get('component'))} "
+                    f"at {v['confidence']:.2f}.")
         for signal, rec in looked[:4]:
             claims.append(_claim(f"{rec['tool']} looked for {signal.replace('_', ' ')} and found none", rec["id"], "job"))
         for ev, s in found[:3]:
@@ -305,8 +334,7 @@ def answer_todo(ws: Workspace, intent: Intent) -> Answer:
         if p.get("rollback"):
             text.append(f"    rollback: {p['rollback']}")
         if p["status"] == "pending_approval":
-            text.append(f"    to approve: /approve {p['id']} in the terminal, or forensic approve THREAD --approve "
-                        f"{p['id']}={p['content_hash'][:12]}… (as yourself; a message never approves)")
+            text.append(f"    to approve: {ws.approve_hint(p)}")
     return Answer(intent="todo", text=text)
 
 

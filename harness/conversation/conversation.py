@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import operator
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
@@ -48,11 +49,13 @@ class Conversation:
 
     def __init__(self, bundle: Path | str, *, checkpointer: Any, limits: Limits | None = None,
                  planner: str = "graph", planner_kwargs: dict[str, Any] | None = None,
-                 audit_log: Path | None = None, thread_id: str | None = None, phrase: Any = None) -> None:
+                 audit_log: Path | None = None, thread_id: str | None = None, phrase: Any = None,
+                 approve_hint: Callable[[dict[str, Any]], str] | None = None) -> None:
         self.inv = Investigator(bundle, planner=planner, planner_kwargs=planner_kwargs, limits=limits)
         self.limits = limits or Limits()
         self.audit_log = audit_log
         self.phrase = phrase  # optional model phraser: (question, Answer, records) -> Answer
+        self.approve_hint = approve_hint  # how a person approves where this conversation is shown
         self.thread_id = thread_id or f"chat-{self.inv.source.incident.id}-{uuid.uuid4().hex[:8]}"
         self._components = self._vocabulary()
         self.app = self._build(checkpointer)
@@ -97,7 +100,8 @@ class Conversation:
         report = state["report"] or {}
         ws = Workspace(ctx=self.inv.ctx, graph=self.inv.failure_graph, report=report,
                        records=state.get("records") or [], usage=Usage.model_validate(state.get("usage") or {}),
-                       limits=self.limits, rank_map=self.inv.source.rank_map(), window=self.inv.source.window)
+                       limits=self.limits, rank_map=self.inv.source.rank_map(), window=self.inv.source.window,
+                       approve_hint=self.approve_hint)
         intent = classify(question, self._components, set(self.inv.failure_graph.root_causes), state.get("last_subject"))
         ans = build_answer(ws, intent)
         if self.phrase is not None:

@@ -338,7 +338,13 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
         if not thread.startswith(f"chat-{body.investigation}-"):
             raise Problem(409, f"conversation {thread!r} is not about {body.investigation}")
         try:
-            conv = Conversation(inv["bundle"], checkpointer=svc.saver, limits=svc.cfg.budgets, thread_id=thread)
+            def on_page(p: dict[str, Any]) -> str:
+                return (f"Approve on {body.investigation}'s page, or POST /api/v1/investigations/{body.investigation}"
+                        f"/proposals/{p['id']}/approve with content_hash {p['content_hash']} as an approver "
+                        "(a message never approves)")
+
+            conv = Conversation(inv["bundle"], checkpointer=svc.saver, limits=svc.cfg.budgets, thread_id=thread,
+                                approve_hint=on_page)
             if body.conversation and not conv.state():
                 raise Problem(404, f"no conversation {thread!r}")
             answer = conv.ask(body.question)

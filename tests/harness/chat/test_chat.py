@@ -177,3 +177,39 @@ def test_chat_about_a_live_fleet_whose_agents_are_down_says_so(tmp_path: Path) -
     assert done.returncode == 0, done.stderr
     assert "No fault found" not in done.stdout  # nothing could be read: not evidence of health
     assert "No evidence for h1" in done.stdout
+
+
+def test_readme_questions_make_only_claims_they_can_cite() -> None:
+    """The README's own questions: an answer about a host cites records that read a part of it, so
+    no claim is dropped; the same rule decides what an answer cites and what the check accepts."""
+    case = ROOT / "evals" / "examples" / "pcie-x8-mfu-drop"
+    conv = Conversation(case, checkpointer=InMemorySaver())
+    answers = [conv.ask(q) for q in ("why is it slow?", "why not the network?", "what about gpu-e127?",
+                                      "what about gpu-e126/gpu3?", "what should we do?")]
+    for ans in answers:
+        assert not ans.dropped, ans.render()
+        assert "dropped" not in ans.render()
+    about = answers[2]
+    assert about.text[0].startswith("gpu-e127 looks healthy") and len(about.claims) >= 3
+    _check_citations(conv, answers)
+
+
+def test_answers_use_words_a_person_reads_and_full_approve_commands() -> None:
+    case = ROOT / "evals" / "examples" / "pcie-x8-mfu-drop"
+    conv = Conversation(case, checkpointer=InMemorySaver())
+    text = "\n".join(conv.ask(q).render() for q in ("why is it slow?", "why not the network?"))
+    assert "belief" not in text and " on -" not in text and "Runner-up: no fault" in text
+    todo = conv.ask("what should we do?").render()
+    assert "THREAD" not in todo and "…" not in todo
+    hashes = {p["id"]: p["content_hash"] for p in conv.report["proposals"]}
+    for pid, digest in hashes.items():  # no terminal here: a person approves by the full hash
+        assert f"approves {pid} with content hash {digest}" in todo
+
+
+def test_terminal_chat_prints_the_approve_command_it_takes(tmp_path: Path) -> None:
+    case = ROOT / "evals" / "examples" / "pcie-x8-mfu-drop"
+    env = {**os.environ, "FORENSIC_STATE_DIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "forensic.harness.cli", "chat", str(case), "--plain"],
+                          input="what should we do?\n/quit\n", capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "to approve: /approve rp-1 (type it here" in done.stdout and "THREAD" not in done.stdout
