@@ -246,8 +246,8 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
     async def stream_events(inv_id: str, _: Annotated[User, Depends(need("viewer"))],
                             last_event_id: Annotated[str | None, Header()] = None) -> StreamingResponse:
         """Server-sent events: hypotheses, tool calls, findings, verdict, decisions; ends when the run stops."""
+        after = _event_id(last_event_id)
         await asyncio.to_thread(_get, inv_id)
-        after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
 
         async def gen():
             nonlocal after
@@ -269,6 +269,15 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
                 await asyncio.sleep(0.25)
 
         return StreamingResponse(gen(), media_type="text/event-stream", headers={"Cache-Control": "no-store"})
+
+    def _event_id(header: str | None) -> int:
+        """``Last-Event-ID`` as an event id (a 64-bit row id this stream sent); 400 for anything else."""
+        if not header:
+            return 0
+        if not (header.isascii() and header.isdigit() and len(header) <= 19 and int(header) < 1 << 63):
+            raise Problem(400, f"Last-Event-ID must be an event id this stream sent (digits), not {header[:20]!r}"
+                               f"{'...' if len(header) > 20 else ''}")
+        return int(header)
 
     # -- decisions -------------------------------------------------------------------------
     def _decide(inv_id: str, rp: str, verdict: str, body: DecisionBody, user: User) -> dict[str, Any]:

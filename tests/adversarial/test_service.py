@@ -72,3 +72,51 @@ def test_item6_second_serve_on_one_sqlite_file_is_refused_and_resets_nothing(ser
         wait_healthy(again.port, proc)
     finally:
         again.stop()
+
+
+# -- item 7: parse with limits ------------------------------------------------------------------
+HOSTILE_BODIES = {
+    "nested 100,000 deep": b'{"version": "4", "alerts": [], "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+    "nested 200 deep": b'{"version": "4", "alerts": [], "x": ' + b"[" * 200 + b"]" * 200 + b"}",
+    "5,000-digit integer": b'{"version": "4", "truncatedAlerts": ' + b"9" * 5000 + b', "alerts": []}',
+    "300-digit integer": b'{"version": "4", "truncatedAlerts": ' + b"9" * 300 + b', "alerts": []}',
+    "5,000-digit integer in an alert": json.dumps(webhook([fault_alert(0, job=JOB)])).replace(
+        '"status": "firing"', '"n": ' + "1" * 5000 + ', "status": "firing"', 1).encode(),
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE_BODIES))
+def test_item7_hostile_json_is_a_one_line_400_and_a_dead_letter(app_client, name: str) -> None:
+    c, svc = app_client()
+    body = HOSTILE_BODIES[name]
+    r = c.post("/api/v1/alerts", content=body, headers={**auth("alertmanager"), "Content-Type": "application/json"})
+    assert r.status_code == 400, r.text
+    detail = r.json()["detail"]
+    assert "\n" not in detail and len(detail) < 300 and ("deep" in detail or "digits" in detail), detail
+    dl = c.get("/api/v1/dead-letters", headers=auth("root")).json()["dead_letters"]
+    assert len(dl) == 1 and dl[0]["status"] == 400 and dl[0]["bytes"] == len(body)
+    # The service is fine afterwards.
+    assert c.post("/api/v1/alerts", json=webhook([fault_alert(1, job=JOB)]), headers=auth("alertmanager")).status_code == 202
+
+
+def test_item7_parse_payload_refuses_with_intake_errors_only() -> None:
+    from forensic.harness.service.intake import IntakeError
+
+    for body in HOSTILE_BODIES.values():
+        with pytest.raises(IntakeError):
+            parse_payload(body, ["training_job"])
+    # Ordinary numbers still parse.
+    ok = webhook([fault_alert(0, job=JOB)])
+    ok["truncatedAlerts"] = 12345678901234567890
+    parse_payload(json.dumps(ok).encode(), ["training_job"])
+
+
+@pytest.mark.parametrize("last_id", ["9" * 5000, "9" * 40, "99999999999999999999", "-1", "abc", "\u00b2", "1 2"])
+def test_item7_hostile_last_event_id_is_a_one_line_400(app_client, last_id: str) -> None:
+    c, svc = app_client(extra="[workers]\ncount = 1")
+    inv = c.post("/api/v1/alerts", json=webhook([fault_alert(0, job="other-job")]),
+                 headers=auth("alertmanager")).json()["opened"][0]
+    r = c.get(f"/api/v1/investigations/{inv}/events",
+              headers={**auth("vic"), "Last-Event-ID": last_id.encode()})
+    assert r.status_code == 400, r.text
+    assert "Last-Event-ID" in r.json()["detail"] and "\n" not in r.json()["detail"]
