@@ -194,6 +194,27 @@ def _too_deep(data: object, limit: int) -> bool:
     return False
 
 
+def supersedes(a: Alert, status: str, starts_at: float | None, ends_at: float | None) -> bool:
+    """Whether delivery ``a`` is newer than the stored state of its alert (same fingerprint).
+
+    Alertmanager retries and several of its replicas send independently, so deliveries arrive out
+    of order. Each episode of an alert is named by its ``startsAt``: a delivery of an older episode
+    is stale; a ``firing`` delivery after a resolution is a re-fire only if it started after the
+    resolution ended (else it is the late notice of the episode already resolved); a ``resolved``
+    delivery ends the current episode, or moves a resolution's end later.
+    """
+    start = a.starts_unix or 0.0
+    if starts_at is not None and start < starts_at:
+        return False
+    if a.status == "firing":
+        if status != "resolved":
+            return True
+        return start > (ends_at if ends_at is not None else (starts_at or 0.0))
+    if status != "resolved":
+        return True
+    return (a.ends_unix or 0.0) >= (ends_at or 0.0)
+
+
 def group_key_matches(job: str | None, hosts: list[str], inv_job: str | None, inv_hosts: list[str]) -> bool:
     """Same job, or a shared host: one fault."""
     if job and inv_job and job == inv_job:

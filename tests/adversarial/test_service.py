@@ -34,6 +34,27 @@ from tests.harness.service.conftest import app_client, server  # noqa: F401 - fi
 from tests.harness.service.pgcluster import Cluster
 
 
+# -- both stores --------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def cluster():
+    c = Cluster().start()
+    yield c
+    c.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request, tmp_path: Path):
+    if request.param == "sqlite":
+        s: Any = SqliteStore(tmp_path / "s.sqlite")
+    else:
+        from forensic.harness.service.pgstore import PostgresStore
+
+        s = PostgresStore(request.getfixturevalue("cluster").fresh_db(f"item16_{os.getpid()}_{time.monotonic_ns()}"))
+    yield s
+    s.close()
+
+
+
 # -- item 6: one serve per SQLite file ----------------------------------------------------------
 def _serve_again(srv: Server, port: int) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "forensic.harness.cli", "serve", "--config", str(srv.config),
@@ -120,3 +141,47 @@ def test_item7_hostile_last_event_id_is_a_one_line_400(app_client, last_id: str)
               headers={**auth("vic"), "Last-Event-ID": last_id.encode()})
     assert r.status_code == 400, r.text
     assert "Last-Event-ID" in r.json()["detail"] and "\n" not in r.json()["detail"]
+
+
+# -- item 16: out-of-order deliveries; distinct resolved alerts ---------------------------------
+def _iso(t: float) -> str:
+    return datetime.fromtimestamp(t, tz=timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def _deliver(store: Any, *alerts: dict[str, Any]) -> None:
+    text, p = parse_payload(json.dumps(webhook(list(alerts))).encode(), ["training_job"])
+    store.ingest([("am", text, p)], window_s=3600, resolve_bundle=lambda job, hosts: Path("/bundle"))
+
+
+def _alert(fp: str, status: str, starts: float, ends: float | None = None) -> dict[str, Any]:
+    a = fault_alert(0, job="j16")
+    a.update(fingerprint=fp, status=status, startsAt=_iso(starts), endsAt=_iso(ends) if ends else "0001-01-01T00:00:00Z")
+    return a
+
+
+def test_item16_late_deliveries_never_move_state_backwards_and_flaps_count_once(store) -> None:
+    t0 = time.time() - 600
+    _deliver(store, _alert("a", "firing", t0))
+    _deliver(store, _alert("a", "resolved", t0, t0 + 60))
+    _deliver(store, _alert("a", "firing", t0))  # late: the firing notice sent before the resolution
+    inv = store.investigations(limit=10)[0]
+    status = {a["fingerprint"]: a["status"] for a in store.alerts_of(inv["id"])}
+    assert status == {"a": "resolved"} and inv["resolved_count"] == 1
+    # A real re-fire (started after the resolution), then a second resolution: one alert resolved.
+    _deliver(store, _alert("a", "firing", t0 + 120))
+    assert store.investigations(limit=10)[0]["resolved_count"] == 0
+    _deliver(store, _alert("a", "resolved", t0 + 120, t0 + 180))
+    _deliver(store, _alert("a", "resolved", t0 + 120, t0 + 180))  # a repeat changes nothing
+    _deliver(store, _alert("b", "firing", t0 + 10), _alert("c", "resolved", t0 + 20, t0 + 30))
+    _deliver(store, _alert("b", "resolved", t0 + 10, t0 + 200))
+    _deliver(store, _alert("a", "firing", t0 + 120))  # late again, after the flap
+    inv = store.investigations(limit=10)[0]
+    status = {a["fingerprint"]: a["status"] for a in store.alerts_of(inv["id"])}
+    assert status == {"a": "resolved", "b": "resolved", "c": "resolved"}
+    assert (inv["alert_count"], inv["resolved_count"]) == (3, 3)
+    # A late resolution of an older episode does not end a newer one.
+    _deliver(store, _alert("b", "firing", t0 + 300))
+    _deliver(store, _alert("b", "resolved", t0 + 10, t0 + 200))
+    inv = store.investigations(limit=10)[0]
+    assert {a["fingerprint"]: a["status"] for a in store.alerts_of(inv["id"])}["b"] == "firing"
+    assert inv["resolved_count"] == 2
