@@ -195,16 +195,24 @@ def load_config(path: Path) -> ServeConfig:
     return parse_config(data, Path(path).resolve().parent)
 
 
+def read_token(u: User) -> str:
+    """The first line of ``u``'s token file; :class:`ConfigError` if unreadable or shorter than 16 characters."""
+    try:
+        text = u.token_file.read_text().strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"user {u.name}: token file {u.token_file} unreadable "
+                          f"({getattr(exc, 'strerror', None) or type(exc).__name__})") from None
+    token = text.splitlines()[0].strip() if text else ""
+    if len(token) < 16:
+        raise ConfigError(f"user {u.name}: token in {u.token_file} is shorter than 16 characters")
+    return token
+
+
 def load_tokens(cfg: ServeConfig) -> dict[str, User]:
     """token -> user, read from each user's token file; empty, short or shared tokens are refused."""
     out: dict[str, User] = {}
     for u in cfg.users:
-        try:
-            token = u.token_file.read_text().strip().splitlines()[0].strip() if u.token_file.read_text().strip() else ""
-        except OSError as exc:
-            raise ConfigError(f"user {u.name}: token file {u.token_file} unreadable ({exc.strerror})") from None
-        if len(token) < 16:
-            raise ConfigError(f"user {u.name}: token in {u.token_file} is shorter than 16 characters")
+        token = read_token(u)
         if token in out:
             raise ConfigError(f"user {u.name}: token in {u.token_file} is also {out[token].name}'s")
         out[token] = u

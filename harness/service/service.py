@@ -74,7 +74,7 @@ class Service:
     def __init__(self, cfg: ServeConfig, *, db: str | None = None) -> None:
         """``db``: a ``postgresql://`` URL (several processes, docs/scaling.md); else ``cfg.database`` (SQLite)."""
         self.cfg = cfg
-        self.tokens = Tokens(load_tokens(cfg))
+        self.tokens = Tokens(load_tokens(cfg), cfg.users)
         self._lock: str | None = None
         if db:
             from forensic.harness.service.pgstore import PostgresStore, postgres_checkpointer

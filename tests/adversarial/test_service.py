@@ -143,6 +143,44 @@ def test_item7_hostile_last_event_id_is_a_one_line_400(app_client, last_id: str)
     assert "Last-Event-ID" in r.json()["detail"] and "\n" not in r.json()["detail"]
 
 
+# -- item 14: tokens re-read when their file changes --------------------------------------------
+def test_item14_a_token_revoked_in_its_file_stops_working_without_a_restart(app_client, tmp_path: Path) -> None:
+    c, svc = app_client()
+    assert c.get("/api/v1/me", headers=auth("ann")).status_code == 200
+    new = "tok-approver-REPLACED09abcdef"  # same length: a change of mtime alone must be seen
+    assert len(new) == len(TOKENS["ann"][1])
+    (tmp_path / "ann.token").write_text(new + "\n")
+    assert c.get("/api/v1/me", headers=auth("ann")).status_code == 401
+    assert c.get("/api/v1/me", headers={"Authorization": f"Bearer {new}"}).json()["name"] == "ann"
+    # Deleting the file revokes the user; the others are untouched.
+    (tmp_path / "ann.token").unlink()
+    assert c.get("/api/v1/me", headers={"Authorization": f"Bearer {new}"}).status_code == 401
+    assert c.get("/api/v1/me", headers=auth("vic")).status_code == 200
+    # A token too short (or another user's) in a file disables that user, not the service.
+    (tmp_path / "vic.token").write_text("short\n")
+    assert c.get("/api/v1/me", headers=auth("vic")).status_code == 401
+    assert c.get("/api/v1/me", headers={"Authorization": "Bearer short"}).status_code == 401
+    (tmp_path / "vic.token").write_text(TOKENS["root"][1] + "\n")
+    assert c.get("/api/v1/me", headers=auth("root")).status_code == 401
+    (tmp_path / "vic.token").write_text(TOKENS["vic"][1] + "\n")
+    assert c.get("/api/v1/me", headers=auth("root")).json()["name"] == "root"
+    assert c.get("/api/v1/me", headers=auth("vic")).json()["name"] == "vic"
+
+
+def test_item14_sighup_rereads_the_tokens_and_keeps_serving(server) -> None:
+    import signal
+
+    srv = server().start()
+    assert srv.get("/api/v1/me", "vic").status_code == 200
+    (srv.folder / "vic.token").write_text("tok-viewer-ROTATED-0123456789\n")
+    assert srv.proc is not None
+    os.kill(srv.proc.pid, signal.SIGHUP)
+    time.sleep(0.5)
+    assert srv.proc.poll() is None, srv.log()[-2000:]
+    assert srv.get("/api/v1/me", "vic").status_code == 401
+    assert srv.get("/api/v1/me", "root").status_code == 200
+
+
 # -- item 16: out-of-order deliveries; distinct resolved alerts ---------------------------------
 def _iso(t: float) -> str:
     return datetime.fromtimestamp(t, tz=timezone.utc).isoformat().replace("+00:00", "Z")
