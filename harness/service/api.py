@@ -82,7 +82,9 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
             if manage_lifecycle:
                 svc.stop()
 
-    app = FastAPI(title="forensic", version="1", lifespan=lifespan,
+    # No /docs or /redoc: their pages load Swagger UI and ReDoc from a CDN, which the service's own
+    # CSP refuses (and it serves no external asset). The OpenAPI document is at /openapi.json.
+    app = FastAPI(title="forensic", version="1", lifespan=lifespan, docs_url=None, redoc_url=None,
                   description="Auto-triage: Alertmanager webhooks in; investigations, approvals and a page out.")
     cap = svc.cfg.max_body_bytes
 
@@ -220,10 +222,12 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
 
     @app.get("/api/v1/investigations/{inv_id}", tags=["investigations"])
     def get_investigation(inv_id: str, _: Annotated[User, Depends(need("viewer"))]) -> dict[str, Any]:
-        """Status, the forensic.report/v1 report (once concluded) and the alerts it grouped."""
+        """Status, the forensic.report/v1 report (once concluded) and the alerts it grouped: the first
+        ``alerts_shown`` (up to 1,000, by start time) of ``alerts_total``."""
         inv = _get(inv_id)
-        return {**_summary(inv), "gpus": inv["gpus"], "report": inv["report"], "alerts": svc.store.alerts_of(inv_id),
-                "events": svc.store.events_after(inv_id, 0)}
+        alerts = svc.store.alerts_of(inv_id)  # the first 1,000 by start time
+        return {**_summary(inv), "gpus": inv["gpus"], "report": inv["report"], "alerts": alerts,
+                "alerts_total": inv["alert_count"], "alerts_shown": len(alerts), "events": svc.store.events_after(inv_id, 0)}
 
     @app.get("/api/v1/investigations/{inv_id}/heatmap", tags=["investigations"])
     def get_heatmap(inv_id: str, _: Annotated[User, Depends(need("viewer"))]) -> dict[str, Any]:

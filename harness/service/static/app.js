@@ -50,6 +50,12 @@ function age(t) {
   return Math.round(s / 86400) + " d";
 }
 const when = (t) => t ? new Date(t * 1000).toISOString().replace("T", " ").slice(0, 19) + "Z" : "";
+// The API lists the first 1,000 alerts of an investigation: say so when it has more.
+function alertsHeading(inv) {
+  const total = inv.alerts_total ?? inv.alerts.length, shown = inv.alerts.length;
+  const n = (x) => Number(x).toLocaleString("en-US");
+  return "Alerts grouped here (" + n(total) + (shown < total ? "; the first " + n(shown) + " shown" : "") + ")";
+}
 const pill = (s) => el("span", { class: "pill s-" + String(s || "none").replace(/[^a-z_]/g, "") }, s || "—");
 
 // ---------------------------------------------------------------- sign in
@@ -142,7 +148,7 @@ async function showInvestigation(id) {
     report && report.proposals.length ? report.proposals.map((p) => proposalCard(inv, p)) :
       el("p", { class: "muted" }, report ? "None: nothing to remediate." : "Proposed once the investigation concludes."));
 
-  const alerts = el("section", { class: "card" }, el("h2", {}, "Alerts grouped here (" + inv.alerts.length + ")"),
+  const alerts = el("section", { class: "card" }, el("h2", {}, alertsHeading(inv)),
     el("table", { class: "grid", id: "alerts" }, el("thead", {}, el("tr", {}, ["Alert", "Status", "Labels", "Started"].map((h) => el("th", {}, h)))),
       el("tbody", {}, inv.alerts.map((a) => el("tr", {},
         el("td", {}, a.alertname || a.fingerprint), el("td", {}, pill(a.status)),
