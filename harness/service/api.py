@@ -162,6 +162,10 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
             raise Problem(403, f"user {user.name!r} (role {user.role}) may not do this; needs {role}")
         return user
 
+    def _dead_letter(user: str, status: int, reason: str, body: bytes) -> None:
+        kept = svc.cfg.dead_letters
+        svc.store.dead_letter(user, status, reason, body, keep=kept.keep, keep_s=kept.keep_days * 86400)
+
     # -- intake ----------------------------------------------------------------------------
     # The hot path. The security-headers wrapper hands POST /api/v1/alerts to accept_alerts
     # directly (the route below documents it, and answers it when the app is mounted under a
@@ -172,13 +176,13 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
         user = _user(request.headers.get("authorization"), "webhook")
         body, too_big = await read_capped(request)
         if too_big:  # keep what was read (up to the cap) with the reason
-            await asyncio.to_thread(svc.store.dead_letter, user.name, 413, too_big, body)
+            await asyncio.to_thread(_dead_letter, user.name, 413, too_big, body)
             svc.metrics.dead_lettered.labels("413").inc()
             raise Problem(413, too_big)
         try:
             text, payload = parse_payload(body, svc.cfg.grouping.job_labels)
         except IntakeError as exc:
-            await asyncio.to_thread(svc.store.dead_letter, user.name, exc.status, exc.reason, body)
+            await asyncio.to_thread(_dead_letter, user.name, exc.status, exc.reason, body)
             svc.metrics.dead_lettered.labels(str(exc.status)).inc()
             raise Problem(exc.status, exc.reason) from None
         try:
@@ -376,9 +380,15 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
         return {"name": user.name, "role": user.role, "can_approve": allowed(user, "approver")}
 
     @app.get("/api/v1/dead-letters", tags=["intake"])
-    def dead_letters(_: Annotated[User, Depends(need("admin"))]) -> dict[str, Any]:
-        """Refused webhook bodies and why (bodies kept in the database)."""
-        return {"dead_letters": svc.store.dead_letters()}
+    def dead_letters(_: Annotated[User, Depends(need("admin"))], limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+                     cursor: Annotated[str | None, Query(pattern=r"^[0-9]{1,18}$")] = None) -> dict[str, Any]:
+        """Refused webhook bodies and why (bodies kept in the database, capped: ``[dead_letters]``), newest
+        first, ``limit`` a page; pass ``next_cursor`` back as ``cursor`` for the next page (null: no more)."""
+        page = svc.store.dead_letters(limit=limit + 1, before=int(cursor) if cursor else None)
+        more = len(page) > limit
+        page = page[:limit]
+        return {"dead_letters": page, "next_cursor": str(page[-1]["id"]) if more else None,
+                "total": svc.store.dead_letter_count()}
 
     @app.get("/healthz", tags=["health"])
     def healthz() -> dict[str, Any]:

@@ -32,6 +32,10 @@ Example (every key but ``[[users]]`` has a default)::
     [notify]
     slack_webhooks = ["https://hooks.slack.com/services/..."]
 
+    [dead_letters]       # refused webhook bodies, kept for a look
+    keep = 1000          # the newest this many ...
+    keep_days = 30       # ... and none older than this
+
     [fleet]              # live fleets (fleet.toml): validated here, passed through
     file = "/etc/forensic/fleet.toml"
 
@@ -108,6 +112,13 @@ class Evidence(_Strict):
     bundles: list[BundleMapping] = Field(default_factory=list, description="Recorded bundles, first match wins.")
 
 
+class DeadLetters(_Strict):
+    """How many refused request bodies are kept, and for how long (each may be ``max_body_bytes``)."""
+
+    keep: int = Field(1000, ge=1, le=1_000_000, description="The newest this many are kept; older ones are deleted.")
+    keep_days: float = Field(30.0, gt=0, description="Ones older than this are deleted.")
+
+
 class Notify(_Strict):
     """Where conclusions are announced."""
 
@@ -143,6 +154,7 @@ class ServeConfig(_Strict):
     users: list[User] = Field(min_length=1)
     evidence: Evidence = Field(default_factory=Evidence)
     notify: Notify = Field(default_factory=Notify)
+    dead_letters: DeadLetters = Field(default_factory=DeadLetters)
     fleet: Fleet | None = None
     executors: Path | None = Field(None, description="executors.toml: lets approvers carry out approved proposals.")
 

@@ -280,14 +280,22 @@ class PostgresStore:
                         " ON CONFLICT (investigation, key) DO NOTHING", [list(c) for c in zip(*events)])
         return results
 
-    def dead_letter(self, user: str | None, status: int, reason: str, body: bytes) -> None:
+    def dead_letter(self, user: str | None, status: int, reason: str, body: bytes, *, keep: int, keep_s: float) -> None:
+        """Keep a refused body; in the same transaction, delete all but the newest ``keep`` and any older than ``keep_s``."""
+        now = _now()
         with self._tx() as con:
             con.execute('INSERT INTO dead_letters(received_at, "user", status, reason, body) VALUES (%s,%s,%s,%s,%s)',
-                        (_now(), user, status, reason[:2000], body))
+                        (now, user, status, reason[:2000], body))
+            con.execute("DELETE FROM dead_letters WHERE received_at < %s"
+                        " OR id <= (SELECT id FROM dead_letters ORDER BY id DESC LIMIT 1 OFFSET %s)", (now - keep_s, keep))
 
-    def dead_letters(self, limit: int = 100) -> list[dict[str, Any]]:
+    def dead_letters(self, limit: int = 100, before: int | None = None) -> list[dict[str, Any]]:
+        """Newest first; ``before``: only those with a smaller id (the cursor of the next page)."""
         return self._q('SELECT id, received_at, "user", status, reason, length(body) AS bytes FROM dead_letters'
-                       " ORDER BY id DESC LIMIT %s", (limit,))
+                       " WHERE id < %s ORDER BY id DESC LIMIT %s", (before if before is not None else 1 << 62, limit))
+
+    def dead_letter_count(self) -> int:
+        return self._q("SELECT COUNT(*) AS n FROM dead_letters")[0]["n"]
 
     # -- workers ---------------------------------------------------------------------------
     def claim(self, owner: str, *, lease_s: float, per_job: int) -> dict[str, Any] | None:

@@ -66,7 +66,9 @@ class Store(Protocol):
 
     def ingest(self, batch: list[tuple[str, str, Payload]], *, window_s: float,
                resolve_bundle: Any) -> list[IntakeResult]: ...
-    def dead_letter(self, user: str | None, status: int, reason: str, body: bytes) -> None: ...
+    def dead_letter(self, user: str | None, status: int, reason: str, body: bytes, *, keep: int, keep_s: float) -> None: ...
+    def dead_letters(self, limit: int = 100, before: int | None = None) -> list[dict[str, Any]]: ...
+    def dead_letter_count(self) -> int: ...
     def claim(self, owner: str, *, lease_s: float, per_job: int) -> dict[str, Any] | None: ...
     def renew(self, inv_id: str, owner: str, lease_s: float) -> bool: ...
     def release_all(self) -> int: ...
@@ -223,14 +225,23 @@ class SqliteStore:
         res.opened.append(inv_id)
         return inv_id
 
-    def dead_letter(self, user: str | None, status: int, reason: str, body: bytes) -> None:
+    def dead_letter(self, user: str | None, status: int, reason: str, body: bytes, *, keep: int, keep_s: float) -> None:
+        """Keep a refused body; in the same transaction, delete all but the newest ``keep`` and any older than ``keep_s``."""
+        now = _now()
         with self._tx() as con:
             con.execute("INSERT INTO dead_letters(received_at, user, status, reason, body) VALUES (?,?,?,?,?)",
-                        (_now(), user, status, reason[:2000], body))
+                        (now, user, status, reason[:2000], body))
+            con.execute("DELETE FROM dead_letters WHERE received_at < ?"
+                        " OR id <= (SELECT id FROM dead_letters ORDER BY id DESC LIMIT 1 OFFSET ?)", (now - keep_s, keep))
 
-    def dead_letters(self, limit: int = 100) -> list[dict[str, Any]]:
+    def dead_letters(self, limit: int = 100, before: int | None = None) -> list[dict[str, Any]]:
+        """Newest first; ``before``: only those with a smaller id (the cursor of the next page)."""
         return self._r().execute("SELECT id, received_at, user, status, reason, length(body) AS bytes FROM dead_letters"
-                                 " ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+                                 " WHERE id < ? ORDER BY id DESC LIMIT ?",
+                                 (before if before is not None else 1 << 62, limit)).fetchall()
+
+    def dead_letter_count(self) -> int:
+        return self._r().execute("SELECT COUNT(*) AS n FROM dead_letters").fetchone()["n"]
 
     # -- workers ---------------------------------------------------------------------------
     def claim(self, owner: str, *, lease_s: float, per_job: int) -> dict[str, Any] | None:

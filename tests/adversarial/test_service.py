@@ -143,6 +143,45 @@ def test_item7_hostile_last_event_id_is_a_one_line_400(app_client, last_id: str)
     assert "Last-Event-ID" in r.json()["detail"] and "\n" not in r.json()["detail"]
 
 
+# -- item 13: dead letters capped, expiring, paged ----------------------------------------------
+def test_item13_dead_letters_are_capped_and_paged(app_client) -> None:
+    c, svc = app_client(extra="[dead_letters]\nkeep = 5\nkeep_days = 1")
+    for i in range(8):
+        assert c.post("/api/v1/alerts", content=b"{not json %d" % i,
+                      headers={**auth("alertmanager"), "Content-Type": "application/json"}).status_code == 400
+    pages, cursor = [], None
+    while True:
+        params: dict[str, Any] = {"limit": 2}
+        if cursor is not None:
+            params["cursor"] = cursor
+        d = c.get("/api/v1/dead-letters", params=params, headers=auth("root")).json()
+        pages.append(d["dead_letters"])
+        cursor = d["next_cursor"]
+        if cursor is None:
+            break
+    ids = [x["id"] for p in pages for x in p]
+    assert [len(p) for p in pages] == [2, 2, 1] and ids == sorted(ids, reverse=True) and len(set(ids)) == 5
+    assert d["total"] == 5
+    # The five kept are the newest: the first three bodies are gone.
+    kept = sqlite3.connect(svc.cfg.database).execute("SELECT body FROM dead_letters ORDER BY id").fetchall()
+    assert [bytes(b) for (b,) in kept] == [b"{not json %d" % i for i in range(3, 8)]
+    assert c.get("/api/v1/dead-letters", params={"cursor": "x"}, headers=auth("root")).status_code == 422
+    assert c.get("/api/v1/dead-letters", params={"limit": 0}, headers=auth("root")).status_code == 422
+
+
+def test_item13_dead_letter_cap_and_retention_in_both_stores(store) -> None:
+    for i in range(6):
+        store.dead_letter("am", 400, f"bad {i}", b"x%d" % i, keep=4, keep_s=3600)
+    first = store.dead_letters(limit=3)
+    assert [d["reason"] for d in first] == ["bad 5", "bad 4", "bad 3"]
+    rest = store.dead_letters(limit=3, before=first[-1]["id"])
+    assert [d["reason"] for d in rest] == ["bad 2"]
+    assert store.dead_letter_count() == 4
+    # Older than the retention: gone at the next write.
+    store.dead_letter("am", 400, "new", b"y", keep=4, keep_s=0.0)
+    assert [d["reason"] for d in store.dead_letters(limit=10)] == ["new"]
+
+
 # -- item 14: tokens re-read when their file changes --------------------------------------------
 def test_item14_a_token_revoked_in_its_file_stops_working_without_a_restart(app_client, tmp_path: Path) -> None:
     c, svc = app_client()
