@@ -182,6 +182,39 @@ def test_item13_dead_letter_cap_and_retention_in_both_stores(store) -> None:
     assert [d["reason"] for d in store.dead_letters(limit=10)] == ["new"]
 
 
+@pytest.mark.slow
+def test_item13_the_page_pages_through_dead_letters_in_chromium(server, tmp_path: Path) -> None:
+    from tests.harness.service.test_browser import _browser, _playwright, _sign_in
+
+    sync_playwright = _playwright()
+    srv = server().start()
+    for i in range(60):
+        assert srv.post("/api/v1/alerts", "alertmanager", content=b"<b>not json %d" % i,
+                        headers={"Content-Type": "application/json"}).status_code == 400
+    with sync_playwright() as pw:
+        ctx = _browser(pw, tmp_path / "profile")
+        page = ctx.pages[0] if ctx.pages else ctx.new_page()
+        _sign_in(page, srv.url, "root")
+        page.click("#nav-dead")
+        page.wait_for_selector("#dead-letters tbody tr[data-id]")
+        assert page.locator("h1").inner_text() == "Dead letters (60)"
+        first = page.locator("#dead-letters tbody tr[data-id]").evaluate_all("rs => rs.map(r => r.dataset.id)")
+        page.click("#dl-older")
+        page.wait_for_selector("#dl-newest")
+        second = page.locator("#dead-letters tbody tr[data-id]").evaluate_all("rs => rs.map(r => r.dataset.id)")
+        ids = [int(x) for x in first + second]
+        assert (len(first), len(second)) == (50, 10) and ids == sorted(ids, reverse=True) and len(set(ids)) == 60
+        assert page.locator("#dl-older").count() == 0
+        ctx.close()
+        # Not for a viewer: no link, and the API refuses.
+        ctx = _browser(pw, tmp_path / "profile-vic")
+        page = ctx.pages[0] if ctx.pages else ctx.new_page()
+        _sign_in(page, srv.url, "vic")
+        assert page.locator("#nav-dead").is_hidden()
+        ctx.close()
+    assert srv.get("/api/v1/dead-letters", "vic").status_code == 403
+
+
 # -- item 14: tokens re-read when their file changes --------------------------------------------
 def test_item14_a_token_revoked_in_its_file_stops_working_without_a_restart(app_client, tmp_path: Path) -> None:
     c, svc = app_client()
