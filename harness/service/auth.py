@@ -39,29 +39,34 @@ class Tokens:
 
     def __init__(self, tokens: dict[str, User], users: Sequence[User] = ()) -> None:
         self._users = list(users)
+        self._files = [str(u.token_file) for u in self._users]
         self._reload = threading.Lock()
         self._tokens = [(t.encode(), u) for t, u in tokens.items()]
-        self._stamp, self._racy = self._stamps()
+        self._stamp = self._stamps()
+        self._racy = self._is_racy(self._stamp)
 
-    def _stamps(self) -> tuple[tuple[tuple[int, int, int, int] | None, ...], bool]:
+    @staticmethod
+    def _is_racy(stamp: tuple[tuple[int, int, int, int] | None, ...]) -> bool:
         now = time.time_ns()
+        return any(s is not None and now - s[0] < _RACY_NS for s in stamp)
+
+    def _stamps(self) -> tuple[tuple[int, int, int, int] | None, ...]:
         out: list[tuple[int, int, int, int] | None] = []
-        for u in self._users:
+        for path in self._files:
             try:
-                st = os.stat(u.token_file)
+                st = os.stat(path)
             except OSError:
                 out.append(None)
                 continue
             out.append((st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino))
-        racy = any(s is not None and now - max(s[0], s[1]) < _RACY_NS for s in out)
-        return tuple(out), racy
+        return tuple(out)
 
     def reload(self) -> None:
         """Re-read every token file. A user whose file is missing, unreadable or too short, or
         whose token another user's file also holds, is refused until the file is fixed (logged):
         deleting or emptying a token file revokes it."""
         with self._reload:
-            stamp, racy = self._stamps()
+            stamp = self._stamps()
             read: dict[str, list[User]] = {}
             for u in self._users:
                 try:
@@ -73,17 +78,15 @@ class Tokens:
                     log.warning("users %s share one token; refusing all of them until their files differ",
                                 ", ".join(u.name for u in us))
             self._tokens = [(t.encode(), us[0]) for t, us in read.items() if len(us) == 1]
-            self._stamp, self._racy = stamp, racy
+            self._stamp, self._racy = stamp, self._is_racy(stamp)
 
     def reload_soon(self) -> None:
         """Re-read the files at the next request (safe in a signal handler: takes no lock)."""
         self._racy = True
 
     def user(self, authorization: str | None) -> User:
-        if self._users:
-            stamp, _ = self._stamps()
-            if stamp != self._stamp or self._racy:
-                self.reload()
+        if self._files and (self._racy or self._stamps() != self._stamp):
+            self.reload()
         if not authorization:
             raise AuthError(401, "missing bearer token")
         scheme, _, token = authorization.partition(" ")

@@ -45,16 +45,22 @@ def lock_database(db: Path) -> str:
             fd, n = _held[key]
             _held[key] = (fd, n + 1)
             return key
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(key, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(key, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise DatabaseLocked(f"{key}: cannot create the database's lock file ({exc.strerror})") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        except BlockingIOError:
             holder = os.read(fd, 32).decode(errors="replace").strip()
             os.close(fd)
             who = f" (pid {holder})" if holder.isdigit() else ""
             raise DatabaseLocked(f"{path}: another forensic serve{who} is using this database; stop it first, or give "
                                  "this one its own database (several processes share PostgreSQL: docs/scaling.md)") from None
+        except OSError as exc:  # a file system without flock: refuse rather than risk two writers
+            os.close(fd)
+            raise DatabaseLocked(f"{key}: cannot lock the database ({exc.strerror})") from None
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
         _held[key] = (fd, 1)
