@@ -11,6 +11,7 @@
 - Item 16: a late delivery with an older timestamp never moves an alert's state backwards, and
   ``resolved_count`` counts distinct alerts resolved, not flaps; SQLite and PostgreSQL alike.
 """
+# ruff: noqa: F811 - the service's fixtures (app_client, server) are imported, then named as parameters
 
 from __future__ import annotations
 
@@ -20,17 +21,16 @@ import sqlite3
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-
 from forensic.harness.service.bench import fault_alert, webhook
 from forensic.harness.service.intake import parse_payload
 from forensic.harness.service.store import SqliteStore
-from tests.harness.service.conftest import JOB, TOKENS, Server, auth
-from tests.harness.service.conftest import app_client, server  # noqa: F401 - fixtures, used by name
+
+from tests.harness.service.conftest import JOB, TOKENS, Server, app_client, auth, server  # noqa: F401 - fixtures, used by name
 from tests.harness.service.pgcluster import Cluster
 
 
@@ -58,7 +58,7 @@ def store(request, tmp_path: Path):
 # -- item 6: one serve per SQLite file ----------------------------------------------------------
 def _serve_again(srv: Server, port: int) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "forensic.harness.cli", "serve", "--config", str(srv.config),
-                           "--port", str(port)], capture_output=True, text=True, timeout=120)
+                           "--port", str(port)], capture_output=True, text=True, timeout=120, check=False)
 
 
 def test_item6_second_serve_on_one_sqlite_file_is_refused_and_resets_nothing(server) -> None:
@@ -108,7 +108,7 @@ HOSTILE_BODIES = {
 
 @pytest.mark.parametrize("name", list(HOSTILE_BODIES))
 def test_item7_hostile_json_is_a_one_line_400_and_a_dead_letter(app_client, name: str) -> None:
-    c, svc = app_client()
+    c, _ = app_client()
     body = HOSTILE_BODIES[name]
     r = c.post("/api/v1/alerts", content=body, headers={**auth("alertmanager"), "Content-Type": "application/json"})
     assert r.status_code == 400, r.text
@@ -134,7 +134,7 @@ def test_item7_parse_payload_refuses_with_intake_errors_only() -> None:
 
 @pytest.mark.parametrize("last_id", ["9" * 5000, "9" * 40, "99999999999999999999", "-1", "abc", "\u00b2", "1 2"])
 def test_item7_hostile_last_event_id_is_a_one_line_400(app_client, last_id: str) -> None:
-    c, svc = app_client(extra="[workers]\ncount = 1")
+    c, _ = app_client(extra="[workers]\ncount = 1")
     inv = c.post("/api/v1/alerts", json=webhook([fault_alert(0, job="other-job")]),
                  headers=auth("alertmanager")).json()["opened"][0]
     r = c.get(f"/api/v1/investigations/{inv}/events",
@@ -217,7 +217,7 @@ def test_item13_the_page_pages_through_dead_letters_in_chromium(server, tmp_path
 
 # -- item 14: tokens re-read when their file changes --------------------------------------------
 def test_item14_a_token_revoked_in_its_file_stops_working_without_a_restart(app_client, tmp_path: Path) -> None:
-    c, svc = app_client()
+    c, _ = app_client()
     assert c.get("/api/v1/me", headers=auth("ann")).status_code == 200
     new = "tok-approver-REPLACED09abcdef"  # same length: a change of mtime alone must be seen
     assert len(new) == len(TOKENS["ann"][1])
@@ -255,7 +255,7 @@ def test_item14_sighup_rereads_the_tokens_and_keeps_serving(server) -> None:
 
 # -- item 15: no external assets; true alert counts ---------------------------------------------
 def test_item15_no_page_loads_an_external_asset(app_client) -> None:
-    c, svc = app_client()
+    c, _ = app_client()
     assert c.get("/docs").status_code == 404 and c.get("/redoc").status_code == 404
     assert "/api/v1/alerts" in c.get("/openapi.json").json()["paths"]
     for path in ("/", "/static/app.js", "/static/app.css"):
@@ -297,7 +297,7 @@ def test_item15_the_page_says_the_true_alert_count_in_chromium(server, tmp_path:
 
 # -- item 16: out-of-order deliveries; distinct resolved alerts ---------------------------------
 def _iso(t: float) -> str:
-    return datetime.fromtimestamp(t, tz=timezone.utc).isoformat().replace("+00:00", "Z")
+    return datetime.fromtimestamp(t, tz=UTC).isoformat().replace("+00:00", "Z")
 
 
 def _deliver(store: Any, *alerts: dict[str, Any]) -> None:
