@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -40,5 +41,8 @@ def serve(
         svc = Service(cfg, db=db)
     except (ConfigError, ForensicError) as exc:
         _fail(2, str(exc))
+    # SIGHUP re-reads the token files (they are also re-read when one changes); without this
+    # handler it would end the process.
+    signal.signal(signal.SIGHUP, lambda *_: svc.tokens.reload_soon())
     uvicorn.run(create_app(svc), host=host, port=port, log_level=log_level, access_log=False,
                 timeout_graceful_shutdown=5)

@@ -82,7 +82,9 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
             if manage_lifecycle:
                 svc.stop()
 
-    app = FastAPI(title="forensic", version="1", lifespan=lifespan,
+    # No /docs or /redoc: their pages load Swagger UI and ReDoc from a CDN, which the service's own
+    # CSP refuses (and it serves no external asset). The OpenAPI document is at /openapi.json.
+    app = FastAPI(title="forensic", version="1", lifespan=lifespan, docs_url=None, redoc_url=None,
                   description="Auto-triage: Alertmanager webhooks in; investigations, approvals and a page out.")
     cap = svc.cfg.max_body_bytes
 
@@ -160,6 +162,10 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
             raise Problem(403, f"user {user.name!r} (role {user.role}) may not do this; needs {role}")
         return user
 
+    def _dead_letter(user: str, status: int, reason: str, body: bytes) -> None:
+        kept = svc.cfg.dead_letters
+        svc.store.dead_letter(user, status, reason, body, keep=kept.keep, keep_s=kept.keep_days * 86400)
+
     # -- intake ----------------------------------------------------------------------------
     # The hot path. The security-headers wrapper hands POST /api/v1/alerts to accept_alerts
     # directly (the route below documents it, and answers it when the app is mounted under a
@@ -170,13 +176,13 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
         user = _user(request.headers.get("authorization"), "webhook")
         body, too_big = await read_capped(request)
         if too_big:  # keep what was read (up to the cap) with the reason
-            await asyncio.to_thread(svc.store.dead_letter, user.name, 413, too_big, body)
+            await asyncio.to_thread(_dead_letter, user.name, 413, too_big, body)
             svc.metrics.dead_lettered.labels("413").inc()
             raise Problem(413, too_big)
         try:
             text, payload = parse_payload(body, svc.cfg.grouping.job_labels)
         except IntakeError as exc:
-            await asyncio.to_thread(svc.store.dead_letter, user.name, exc.status, exc.reason, body)
+            await asyncio.to_thread(_dead_letter, user.name, exc.status, exc.reason, body)
             svc.metrics.dead_lettered.labels(str(exc.status)).inc()
             raise Problem(exc.status, exc.reason) from None
         try:
@@ -220,10 +226,12 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
 
     @app.get("/api/v1/investigations/{inv_id}", tags=["investigations"])
     def get_investigation(inv_id: str, _: Annotated[User, Depends(need("viewer"))]) -> dict[str, Any]:
-        """Status, the forensic.report/v1 report (once concluded) and the alerts it grouped."""
+        """Status, the forensic.report/v1 report (once concluded) and the alerts it grouped: the first
+        ``alerts_shown`` (up to 1,000, by start time) of ``alerts_total``."""
         inv = _get(inv_id)
-        return {**_summary(inv), "gpus": inv["gpus"], "report": inv["report"], "alerts": svc.store.alerts_of(inv_id),
-                "events": svc.store.events_after(inv_id, 0)}
+        alerts = svc.store.alerts_of(inv_id)  # the first 1,000 by start time
+        return {**_summary(inv), "gpus": inv["gpus"], "report": inv["report"], "alerts": alerts,
+                "alerts_total": inv["alert_count"], "alerts_shown": len(alerts), "events": svc.store.events_after(inv_id, 0)}
 
     @app.get("/api/v1/investigations/{inv_id}/heatmap", tags=["investigations"])
     def get_heatmap(inv_id: str, _: Annotated[User, Depends(need("viewer"))]) -> dict[str, Any]:
@@ -246,8 +254,8 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
     async def stream_events(inv_id: str, _: Annotated[User, Depends(need("viewer"))],
                             last_event_id: Annotated[str | None, Header()] = None) -> StreamingResponse:
         """Server-sent events: hypotheses, tool calls, findings, verdict, decisions; ends when the run stops."""
+        after = _event_id(last_event_id)
         await asyncio.to_thread(_get, inv_id)
-        after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
 
         async def gen():
             nonlocal after
@@ -269,6 +277,15 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
                 await asyncio.sleep(0.25)
 
         return StreamingResponse(gen(), media_type="text/event-stream", headers={"Cache-Control": "no-store"})
+
+    def _event_id(header: str | None) -> int:
+        """``Last-Event-ID`` as an event id (a 64-bit row id this stream sent); 400 for anything else."""
+        if not header:
+            return 0
+        if not (header.isascii() and header.isdigit() and len(header) <= 19 and int(header) < 1 << 63):
+            raise Problem(400, f"Last-Event-ID must be an event id this stream sent (digits), not {header[:20]!r}"
+                               f"{'...' if len(header) > 20 else ''}")
+        return int(header)
 
     # -- decisions -------------------------------------------------------------------------
     def _decide(inv_id: str, rp: str, verdict: str, body: DecisionBody, user: User) -> dict[str, Any]:
@@ -369,9 +386,15 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
         return {"name": user.name, "role": user.role, "can_approve": allowed(user, "approver")}
 
     @app.get("/api/v1/dead-letters", tags=["intake"])
-    def dead_letters(_: Annotated[User, Depends(need("admin"))]) -> dict[str, Any]:
-        """Refused webhook bodies and why (bodies kept in the database)."""
-        return {"dead_letters": svc.store.dead_letters()}
+    def dead_letters(_: Annotated[User, Depends(need("admin"))], limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+                     cursor: Annotated[str | None, Query(pattern=r"^[0-9]{1,18}$")] = None) -> dict[str, Any]:
+        """Refused webhook bodies and why (bodies kept in the database, capped: ``[dead_letters]``), newest
+        first, ``limit`` a page; pass ``next_cursor`` back as ``cursor`` for the next page (null: no more)."""
+        page = svc.store.dead_letters(limit=limit + 1, before=int(cursor) if cursor else None)
+        more = len(page) > limit
+        page = page[:limit]
+        return {"dead_letters": page, "next_cursor": str(page[-1]["id"]) if more else None,
+                "total": svc.store.dead_letter_count()}
 
     @app.get("/healthz", tags=["health"])
     def healthz() -> dict[str, Any]:

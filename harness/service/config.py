@@ -32,6 +32,10 @@ Example (every key but ``[[users]]`` has a default)::
     [notify]
     slack_webhooks = ["https://hooks.slack.com/services/..."]
 
+    [dead_letters]       # refused webhook bodies, kept for a look
+    keep = 1000          # the newest this many ...
+    keep_days = 30       # ... and none older than this
+
     [fleet]              # live fleets (fleet.toml): validated here, passed through
     file = "/etc/forensic/fleet.toml"
 
@@ -108,6 +112,13 @@ class Evidence(_Strict):
     bundles: list[BundleMapping] = Field(default_factory=list, description="Recorded bundles, first match wins.")
 
 
+class DeadLetters(_Strict):
+    """How many refused request bodies are kept, and for how long (each may be ``max_body_bytes``)."""
+
+    keep: int = Field(1000, ge=1, le=1_000_000, description="The newest this many are kept; older ones are deleted.")
+    keep_days: float = Field(30.0, gt=0, description="Ones older than this are deleted.")
+
+
 class Notify(_Strict):
     """Where conclusions are announced."""
 
@@ -143,6 +154,7 @@ class ServeConfig(_Strict):
     users: list[User] = Field(min_length=1)
     evidence: Evidence = Field(default_factory=Evidence)
     notify: Notify = Field(default_factory=Notify)
+    dead_letters: DeadLetters = Field(default_factory=DeadLetters)
     fleet: Fleet | None = None
     executors: Path | None = Field(None, description="executors.toml: lets approvers carry out approved proposals.")
 
@@ -195,16 +207,24 @@ def load_config(path: Path) -> ServeConfig:
     return parse_config(data, Path(path).resolve().parent)
 
 
+def read_token(u: User) -> str:
+    """The first line of ``u``'s token file; :class:`ConfigError` if unreadable or shorter than 16 characters."""
+    try:
+        text = u.token_file.read_text().strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"user {u.name}: token file {u.token_file} unreadable "
+                          f"({getattr(exc, 'strerror', None) or type(exc).__name__})") from None
+    token = text.splitlines()[0].strip() if text else ""
+    if len(token) < 16:
+        raise ConfigError(f"user {u.name}: token in {u.token_file} is shorter than 16 characters")
+    return token
+
+
 def load_tokens(cfg: ServeConfig) -> dict[str, User]:
     """token -> user, read from each user's token file; empty, short or shared tokens are refused."""
     out: dict[str, User] = {}
     for u in cfg.users:
-        try:
-            token = u.token_file.read_text().strip().splitlines()[0].strip() if u.token_file.read_text().strip() else ""
-        except OSError as exc:
-            raise ConfigError(f"user {u.name}: token file {u.token_file} unreadable ({exc.strerror})") from None
-        if len(token) < 16:
-            raise ConfigError(f"user {u.name}: token in {u.token_file} is shorter than 16 characters")
+        token = read_token(u)
         if token in out:
             raise ConfigError(f"user {u.name}: token in {u.token_file} is also {out[token].name}'s")
         out[token] = u

@@ -28,6 +28,10 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from forensic.tools.parsers.openmetrics import series_host
 
 _MAX_LABEL = 4096
+#: Limits on a webhook body beyond its size (``max_body_bytes``). Alertmanager's payload is four
+#: levels deep and its only integer is ``truncatedAlerts``; these leave room for extra fields.
+MAX_JSON_DEPTH = 32
+MAX_INT_DIGITS = 64
 
 
 class Alert(BaseModel):
@@ -144,9 +148,15 @@ def parse_payload(body: bytes, job_labels: list[str]) -> tuple[str, Payload]:
     """The body as text and its parsed payload; :class:`IntakeError` (400/422) if it is not one."""
     try:
         text = body.decode("utf-8")
-        data = json.loads(text)
+        data = json.loads(text, parse_int=_bounded_int)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise IntakeError(400, f"body is not JSON: {str(exc)[:200]}") from None
+    except RecursionError:
+        raise IntakeError(400, f"body is JSON nested too deeply (more than {MAX_JSON_DEPTH} levels)") from None
+    except ValueError as exc:  # from _bounded_int
+        raise IntakeError(400, f"body is not usable JSON: {str(exc)[:200]}") from None
+    if _too_deep(data, MAX_JSON_DEPTH):
+        raise IntakeError(400, f"body is JSON nested too deeply (more than {MAX_JSON_DEPTH} levels)")
     if not isinstance(data, dict):
         raise IntakeError(422, "body is not an Alertmanager webhook object")
     if data.get("version") != "4":
@@ -160,6 +170,49 @@ def parse_payload(body: bytes, job_labels: list[str]) -> tuple[str, Payload]:
     for a in payload.alerts:
         a.map_labels(job_labels)
     return text, payload
+
+
+def _bounded_int(literal: str) -> int:
+    # Checked before int() converts it: a long literal costs quadratic time, and past Python's
+    # digit limit int() raises a ValueError that says nothing about the request.
+    if len(literal.lstrip("-")) > MAX_INT_DIGITS:
+        raise ValueError(f"an integer has {len(literal.lstrip('-'))} digits (at most {MAX_INT_DIGITS})")
+    return int(literal)
+
+
+def _too_deep(data: object, limit: int) -> bool:
+    """Whether containers nest more than ``limit`` levels (iterative: no recursion to exhaust)."""
+    stack: list[tuple[object, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return False
+
+
+def supersedes(a: Alert, status: str, starts_at: float | None, ends_at: float | None) -> bool:
+    """Whether delivery ``a`` is newer than the stored state of its alert (same fingerprint).
+
+    Alertmanager retries and several of its replicas send independently, so deliveries arrive out
+    of order. Each episode of an alert is named by its ``startsAt``: a delivery of an older episode
+    is stale; a ``firing`` delivery after a resolution is a re-fire only if it started after the
+    resolution ended (else it is the late notice of the episode already resolved); a ``resolved``
+    delivery ends the current episode, or moves a resolution's end later.
+    """
+    start = a.starts_unix or 0.0
+    if starts_at is not None and start < starts_at:
+        return False
+    if a.status == "firing":
+        if status != "resolved":
+            return True
+        return start > (ends_at if ends_at is not None else (starts_at or 0.0))
+    if status != "resolved":
+        return True
+    return (a.ends_unix or 0.0) >= (ends_at or 0.0)
 
 
 def group_key_matches(job: str | None, hosts: list[str], inv_job: str | None, inv_hosts: list[str]) -> bool:

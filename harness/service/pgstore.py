@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from forensic.harness.service.intake import IntakeResult, Payload, group_key_matches
+from forensic.harness.service.intake import IntakeResult, Payload, group_key_matches, supersedes
 from forensic.harness.service.pgmigrate import MIGRATION_LOCK
 from forensic.sandbox import ForensicError
 
@@ -166,7 +166,8 @@ class PostgresStore:
         an investigation sharing neither can take none of its alerts (nor grow to share one).
         """
         times = [a.starts_unix if a.starts_unix is not None else now for a in alerts]
-        known_cur = con.execute("SELECT fingerprint, investigation_id, status FROM alerts WHERE fingerprint = ANY(%s)",
+        known_cur = con.execute("SELECT fingerprint, investigation_id, status, starts_at, ends_at FROM alerts"
+                                " WHERE fingerprint = ANY(%s)",
                                 ([a.fingerprint_ for a in alerts],))
         cand_cur = con.execute(
             "SELECT id, job, hosts, gpus, first_at, last_at, alert_count FROM investigations"
@@ -181,7 +182,8 @@ class PostgresStore:
                           "added": 0, "job0": r["job"]})
         alert_rows: list[tuple] = []
         alert_updates: list[tuple] = []
-        resolved: dict[str, int] = {}
+        stale: list[tuple] = []
+        resolved: dict[str, int] = {}  # investigation -> change in alerts resolved now
         events: list[tuple] = []
 
         def event(inv_id: str, key: str, kind: str, data: dict[str, Any]) -> None:
@@ -194,14 +196,20 @@ class PostgresStore:
                 fp = a.fingerprint_
                 old = known.get(fp)
                 if old is not None:
-                    alert_updates.append((a.status, a.ends_unix, json.dumps(a.labels), json.dumps(a.annotations), now, fp))
                     inv_id = old["investigation_id"]
                     res.duplicates += 1
-                    if a.status == "resolved" and old["status"] != "resolved" and inv_id:
-                        resolved[inv_id] = resolved.get(inv_id, 0) + 1
-                        event(inv_id, f"resolved:{fp}", "alert_resolved",
-                              {"fingerprint": fp, "alertname": a.alertname, "ends_at": a.ends_unix})
-                    old["status"] = a.status
+                    if not supersedes(a, old["status"], old["starts_at"], old["ends_at"]):  # late: counted, not applied
+                        stale.append((now, fp))
+                    else:
+                        alert_updates.append((a.status, a.starts_unix, a.ends_unix, json.dumps(a.labels),
+                                              json.dumps(a.annotations), now, fp))
+                        delta = (a.status == "resolved") - (old["status"] == "resolved")
+                        if delta and inv_id:
+                            resolved[inv_id] = resolved.get(inv_id, 0) + delta
+                        if delta > 0 and inv_id:
+                            event(inv_id, f"resolved:{fp}", "alert_resolved",
+                                  {"fingerprint": fp, "alertname": a.alertname, "ends_at": a.ends_unix})
+                        old.update(status=a.status, starts_at=a.starts_unix, ends_at=a.ends_unix)
                     if inv_id and inv_id not in res.investigations:
                         res.investigations.append(inv_id)
                     continue
@@ -230,7 +238,10 @@ class PostgresStore:
                     res.opened.append(inv["id"])
                 alert_rows.append((fp, a.status, a.alertname, json.dumps(a.labels), json.dumps(a.annotations),
                                    a.starts_unix, a.ends_unix, a.generatorURL, inv["id"], now, now))
-                known[fp] = {"investigation_id": inv["id"], "status": a.status}
+                known[fp] = {"investigation_id": inv["id"], "status": a.status, "starts_at": a.starts_unix,
+                             "ends_at": a.ends_unix}
+                if a.status == "resolved":  # first seen already resolved: one alert resolved
+                    resolved[inv["id"]] = resolved.get(inv["id"], 0) + 1
                 res.accepted += 1
                 if inv["id"] not in res.investigations:
                     res.investigations.append(inv["id"])
@@ -247,9 +258,9 @@ class PostgresStore:
         if grown:
             cur.executemany("UPDATE investigations SET hosts=%s, gpus=%s, job=COALESCE(job, %s), first_at=LEAST(first_at, %s),"
                             " last_at=GREATEST(last_at, %s), alert_count=alert_count+%s, updated_at=%s WHERE id=%s", grown)
-        if resolved:
+        if any(resolved.values()):
             cur.executemany("UPDATE investigations SET resolved_count=resolved_count+%s, updated_at=%s WHERE id=%s",
-                            [(n, now, inv_id) for inv_id, n in resolved.items()])
+                            [(n, now, inv_id) for inv_id, n in resolved.items() if n])
         if alert_rows:
             # One statement for every new alert of the batch (rows as arrays), not one per alert.
             cols = list(zip(*alert_rows))
@@ -259,22 +270,32 @@ class PostgresStore:
                         " %s::float8[], %s::float8[], %s::text[], %s::text[], %s::float8[], %s::float8[])",
                         [list(c) for c in cols])
         if alert_updates:
-            cur.executemany("UPDATE alerts SET status=%s, ends_at=%s, labels=%s, annotations=%s, updated_at=%s,"
+            cur.executemany("UPDATE alerts SET status=%s, starts_at=%s, ends_at=%s, labels=%s, annotations=%s, updated_at=%s,"
                             " receipts=receipts+1 WHERE fingerprint=%s", alert_updates)
+        if stale:
+            cur.executemany("UPDATE alerts SET updated_at=%s, receipts=receipts+1 WHERE fingerprint=%s", stale)
         if events:
             cur.execute("INSERT INTO events(investigation, key, time, kind, data) SELECT * FROM"
                         " unnest(%s::text[], %s::text[], %s::float8[], %s::text[], %s::text[])"
                         " ON CONFLICT (investigation, key) DO NOTHING", [list(c) for c in zip(*events)])
         return results
 
-    def dead_letter(self, user: str | None, status: int, reason: str, body: bytes) -> None:
+    def dead_letter(self, user: str | None, status: int, reason: str, body: bytes, *, keep: int, keep_s: float) -> None:
+        """Keep a refused body; in the same transaction, delete all but the newest ``keep`` and any older than ``keep_s``."""
+        now = _now()
         with self._tx() as con:
             con.execute('INSERT INTO dead_letters(received_at, "user", status, reason, body) VALUES (%s,%s,%s,%s,%s)',
-                        (_now(), user, status, reason[:2000], body))
+                        (now, user, status, reason[:2000], body))
+            con.execute("DELETE FROM dead_letters WHERE received_at < %s"
+                        " OR id <= (SELECT id FROM dead_letters ORDER BY id DESC LIMIT 1 OFFSET %s)", (now - keep_s, keep))
 
-    def dead_letters(self, limit: int = 100) -> list[dict[str, Any]]:
+    def dead_letters(self, limit: int = 100, before: int | None = None) -> list[dict[str, Any]]:
+        """Newest first; ``before``: only those with a smaller id (the cursor of the next page)."""
         return self._q('SELECT id, received_at, "user", status, reason, length(body) AS bytes FROM dead_letters'
-                       " ORDER BY id DESC LIMIT %s", (limit,))
+                       " WHERE id < %s ORDER BY id DESC LIMIT %s", (before if before is not None else 1 << 62, limit))
+
+    def dead_letter_count(self) -> int:
+        return self._q("SELECT COUNT(*) AS n FROM dead_letters")[0]["n"]
 
     # -- workers ---------------------------------------------------------------------------
     def claim(self, owner: str, *, lease_s: float, per_job: int) -> dict[str, Any] | None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import fcntl
 import fnmatch
 import logging
+import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -14,21 +17,78 @@ from forensic.harness.service.metrics import Metrics
 from forensic.harness.service.notify import Notifier, summary
 from forensic.harness.service.store import SqliteStore
 from forensic.harness.service.workers import WorkerPool, sqlite_checkpointer
+from forensic.sandbox import ForensicError
 
 log = logging.getLogger("forensic.service")
+
+
+class DatabaseLocked(ForensicError):
+    """Another process serves this SQLite file (one line naming it)."""
+
+
+_held: dict[str, tuple[int, int]] = {}  # lock path -> (fd, services of this process holding it)
+_held_guard = threading.Lock()
+
+
+def lock_database(db: Path) -> str:
+    """Hold ``<db>.lock`` exclusively for this process; :class:`DatabaseLocked` if another holds it.
+
+    SQLite mode assumes one process per file: at start-up it makes the runs of a dead process
+    runnable again, which would reset the live runs of a second one. ``flock`` is released by the
+    kernel when the process dies, so a crash never leaves the file locked. Services of one process
+    share the lock (tests build several on one file). Returns the key for :func:`unlock_database`.
+    """
+    path = Path(db).resolve()
+    key = str(path.with_name(path.name + ".lock"))
+    with _held_guard:
+        if key in _held:
+            fd, n = _held[key]
+            _held[key] = (fd, n + 1)
+            return key
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(key, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise DatabaseLocked(f"{key}: cannot create the database's lock file ({exc.strerror})") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 32).decode(errors="replace").strip()
+            os.close(fd)
+            who = f" (pid {holder})" if holder.isdigit() else ""
+            raise DatabaseLocked(f"{path}: another forensic serve{who} is using this database; stop it first, or give "
+                                 "this one its own database (several processes share PostgreSQL: docs/scaling.md)") from None
+        except OSError as exc:  # a file system without flock: refuse rather than risk two writers
+            os.close(fd)
+            raise DatabaseLocked(f"{key}: cannot lock the database ({exc.strerror})") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        _held[key] = (fd, 1)
+        return key
+
+
+def unlock_database(key: str) -> None:
+    with _held_guard:
+        fd, n = _held.pop(key, (-1, 0))
+        if n > 1:
+            _held[key] = (fd, n - 1)
+        elif fd >= 0:
+            os.close(fd)  # closing the only descriptor releases the flock
 
 
 class Service:
     def __init__(self, cfg: ServeConfig, *, db: str | None = None) -> None:
         """``db``: a ``postgresql://`` URL (several processes, docs/scaling.md); else ``cfg.database`` (SQLite)."""
         self.cfg = cfg
-        self.tokens = Tokens(load_tokens(cfg))
+        self.tokens = Tokens(load_tokens(cfg), cfg.users)
+        self._lock: str | None = None
         if db:
             from forensic.harness.service.pgstore import PostgresStore, postgres_checkpointer
 
             self.store = PostgresStore(db)
             self.saver = postgres_checkpointer(db)
         else:
+            self._lock = lock_database(cfg.database)  # before anything reads or writes the file
             self.store = SqliteStore(cfg.database)
             self.saver = sqlite_checkpointer(cfg.database)
         self.metrics = Metrics(self.store)
@@ -83,3 +143,6 @@ class Service:
         self.pool.stop()
         self.notifier.stop()
         self.store.close()
+        if self._lock:
+            unlock_database(self._lock)
+            self._lock = None

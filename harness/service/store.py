@@ -18,7 +18,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Protocol
 
-from forensic.harness.service.intake import Alert, IntakeResult, Payload, group_key_matches
+from forensic.harness.service.intake import Alert, IntakeResult, Payload, group_key_matches, supersedes
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS webhooks (
@@ -66,7 +66,9 @@ class Store(Protocol):
 
     def ingest(self, batch: list[tuple[str, str, Payload]], *, window_s: float,
                resolve_bundle: Any) -> list[IntakeResult]: ...
-    def dead_letter(self, user: str | None, status: int, reason: str, body: bytes) -> None: ...
+    def dead_letter(self, user: str | None, status: int, reason: str, body: bytes, *, keep: int, keep_s: float) -> None: ...
+    def dead_letters(self, limit: int = 100, before: int | None = None) -> list[dict[str, Any]]: ...
+    def dead_letter_count(self) -> int: ...
     def claim(self, owner: str, *, lease_s: float, per_job: int) -> dict[str, Any] | None: ...
     def renew(self, inv_id: str, owner: str, lease_s: float) -> bool: ...
     def release_all(self) -> int: ...
@@ -156,17 +158,26 @@ class SqliteStore:
 
     def _ingest_alert(self, con: sqlite3.Connection, a: Alert, now: float, window_s: float,
                       resolve_bundle: Any, res: IntakeResult) -> None:
-        old = con.execute("SELECT investigation_id, status FROM alerts WHERE fingerprint=?", (a.fingerprint_,)).fetchone()
+        old = con.execute("SELECT investigation_id, status, starts_at, ends_at FROM alerts WHERE fingerprint=?",
+                          (a.fingerprint_,)).fetchone()
         if old is not None:
-            con.execute("UPDATE alerts SET status=?, ends_at=?, labels=?, annotations=?, updated_at=?, receipts=receipts+1"
-                        " WHERE fingerprint=?", (a.status, a.ends_unix, json.dumps(a.labels), json.dumps(a.annotations),
-                                                 now, a.fingerprint_))
             inv_id = old["investigation_id"]
             res.duplicates += 1
-            if a.status == "resolved" and old["status"] != "resolved" and inv_id:
-                con.execute("UPDATE investigations SET resolved_count=resolved_count+1, updated_at=? WHERE id=?", (now, inv_id))
-                self._event(con, inv_id, f"resolved:{a.fingerprint_}", "alert_resolved",
-                            {"fingerprint": a.fingerprint_, "alertname": a.alertname, "ends_at": a.ends_unix})
+            if not supersedes(a, old["status"], old["starts_at"], old["ends_at"]):  # a late delivery: counted, not applied
+                con.execute("UPDATE alerts SET updated_at=?, receipts=receipts+1 WHERE fingerprint=?", (now, a.fingerprint_))
+            else:
+                con.execute("UPDATE alerts SET status=?, starts_at=?, ends_at=?, labels=?, annotations=?, updated_at=?,"
+                            " receipts=receipts+1 WHERE fingerprint=?",
+                            (a.status, a.starts_unix, a.ends_unix, json.dumps(a.labels), json.dumps(a.annotations), now,
+                             a.fingerprint_))
+                # resolved_count: alerts of the investigation resolved now (a re-fire takes one back).
+                delta = (a.status == "resolved") - (old["status"] == "resolved")
+                if delta and inv_id:
+                    con.execute("UPDATE investigations SET resolved_count=resolved_count+?, updated_at=? WHERE id=?",
+                                (delta, now, inv_id))
+                if delta > 0 and inv_id:
+                    self._event(con, inv_id, f"resolved:{a.fingerprint_}", "alert_resolved",
+                                {"fingerprint": a.fingerprint_, "alertname": a.alertname, "ends_at": a.ends_unix})
             if inv_id and inv_id not in res.investigations:
                 res.investigations.append(inv_id)
             return
@@ -175,6 +186,8 @@ class SqliteStore:
                     " investigation_id, received_at, updated_at, receipts) VALUES (?,?,?,?,?,?,?,?,?,?,?,1)",
                     (a.fingerprint_, a.status, a.alertname, json.dumps(a.labels), json.dumps(a.annotations), a.starts_unix,
                      a.ends_unix, a.generatorURL, inv_id, now, now))
+        if a.status == "resolved":  # first seen already resolved: one alert resolved
+            con.execute("UPDATE investigations SET resolved_count=resolved_count+1 WHERE id=?", (inv_id,))
         res.accepted += 1
         if inv_id not in res.investigations:
             res.investigations.append(inv_id)
@@ -212,14 +225,23 @@ class SqliteStore:
         res.opened.append(inv_id)
         return inv_id
 
-    def dead_letter(self, user: str | None, status: int, reason: str, body: bytes) -> None:
+    def dead_letter(self, user: str | None, status: int, reason: str, body: bytes, *, keep: int, keep_s: float) -> None:
+        """Keep a refused body; in the same transaction, delete all but the newest ``keep`` and any older than ``keep_s``."""
+        now = _now()
         with self._tx() as con:
             con.execute("INSERT INTO dead_letters(received_at, user, status, reason, body) VALUES (?,?,?,?,?)",
-                        (_now(), user, status, reason[:2000], body))
+                        (now, user, status, reason[:2000], body))
+            con.execute("DELETE FROM dead_letters WHERE received_at < ?"
+                        " OR id <= (SELECT id FROM dead_letters ORDER BY id DESC LIMIT 1 OFFSET ?)", (now - keep_s, keep))
 
-    def dead_letters(self, limit: int = 100) -> list[dict[str, Any]]:
+    def dead_letters(self, limit: int = 100, before: int | None = None) -> list[dict[str, Any]]:
+        """Newest first; ``before``: only those with a smaller id (the cursor of the next page)."""
         return self._r().execute("SELECT id, received_at, user, status, reason, length(body) AS bytes FROM dead_letters"
-                                 " ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+                                 " WHERE id < ? ORDER BY id DESC LIMIT ?",
+                                 (before if before is not None else 1 << 62, limit)).fetchall()
+
+    def dead_letter_count(self) -> int:
+        return self._r().execute("SELECT COUNT(*) AS n FROM dead_letters").fetchone()["n"]
 
     # -- workers ---------------------------------------------------------------------------
     def claim(self, owner: str, *, lease_s: float, per_job: int) -> dict[str, Any] | None:

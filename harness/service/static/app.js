@@ -50,6 +50,12 @@ function age(t) {
   return Math.round(s / 86400) + " d";
 }
 const when = (t) => t ? new Date(t * 1000).toISOString().replace("T", " ").slice(0, 19) + "Z" : "";
+// The API lists the first 1,000 alerts of an investigation: say so when it has more.
+function alertsHeading(inv) {
+  const total = inv.alerts_total ?? inv.alerts.length, shown = inv.alerts.length;
+  const n = (x) => Number(x).toLocaleString("en-US");
+  return "Alerts grouped here (" + n(total) + (shown < total ? "; the first " + n(shown) + " shown" : "") + ")";
+}
 const pill = (s) => el("span", { class: "pill s-" + String(s || "none").replace(/[^a-z_]/g, "") }, s || "—");
 
 // ---------------------------------------------------------------- sign in
@@ -67,6 +73,7 @@ function login(message) {
 
 async function whoami() {
   me = await api("/api/v1/me");
+  $("#nav-dead").hidden = me.role !== "admin";
   $("#who").replaceChildren(el("span", { class: "user" }, me.name), " ", el("span", { class: "role" }, me.role),
     el("button", { class: "link", onclick: () => { sessionStorage.removeItem(TOKEN_KEY); me = null; route(); } }, "sign out"));
 }
@@ -142,7 +149,7 @@ async function showInvestigation(id) {
     report && report.proposals.length ? report.proposals.map((p) => proposalCard(inv, p)) :
       el("p", { class: "muted" }, report ? "None: nothing to remediate." : "Proposed once the investigation concludes."));
 
-  const alerts = el("section", { class: "card" }, el("h2", {}, "Alerts grouped here (" + inv.alerts.length + ")"),
+  const alerts = el("section", { class: "card" }, el("h2", {}, alertsHeading(inv)),
     el("table", { class: "grid", id: "alerts" }, el("thead", {}, el("tr", {}, ["Alert", "Status", "Labels", "Started"].map((h) => el("th", {}, h)))),
       el("tbody", {}, inv.alerts.map((a) => el("tr", {},
         el("td", {}, a.alertname || a.fingerprint), el("td", {}, pill(a.status)),
@@ -405,6 +412,24 @@ async function showAudit() {
         : [el("tr", {}, el("td", { colspan: 7, class: "muted" }, "No decisions yet."))]))));
 }
 
+// ---------------------------------------------------------------- dead letters (admin)
+// One page of refused webhook bodies at a time, newest first; "Older" follows the API's cursor.
+async function showDeadLetters(cursor) {
+  let data;
+  const q = "?limit=50" + (cursor ? "&cursor=" + encodeURIComponent(cursor) : "");
+  try { data = await api("/api/v1/dead-letters" + q); } catch (e) { if (e.status === 401) return login(e.message); $("#main").replaceChildren(el("p", { class: "error" }, e.message)); return; }
+  const rows = data.dead_letters;
+  $("#main").replaceChildren(el("section", { class: "card" }, el("h1", {}, "Dead letters (" + Number(data.total).toLocaleString("en-US") + ")"),
+    el("p", { class: "muted small" }, "Refused webhook bodies, newest first, " + rows.length + " on this page; the oldest are deleted past the cap."),
+    el("table", { class: "grid", id: "dead-letters" }, el("thead", {}, el("tr", {}, ["When", "Who", "Status", "Why", "Bytes"].map((h) => el("th", {}, h)))),
+      el("tbody", {}, rows.length ? rows.map((d) => el("tr", { "data-id": String(d.id) },
+        el("td", { class: "num" }, when(d.received_at)), el("td", {}, d.user || ""), el("td", { class: "num" }, String(d.status)),
+        el("td", {}, d.reason), el("td", { class: "num" }, String(d.bytes ?? ""))))
+        : [el("tr", {}, el("td", { colspan: 5, class: "muted" }, "None."))])),
+    el("p", {}, cursor ? el("a", { href: "#/dead-letters", id: "dl-newest" }, "Newest") : null, " ",
+      data.next_cursor ? el("a", { href: "#/dead-letters/" + encodeURIComponent(data.next_cursor), id: "dl-older" }, "Older") : null)));
+}
+
 // ---------------------------------------------------------------- routing
 async function route() {
   if (listTimer) { clearInterval(listTimer); listTimer = null; }
@@ -412,10 +437,12 @@ async function route() {
   if (!token()) return login();
   if (!me) { try { await whoami(); } catch (e) { return login(e.message); } }
   const h = location.hash || "#/";
-  document.querySelectorAll("nav a").forEach((a) => a.classList.toggle("active", h === a.getAttribute("href") || (a.id === "nav-list" && h.startsWith("#/investigations"))));
+  document.querySelectorAll("nav a").forEach((a) => a.classList.toggle("active", h === a.getAttribute("href") || (a.id === "nav-list" && h.startsWith("#/investigations")) || (a.id === "nav-dead" && h.startsWith("#/dead-letters"))));
   const m = h.match(/^#\/investigations\/([^/]+)$/);
   if (m) return showInvestigation(decodeURIComponent(m[1]));
   if (h === "#/audit") return showAudit();
+  const dl = h.match(/^#\/dead-letters(?:\/([0-9]+))?$/);
+  if (dl) return showDeadLetters(dl[1]);
   return showList();
 }
 
