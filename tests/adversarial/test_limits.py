@@ -1,0 +1,114 @@
+"""Issue 25, items 8, 9 and 10: what a hostile input costs is bounded by a cap or the wall budget.
+
+- Item 8: the wall budget bounds unpacking an archive and parsing topology.json; the unpacked total
+  and the topology's size are capped, refused early with a clear error.
+- Item 9: ``forensic collect`` caps the bytes it writes per host and per collection, and says which
+  host was truncated and by how much.
+- Item 10: the trainer-log scan keeps a bounded number of facts (counts beyond the cap), in bounded
+  memory, with verdicts unchanged.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from forensic.harness.cli import _register, app
+from forensic.sandbox import Bundle, CorruptInputError, deadline
+from forensic.sandbox import bundle as bundle_mod
+from forensic.sandbox.archive import extract_archive
+from forensic.sandbox.errors import WallTimeExceeded
+
+_register()
+runner = CliRunner()
+
+
+def _tar(path: Path, members: list[tuple[str, int]], *, truncate_after: int | None = None) -> Path:
+    """A .tar.gz of zero-filled members (name, size); ``truncate_after``: cut the file after that many bytes."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for name, size in members:
+            info = tarfile.TarInfo(name)
+            info.size = size
+            tf.addfile(info, io.BytesIO(bytes(size)))
+    data = buf.getvalue()
+    path.write_bytes(data[:truncate_after] if truncate_after else data)
+    return path
+
+
+def _leftovers(tmp: Path) -> list[Path]:
+    return list(tmp.glob("forensic-bundle-*"))
+
+
+# -- item 8 ----------------------------------------------------------------------------------------
+def test_item8_unpacking_stops_at_the_deadline_and_removes_what_it_wrote(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    archive = _tar(tmp_path / "slow.tar.gz", [(f"b/nodes/h{i}/f", 1 << 16) for i in range(4)])
+    with deadline.deadline(0.05, alarm=False):
+        time.sleep(0.1)  # the budget is gone before unpacking starts: the first check must see it
+        with pytest.raises(WallTimeExceeded, match=r"slow\.tar\.gz \(0 members checked, 0 bytes written\)"):
+            extract_archive(archive)
+    assert _leftovers(tmp_path) == []
+
+
+def test_item8_the_total_cap_refuses_at_the_member_that_passes_it(tmp_path: Path) -> None:
+    # The second member passes the total; the file is cut inside the third. Reading every header
+    # first (as before) fails on the truncation; checking member by member refuses at the second,
+    # before decompressing what follows it.
+    members = [("b/a", 600_000), ("b/b", 600_000), ("b/c", 4_000_000)]
+    full = _tar(tmp_path / "full.tar.gz", members).stat().st_size
+    archive = _tar(tmp_path / "cut.tar.gz", members, truncate_after=full - 200)
+    with pytest.raises(CorruptInputError, match=r"past 1000000 bytes in total \(the archive cap; refused at member 'b/b'\)"):
+        extract_archive(archive, max_total_bytes=1_000_000)
+
+
+def test_item8_investigate_an_archive_past_the_budget_ends_in_one_line(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    archive = _tar(tmp_path / "big.tar.gz", [(f"b/nodes/h{i}/blob", 4 << 20) for i in range(16)])
+    res = runner.invoke(app, ["investigate", str(archive), "--no-checkpoint", "--budget-wall-s", "0.05"])
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output
+    line, = [x for x in res.stderr.splitlines() if x.strip()]
+    assert "inconclusive, nothing investigated: working-time budget exhausted while" in line
+    assert "big.tar.gz" in line and "--budget-wall-s 0.05" in line
+    assert _leftovers(tmp_path) == []
+
+
+def _big_topology(root: Path, hosts: int) -> None:
+    topo = json.loads((root / "topology.json").read_text())
+    extra = [{"name": f"pad{i:06d}.example", "gpus": [{"index": g} for g in range(8)]} for i in range(hosts)]
+    topo["hosts"] = topo["hosts"] + extra
+    (root / "topology.json").write_text(json.dumps(topo))
+
+
+def test_item8_a_topology_past_its_cap_is_not_parsed_and_the_report_says_why(make_bundle, monkeypatch) -> None:
+    root = make_bundle(None)
+    _big_topology(root, 2000)
+    monkeypatch.setattr(bundle_mod, "MAX_TOPOLOGY_BYTES", 64 * 1024)
+    b = Bundle(root)
+    assert b.topology is None
+    assert b.topology_error is not None and "more than 65536 bytes (its cap)" in b.topology_error
+    assert "placement inferred from nodes/" in b.topology_error
+    assert "pad000000.example" not in b.host_names()
+
+
+def test_item8_a_topology_parse_past_the_budget_ends_inconclusive_naming_it(make_bundle) -> None:
+    root = make_bundle(None)
+    _big_topology(root, 60_000)  # about 10 MB: its validation takes far longer than the budget
+    res = runner.invoke(app, ["investigate", str(root), "--no-checkpoint", "--json", "--budget-wall-s", "0.2"])
+    assert "Traceback" not in res.output
+    if res.exit_code == 2:  # a loaded machine ran out before reaching the topology: still one line
+        assert "inconclusive, nothing investigated: working-time budget exhausted while" in res.stderr
+        return
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    assert report["status"] == "inconclusive"
+    notes = " ".join(report.get("notes") or [])
+    assert "topology.json not used: the working-time budget ran out while it was read and parsed" in notes, notes
