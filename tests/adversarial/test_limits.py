@@ -112,3 +112,65 @@ def test_item8_a_topology_parse_past_the_budget_ends_inconclusive_naming_it(make
     assert report["status"] == "inconclusive"
     notes = " ".join(report.get("notes") or [])
     assert "topology.json not used: the working-time budget ran out while it was read and parsed" in notes, notes
+
+
+# -- item 9 ----------------------------------------------------------------------------------------
+_FILE = 256 * 1024
+
+
+class _HugeFiles:
+    """A compromised host behind a real agent: hundreds of devices, every file a quarter MiB."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.reads = 0
+
+    def list(self, path: str) -> list[str]:
+        return [f"0000:{i:02x}:00.0" for i in range(200)] if path == "/sys/bus/pci/devices" else []
+
+    def read(self, path: str) -> str:
+        self.reads += 1
+        return "0x030200\n" if path.endswith("/class") else "9" * _FILE
+
+    def exists(self, path: str) -> bool:
+        return True
+
+    def run(self, argv):
+        return "y" * _FILE
+
+    def nvml(self):
+        return {"driver_version": "1", "devices": []}
+
+
+def test_item9_collect_caps_bytes_per_host_and_per_collection_and_says_so(tmp_path: Path) -> None:
+    from forensic.sandbox.agent import Agent, AgentServer
+
+    token = "limits-token-0123456789abcdef"
+    (tmp_path / "token").write_text(token)
+    hosts = {n: _HugeFiles(n) for n in ("evil-a", "evil-b", "evil-c")}
+    servers = [AgentServer(Agent({"now": h}, token=token, mode="live")) for h in hosts.values()]
+    try:
+        urls = [s.start().url for s in servers]
+        out = tmp_path / "out"
+        args = [a for n, u in zip(hosts, urls) for a in ("--agent", f"{n}={u}")]
+        res = runner.invoke(app, ["collect", *args, "--token-file", str(tmp_path / "token"), "--out", str(out),
+                                  "--max-host-mb", "1", "--max-total-mb", "1.5"])
+    finally:
+        for s in servers:
+            s.stop()
+    assert res.exit_code == 0, res.output
+    assert "Traceback" not in res.output
+    on_disk = {n: sum(p.stat().st_size for p in (out / "nodes" / n).rglob("*") if p.name != "collected.json")
+               for n in hosts}
+    assert on_disk["evil-a"] <= 1 << 20 and sum(on_disk.values()) <= 1.5 * (1 << 20)
+    assert on_disk["evil-a"] > 0 and on_disk["evil-b"] > 0  # each kept what fitted
+    err = res.stderr
+    assert "evil-a: TRUNCATED (stopped at the per-host byte cap (1048576 bytes)" in err
+    assert "evil-b: TRUNCATED (stopped at the collection's byte cap (1572864 bytes, all hosts)" in err
+    assert "evil-c: TRUNCATED (stopped at the collection's byte cap" in err
+    assert "3 truncated at a byte or file cap: evil-a, evil-b, evil-c" in err
+    for n in hosts:
+        collected = json.loads((out / "nodes" / n / "collected.json").read_text())
+        assert "byte cap" in collected["truncated"]
+    # Reading stopped at the cap: the host was not drained of all its 1,600 files.
+    assert hosts["evil-a"].reads < 20
