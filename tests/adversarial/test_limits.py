@@ -18,13 +18,12 @@ import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
 from forensic.harness.cli import _register, app
 from forensic.sandbox import Bundle, CorruptInputError, deadline
 from forensic.sandbox import bundle as bundle_mod
 from forensic.sandbox.archive import extract_archive
 from forensic.sandbox.errors import WallTimeExceeded
+from typer.testing import CliRunner
 
 _register()
 runner = CliRunner()
@@ -174,3 +173,49 @@ def test_item9_collect_caps_bytes_per_host_and_per_collection_and_says_so(tmp_pa
         assert "byte cap" in collected["truncated"]
     # Reading stopped at the cap: the host was not drained of all its 1,600 files.
     assert hosts["evil-a"].reads < 20
+
+
+# -- item 10 ---------------------------------------------------------------------------------------
+def test_item10_the_trainer_scan_keeps_bounded_facts_and_counts_every_line(monkeypatch) -> None:
+    import tracemalloc
+
+    from forensic.tools import _trainer_log as tl
+    from forensic.tools.job_logs import _trainer_signals
+
+    monkeypatch.setattr(tl, "MAX_SERIES", 200)
+    n = 6000
+
+    def lines():
+        for i in range(n):
+            yield f"step {i} | step_time {0.9 if i < n // 2 else 1.8:.1f}s | tokens_per_sec_per_gpu: {4100 + i % 7}"
+            yield f"DataLoader worker (pid {i}) is killed by signal: Killed"
+            yield f"nfs: server filer{i % 3} not responding, still trying"
+
+    t = tl.TrainerFacts()
+    tracemalloc.start()
+    t.add_lines(lines())
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    # Kept: the first MAX_SERIES and at most twice as many of the latest; counted: every line.
+    assert 2 * 200 <= len(t.rates) < 3 * 200 and 2 * 200 <= len(t.step_time) < 3 * 200
+    assert t.rates[0][2] == 4100.0 and t.step_time[-1][1] == 1.8  # the first and the latest are kept
+    assert len(t.stalls) == tl.MAX_EXAMPLES and len(t.storage) == tl.MAX_EXAMPLES
+    assert (t.stall_lines, t.storage_lines) == (n, n) and t.not_kept > 0
+    assert t.stall_kinds == {"pytorch": n} and t.storage_kinds == {"nfs": n}
+    # Everything kept fits well under what the input held (about 1 MB of text was read).
+    assert peak < 600_000, peak
+    signals = {s.name: s for s in _trainer_signals(t)}
+    assert signals["input_stall_logged"].values["lines"] == n
+    assert signals["storage_errors_logged"].values["lines"] == n
+
+
+def test_item10_bench_parsers_reports_the_trainer_scan_speed_against_a_line_floor(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    res = runner.invoke(app, ["bench", "parsers", "--size-mb", "1", "--json"])
+    assert res.exit_code == 0, res.output
+    rows = {r["name"]: r for r in json.loads(res.stdout)["parsers"]}
+    row = rows["trainer_log"]
+    assert row["found"] > 0 and row["speed_target_mb_per_s"] == 20.0
+    assert row["mb_per_s"] > 0 and row["floor_mb_per_s"] > 0
+    assert abs(row["speed_over_floor"] - row["mb_per_s"] / row["floor_mb_per_s"]) < 0.01
+    assert all("mb_per_s" in r and "speed_over_floor" in r for r in rows.values())
