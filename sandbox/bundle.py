@@ -10,6 +10,7 @@ import json
 import math
 import os
 import shutil
+import time
 import weakref
 from datetime import datetime
 from pathlib import Path
@@ -200,14 +201,19 @@ class Bundle(SourceBase):
     gzip_unverified: str | None = None
 
     def __init__(self, root: Path | str, *, verify_gzip: bool | Literal["lazy"] = True,
-                 verify_budget_s: float | None = None) -> None:
+                 verify_budget_s: float | None = None, budget_s: float | None = None) -> None:
         """``verify_gzip``: True checks every gzip stream now and refuses the bundle on a corrupt one;
         ``"lazy"`` checks each stream when it is read (every read is checked and capped), so a corrupt
-        file costs the read that wanted it and opening costs nothing per file; False never checks."""
+        file costs the read that wanted it and opening costs nothing per file; False never checks.
+        ``budget_s``: working time for the parts of opening that can take long, together: unpacking
+        an archive (past it, WallTimeExceeded: nothing is left to open) and parsing topology.json
+        (past it, the topology is left out and :attr:`topology_error` says so)."""
         root = Path(root)
+        self._open_by = None if budget_s is None or not math.isfinite(budget_s) else time.monotonic() + budget_s
         unpacked: Path | None = None
         if root.is_file() and is_archive(root):
-            unpacked = extract_archive(root)  # checked and unpacked under the same confinement rules
+            with deadline.deadline(self._open_left(), what=f"unpacking {root.name}"):
+                unpacked = extract_archive(root)  # checked and unpacked under the same confinement rules
             root = bundle_root(unpacked)
         try:
             self._open(root, verify_gzip, verify_budget_s)
@@ -241,6 +247,10 @@ class Bundle(SourceBase):
         self._rank_map: dict[int, tuple[str, int]] | None = None
 
     # -- loading ---------------------------------------------------------------------------
+    def _open_left(self) -> float | None:
+        """Seconds left of ``budget_s`` (None: no limit of its own)."""
+        return None if self._open_by is None else self._open_by - time.monotonic()
+
     def _verify_gzip(self) -> None:
         # Every stream is opened through the sandbox (a .gz symlink that leads out is never
         # opened) and read under the per-file cap and the working-time deadline.
@@ -293,8 +303,9 @@ class Bundle(SourceBase):
         try:
             # Capped before parsing: json and pydantic hold about 12x the text (a 208 MB file took
             # 2.4 GB and a minute). A parse that outlasts the working-time budget stops here too.
-            raw = self._load_json("topology.json", cap=MAX_TOPOLOGY_BYTES)
-            return _validate_topology(raw)
+            with deadline.deadline(self._open_left(), what="parsing topology.json"):
+                raw = self._load_json("topology.json", cap=MAX_TOPOLOGY_BYTES)
+                return _validate_topology(raw)
         except (CorruptInputError, SandboxError) as exc:
             # topology.json is optional evidence: an unusable one is treated as absent and the
             # hosts are found from nodes/ instead; the report's evidence says so, and why.
