@@ -45,6 +45,12 @@ COMMANDS: tuple[tuple[tuple[str, ...], ...], ...] = (
 )
 #: Files one host may contribute; a runaway sysfs tree is cut here and the cut is recorded.
 MAX_FILES_PER_HOST = 50_000
+#: Bytes one host may contribute (as written). A real host's snapshot is a few MB (dmesg and
+#: lspci are the largest); a hostile or runaway agent is cut here, and the cut is recorded.
+MAX_HOST_BYTES = 64 * 1024 * 1024
+#: Bytes all hosts of one collection may contribute together: within the archive cap, so the
+#: bundle can always be read back (:data:`forensic.sandbox.archive.MAX_TOTAL_BYTES`).
+MAX_COLLECTION_BYTES = 4 * 1024 * 1024 * 1024
 _ENTRY = re.compile(r"^[A-Za-z0-9._:+@-]{1,128}$")
 _SINCE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 
@@ -66,10 +72,14 @@ class HostOutcome:
     """What was recorded from one host."""
 
     files: int = 0
+    #: Bytes written for this host.
+    bytes: int = 0
     commands: list[str] = field(default_factory=list)
     missed: list[str] = field(default_factory=list)
     nvml: str = "none"
     error: str | None = None
+    #: Why recording this host stopped early (a cap), and what was left out; None when it was not cut.
+    truncated: str | None = None
 
 
 @dataclass
@@ -78,30 +88,53 @@ class CollectResult:
 
     out: Path
     hosts: dict[str, HostOutcome]
+    #: Bytes written for all hosts together.
+    bytes: int = 0
+
+
+@dataclass
+class _Caps:
+    """The byte caps of one collection and what it has written so far (shared by its writers)."""
+
+    host: int
+    total: int
+    written: int = 0
 
 
 Progress = Callable[[str, int, int | None], None]
 
 
 class _Writer:
-    def __init__(self, root: Path, host: str, outcome: HostOutcome) -> None:
+    def __init__(self, root: Path, host: str, outcome: HostOutcome, caps: _Caps) -> None:
         self.base = root / "nodes" / host
         self.outcome = outcome
+        self.caps = caps
 
     def put(self, rel: str, text: str) -> None:
         if self.outcome.files >= MAX_FILES_PER_HOST:
-            raise _Full()
+            raise _Full(f"stopped after {MAX_FILES_PER_HOST} files (the per-host file cap)")
         parts = rel.strip("/").split("/")
         if any(part in ("", ".", "..") or "\x00" in part for part in parts):
             raise CollectError(f"refusing to write {rel!r}: it would leave the host's folder")
+        data = text.encode("utf-8")
+        o, caps = self.outcome, self.caps
+        # A file that would pass a cap is not written at all (a cut file would read as complete).
+        if o.bytes + len(data) > caps.host:
+            raise _Full(f"stopped at the per-host byte cap ({caps.host} bytes): {rel} ({len(data)} bytes) and what "
+                        f"followed not recorded; {o.bytes} bytes in {o.files} files kept")
+        if caps.written + len(data) > caps.total:
+            raise _Full(f"stopped at the collection's byte cap ({caps.total} bytes, all hosts): {rel} ({len(data)} bytes) "
+                        f"and what followed not recorded; {o.bytes} bytes in {o.files} files kept")
         p = self.base.joinpath(*parts)
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, encoding="utf-8")
-        self.outcome.files += 1
+        p.write_bytes(data)
+        o.files += 1
+        o.bytes += len(data)
+        caps.written += len(data)
 
 
 class _Full(Exception):
-    pass
+    """A cap stopped recording one host; the message says which and what was left out."""
 
 
 def _try_read(host: Host, path: str) -> str | None:
@@ -253,6 +286,8 @@ def collect_bundle(
     topology: Mapping[str, Any] | None = None,
     progress: Progress | None = None,
     clock: Callable[[], float] = time.time,
+    max_host_bytes: int = MAX_HOST_BYTES,
+    max_collection_bytes: int = MAX_COLLECTION_BYTES,
 ) -> CollectResult:
     """Read every host and write one bundle to ``out`` (a folder, or a ``.tar.gz``/``.tgz`` file).
 
@@ -261,6 +296,9 @@ def collect_bundle(
     hosts that serve the window-start snapshot; ``topology`` (topology.json's content, when the
     fleet has one) is written as given and names the NICs to read; ``metrics`` maps file names (``dcgm.om``) to
     OpenMetrics texts; ``progress(host, done, total)`` is called as each host advances.
+    ``max_host_bytes`` and ``max_collection_bytes`` cap what the hosts' files may take, per host and
+    for all hosts together: a host past a cap is cut there (its ``truncated`` and its
+    ``collected.json`` say where and how much was kept); job files and metrics are not counted.
     """
     out = Path(out)
     if out.name.lower().endswith((".zip", ".tar")):
@@ -272,6 +310,9 @@ def collect_bundle(
     for name, _ in hosts:
         if not _SAFE_NAME.match(name):
             raise CollectError(f"host name {name!r} is not a valid host name")
+    if max_host_bytes <= 0 or max_collection_bytes <= 0:
+        raise CollectError("the byte caps must be positive")
+    caps = _Caps(host=max_host_bytes, total=max_collection_bytes)
     report = progress or (lambda *_: None)
     work = Path(tempfile.mkdtemp(prefix=".forensic-collect-", dir=out.parent))
     try:
@@ -293,16 +334,18 @@ def collect_bundle(
                      for n in h.get("nics", []) if isinstance(n, dict) and isinstance(n.get("netdev"), str)]
             t_now = clock()
             try:
-                facts = snapshot_host(host, _Writer(root, name, outcome), tick=tick, netdevs=known)
+                facts = snapshot_host(host, _Writer(root, name, outcome, caps), tick=tick, netdevs=known)
                 if before is not None and name in before:
-                    snapshot_host(before[name], _Writer(root, name, outcome), prefix="before/", tick=tick, netdevs=known)
-            except _Full:
-                outcome.error = f"stopped after {MAX_FILES_PER_HOST} files"
+                    snapshot_host(before[name], _Writer(root, name, outcome, caps), prefix="before/", tick=tick, netdevs=known)
+            except _Full as cut:
+                outcome.truncated = str(cut)
             except ForensicError as exc:  # an unreachable agent: this host's evidence only
                 outcome.error = str(exc)
             collected: dict[str, Any] = {"now": t_now}
             if outcome.error:
                 collected["error"] = outcome.error
+            if outcome.truncated:
+                collected["truncated"] = outcome.truncated
             (root / "nodes" / name).mkdir(parents=True, exist_ok=True)
             (root / "nodes" / name / "collected.json").write_text(json.dumps(collected))
             topo_hosts.append({"name": name, **facts})
@@ -339,7 +382,7 @@ def collect_bundle(
         _publish(root, out)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return CollectResult(out=out, hosts=outcomes)
+    return CollectResult(out=out, hosts=outcomes, bytes=caps.written)
 
 
 def _publish(root: Path, out: Path) -> None:

@@ -113,7 +113,14 @@ class Investigator:
         # Each gzip stream is checked when a tool reads it (lazily): a corrupt file costs the read
         # that wanted it, and opening a 2,048-host bundle does not decompress every stream first.
         if isinstance(bundle, Path) or (isinstance(bundle, str) and not bundle.startswith("fleet:")):
-            bundle = Bundle(bundle, verify_gzip="lazy", verify_budget_s=self.limits.wall_s)
+            # Opening counts against the wall budget where it can take long: unpacking an archive and
+            # parsing topology.json. A topology that runs out of time is left out (the run then ends
+            # inconclusive, saying so); an archive that runs out leaves nothing to investigate.
+            try:
+                bundle = Bundle(bundle, verify_gzip="lazy", verify_budget_s=self.limits.wall_s, budget_s=self.limits.wall_s)
+            except WallTimeExceeded as exc:
+                raise WallTimeExceeded(f"inconclusive, nothing investigated: {exc} "
+                                       f"(--budget-wall-s {self.limits.wall_s:g})") from None
         self.source: EvidenceSource = open_source(bundle)
         self.open_s = time.monotonic() - t0
         self.ctx = ToolContext(self.source)

@@ -209,7 +209,8 @@ class ConfinedFS:
     def open_binary(self, rel: str, *, cap: int | None = None):
         """A binary stream of the decompressed content of ``rel``, capped and deadline-checked.
 
-        ``cap`` may be raised only by a reader that keeps nothing of what it streams past
+        ``cap`` may lower the cap for a file whose parse costs many times its size (topology.json);
+        it may be raised only by a reader that keeps nothing of what it streams past
         (:data:`MAX_STREAM_BYTES`, the counter scan of :mod:`forensic.sandbox.metric_scan`)."""
         fd, parts = self._open_file(rel)
         real = "/".join(parts)
@@ -223,14 +224,15 @@ class ConfinedFS:
             return _Capped(gzip.GzipFile(fileobj=raw, mode="rb"), real, raw, cap)
         return _Capped(raw, rel, raw, cap)
 
-    def read_bytes(self, rel: str) -> bytes:
-        with self.open_binary(rel) as fh:
+    def read_bytes(self, rel: str, *, cap: int | None = None) -> bytes:
+        """The decompressed content of ``rel``; ``cap`` (bytes) lowers the per-file cap for this read."""
+        with self.open_binary(rel, cap=cap) as fh:
             return fh.read_all()
 
-    def read_text(self, rel: str) -> str:
+    def read_text(self, rel: str, *, cap: int | None = None) -> str:
         # Recorded outputs are whatever the machine printed: undecodable bytes become U+FFFD
         # instead of failing the read, so a stray binary byte loses one character, not a file.
-        return self.read_bytes(rel).decode("utf-8", errors="replace")
+        return self.read_bytes(rel, cap=cap).decode("utf-8", errors="replace")
 
     def iter_lines(self, rel: str, *, max_line: int = MAX_LINE_BYTES) -> Iterator[str]:
         """The lines of ``rel`` one at a time (without line ends), in bounded memory.
@@ -311,7 +313,8 @@ class _Capped:
         self._total += len(chunk)
         if self._total > self._cap:
             what = "decompresses to" if self._gz else "is"
-            raise CorruptInputError(f"{self._rel}: {what} more than {self._cap} bytes (the per-file cap)")
+            which = "the per-file cap" if self._cap == MAX_READ_BYTES else "its cap"
+            raise CorruptInputError(f"{self._rel}: {what} more than {self._cap} bytes ({which})")
         return chunk
 
     def read_all(self) -> bytes:

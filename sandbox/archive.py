@@ -4,7 +4,11 @@ An archive is unpacked into a private temporary folder (mode 0700) under the sam
 confine every read: no absolute member names, no ``..``, no links (a link inside a bundle is
 never needed, and one that leaves it is an escape), no devices or FIFOs, and no member or total
 that expands past a cap. Every member is checked before anything is written, so a refused
-archive leaves nothing behind. The caller owns the folder; :class:`forensic.sandbox.Bundle` removes
+archive leaves nothing behind. A tar archive is checked as it is read, member by member, so one
+whose declared sizes pass the caps is refused at that member, before the rest is decompressed.
+Unpacking checks the working-time deadline (:mod:`forensic.sandbox.deadline`) per member and per
+chunk, so ``--budget-wall-s`` bounds it: running out raises WallTimeExceeded naming the archive and
+how far it got, and removes what was written. The caller owns the folder; :class:`forensic.sandbox.Bundle` removes
 it when the bundle is garbage-collected or the process exits.
 """
 
@@ -17,7 +21,9 @@ import tarfile
 import tempfile
 import zipfile
 from pathlib import Path, PurePosixPath
+from typing import IO
 
+from forensic.sandbox import deadline
 from forensic.sandbox._fs import MAX_READ_BYTES
 from forensic.sandbox.errors import CorruptInputError, NotABundleError, PathEscapeError
 
@@ -25,7 +31,8 @@ from forensic.sandbox.errors import CorruptInputError, NotABundleError, PathEsca
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".zip")
 #: Bytes one member may expand to (the same cap as one read).
 MAX_MEMBER_BYTES = MAX_READ_BYTES
-#: Bytes all members together may expand to.
+#: Bytes all members together may expand to (by their declared sizes, checked as each header is
+#: read). Below it, the working-time budget bounds unpacking.
 MAX_TOTAL_BYTES = 8 * 1024 * 1024 * 1024
 #: Members one archive may hold.
 MAX_MEMBERS = 2_000_000
@@ -54,8 +61,14 @@ class _Budget:
         self.archive, self.max_member, self.max_total = archive, max_member, max_total
         self.total = 0
         self.count = 0
+        self.written = 0
+
+    def check_time(self, doing: str) -> None:
+        """Raise WallTimeExceeded, naming the archive and the progress, when the deadline has passed."""
+        deadline.check(f"{doing} {self.archive.name} ({self.count} members checked, {self.written} bytes written)")
 
     def add(self, name: str, size: int) -> None:
+        self.check_time("checking")
         self.count += 1
         if self.count > MAX_MEMBERS:
             raise CorruptInputError(f"{self.archive.name}: more than {MAX_MEMBERS} members")
@@ -63,7 +76,8 @@ class _Budget:
             raise CorruptInputError(f"{self.archive.name}: member {name!r} expands to {size} bytes (cap {self.max_member})")
         self.total += size
         if self.total > self.max_total:
-            raise CorruptInputError(f"{self.archive.name}: members expand past {self.max_total} bytes in total")
+            raise CorruptInputError(f"{self.archive.name}: members expand past {self.max_total} bytes in total "
+                                    f"(the archive cap; refused at member {name!r})")
 
 
 def extract_archive(archive: Path | str, *, max_member_bytes: int = MAX_MEMBER_BYTES,
@@ -72,7 +86,7 @@ def extract_archive(archive: Path | str, *, max_member_bytes: int = MAX_MEMBER_B
 
     Raises PathEscapeError for a member that would leave the folder (absolute, ``..``, a link),
     CorruptInputError for an unreadable archive or one past the caps, NotABundleError when the
-    file does not exist or is not an archive.
+    file does not exist or is not an archive, WallTimeExceeded when the deadline in force passes.
     """
     archive = Path(archive)
     if not archive.is_file():
@@ -95,8 +109,12 @@ def extract_archive(archive: Path | str, *, max_member_bytes: int = MAX_MEMBER_B
 def _untar(archive: Path, dest: Path, budget: _Budget) -> None:
     try:
         with tarfile.open(archive, "r:*") as tf:
-            members = tf.getmembers()  # reads the whole stream: a truncated archive fails here
-            for m in members:
+            # One member at a time (not getmembers): a member past the caps is refused before the
+            # stream behind it is decompressed, and the deadline is checked between members. The
+            # whole stream is still read before anything is written: a truncated archive fails here.
+            members = []
+            while (m := tf.next()) is not None:
+                members.append(m)
                 name = _check_name(m.name, archive)
                 if m.issym() or m.islnk():
                     raise PathEscapeError(f"{archive.name}: member {m.name!r} is a link (links are refused)")
@@ -115,7 +133,7 @@ def _untar(archive: Path, dest: Path, budget: _Budget) -> None:
                 src = tf.extractfile(m)
                 if src is None:
                     raise CorruptInputError(f"{archive.name}: member {m.name!r} cannot be read")
-                _copy_capped(src, target, m.size, archive, m.name)
+                _copy_capped(src, target, m.size, archive, m.name, budget)
     except (tarfile.TarError, EOFError, OSError) as exc:
         raise CorruptInputError(f"{archive.name}: unreadable tar archive ({exc})") from None
 
@@ -143,16 +161,21 @@ def _unzip(archive: Path, dest: Path, budget: _Budget) -> None:
                     continue
                 target.parent.mkdir(parents=True, exist_ok=True)
                 with zf.open(info) as src:
-                    _copy_capped(src, target, info.file_size, archive, info.filename)
+                    _copy_capped(src, target, info.file_size, archive, info.filename, budget)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, NotImplementedError, RuntimeError) as exc:
         raise CorruptInputError(f"{archive.name}: unreadable zip archive ({exc})") from None
 
 
-def _copy_capped(src, target: Path, declared: int, archive: Path, name: str) -> None:
+def _copy_capped(src: IO[bytes], target: Path, declared: int, archive: Path, name: str, budget: _Budget) -> None:
     # The declared size was checked against the caps; never write more than it, whatever the stream says.
     written = 0
     with open(target, "xb") as out:
-        while chunk := src.read(1 << 20):
+        while True:
+            budget.check_time("unpacking")
+            chunk = src.read(1 << 20)
+            if not chunk:
+                break
+            budget.written += len(chunk)
             written += len(chunk)
             if written > declared:
                 raise CorruptInputError(f"{archive.name}: member {name!r} is larger than it declares")

@@ -10,12 +10,13 @@ import json
 import math
 import os
 import shutil
+import time
 import weakref
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from forensic.sandbox import deadline
 from forensic.sandbox._fs import ConfinedFS
@@ -27,6 +28,10 @@ from forensic.sandbox.sources import SourceBase
 SCHEMA = "forensic.bundle/v1"
 #: The most GPUs per host a bundle may claim (real hosts hold 4 to 16).
 MAX_GPUS_PER_NODE = 1024
+#: Bytes of topology.json (decompressed) read at all. A 16,384-host topology with rank placement is
+#: about 40 MB; a larger file is not used (placement comes from nodes/), and parsing it would cost
+#: about 12x its size in memory.
+MAX_TOPOLOGY_BYTES = 64 * 1024 * 1024
 
 
 def parse_time(value: Any) -> float | None:
@@ -148,6 +153,27 @@ class Topology(_Loose):
     switches: list[SwitchInfo] = Field(default_factory=list, description="Switches.")
 
 
+_TOPOLOGY_LISTS = {"hosts": TypeAdapter(list[HostInfo]), "ranks": TypeAdapter(list[RankPlacement]),
+                   "switches": TypeAdapter(list[SwitchInfo])}
+
+
+def _validate_topology(raw: Any, batch: int = 1024) -> Topology:
+    """``Topology.model_validate(raw)``, its long lists validated a batch at a time with the
+    working-time deadline checked between batches (one validation of a 40 MB file takes seconds)."""
+    deadline.check("parsing topology.json")
+    if not isinstance(raw, dict):
+        return Topology.model_validate(raw)  # raises the usual ValidationError
+    lists = {k: raw[k] for k in _TOPOLOGY_LISTS if isinstance(raw.get(k), list)}
+    topo = Topology.model_validate({k: v for k, v in raw.items() if k not in lists})
+    for key, items in lists.items():
+        done: list[Any] = []
+        for i in range(0, len(items), batch):
+            deadline.check(f"parsing topology.json ({key} {i} of {len(items)})")
+            done.extend(_TOPOLOGY_LISTS[key].validate_python(items[i:i + batch]))
+        setattr(topo, key, done)
+    return topo
+
+
 def gpus_per_node(incident: Incident) -> int:
     """GPUs per host of the job, clamped: no host holds more than this, and placement loops over it."""
     return min(MAX_GPUS_PER_NODE, max(1, int(incident.job.gpus_per_node or 8)))
@@ -175,14 +201,19 @@ class Bundle(SourceBase):
     gzip_unverified: str | None = None
 
     def __init__(self, root: Path | str, *, verify_gzip: bool | Literal["lazy"] = True,
-                 verify_budget_s: float | None = None) -> None:
+                 verify_budget_s: float | None = None, budget_s: float | None = None) -> None:
         """``verify_gzip``: True checks every gzip stream now and refuses the bundle on a corrupt one;
         ``"lazy"`` checks each stream when it is read (every read is checked and capped), so a corrupt
-        file costs the read that wanted it and opening costs nothing per file; False never checks."""
+        file costs the read that wanted it and opening costs nothing per file; False never checks.
+        ``budget_s``: working time for the parts of opening that can take long, together: unpacking
+        an archive (past it, WallTimeExceeded: nothing is left to open) and parsing topology.json
+        (past it, the topology is left out and :attr:`topology_error` says so)."""
         root = Path(root)
+        self._open_by = None if budget_s is None or not math.isfinite(budget_s) else time.monotonic() + budget_s
         unpacked: Path | None = None
         if root.is_file() and is_archive(root):
-            unpacked = extract_archive(root)  # checked and unpacked under the same confinement rules
+            with deadline.deadline(self._open_left(), what=f"unpacking {root.name}"):
+                unpacked = extract_archive(root)  # checked and unpacked under the same confinement rules
             root = bundle_root(unpacked)
         try:
             self._open(root, verify_gzip, verify_budget_s)
@@ -216,6 +247,10 @@ class Bundle(SourceBase):
         self._rank_map: dict[int, tuple[str, int]] | None = None
 
     # -- loading ---------------------------------------------------------------------------
+    def _open_left(self) -> float | None:
+        """Seconds left of ``budget_s`` (None: no limit of its own)."""
+        return None if self._open_by is None else self._open_by - time.monotonic()
+
     def _verify_gzip(self) -> None:
         # Every stream is opened through the sandbox (a .gz symlink that leads out is never
         # opened) and read under the per-file cap and the working-time deadline.
@@ -233,8 +268,8 @@ class Bundle(SourceBase):
                 if reason:
                     raise CorruptInputError(f"{rel}: truncated or corrupt gzip ({reason})")
 
-    def _load_json(self, rel: str) -> Any:
-        text = self.fs.read_text(rel)
+    def _load_json(self, rel: str, *, cap: int | None = None) -> Any:
+        text = self.fs.read_text(rel, cap=cap)
         try:
             return json.loads(text)
         except json.JSONDecodeError as exc:
@@ -266,13 +301,22 @@ class Bundle(SourceBase):
         if not self.fs.exists("topology.json"):
             return None
         try:
-            raw = self._load_json("topology.json")
-            return Topology.model_validate(raw)
-        except (CorruptInputError, SandboxError, ValidationError, RecursionError):
+            # Capped before parsing: json and pydantic hold about 12x the text (a 208 MB file took
+            # 2.4 GB and a minute). A parse that outlasts the working-time budget stops here too.
+            with deadline.deadline(self._open_left(), what="parsing topology.json"):
+                raw = self._load_json("topology.json", cap=MAX_TOPOLOGY_BYTES)
+                return _validate_topology(raw)
+        except (CorruptInputError, SandboxError) as exc:
             # topology.json is optional evidence: an unusable one is treated as absent and the
-            # hosts are found from nodes/ instead; the report's evidence says so.
+            # hosts are found from nodes/ instead; the report's evidence says so, and why.
+            self.topology_error = f"topology.json not used ({exc}); placement inferred from nodes/"
+        except WallTimeExceeded as exc:
+            # The alarm may name only the outer step ("opening ..."): say which file it stopped.
+            self.topology_error = (f"topology.json not used: the working-time budget ran out while it was read and parsed "
+                                   f"({exc}); placement inferred from nodes/")
+        except (ValidationError, RecursionError):
             self.topology_error = "topology.json is unreadable; placement inferred from nodes/"
-            return None
+        return None
 
     # -- what is in the bundle (window, placement and host info come from SourceBase) -------
     def host_names(self) -> list[str]:

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import re
 import statistics
+from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 #: (label, pattern): a trainer or storage client saying it waited for input.
 INPUT_STALL = [
@@ -130,58 +130,185 @@ SAME_WORK = 0.95
 #: Without a configuration change the trainer's own step time must have grown this much.
 STEP_GREW = 1.10
 
-# Every pattern above needs one of these words in the line; most lines of a job log
-# (NCCL, watchdog) have none, and one literal search skips them (issue 16: a 2,048-host job writes
-# 2,048 logs). tests/tools/test_trainer_prefilter.py checks each pattern's own examples still pass.
-_NEEDS = re.compile(
-    "data|batch|waiting for|ray|prefetch|input|shuffle|fetch|slowdown|slow down|reduce your request rate|"
-    "requesttimeout|readtimeouterror|botocore|nfs|lustre|gcsfuse|toomanyrequests|storage.googleapis|eio|"
-    "stale file|transport endpoint|seq|len|context|parallel|tok|throughput|sample|step_time|iteration|time/step|"
-    "timeout|wait|webdataset|disconnected|tf\\.data|dali|queue|load_time|503|throttl|ptlrpc|mmfs|weka|blocked for|"
-    "world|accum|gbs|[tpdc]p[ _-]|mix|blend|flop|mfu|tps|tgs|wps|step|iter|s/it|it/s",
-    re.I)  # the patterns' own case folding (re.I), so no line one of them matches is skipped
+# --- which lines are read at all -------------------------------------------------------------------
+# Most lines of a job log (NCCL, watchdog) carry no trainer fact, and 50 regexes per line made the
+# scan run at under 1 MB/s. Each group of patterns names words one of which is in every line any of
+# its patterns matches (compared case-folded, as the patterns fold case); tests/tools/
+# test_trainer_prefilter.py checks that for each pattern's own examples. A line is read only where a
+# word of some group occurs (one search of a block of lines with all the words as a trie), and then
+# only by the groups whose words it holds.
+#: Per pattern of INPUT_STALL and STORAGE (same order), words one of which is in every line it matches.
+_STALL_GATES: tuple[tuple[str, ...], ...] = (
+    ("dataloader",), ("waiting for",), ("batch-generator", "loader "), ("dataloader",),
+    ("dataloader", "data fetching", "fetch"), ("ray data", "ray.data"), ("queue", "buffer"), ("loading", "pipeline", "wait"),
+    ("data_time",), ("timeout waiting for",),
+    ("dataloader", "data_wait", "batch_wait", "batch wait", "load_time", "time/data"), ("got disconnected", "webdataset"),
+    ("tf.data", "filling up shuffle buffer", "input pipeline is"), ("dali",), ("is empty",),
+)
+_STORAGE_GATES: tuple[tuple[str, ...], ...] = (
+    ("slowdown", "slow down", "reduce your request rate", "requesttimeout", "readtimeouterror", "botocore"), ("nfs",),
+    ("lustre",), ("gcsfuse", "toomanyrequests", "storage.googleapis.com"),
+    ("eio", "input/output error", "stale file handle", "transport endpoint is not connected"),
+    ("read timeout on endpoint url", "service unavailable", "slow down", "slowdown", "throttlingexception"), ("nfs",),
+    ("ptlrpc_",), ("mmfs",), ("weka",), ("blocked for more than",),
+)
+_STALL_WORDS = tuple(w for gate in _STALL_GATES for w in gate)
+_STORAGE_WORDS = tuple(w for gate in _STORAGE_GATES for w in gate)
+_STALL = [(label, pat, gate) for (label, pat), gate in zip(INPUT_STALL, _STALL_GATES, strict=True)]
+_STORE = [(label, pat, gate) for (label, pat), gate in zip(STORAGE, _STORAGE_GATES, strict=True)]
+#: Per setting of _CONFIG, per pattern of _RATE (same order), and for the step time.
+_CONFIG_GATES: dict[str, tuple[str, ...]] = {
+    "global_batch_tokens": ("global", "toks per", "toks_per", "toks-per", "tokens per", "tokens_per", "tokens-per"),
+    "global_batch_size": ("global", "train batch", "train_batch", "train-batch", "gbs"),
+    "seq_length": ("seqlen", "seq_len", "seq len", "seq-len", "sequencelen", "sequence_len", "sequence len", "sequence-len",
+                   "context"),
+    "micro_batch_size": ("batch",),
+    "grad_accumulation": ("accum",),
+    "world_size": ("world",),
+    **{key: ("parallel", f"{x}p ", f"{x}p_", f"{x}p-") for key, x in (("data_parallel", "d"), ("tensor_parallel", "t"),
+                                                                       ("pipeline_parallel", "p"), ("context_parallel", "c"))},
+    "data_mix": ("mix", "blend"),
+}
+_RATE_GATES: tuple[tuple[str, ...], ...] = (
+    ("tok", "tps", "tgs", "wps"), ("sample",), ("throughput per gpu", "tflop"), ("mfu",), ("tok",), ("sample",), ("tflop",),
+    ("throughput",),
+)
+_STEP_WORDS = ("iter", "step", "batch", "s/it", "it/s")
+_CONFIG_WORDS = tuple(w for gate in _CONFIG_GATES.values() for w in gate)
+_RATE_WORDS = tuple(w for gate in _RATE_GATES for w in gate)
+_CONFIGS = [(key, pat, _CONFIG_GATES[key]) for key, pat in _CONFIG.items()]
+_RATES = [(kind, pat, gate) for (kind, pat), gate in zip(_RATE, _RATE_GATES, strict=True)]
+#: What _ROUTINE needs before it is worth running.
+_ROUTINE_WORDS = ("worker processes in total", "suggested max number of worker", "checkpoint")
 
 
-@dataclass
+def _trie(words: Iterable[str]) -> re.Pattern[str]:
+    """One regex that finds any of ``words`` (already case-folded), factored by common prefixes so
+    that each position tries one branch per first letter instead of one per word."""
+    def build(ws: list[str]) -> str:
+        heads: dict[str, list[str]] = {}
+        for w in ws:
+            heads.setdefault(w[0], []).append(w[1:])
+        alts = [re.escape(c) + ("" if "" in tails else build(tails)) for c, tails in sorted(heads.items())]
+        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+    return re.compile(build(sorted(set(words))))
+
+
+_STALL_ANY, _STORAGE_ANY, _CONFIG_ANY, _RATE_ANY, _STEP_ANY = (
+    _trie(w) for w in (_STALL_WORDS, _STORAGE_WORDS, _CONFIG_WORDS, _RATE_WORDS, _STEP_WORDS))
+#: Any word of any group: a line without one carries no trainer fact.
+_NEEDS = _trie((*_STALL_WORDS, *_STORAGE_WORDS, *_CONFIG_WORDS, *_RATE_WORDS, *_STEP_WORDS))
+
+
+def _fold(text: str) -> str:
+    """``text`` as the words are compared: case-folded, and the dotless i read as "i" (re.I treats
+    them as one letter, casefold does not). Every "\n" stays where it was, in order."""
+    text = text.casefold()
+    return text.replace("\u0131", "i") if "\u0131" in text else text
+
+
+#: Longest part of a line the patterns read.
+_LINE = 4096
+#: Lines searched together for the words of :data:`_NEEDS`.
+_BLOCK = 512
+#: Example lines kept per kind (input stalls, storage errors); every line is counted.
+MAX_EXAMPLES = 64
+#: Rates and step times kept from the start of the logs and from the end, each; the ones between
+#: are counted, not kept (early and late are what the comparisons read).
+MAX_SERIES = 4096
+#: Distinct configurations kept; past it the last one is replaced (the first and the last count).
+MAX_CONFIGS = 256
+
+
+def _keep(series: list, item: object) -> None:
+    """Append, keeping the first :data:`MAX_SERIES` items and, of the rest, the latest ones: past
+    twice the cap the older half of the tail is dropped (amortized, one move per half-cap appends)."""
+    series.append(item)
+    if len(series) >= 3 * MAX_SERIES:
+        del series[MAX_SERIES:2 * MAX_SERIES]
+
+
 class TrainerFacts:
-    """What the trainer logs said, across every log of the job."""
+    """What the trainer logs said, across every log of the job, in bounded memory: counts cover
+    every line, while the lines and values kept are capped (:data:`MAX_EXAMPLES`, :data:`MAX_SERIES`,
+    :data:`MAX_CONFIGS`)."""
 
-    stalls: list[tuple[str, str]] = field(default_factory=list)
-    storage: list[tuple[str, str]] = field(default_factory=list)
-    configs: list[dict[str, str]] = field(default_factory=list)
-    #: (config index, kind, value): kind is tokens, samples, tflops, mfu or throughput, with
-    #: "/gpu" when the trainer reports it per device.
-    rates: list[tuple[int, str, float]] = field(default_factory=list)
-    step_time: list[tuple[int, float]] = field(default_factory=list)  # (config index, seconds)
+    def __init__(self) -> None:
+        #: (label, line) of the first input-stall lines; ``stall_lines`` counts them all.
+        self.stalls: list[tuple[str, str]] = []
+        self.storage: list[tuple[str, str]] = []
+        self.stall_lines = 0
+        self.storage_lines = 0
+        #: Lines per label (pytorch, s3, ...), of every line.
+        self.stall_kinds: Counter[str] = Counter()
+        self.storage_kinds: Counter[str] = Counter()
+        self.configs: list[dict[str, str]] = []
+        #: (config index, kind, value): kind is tokens, samples, tflops, mfu or throughput, with
+        #: "/gpu" when the trainer reports it per device. The first and the latest are kept.
+        self.rates: list[tuple[int, str, float]] = []
+        self.step_time: list[tuple[int, float]] = []  # (config index, seconds)
+        #: Facts seen but not kept (past a cap): rates, step times, configurations, example lines.
+        self.not_kept = 0
 
     def add_text(self, text: str) -> None:
         self.add_lines(text.splitlines())
 
     def add_lines(self, lines: Iterable[str]) -> None:
         """Read a log a line at a time (a streamed log never has to fit in memory)."""
+        block: list[str] = []
         for line in lines:
-            line = line[:4096]
-            if not _NEEDS.search(line):
-                continue
-            if not _ROUTINE.search(line):
-                for label, pat in INPUT_STALL:
-                    if pat.search(line):
-                        self.stalls.append((label, line.strip()[:300]))
-                        break
-            for label, pat in STORAGE:
-                if pat.search(line):
-                    self.storage.append((label, line.strip()[:300]))
+            block.append(line[:_LINE])
+            if len(block) >= _BLOCK:
+                self._add_block(block)
+                block = []
+        if block:
+            self._add_block(block)
+
+    def _add_block(self, block: list[str]) -> None:
+        text = _fold("\n".join(block))  # line i of the block is after the i-th "\n"
+        search = _NEEDS.search
+        m = search(text)
+        index, at = 0, 0
+        while m is not None:
+            index += text.count("\n", at, m.start())
+            start = text.rfind("\n", 0, m.start()) + 1
+            end = text.find("\n", m.end())
+            end = len(text) if end < 0 else end
+            self._add_line(block[index], text[start:end])
+            at = end  # the next search starts on the next line: one visit per line
+            m = search(text, end + 1) if end < len(text) else None
+
+    def _add_line(self, line: str, low: str) -> None:
+        if _STALL_ANY.search(low):
+            label = next((label for label, pat, gate in _STALL if any(map(low.__contains__, gate)) and pat.search(line)), None)
+            if label is not None and not (any(map(low.__contains__, _ROUTINE_WORDS)) and _ROUTINE.search(line)):
+                self.stall_lines += 1
+                self.stall_kinds[label] += 1
+                self._example(self.stalls, label, line)
+        if _STORAGE_ANY.search(low):
+            for label, pat, gate in _STORE:
+                if any(map(low.__contains__, gate)) and pat.search(line):
+                    self.storage_lines += 1
+                    self.storage_kinds[label] += 1
+                    self._example(self.storage, label, line)
                     break
-            found = {k: m.group(1) for k, pat in _CONFIG.items() if (m := pat.search(line))}
+        if _CONFIG_ANY.search(low):
+            found = {k: m.group(1) for k, pat, gate in _CONFIGS if any(map(low.__contains__, gate)) and (m := pat.search(line))}
             if found:
                 # consecutive config lines of one start belong together; a changed value starts a new one
                 if self.configs and not any(self.configs[-1].get(k) not in (None, v) for k, v in found.items()):
                     self.configs[-1].update(found)
+                elif len(self.configs) >= MAX_CONFIGS:
+                    self.configs[-1] = dict(found)
+                    self.not_kept += 1
                 else:
                     self.configs.append(dict(found))
-            idx = max(0, len(self.configs) - 1)
+        idx = max(0, len(self.configs) - 1)
+        if _RATE_ANY.search(low):
             seen: set[str] = set()
-            for kind, pat in _RATE:
+            for kind, pat, gate in _RATES:
+                if not any(map(low.__contains__, gate)):
+                    continue
                 for m in pat.finditer(line):
                     key = m.group(0)
                     per = "/gpu" if kind in ("tflops", "mfu") or _PER_DEVICE.search(key) else ""
@@ -189,17 +316,29 @@ class TrainerFacts:
                         continue
                     if (v := _number(m.group(1), m.group(2))) is not None and v > 0:
                         seen.add(kind + per)
-                        self.rates.append((idx, kind + per, v))
+                        self._series(self.rates, (idx, kind + per, v))
+        if _STEP_ANY.search(low):
             if m := _STEP_TIME.search(line):
                 key = m.group(0).lower()
                 ms = (m.group(2) or "").lower() == "ms" or "(ms)" in key or " in ms" in key or "step_ms" in key
-                self.step_time.append((idx, float(m.group(1)) / (1000.0 if ms else 1.0)))
+                self._series(self.step_time, (idx, float(m.group(1)) / (1000.0 if ms else 1.0)))
             else:
                 for unit, pat in _STEP_RATE:
                     if (m := pat.search(line)) and float(m.group(1)) > 0:
                         v = float(m.group(1))
-                        self.step_time.append((idx, v if unit == "s/it" else 1.0 / v))
+                        self._series(self.step_time, (idx, v if unit == "s/it" else 1.0 / v))
                         break
+
+    def _example(self, kept: list[tuple[str, str]], label: str, line: str) -> None:
+        if len(kept) < MAX_EXAMPLES:
+            kept.append((label, line.strip()[:300]))
+        else:
+            self.not_kept += 1
+
+    def _series(self, series: list, item: object) -> None:
+        before = len(series)
+        _keep(series, item)
+        self.not_kept += before + 1 - len(series)
 
     def reconfiguration(self, stated: str | None = None) -> dict[str, object] | None:
         """The job's own doing explains a longer step: its work per GPU per second held while the
@@ -251,7 +390,7 @@ class TrainerFacts:
         steps = [v for _, v in self.step_time]
         # Some trainers time their rate over compute alone: with any input or storage trouble in
         # the logs, a held rate beside a longer step could be a stall, so it explains nothing here.
-        if len(steps) >= 2 and not (self.stalls or self.storage):
+        if len(steps) >= 2 and not (self.stall_lines or self.storage_lines):
             k = max(1, len(steps) // 4)
             grew = statistics.median(steps[-k:]) / max(statistics.median(steps[:k]), 1e-9)
             if grew >= STEP_GREW:

@@ -135,18 +135,19 @@ MIN_STALL_LINES = 3
 def _trainer_signals(t: TrainerFacts, stated: str | None = None) -> list[Signal]:
     """``stated``: where the incident's own text says the job was relaunched with more work per step."""
     out: list[Signal] = []
-    if len(t.stalls) >= MIN_STALL_LINES:
-        kinds = sorted({k for k, _ in t.stalls})
+    # Counts and kinds cover every line; the examples quoted are the first ones kept.
+    if t.stall_lines >= MIN_STALL_LINES:
+        kinds = sorted(t.stall_kinds)
         out.append(Signal(name="input_stall_logged", component="job", kind="job",
-                          detail=f"the trainer logged {len(t.stalls)} waits for input ({', '.join(kinds)}), e.g. {t.stalls[0][1]!r}",
-                          values={"lines": len(t.stalls), "kinds": ",".join(kinds)}))
-    if len(t.storage) >= MIN_STALL_LINES:
-        kinds = sorted({k for k, _ in t.storage})
+                          detail=f"the trainer logged {t.stall_lines} waits for input ({', '.join(kinds)}), e.g. {t.stalls[0][1]!r}",
+                          values={"lines": t.stall_lines, "kinds": ",".join(kinds)}))
+    if t.storage_lines >= MIN_STALL_LINES:
+        kinds = sorted(t.storage_kinds)
         out.append(Signal(name="storage_errors_logged", component="job", kind="job",
-                          detail=f"{len(t.storage)} storage errors or throttling in the job logs ({', '.join(kinds)}), e.g. {t.storage[0][1]!r}",
-                          values={"lines": len(t.storage), "kinds": ",".join(kinds)}))
+                          detail=f"{t.storage_lines} storage errors or throttling in the job logs ({', '.join(kinds)}), e.g. {t.storage[0][1]!r}",
+                          values={"lines": t.storage_lines, "kinds": ",".join(kinds)}))
     weak = [*t.stalls, *t.storage]
-    if weak and len(t.stalls) < MIN_STALL_LINES and len(t.storage) < MIN_STALL_LINES:
+    if weak and t.stall_lines < MIN_STALL_LINES and t.storage_lines < MIN_STALL_LINES:
         # One "nfs: server X not responding" or one DataLoader timeout is a lead worth testing.
         out.append(Signal(name="input_stall_hint", component="job", kind="job",
                           detail=f"the job logs mention input or storage trouble {len(weak)} time(s), e.g. {weak[0][1]!r}",
@@ -238,6 +239,9 @@ class JobLogs(Tool):
                 last_done[r] = max(last_done.get(r, n), n)
         if not sources:
             return ToolResult(status="error", summary=f"job logs unreadable: {errors[0]}", data={"errors": errors})
+        if trainer.not_kept:
+            capped.append(f"trainer lines: {trainer.not_kept} rates, step times or example lines past the cap not kept "
+                          "(stall and storage counts cover every line; early and late values are kept)")
         # What the hosts could do (RDMA NICs, NVLink), from topology or the hosts' own files.
         hw = host_facts(ctx, nvls_channels=launcher.nvls_channels)
         has_rdma = bool(hw.ibdevs)

@@ -94,7 +94,7 @@ def bench_parsers(
     size_mb: Annotated[float, typer.Option(help="Input size per parser, MB.", min=0.1, max=4096)] = 250.0,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Peak RSS over input size of each parser a tool feeds a whole file to, each in its own process (target <= 3x)."""
+    """Peak RSS over input size and MB/s (against a line-reading floor) of each parser a tool feeds a whole file to, each in its own process (targets: RSS <= 3x input; trainer_log >= 20 MB/s)."""
     from forensic.tools.parsers._bench import format_parser_benchmark, parser_benchmark
 
     try:

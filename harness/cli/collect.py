@@ -28,17 +28,24 @@ def collect(
     timeout_s: Annotated[float, typer.Option(help="Per-call timeout for agents, seconds.", min=0.1)] = 15.0,
     until: Annotated[Optional[str], typer.Option(help="With --fleet: window end (ISO 8601 or unix seconds; default now).")] = None,
     ranks: Annotated[Optional[int], typer.Option(help="With --fleet: number of ranks of the job.", min=1)] = None,
+    max_host_mb: Annotated[float, typer.Option(
+        help="Cap on what one host's files may take, MiB: a host past it is cut there and the summary says so.",
+        min=0.001, max=1_048_576)] = 64.0,
+    max_total_mb: Annotated[float, typer.Option(
+        help="Cap on what all hosts' files may take together, MiB (job files and metrics not counted).",
+        min=0.001, max=1_048_576)] = 4096.0,
 ) -> None:
     """Record hosts (sysfs, allowlisted commands, NVML) and the job's steps and logs into a bundle."""
     from forensic.harness.collect import CollectError, collect_bundle, parse_since
     from forensic.sandbox import ForensicError
 
+    caps = {"max_host_bytes": int(max_host_mb * 2**20), "max_collection_bytes": int(max_total_mb * 2**20)}
     chosen = [n for n, on in (("--local", local), ("--agent", bool(agent)), ("--fleet", fleet is not None)) if on]
     if len(chosen) != 1:
         _fail(2, "choose one source: --local, --agent NAME=URL (with --token-file), or --fleet fleet.toml")
     try:
         if fleet is not None:
-            result = _collect_fleet(fleet, job, since, until, title, ranks, out)
+            result = _collect_fleet(fleet, job, since, until, title, ranks, out, caps)
             _summary(result)
             return
         window = parse_since(since)
@@ -51,7 +58,7 @@ def collect(
         topo = _load_topology(topology) if topology else None
         with _progress() as progress:
             result = collect_bundle(hosts, out, incident=incident, before=before, job_dir=job_dir, topology=topo,
-                                    progress=progress)
+                                    progress=progress, **caps)
     except CollectError as exc:
         _fail(2, str(exc))
     except ForensicError as exc:
@@ -64,13 +71,23 @@ def collect(
 def _summary(result) -> None:
     for name, o in result.hosts.items():
         missed = f"; not available: {', '.join(o.missed)}" if o.missed else ""
-        state = f"FAILED ({o.error})" if o.error else f"{o.files} files, NVML {o.nvml}{missed}"
+        state = f"FAILED ({o.error})" if o.error else f"{o.files} files ({_mib(o.bytes)}), NVML {o.nvml}{missed}"
+        if o.truncated:
+            state = f"TRUNCATED ({o.truncated}); " + state
         sys.stderr.write(f"  {name}: {state}\n")
+    cut = [n for n, o in result.hosts.items() if o.truncated]
+    sys.stderr.write(f"  {len(result.hosts)} host(s), {_mib(result.bytes)} of host files"
+                     + (f"; {len(cut)} truncated at a byte or file cap: {', '.join(cut[:10])}"
+                        + (f" and {len(cut) - 10} more" if len(cut) > 10 else "") if cut else "") + "\n")
     sys.stdout.write(f"{result.out}\n")
 
 
+def _mib(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB"
+
+
 def _collect_fleet(fleet: Path, job: str | None, since: str, until: str | None, title: str | None, ranks: int | None,
-                   out: Path):
+                   out: Path, caps: dict[str, int]):
     """The job's hosts through their agents, its steps and logs, and Prometheus series of the window."""
     from forensic.harness.collect import CollectError, collect_bundle, metrics_from_source
     from forensic.sandbox import ForensicError, NotFoundError
@@ -109,7 +126,7 @@ def _collect_fleet(fleet: Path, job: str | None, since: str, until: str | None, 
     topology = src.topology.model_dump(exclude_none=True) if src.topology else None
     with _progress() as progress:
         result = collect_bundle(hosts, out, incident=incident, before=before, job_files=job_files, metrics=metrics,
-                                topology=topology, progress=progress)
+                                topology=topology, progress=progress, **caps)
     for note in [*src.notes(), *problems[:5]]:
         sys.stderr.write(f"forensic: note: {note}\n")
     return result
