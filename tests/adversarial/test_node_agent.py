@@ -24,8 +24,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from forensic.sandbox.agent import AgentLimits, AgentServer, replay_agent
 
+from forensic.sandbox.agent import AgentLimits, AgentServer, replay_agent
 from tests.conftest import HOSTS
 
 TOKEN = "adversarial-agent-token-0123456789"
