@@ -22,6 +22,11 @@ below; the client raises the same typed error a local host would have raised:
     401 no or wrong token         403 PathEscapeError, NotAllowedError   404 NotFoundError
     408 request body too slow     413 request body too large             422 malformed request
     424 ToolError, CorruptInputError (the host could not answer)         429 rate limit (Retry-After)
+    431 request line and headers too large (400 from the HTTP parser while they still arrive)
+
+Malformed includes a body nested deeper than :data:`MAX_JSON_DEPTH` or holding an integer of more
+than :data:`MAX_INT_DIGITS` digits, both refused before the body is parsed. The rate limit is keyed
+on the TCP peer; proxy headers (``X-Forwarded-For``) are ignored.
 
 Why the limits: the agent runs on every GPU node with read access to sysfs; a token holder can
 ask nothing off the host's allowlist, a stranger can ask nothing at all, and no client can make it
