@@ -110,6 +110,17 @@ def test_a_sessionless_request_is_told_which_versions_are_served(url: str) -> No
     assert error["code"] == -32022 and "2026-07-28" not in error["data"]["supported"] and error["data"]["supported"]
 
 
+def test_open_sessions_are_bounded(url: str) -> None:
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+             "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    headers = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream"}
+    with httpx.Client(headers=headers, timeout=30) as client:
+        ids = [client.post(url, json=hello).headers.get("mcp-session-id") for _ in range(mcp_server.MAX_SESSIONS)]
+        one_more = client.post(url, json=hello)
+    assert all(ids) and len(set(ids)) == mcp_server.MAX_SESSIONS
+    assert one_more.status_code == 503 and "mcp-session-id" not in one_more.headers
+
+
 class _Ctx(SimpleNamespace):
     """What the SDK hands a handler, reduced to the part sessions are keyed on."""
 
