@@ -22,6 +22,11 @@ below; the client raises the same typed error a local host would have raised:
     401 no or wrong token         403 PathEscapeError, NotAllowedError   404 NotFoundError
     408 request body too slow     413 request body too large             422 malformed request
     424 ToolError, CorruptInputError (the host could not answer)         429 rate limit (Retry-After)
+    431 request line and headers too large (400 from the HTTP parser while they still arrive)
+
+Malformed includes a body nested deeper than :data:`MAX_JSON_DEPTH` or holding an integer of more
+than :data:`MAX_INT_DIGITS` digits, both refused before the body is parsed. The rate limit is keyed
+on the TCP peer; proxy headers (``X-Forwarded-For``) are ignored.
 
 Why the limits: the agent runs on every GPU node with read access to sysfs; a token holder can
 ask nothing off the host's allowlist, a stranger can ask nothing at all, and no client can make it
@@ -34,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import os
 import shutil
 import socket
 import threading
@@ -58,6 +64,11 @@ from forensic.sandbox.host import HOST_COMMANDS, Host, command_file
 API_VERSION = 1
 #: Bytes a request body may hold: a path or an argv, never more.
 MAX_REQUEST_BYTES = 16 * 1024
+#: Bytes the request line and headers together may hold (h11 answers 400 beyond it).
+MAX_HEAD_BYTES = 16 * 1024
+#: Deepest JSON nesting and longest integer a request body may hold: the API has neither.
+MAX_JSON_DEPTH = 32
+MAX_INT_DIGITS = 32
 #: Bytes of text one answer may carry; longer outputs are cut (and say so), like LiveHost's cap.
 MAX_RESPONSE_TEXT = 4 * 1024 * 1024
 #: Seconds a client may take to send its request body (slow clients are cut off).
@@ -84,7 +95,8 @@ ERROR_STATUS: dict[type[ForensicError], int] = {
 
 
 class AgentConfigError(BundleError):
-    """The agent cannot start: unreadable or weak token file, bad listen address, missing TLS files."""
+    """The agent cannot start: unreadable, weak or readable-by-others token file, bad listen address,
+    missing or unloadable TLS files, an address it cannot bind."""
 
 
 @dataclass(frozen=True)
@@ -98,12 +110,20 @@ class AgentLimits:
     rate_burst: int = RATE_BURST
 
 
-def read_token_file(path: Path | str) -> str:
-    """The bearer token in ``path`` (surrounding whitespace removed); AgentConfigError when unusable."""
+def read_token_file(path: Path | str, *, private: bool = False) -> str:
+    """The bearer token in ``path`` (surrounding whitespace removed); AgentConfigError when unusable.
+
+    ``private``: the file must not be readable or writable by its group or others (a server's own
+    secret, like ssh's private keys); the refusal says the ``chmod`` that fixes it.
+    """
     try:
         token = Path(path).read_text(encoding="utf-8").strip()
+        mode = os.stat(path).st_mode & 0o777
     except (OSError, UnicodeDecodeError) as exc:
         raise AgentConfigError(f"token file {path}: cannot read it ({getattr(exc, 'strerror', None) or exc})") from None
+    if private and mode & 0o077:
+        raise AgentConfigError(f"token file {path}: permissions {mode:04o} are too open (other users can read "
+                               f"or replace the token); run chmod 600 {path}")
     if len(token) < MIN_TOKEN_CHARS or any(c.isspace() for c in token):
         raise AgentConfigError(f"token file {path}: the token must be one word of at least {MIN_TOKEN_CHARS} characters")
     return token
@@ -147,6 +167,40 @@ class _Refused(Exception):
         self.status, self.type, self.message, self.headers = status, type_, message, headers or {}
 
 
+class _LongInt(Exception):
+    pass
+
+
+def _small_int(text: str) -> int:
+    # Checked before int(): converting thousands of digits is quadratic, and past 4,300 a ValueError.
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise _LongInt
+    return int(text)
+
+
+def _json_depth(raw: bytes) -> int:
+    """The deepest bracket nesting in ``raw``, outside strings: checked before parsing, so that a
+    hostile body is refused by its shape rather than by the parser's recursion limit."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for byte in raw:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:  # quote
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):  # [ {
+            depth += 1
+            deepest = max(deepest, depth)
+        elif byte in (0x5D, 0x7D):  # ] }
+            depth -= 1
+    return deepest
+
+
 def _has_command(host: Host, argv: Sequence[str]) -> bool:
     command_file(argv, HOST_COMMANDS)  # off the allowlist: NotAllowedError, never False
     probe = getattr(host, "has_command", None)  # a replay host knows what it recorded
@@ -186,8 +240,13 @@ class Agent:
     def parse_body(self, raw: bytes) -> dict[str, Any]:
         if not raw:
             return {}
+        depth = _json_depth(raw)
+        if depth > MAX_JSON_DEPTH:
+            raise _Refused(422, "ToolArgumentError", f"request body nests deeper than {MAX_JSON_DEPTH} levels")
         try:
-            body = json.loads(raw)
+            body = json.loads(raw, parse_int=_small_int)
+        except _LongInt:
+            raise _Refused(422, "ToolArgumentError", f"request body has an integer of more than {MAX_INT_DIGITS} digits") from None
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise _Refused(422, "ToolArgumentError", "request body is not JSON") from None
         if not isinstance(body, dict):
@@ -261,6 +320,7 @@ def make_app(agent: Agent) -> Any:
     """The Starlette app serving ``agent``."""
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
+    from starlette.middleware import Middleware
     from starlette.requests import ClientDisconnect, Request
     from starlette.responses import JSONResponse
     from starlette.routing import Route
@@ -318,7 +378,7 @@ def make_app(agent: Agent) -> Any:
 
     routes = [Route("/v1/health", health, methods=["GET"]), Route("/v1/info", endpoint, methods=["GET"])]
     routes += [Route("/v1/{op:str}", endpoint, methods=["POST"])]
-    app = Starlette(routes=routes)
+    app = Starlette(routes=routes, middleware=[Middleware(_HeadLimit, limit=MAX_HEAD_BYTES)])
 
     async def not_found(request: Request, exc: Exception) -> JSONResponse:
         return await unknown(request)
@@ -326,6 +386,29 @@ def make_app(agent: Agent) -> Any:
     app.add_exception_handler(404, not_found)
     app.add_exception_handler(405, not_found)
     return app
+
+
+class _HeadLimit:
+    """ASGI middleware: 431 for a request whose line and headers exceed ``limit`` bytes.
+
+    h11's own cap only applies while a head is still arriving; one that arrives whole in a single
+    read is parsed whatever its size, so the total is checked here too, before any route runs.
+    """
+
+    def __init__(self, app: Any, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            size = len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"")
+            size += sum(len(k) + len(v) + 4 for k, v in scope.get("headers") or [])
+            if size > self.limit:
+                from starlette.responses import JSONResponse
+
+                body = {"error": {"type": "RequestHeaderTooLarge", "message": f"request line and headers over {self.limit} bytes"}}
+                await JSONResponse(body, status_code=431)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 def live_agent(token: str, *, name: str | None = None, limits: AgentLimits | None = None) -> Agent:
@@ -345,6 +428,49 @@ def replay_agent(bundle: Any, host: str, token: str, *, limits: AgentLimits | No
     return Agent({"now": now, "before": before}, token=token, mode="replay", limits=limits)
 
 
+def _uvicorn_config(agent: Agent, *, limit_concurrency: int, ssl_certfile: str | None = None,
+                    ssl_keyfile: str | None = None) -> Any:
+    """The uvicorn settings every agent runs with, loaded (TLS files read) so that they fail here."""
+    import ssl
+
+    import uvicorn
+
+    config = uvicorn.Config(
+        make_app(agent), log_level="warning", access_log=False, lifespan="off", timeout_keep_alive=5,
+        limit_concurrency=limit_concurrency, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
+        # h11, not httptools: h11 bounds the request line and headers (httptools took 100 KB of them).
+        http="h11", h11_max_incomplete_event_size=MAX_HEAD_BYTES,
+        # No proxy headers: X-Forwarded-For from loopback would otherwise choose the rate-limit bucket.
+        proxy_headers=False, server_header=False)
+    try:
+        config.load()
+    except (ssl.SSLError, OSError) as exc:
+        raise AgentConfigError(f"--tls-cert {ssl_certfile} / --tls-key {ssl_keyfile}: cannot load them "
+                               f"({getattr(exc, 'strerror', None) or exc})") from None
+    return config
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A listening socket on (host, port); AgentConfigError (the address and why) when it cannot be had."""
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+    except OSError as exc:
+        raise AgentConfigError(f"cannot listen on {_address(host, port)}: {exc.strerror or exc}") from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+    except (OSError, OverflowError) as exc:
+        sock.close()
+        raise AgentConfigError(f"cannot listen on {_address(host, port)}: {getattr(exc, 'strerror', None) or exc}") from None
+    return sock
+
+
+def _address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 class AgentServer:
     """A uvicorn server for ``agent`` on a background thread (tests, ``bench fleet``, demos).
 
@@ -356,15 +482,11 @@ class AgentServer:
         import uvicorn
 
         self.agent = agent
-        self._sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.bind((host, port))
+        config = _uvicorn_config(agent, limit_concurrency=64, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile)
+        self._sock = _bind(host, port)
         self.port = self._sock.getsockname()[1]
         scheme = "https" if ssl_certfile else "http"
-        self.url = f"{scheme}://{host}:{self.port}"
-        config = uvicorn.Config(make_app(agent), log_level="warning", access_log=False, lifespan="off",
-                                ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile, timeout_keep_alive=5,
-                                limit_concurrency=64, h11_max_incomplete_event_size=MAX_REQUEST_BYTES)
+        self.url = f"{scheme}://{_address(host, self.port)}"
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]},
                                         name=f"forensic-agent-{self.port}", daemon=True)
@@ -399,12 +521,26 @@ def check_tls(ssl_certfile: str | None, ssl_keyfile: str | None) -> None:
         raise AgentConfigError("--tls-cert and --tls-key go together")
 
 
-def serve(agent: Agent, listen: str, *, ssl_certfile: str | None = None, ssl_keyfile: str | None = None) -> None:
-    """Serve ``agent`` in the foreground until interrupted (``forensic agent``)."""
+def serve(agent: Agent, listen: str, *, ssl_certfile: str | None = None, ssl_keyfile: str | None = None,
+          on_ready: Callable[[str], None] | None = None) -> None:
+    """Serve ``agent`` in the foreground until SIGINT or SIGTERM (``forensic agent``).
+
+    Everything that can refuse a start (the address, the TLS files, the bind) runs first and raises
+    AgentConfigError; ``on_ready`` then gets the URL with the port really bound (``:0`` picks one).
+    """
     import uvicorn
 
     host, port = parse_listen(listen)
     check_tls(ssl_certfile, ssl_keyfile)
-    uvicorn.run(make_app(agent), host=host, port=port, log_level="warning", access_log=False, lifespan="off",
-                ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile, timeout_keep_alive=5, limit_concurrency=256,
-                h11_max_incomplete_event_size=MAX_REQUEST_BYTES)
+    config = _uvicorn_config(agent, limit_concurrency=256, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile)
+    sock = _bind(host, port)
+    try:
+        url = f"{'https' if ssl_certfile else 'http'}://{_address(host, sock.getsockname()[1])}"
+        if on_ready is not None:
+            on_ready(url)
+        server = uvicorn.Server(config)
+        server.run(sockets=[sock])
+        if not server.started:
+            raise AgentConfigError(f"the agent on {url} did not start")
+    finally:
+        sock.close()

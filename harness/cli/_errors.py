@@ -28,6 +28,7 @@ except ImportError:  # pragma: no cover - older typer on the real click
 
 _ClickException = _click_mod.exceptions.ClickException
 _BadParameter = _click_mod.exceptions.BadParameter
+_MissingParameter = _click_mod.exceptions.MissingParameter
 _NoArgsIsHelp = getattr(_click_mod.exceptions, "NoArgsIsHelpError", None)
 
 
@@ -49,7 +50,8 @@ def one_line(exc: Any, args: Sequence[str]) -> str:
 
     message = exc.format_message()
     param = getattr(exc, "param", None)
-    if isinstance(exc, _BadParameter) and param is not None:
+    # A missing option's reason is built by format_message (its ``message`` is empty).
+    if isinstance(exc, _BadParameter) and not isinstance(exc, _MissingParameter) and param is not None:
         opts = [o for o in (getattr(param, "opts", None) or []) if o.startswith("--")] or list(getattr(param, "opts", []) or [])
         hint = max(opts, key=len) if opts and getattr(param, "param_type_name", "") == "option" else (param.name or "value")
         value = _given_value(args, getattr(param, "opts", []) or [])

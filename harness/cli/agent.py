@@ -19,23 +19,31 @@ def agent(
     tls_cert: Annotated[Optional[Path], typer.Option("--tls-cert", help="PEM certificate: serve HTTPS.")] = None,
     tls_key: Annotated[Optional[Path], typer.Option("--tls-key", help="PEM private key of --tls-cert.")] = None,
 ) -> None:
-    """Answer read, list, run (allowlisted argv) and NVML requests for one node; never writes."""
+    """Answer read, list, run (allowlisted argv) and NVML requests for one node; never writes.
+
+    Exit codes: 2 when it cannot start (one line on stderr says why: the token file, the address,
+    the TLS files, the bind); otherwise it serves until SIGINT (exit 130) or SIGTERM (ends by the
+    signal, after the requests in flight).
+    """
     from forensic.sandbox import ForensicError
     from forensic.sandbox.agent import check_tls, live_agent, parse_listen, read_token_file, replay_agent, serve
 
+    cert, key = (str(tls_cert) if tls_cert else None), (str(tls_key) if tls_key else None)
     try:
-        token = read_token_file(token_file)
+        token = read_token_file(token_file, private=True)
         parse_listen(listen)
-        check_tls(str(tls_cert) if tls_cert else None, str(tls_key) if tls_key else None)
+        check_tls(cert, key)
         if replay is not None:
             if not host:
                 _fail(2, "--replay needs --host NAME (the recorded host to serve)")
             served = replay_agent(replay, host, token)
         else:
             served = live_agent(token, name=host)
-        err.print(f"forensic agent: serving {served.mode} host {served.name} on {'https' if tls_cert else 'http'}://{listen}")
-        serve(served, listen, ssl_certfile=str(tls_cert) if tls_cert else None, ssl_keyfile=str(tls_key) if tls_key else None)
+        # Said once the port is bound and the TLS files loaded: "serving" is then true.
+        serve(served, listen, ssl_certfile=cert, ssl_keyfile=key,
+              on_ready=lambda url: err.print(f"forensic agent: serving {served.mode} host {served.name} on {url}",
+                                             soft_wrap=True, markup=False, highlight=False))
     except ForensicError as exc:
         _fail(2, str(exc))
-    except OSError as exc:  # the port is taken, or the address is not ours
-        _fail(2, f"cannot listen on {listen}: {exc.strerror or exc}")
+    except OSError as exc:
+        _fail(2, f"cannot serve on {listen}: {exc.strerror or exc}")

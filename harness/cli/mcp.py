@@ -35,6 +35,20 @@ def mcp_command(
         _fail(2, f"--transport {transport!r}: expected stdio or http")
     if (bundle is None) == (fleet is None):
         _fail(2, "give an incident bundle, or --fleet FILE --job NAME (not both)")
+    token = None
+    if transport == "http":
+        host, sep, port = listen.rpartition(":")
+        if not sep or not port.isdigit() or not host:
+            _fail(2, f"--listen {listen!r}: expected HOST:PORT")
+        if token_file is not None:
+            from forensic.sandbox.agent import read_token_file
+
+            try:  # the agent's rule: one word of at least 16 characters
+                token = read_token_file(token_file)
+            except ForensicError as exc:
+                _fail(2, str(exc))
+        elif host not in ("127.0.0.1", "localhost", "::1", "[::1]"):
+            _fail(2, f"--listen {listen}: off loopback a --token-file is required")
     source: object = bundle
     if fleet is not None:
         from ._fleet import open_live
@@ -47,17 +61,4 @@ def mcp_command(
     if transport == "stdio":
         serve_stdio(server)
         return
-    host, sep, port = listen.rpartition(":")
-    if not sep or not port.isdigit() or not host:
-        _fail(2, f"--listen {listen!r}: expected HOST:PORT")
-    token = None
-    if token_file is not None:
-        try:
-            token = token_file.read_text().strip()
-        except OSError as exc:
-            _fail(2, f"--token-file {token_file}: {exc.strerror or exc}")
-        if not token:
-            _fail(2, f"--token-file {token_file}: empty")
-    elif host not in ("127.0.0.1", "localhost", "::1", "[::1]"):
-        _fail(2, f"--listen {listen}: off loopback a --token-file is required")
     serve_http(server, host.strip("[]"), int(port), token)

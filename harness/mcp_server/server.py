@@ -17,6 +17,9 @@ are ``INVALID_PARAMS``; a spent budget, an unknown resource or a tool that faile
 from __future__ import annotations
 
 import json
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +57,10 @@ _CHAT_SCHEMA = {
                                 "description": "A question about the incident, in words."}},
 }
 
-#: Sessions kept per server process (HTTP serves several clients); the oldest is dropped beyond it.
+#: MCP sessions one HTTP server keeps open at once; the transport answers 503 to one more.
 MAX_SESSIONS = 64
+#: Seconds an HTTP session may go unused before it is closed and its budget and ledger dropped.
+SESSION_IDLE_S = 30 * 60.0
 
 
 def _json(obj: Any) -> str:
@@ -66,24 +71,46 @@ class _Sessions:
     """One :class:`McpSession` per MCP session, each with its own budget and ledger.
 
     Over streamable HTTP a session is named by the ``Mcp-Session-Id`` header the transport hands
-    out at initialisation. Over stdio the process serves exactly one client, so there is one
-    session; HTTP clients that run without a session id share that one too.
+    out at initialisation (the transport has already refused ids it did not issue); an HTTP request
+    without one is refused, never served from a shared session. Over stdio (and in process) the
+    process serves exactly one client, so there is one session.
+
+    At most ``max_sessions`` are kept (the least recently used goes first), the HTTP transport's
+    own bound. One unused for ``idle_s`` plus the session's wall budget (the longest one call can
+    run) is dropped: by then the transport, which closes sessions idle for ``idle_s`` with no
+    request in flight, has closed it too, so a live session never loses its budget and ledger here.
     """
 
-    def __init__(self, bundle: Path, limits: Limits) -> None:
+    def __init__(self, bundle: Any, limits: Limits, *, max_sessions: int = MAX_SESSIONS,
+                 idle_s: float = SESSION_IDLE_S, clock: Callable[[], float] = time.monotonic) -> None:
         self.bundle, self.limits = bundle, limits
-        self._by_id: dict[str, McpSession] = {}
+        self.max_sessions, self.idle_s, self.clock = max_sessions, idle_s, clock
+        self._by_id: dict[str, tuple[McpSession, float]] = {}  # least recently used first
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._by_id)
 
     def get(self, ctx: Any) -> McpSession:
         request = getattr(ctx, "request", None)
-        headers = getattr(request, "headers", None)
-        key = (headers.get("mcp-session-id") if headers is not None else None) or "default"
-        session = self._by_id.get(key)
-        if session is None:
-            if len(self._by_id) >= MAX_SESSIONS:
-                self._by_id.pop(next(iter(self._by_id)))
-            session = self._by_id[key] = McpSession(self.bundle, self.limits)
-        return session
+        if request is None:
+            key = "stdio"
+        else:
+            key = request.headers.get("mcp-session-id") or ""
+            if not key:
+                raise MCPError(INVALID_REQUEST, "no Mcp-Session-Id: initialize a session first")
+        now = self.clock()
+        with self._lock:
+            keep_s = self.idle_s + self.limits.wall_s
+            self._by_id = {k: v for k, v in self._by_id.items() if now - v[1] <= keep_s}
+            found = self._by_id.pop(key, None)
+            session = found[0] if found is not None else None
+            if session is None:
+                while len(self._by_id) >= self.max_sessions:
+                    self._by_id.pop(next(iter(self._by_id)))
+                session = McpSession(self.bundle, self.limits)
+            self._by_id[key] = (session, now)
+            return session
 
 
 def build_server(bundle: Any, limits: Limits | None = None) -> Server:

@@ -32,6 +32,7 @@ def _free_port() -> int:
 def token_file(tmp_path: Path) -> Path:
     f = tmp_path / "token"
     f.write_text(TOKEN + "\n")
+    f.chmod(0o600)  # the agent refuses a token file others can read
     return f
 
 
@@ -47,6 +48,7 @@ def token_file(tmp_path: Path) -> Path:
 def test_bad_agent_input_is_one_line_and_exit_2(args, message, make_bundle, token_file: Path, tmp_path: Path) -> None:
     weak = tmp_path / "weak"
     weak.write_text("abc")
+    weak.chmod(0o600)
     fill = {"{weak}": str(weak), "{token}": str(token_file), "{bundle}": str(make_bundle()) if "{bundle}" in args else ""}
     out = forensic("agent", *[fill.get(a, a) for a in args], env_dir=tmp_path)
     assert out.returncode == 2, out.stderr

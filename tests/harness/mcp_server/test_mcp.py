@@ -153,7 +153,7 @@ def _free_port() -> int:
 def http_server(tmp_path: Path):
     port = _free_port()
     token = tmp_path / "token"
-    token.write_text("s3cret-token\n")
+    token.write_text("s3cret-token-0123456789\n")
     proc = subprocess.Popen(_forensic("mcp", str(EXAMPLE), "--transport", "http", "--listen", f"127.0.0.1:{port}",
                                       "--token-file", str(token)),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -167,7 +167,7 @@ def http_server(tmp_path: Path):
             if proc.poll() is not None:
                 raise AssertionError(proc.stderr.read().decode())
             time.sleep(0.2)
-    yield url, "s3cret-token"
+    yield url, "s3cret-token-0123456789"
     proc.terminate()
     proc.wait(timeout=10)
 
