@@ -18,7 +18,7 @@ from collections import defaultdict
 import numpy as np
 from pydantic import Field
 
-from forensic.sandbox import ForensicError, ToolArgumentError
+from forensic.sandbox import HOST_NAME_MAX, HOST_NAME_PATTERN, ForensicError, ToolArgumentError
 from forensic.tools._switch_pause import PFC_SERIES, PortPause, origins
 from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, register
 from forensic.tools.metrics import in_window, read_metric
@@ -39,8 +39,8 @@ PORT_ERR_OVER_MEDIAN = 100.0
 class FabricScope(ToolInput):
     """Input of the fabric tool."""
 
-    switch: str | None = Field(None, description="Switch to examine; omit for every switch.", max_length=253,
-                               pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    switch: str | None = Field(None, description="Switch to examine; omit for every switch.", max_length=HOST_NAME_MAX,
+                               pattern=HOST_NAME_PATTERN)
 
 
 def _port_owner(ctx: ToolContext) -> dict[tuple[str, str], str]:
