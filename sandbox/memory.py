@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from forensic.sandbox.bundle import Bundle
-from forensic.sandbox.errors import CorruptInputError, ForensicError, NotFoundError, PathEscapeError
+from forensic.names import is_host_name
+from forensic.sandbox.errors import CorruptInputError, ForensicError, NotAllowedError, NotFoundError, PathEscapeError
 from forensic.sandbox.host import HOST_COMMANDS, SWITCH_COMMANDS, command_file
 from forensic.sandbox.sources import Document, MetricSets, SourceBase, Snapshot
 
@@ -196,6 +197,8 @@ class MemorySource(SourceBase):
         return names + [n for n in self._hosts if n not in names]
 
     def host(self, name: str, snapshot: Snapshot = "now") -> MemoryHost:
+        if not is_host_name(name):  # refused as the replay host refuses it, whatever was loaded
+            raise NotAllowedError(f"host name {name!r} is not a valid host name")
         if name not in self._hosts:
             raise NotFoundError(f"no node data for host {name!r}")
         return MemoryHost(name, self._hosts[name], f"nodes/{name}", snapshot)

@@ -7,8 +7,9 @@ is named and never taken for health, and no name check lets a trailing newline t
 - Item 1, the rule behind it: a host whose name is truly invalid (``..``, a space) makes the run
   inconclusive and is named (``test_a_refused_host_is_named_and_never_healthy``); so does a file
   that cannot be parsed on a host of a healthy fleet
-  (``test_an_unreadable_file_makes_a_healthy_fleet_inconclusive``); a fleet whose Prometheus
-  labels name an invalid host says so (``test_a_fleet_names_hosts_it_refused``).
+  (``test_an_unreadable_file_makes_a_healthy_fleet_inconclusive``); the tools that used to skip
+  an unreadable file without a word name it (``test_tools_name_what_they_could_not_read``); a
+  fleet whose Prometheus labels name an invalid host says so (``test_a_fleet_names_hosts_it_refused``).
 - Item 17: every name check refuses ``"name\\n"`` (``test_a_trailing_newline_is_refused``).
 """
 
@@ -88,6 +89,29 @@ def test_an_unreadable_file_makes_a_healthy_fleet_inconclusive(make_bundle) -> N
     assert any("could not read" in n and "node-b.example" in n for n in report["notes"])
     # The calls that met it say so in their own records, too.
     assert any(e["unread"] for e in report["evidence"] if e["tool"] == "gpu_health")
+
+
+@pytest.mark.parametrize(("tool", "rel"), [
+    ("host_load", "nodes/node-b.example/cmd/top.txt"),
+    ("nic_counters", "nodes/node-b.example/cmd/ethtool-S-ibp1s0.txt"),
+    ("nic_fec", "nodes/node-b.example/cmd/ethtool-I-show-fec-ibp1s0.txt"),
+    ("fabric", "switches/leaf-1/cmd/show-pfcwd-stats.txt"),
+])
+def test_tools_name_what_they_could_not_read(tmp_path: Path, tool: str, rel: str) -> None:
+    import os
+
+    from tests.conftest import build_fabric_bundle
+
+    from forensic.sandbox import Bundle
+    from forensic.tools.base import ToolContext, get_tool
+
+    root = build_fabric_bundle(tmp_path / "b")
+    (root / rel).unlink(missing_ok=True)
+    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(root / rel)  # there, but never read (not a regular file)
+    result = get_tool(tool)(ToolContext(Bundle(root)), {})
+    assert result.status != "no_data"
+    assert len(result.unread) == 1 and rel in result.unread[0] and "not a regular file" in result.unread[0]
 
 
 def test_the_one_host_name_check() -> None:
