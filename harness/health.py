@@ -106,8 +106,16 @@ def check_healthy(graph: FailureGraph, obs: Observation, incident_text: str, unr
 
 
 def unread_evidence(source: EvidenceSource, obs: Observation) -> list[str]:
-    """Everything the investigation could not read, one line each: the hosts the source cannot
-    read, then what the tool calls met, each with the evidence ids that met it (``ev-2, ev-3``)."""
-    out = [f"host {name}: {why}" for name, why in source.unreadable_hosts().items()]
-    out += [f"{what} ({', '.join(ids)})" for what, ids in obs.unread.items()]
-    return out
+    """Everything the investigation could not read, one line each, with the evidence ids that met
+    it (``ev-2, ev-3``): the hosts the source cannot read first (what the calls met on such a host
+    is said once, on its line), then the rest of what the calls met."""
+    hosts = source.unreadable_hosts()
+    met: dict[str, list[str]] = {name: [] for name in hosts}
+    rest: list[str] = []
+    for what, ids in obs.unread.items():
+        host = what.split(": ", 1)[0]
+        if host in met:
+            met[host].extend(i for i in ids if i not in met[host])
+        else:
+            rest.append(f"{what} ({', '.join(ids)})")
+    return [f"host {name}: {why}" + (f" ({', '.join(met[name])})" if met[name] else "") for name, why in hosts.items()] + rest
