@@ -103,15 +103,17 @@ def test_tools_name_what_they_could_not_read(tmp_path: Path, tool: str, rel: str
     from tests.conftest import build_fabric_bundle
 
     from forensic.sandbox import Bundle
+    from forensic.sandbox.memory import MemorySource
     from forensic.tools.base import ToolContext, get_tool
 
     root = build_fabric_bundle(tmp_path / "b")
     (root / rel).unlink(missing_ok=True)
     (root / rel).parent.mkdir(parents=True, exist_ok=True)
     os.mkfifo(root / rel)  # there, but never read (not a regular file)
-    result = get_tool(tool)(ToolContext(Bundle(root)), {})
-    assert result.status != "no_data"
-    assert len(result.unread) == 1 and rel in result.unread[0] and "not a regular file" in result.unread[0]
+    for source in (Bundle(root), MemorySource.from_bundle(Bundle(root))):  # read now, or loaded into memory first
+        result = get_tool(tool)(ToolContext(source), {})
+        assert result.status != "no_data"
+        assert len(result.unread) == 1 and rel in result.unread[0] and "not a regular file" in result.unread[0]
 
 
 def test_the_one_host_name_check() -> None:
