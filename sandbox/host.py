@@ -15,6 +15,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from forensic.sandbox._fs import ConfinedFS
 from forensic.sandbox.errors import CorruptInputError, NotAllowedError, NotFoundError
+
 from forensic.names import is_host_name, is_netdev_name
 
 #: argv (as a tuple) -> file name under ``cmd/``. Parametrised commands are matched below.

@@ -34,7 +34,6 @@ from forensic.names import is_host_name
 from .base import ExecutionError
 
 
-
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

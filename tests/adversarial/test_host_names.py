@@ -16,14 +16,14 @@ is named and never taken for health, and no name check lets a trailing newline t
 from __future__ import annotations
 
 import gzip
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
-
 from forensic.harness.graph import Investigator
+from langgraph.checkpoint.memory import InMemorySaver
 
 ROOT = Path(__file__).resolve().parents[2]
 HBM = ROOT / "evals" / "examples" / "hbm-dbe-crash"
@@ -100,11 +100,11 @@ def test_an_unreadable_file_makes_a_healthy_fleet_inconclusive(make_bundle) -> N
 def test_tools_name_what_they_could_not_read(tmp_path: Path, tool: str, rel: str) -> None:
     import os
 
-    from tests.conftest import build_fabric_bundle
-
     from forensic.sandbox import Bundle
     from forensic.sandbox.memory import MemorySource
     from forensic.tools.base import ToolContext, get_tool
+
+    from tests.conftest import build_fabric_bundle
 
     root = build_fabric_bundle(tmp_path / "b")
     (root / rel).unlink(missing_ok=True)
@@ -130,7 +130,6 @@ def test_the_one_host_name_check() -> None:
 
 def test_a_fleet_names_hosts_it_refused(tmp_path: Path) -> None:
     import numpy as np
-
     from forensic.sandbox import MetricRead
     from forensic.sandbox.fleet import FleetSource, load_fleet
     from forensic.tools.parsers.openmetrics import Series
@@ -153,30 +152,53 @@ def test_a_fleet_names_hosts_it_refused(tmp_path: Path) -> None:
 
 def _checks(tmp: Path) -> dict[str, Callable[[str], object]]:
     """Every name check, as a call that raises for a name it refuses and returns for one it accepts."""
-    from forensic.harness.collect import CollectError, collect_bundle
+    from forensic.harness.collect import collect_bundle
     from forensic.harness.executors.config import NodeMap
     from forensic.harness.executors.slurm import SlurmConfig, SlurmExecutor
-    from forensic.record import StepRecorder
-    from forensic.sandbox import ConfinedFS, ReplayHost, ReplaySwitch, command_file
-    from forensic.sandbox.fleet import AgentsConfig, FleetConfig, FleetSource, load_fleet
+    from forensic.sandbox import (
+        ConfinedFS,
+        NotFoundError,
+        ReplayHost,
+        ReplaySwitch,
+        command_file,
+    )
+    from forensic.sandbox.fleet import (
+        AgentsConfig,
+        FleetConfig,
+        FleetSource,
+        load_fleet,
+    )
     from forensic.sandbox.host import HOST_COMMANDS
     from forensic.sandbox.prometheus import selector
     from forensic.tools.base import HostScope
+
+    from forensic.record import StepRecorder
 
     fs = ConfinedFS(HBM / "bundle")
     (tmp / "token").write_text("a-token-of-some-length\n")
     (tmp / "fleet.toml").write_text('[agents]\nurl_template = "http://127.0.0.1:9/{host}"\ntoken_file = "token"\n')
     agents = {"url_template": "http://{host}:9401", "token_file": "token"}
 
+    class Bare:
+        """A host with nothing recorded: collect gets past the name check and writes an empty folder."""
+
+        name = "bare"
+
+        def _none(self, *_: object) -> str:
+            raise NotFoundError("nothing here")
+
+        read = list = run = _none
+
+        def exists(self, path: str) -> bool:
+            return False
+
+        def nvml(self) -> None:
+            return None
+
     def collect(name: str) -> object:
-        try:
-            return collect_bundle([(name, None)], tmp / "out", incident={})  # type: ignore[list-item]
-        except CollectError as exc:
-            if "valid host name" in str(exc):
-                raise
-        except Exception:  # noqa: BLE001 - past the name check: the host double is None
-            pass
-        return None
+        out = tmp / "out"
+        shutil.rmtree(out, ignore_errors=True)
+        return collect_bundle([(name, Bare())], out, incident={})  # type: ignore[list-item]
 
     return {
         "replay host": lambda n: ReplayHost(fs, n),
@@ -209,5 +231,5 @@ def test_a_trailing_newline_is_refused(tmp_path: Path, check: str) -> None:
     name = {"prometheus metric name": "up", "prometheus label name": "job", "slurm reason": "forensic drain",
             "ethtool -S netdev": "eth0", "ethtool --show-fec netdev": "eth0"}.get(check, "gpu1.dc2")
     accept_or_raise(name)  # the name itself passes
-    with pytest.raises(Exception):  # noqa: B017,PT011 - each check has its own error class
+    with pytest.raises(Exception):  # noqa: B017 - each check raises its own error class
         accept_or_raise(name + "\n")
