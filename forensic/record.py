@@ -34,7 +34,6 @@ loop for a telemetry problem after it has started: a failed write is counted and
 from __future__ import annotations
 
 import os
-import re
 import socket
 import time
 import zlib
@@ -42,12 +41,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from forensic.names import HOST_NAME_MAX, is_host_name
+
 __all__ = ["Step", "StepRecorder", "hf_callback", "lightning_callback", "param_checksum"]
 
 HEADER = ("step", "rank", "start_unix", "duration_s", "compute_s", "loss", "grad_norm", "param_checksum", "host", "local_gpu")
 #: Upper bounds (seconds) of the step-duration histogram.
 BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
-_SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
 
 
 def param_checksum(params: Any) -> str:
@@ -158,8 +158,9 @@ class StepRecorder:
         self.job = job or env.get("FORENSIC_JOB", "")
         if self.rank < 0 or self.local_gpu < 0:
             raise ValueError("rank and local_gpu must be >= 0")
-        if not _SAFE.match(self.host):
-            raise ValueError(f"host {self.host!r} is not a valid host name (letters, digits, . _ : - only)")
+        if not is_host_name(self.host):
+            raise ValueError(f"host {self.host!r} is not a valid host name (up to {HOST_NAME_MAX} characters: "
+                             "dot-separated labels of letters, digits, - and _)")
         if checksum_every < 0 or flush_every < 1:
             raise ValueError("checksum_every must be >= 0 and flush_every >= 1")
         if checksum_every and model is None:

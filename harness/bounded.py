@@ -5,7 +5,7 @@ per-rank row of its data) in the report would make the report grow with the flee
 the checkpoint keeps every record whole (``forensic evidence THREAD ev-N`` prints it); the report
 keeps, per record:
 
-- ``covered`` and ``sources``: the entries that concern a component the verdict, an alternative
+- ``covered``, ``sources`` and ``unread``: the entries that concern a component the verdict, an alternative
   or a signal names (and its host), then the first ones up to :data:`MAX_LIST`;
 - ``signals``: those on the components that matter first, then the rest up to :data:`MAX_LIST`;
 - ``data``: every list, and every mapping, longer than :data:`MAX_LIST` (at any depth) cut the
@@ -95,7 +95,7 @@ def bound_record(rec: dict[str, Any], components: Iterable[str | None], limit: i
     also = keep_set(s.get("component") for s in rec.get("signals") or [] if isinstance(s, dict)) - keep
     omitted: dict[str, int] = {}
     out = dict(rec)
-    for field in ("covered", "sources", "signals"):
+    for field in ("covered", "sources", "signals", "unread"):
         items = rec.get(field)
         if isinstance(items, list):
             out[field], dropped = _cut(items, keep, limit, also)

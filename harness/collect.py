@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from forensic.sandbox import SCHEMA, ForensicError, Host, command_file
+from forensic.sandbox import SCHEMA, ForensicError, Host, command_file, is_host_name, is_netdev_name
 from forensic.sandbox.errors import BundleError, RemoteHostError
-from forensic.sandbox.host import HOST_COMMANDS, _SAFE_NAME
+from forensic.sandbox.host import HOST_COMMANDS
 
 #: PCI functions recorded: display controllers (GPUs), 3D controllers, network, processing accelerators.
 PCI_CLASSES = ("0x03", "0x02", "0x12")
@@ -51,8 +51,8 @@ MAX_HOST_BYTES = 64 * 1024 * 1024
 #: Bytes all hosts of one collection may contribute together: within the archive cap, so the
 #: bundle can always be read back (:data:`forensic.sandbox.archive.MAX_TOTAL_BYTES`).
 MAX_COLLECTION_BYTES = 4 * 1024 * 1024 * 1024
-_ENTRY = re.compile(r"^[A-Za-z0-9._:+@-]{1,128}$")
-_SINCE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
+_ENTRY = re.compile(r"[A-Za-z0-9._:+@-]{1,128}")
+_SINCE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*")
 
 
 class CollectError(BundleError):
@@ -61,7 +61,7 @@ class CollectError(BundleError):
 
 def parse_since(text: str) -> float:
     """``90s``, ``30m``, ``2h``, ``1d`` or bare seconds -> seconds."""
-    m = _SINCE.match(text or "")
+    m = _SINCE.fullmatch(text or "")
     if not m or float(m.group(1)) <= 0:
         raise CollectError(f"--since {text!r}: expected a duration like 30m, 2h or 1d")
     return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
@@ -154,7 +154,7 @@ def _try_list(host: Host, path: str) -> list[str]:
         raise
     except ForensicError:
         return []
-    return [n for n in names if isinstance(n, str) and _ENTRY.match(n) and n not in (".", "..")]
+    return [n for n in names if isinstance(n, str) and _ENTRY.fullmatch(n) and n not in (".", "..")]
 
 
 def snapshot_host(host: Host, w: _Writer, prefix: str = "", tick: Callable[[], None] = lambda: None,
@@ -172,7 +172,7 @@ def snapshot_host(host: Host, w: _Writer, prefix: str = "", tick: Callable[[], N
             if (text := _try_read(host, f"{base}/{name}")) is not None:
                 w.put(f"{prefix}sys{base[4:]}/{name}", text)
         tick()
-    netdevs = [n for n in netdevs if n and _SAFE_NAME.match(n)]
+    netdevs = [n for n in netdevs if is_netdev_name(n)]
     for ibdev in _try_list(host, "/sys/class/infiniband"):
         base = f"/sys/class/infiniband/{ibdev}"
         nets = _try_list(host, f"{base}/device/net")
@@ -192,7 +192,7 @@ def snapshot_host(host: Host, w: _Writer, prefix: str = "", tick: Callable[[], N
                                   "link_layer": layer if layer in ("InfiniBand", "Ethernet") else None})
             tick()
     for netdev in _try_list(host, "/sys/class/net"):
-        if netdev == "lo" or not _SAFE_NAME.match(netdev):
+        if netdev == "lo" or not is_netdev_name(netdev):
             continue
         if netdev not in netdevs:
             netdevs.append(netdev)
@@ -308,7 +308,7 @@ def collect_bundle(
     if not out.parent.is_dir():
         raise CollectError(f"{out.parent}: no such folder")
     for name, _ in hosts:
-        if not _SAFE_NAME.match(name):
+        if not is_host_name(name):
             raise CollectError(f"host name {name!r} is not a valid host name")
     if max_host_bytes <= 0 or max_collection_bytes <= 0:
         raise CollectError("the byte caps must be positive")
@@ -355,12 +355,12 @@ def collect_bundle(
             placement = copy_job_dir(Path(job_dir), root)["placement"]
         for rel, text in (job_files or {}).items():
             parts = rel.split("/")
-            if not all(_ENTRY.match(p) and p not in (".", "..") for p in parts) or len(parts) > 2:
+            if not all(_ENTRY.fullmatch(p) and p not in (".", "..") for p in parts) or len(parts) > 2:
                 raise CollectError(f"job file name {rel!r} is not a plain name below job/")
             (root / "job").joinpath(*parts).parent.mkdir(parents=True, exist_ok=True)
             (root / "job").joinpath(*parts).write_text(text, encoding="utf-8")
         for fname, text in (metrics or {}).items():
-            if not re.match(r"^[A-Za-z0-9._-]+\.om$", fname):
+            if not re.fullmatch(r"[A-Za-z0-9._-]+\.om", fname):
                 raise CollectError(f"metrics file name {fname!r} is not a plain .om name")
             (root / "metrics").mkdir(exist_ok=True)
             (root / "metrics" / fname).write_text(text if text.rstrip().endswith("# EOF") else text.rstrip("\n") + "\n# EOF\n")

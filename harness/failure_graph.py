@@ -229,12 +229,16 @@ class Observation(BaseModel):
     evidence_of: dict[str, list[str]] = Field(default_factory=dict, description="signal key -> evidence ids.")
     covered: dict[str, set[str]] = Field(default_factory=dict, description="tool -> components it examined.")
     ran: set[str] = Field(default_factory=set, description="Tools that ran successfully at least once.")
+    unread: dict[str, list[str]] = Field(
+        default_factory=dict, description="What the calls could not read ('what: why') -> evidence ids that met it.")
 
 
 def observe(records: Iterable[dict]) -> Observation:
     """Reduce ledger records (as dicts) to signals and coverage."""
     obs = Observation()
     for rec in records:
+        for what in rec.get("unread") or []:
+            obs.unread.setdefault(what, []).append(rec["id"])
         if rec["status"] == "error":
             continue
         tool = rec["tool"]

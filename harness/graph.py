@@ -252,10 +252,12 @@ class Investigator:
             result = ToolResult(status="error", summary=f"invalid call: {exc}")
         except ForensicError as exc:
             clean_args = _inert(call.args)
-            result = ToolResult(status="error", summary=f"{call.tool} failed: {exc}")
+            result = ToolResult(status="error", summary=f"{call.tool} failed: {exc}", unread=[f"{call.tool}: {exc}"])
         except Exception as exc:  # a bug in one tool must not lose the investigation
             clean_args = _inert(call.args)
-            result = ToolResult(status="error", summary=f"{call.tool} crashed: {type(exc).__name__}: {exc}")
+            crashed = f"{call.tool} crashed: {type(exc).__name__}: {exc}"
+            # What it would have read is unread, not absent.
+            result = ToolResult(status="error", summary=crashed, unread=[crashed])
             executed.append([call.tool, call.args.get("host") if isinstance(call.args, dict) else None])
         record = ledger.make_record(index, call.tool, clean_args, result)
         log.debug("tool call", extra={"evidence": record.id, "tool": call.tool, "tool_args": clean_args,

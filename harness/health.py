@@ -14,6 +14,10 @@ words report one (its title or ``reported`` text) and nothing above answers it, 
 ``inconclusive`` with the strongest fault candidates named: a low-confidence ``healthy`` would send
 people away from a real problem.
 
+Evidence that could not be read (a host whose name is refused, an unreadable file, a parser
+error, an agent that is down) is never the absence of a fault: while any is left, ``healthy`` is
+not earned, whatever else the steps show, and the report names what was not read.
+
 The confidence of an earned ``healthy`` reflects coverage: the share of fault classes whose tests
 read evidence (and found nothing) against those no tool could test (their files were missing).
 """
@@ -21,9 +25,11 @@ read evidence (and found nothing) against those no tool could test (their files 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from forensic.harness.failure_graph import FailureGraph, Observation
+from forensic.sandbox import EvidenceSource
 from forensic.tools._incident_text import expected_step_s, slow_from_start
 
 #: Signals that show the job is fine (its steps did not regress).
@@ -75,10 +81,15 @@ def coverage(graph: FailureGraph, obs: Observation) -> tuple[list[str], list[str
     return sorted(tested), sorted(untestable)
 
 
-def check_healthy(graph: FailureGraph, obs: Observation, incident_text: str) -> HealthCheck:
-    """Is a ``healthy`` verdict earned by the evidence in ``obs``, given what the incident reports?"""
+def check_healthy(graph: FailureGraph, obs: Observation, incident_text: str, unread: Sequence[str] = ()) -> HealthCheck:
+    """Is a ``healthy`` verdict earned by the evidence in ``obs``, given what the incident reports?
+    ``unread``: what could not be read (:func:`unread_evidence`); any of it means not earned."""
     names = {s.name for _, s in obs.signals if s.kind == "job"}
     tested, untestable = coverage(graph, obs)
+    if unread:
+        more = f" and {len(unread) - 1} more" if len(unread) > 1 else ""
+        return HealthCheck(False, f"evidence could not be read ({unread[0]}{more}), so no fault there is ruled out",
+                           tested, untestable)
     if names & set(EXPLAINED):
         return HealthCheck(True, "the longer step is the job's own doing: its work per second held, per GPU", tested, untestable)
     for symptom, why in SYMPTOMS.items():
@@ -92,3 +103,19 @@ def check_healthy(graph: FailureGraph, obs: Observation, incident_text: str) -> 
     if not tested:
         return HealthCheck(False, "no fault class could be tested", tested, untestable)
     return HealthCheck(True, "no symptom reported or shown, and no fault found", tested, untestable)
+
+
+def unread_evidence(source: EvidenceSource, obs: Observation) -> list[str]:
+    """Everything the investigation could not read, one line each, with the evidence ids that met
+    it (``ev-2, ev-3``): the hosts the source cannot read first (what the calls met on such a host
+    is said once, on its line), then the rest of what the calls met."""
+    hosts = source.unreadable_hosts()
+    met: dict[str, list[str]] = {name: [] for name in hosts}
+    rest: list[str] = []
+    for what, ids in obs.unread.items():
+        host = what.split(": ", 1)[0]
+        if host in met:
+            met[host].extend(i for i in ids if i not in met[host])
+        else:
+            rest.append(f"{what} ({', '.join(ids)})")
+    return [f"host {name}: {why}" + (f" ({', '.join(met[name])})" if met[name] else "") for name, why in hosts.items()] + rest

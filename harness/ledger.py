@@ -21,6 +21,7 @@ def make_record(index: int, tool: str, args: dict[str, Any], result: ToolResult)
         signals=result.signals,
         covered=result.covered,
         data=result.data,
+        unread=result.unread,
     )
 
 

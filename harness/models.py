@@ -32,6 +32,9 @@ class EvidenceRecord(BaseModel):
     signals: list[Signal] = Field(default_factory=list, description="Component-scoped findings.")
     covered: list[str] = Field(default_factory=list, description="Components the call examined.")
     data: dict[str, Any] = Field(default_factory=dict, description="Structured data.")
+    unread: list[str] = Field(
+        default_factory=list,
+        description="Evidence the call could not read ('what: why'): never absence, and no healthy verdict rests on it.")
     omitted: dict[str, int] = Field(
         default_factory=dict,
         description="In a report: entries left out per field (covered, sources, signals, data.<key>) to bound its "
@@ -116,6 +119,10 @@ class Report(BaseModel):
         default_factory=list, description="Inconclusive only: the leading fault hypotheses (never healthy), best first.")
     untested: list[str] = Field(
         default_factory=list, description="Inconclusive only: the leading hypotheses' tests not run yet, as tool or tool@host.")
+    unread: list[str] = Field(
+        default_factory=list,
+        description="Evidence that could not be read (a host refused, a file unreadable, a parser error), each with the "
+                    "evidence ids that met it; any makes a healthy verdict inconclusive.")
 
     model_config = {"populate_by_name": True}
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from forensic.harness import citations
 from forensic.harness.bounded import bound_record
 from forensic.harness.budget import Usage
-from forensic.harness.health import check_healthy
+from forensic.harness.health import check_healthy, unread_evidence
 from forensic.harness.failure_graph import FailureGraph, Hypothesis, Observation, _covered, beliefs, host_of, observe
 from forensic.harness.ledger import by_id
 from forensic.harness.models import BudgetReport, EvidenceRecord, Finding, Report, Verdict
@@ -70,6 +70,9 @@ def _healthy_findings(records: list[dict[str, Any]]) -> list[Finding]:
 
 #: How many fault hypotheses an inconclusive report names.
 LEADING = 3
+#: How many pieces of unread evidence the report lists (the note names the first few of them).
+UNREAD_LISTED = 50
+UNREAD_IN_NOTE = 3
 
 
 def _untested(graph: FailureGraph, obs: Observation, leading: list[Hypothesis]) -> list[str]:
@@ -97,13 +100,15 @@ def build_report(inv: Investigator, state: State) -> Report:
     # The source may learn of problems during the run (a host whose agent stopped answering).
     notes.extend(n for n in inv.source.notes() if n not in notes)
     exhausted = state.get("budget_exhausted")
+    # Never "read, nothing found": what could not be read is named, and no healthy verdict rests on it.
+    unread = unread_evidence(inv.source, obs)
 
     unearned: str | None = None
     if top.root_cause == "healthy":
-        health = check_healthy(graph, obs, f"{inv.source.incident.title} {inv.source.incident.reported}")
+        health = check_healthy(graph, obs, f"{inv.source.incident.title} {inv.source.incident.reported}", unread)
         faults = [h for h in hyps if h.root_cause != "healthy"]
         # With nothing read at all the rule below (absence of evidence) says inconclusive already.
-        if health.earned or not faults or not health.tested:
+        if health.earned or not faults or (not health.tested and not unread):
             status = "healthy"
             # Confidence reflects coverage: classes no tool could test are not ruled out.
             verdict = Verdict(root_cause="healthy", component=None, confidence=round(top.probability * health.coverage, 4))
@@ -162,6 +167,9 @@ def build_report(inv: Investigator, state: State) -> Report:
     if status == "inconclusive":
         # An exhausted budget (or an unearned "healthy") is no evidence of health: name the faults still in play.
         leading = [h for h in hyps if h.root_cause != "healthy"][:LEADING]
+    if unread:
+        shown = "; ".join(unread[:UNREAD_IN_NOTE]) + (f"; and {len(unread) - UNREAD_IN_NOTE} more" if len(unread) > UNREAD_IN_NOTE else "")
+        notes.append(f"could not read ({len(unread)}): {shown}")
     missing = [r for r in records if r["status"] == "no_data"]
     if missing:
         notes.append("no data for: " + ", ".join(f"{r['tool']}{'@' + r['args']['host'] if r['args'].get('host') else ''}" for r in missing))
@@ -191,5 +199,6 @@ def build_report(inv: Investigator, state: State) -> Report:
         notes=notes,
         leading=[Verdict(root_cause=h.root_cause, component=h.component, confidence=round(h.probability, 4)) for h in leading],
         untested=_untested(graph, obs, leading),
+        unread=unread[:UNREAD_LISTED],
     )
 

@@ -45,9 +45,12 @@ from forensic.sandbox.sources import (
     SwitchSource,
     open_source,
 )
+from forensic.names import HOST_NAME_MAX, HOST_NAME_PATTERN, is_host_name, is_netdev_name
 from forensic.sandbox.host import HOST_COMMANDS, SWITCH_COMMANDS, Host, ReplayHost, ReplaySwitch, command_file
 
 __all__ = [
+    "is_host_name",
+    "is_netdev_name",
     "BundleSource",
     "Document",
     "EvidenceHost",
@@ -65,6 +68,8 @@ __all__ = [
     "ForensicError",
     "GpuInfo",
     "HOST_COMMANDS",
+    "HOST_NAME_MAX",
+    "HOST_NAME_PATTERN",
     "Host",
     "HostInfo",
     "Incident",

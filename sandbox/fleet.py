@@ -55,11 +55,11 @@ from forensic.sandbox.errors import (
     RemoteHostError,
 )
 from forensic.sandbox.host import Host
+from forensic.names import is_host_name
 from forensic.sandbox.prometheus import PrometheusMetrics
 from forensic.sandbox.sources import Document, MetricRead, Snapshot, SourceBase, step_file_names
 
-_HOST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$")
-_JOB = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_JOB = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 #: Job files read over HTTP: larger answers are refused.
 MAX_JOB_FILE_BYTES = 64 * 1024 * 1024
 #: Agents probed at once when the source opens.
@@ -113,7 +113,7 @@ class AgentsConfig(_Strict):
         if self.url_template is None and not self.urls:
             raise ValueError("give url_template or [agents.urls]")
         for name in [*self.hosts, *self.urls]:
-            if not _HOST.match(name):
+            if not is_host_name(name):
                 raise ValueError(f"{name!r} is not a host name")
         return self
 
@@ -427,13 +427,15 @@ class FleetSource(SourceBase):
     def __init__(self, cfg: FleetConfig, *, job: str, start: float, end: float, title: str = "",
                  ranks: int | None = None, host_factory: HostFactory | None = None,
                  metrics: Any = None, locator: str = "fleet", probe: bool = False) -> None:
-        if not _JOB.match(job):
+        if not _JOB.fullmatch(job):
             raise FleetFileError(f"job name {job!r} is not a valid job name")
         if not end > start:
             raise FleetFileError("the window must end after it starts")
         self.cfg = cfg
         self.locator = locator
         self._notes: list[str] = []
+        #: Host names met (Prometheus labels) that cannot be a host's: named in the report, never read.
+        self._refused: dict[str, str] = {}
         self._health = _Health()
         self._token = read_secret(cfg.path(cfg.agents.token_file), "agent token file")  # type: ignore[arg-type]
         verify = tls_context(str(cfg.path(cfg.agents.ca_file)) if cfg.agents.ca_file else None)
@@ -481,7 +483,9 @@ class FleetSource(SourceBase):
             hosts: dict[str, dict[int, GpuInfo]] = {}
             for s in got.series:
                 name = s.labels.get(tcfg.prometheus_label)
-                if not name or not _HOST.match(name):
+                if not is_host_name(name):
+                    if name:
+                        self._refused[name[:300]] = f"not a valid host name (label {tcfg.prometheus_label} of {tcfg.metric})"
                     continue
                 gpus = hosts.setdefault(name, {})
                 try:
@@ -517,7 +521,7 @@ class FleetSource(SourceBase):
         return out
 
     def unreadable_hosts(self) -> dict[str, str]:
-        return dict(self._health.down)
+        return {**super().unreadable_hosts(), **self._refused, **self._health.down}
 
     def host_names(self) -> list[str]:
         names = [h.name for h in self.topology.hosts] if self.topology else []
@@ -529,7 +533,7 @@ class FleetSource(SourceBase):
     def host(self, name: str, snapshot: Snapshot = "now") -> FleetHost:
         key = (name, snapshot)
         if key not in self._hosts:
-            if not _HOST.match(name) or name not in self.host_names():
+            if not is_host_name(name) or name not in self.host_names():
                 raise NotFoundError(f"no host {name!r} in the fleet")
             inner = self._factory(name, self.cfg.agent_url(name), self._token, self.cfg.agents.timeout_s, snapshot)
             self._hosts[key] = FleetHost(name, inner, self._health, snapshot)

@@ -10,14 +10,13 @@ allowlist is ever served, recorded or live.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from forensic.sandbox._fs import ConfinedFS
 from forensic.sandbox.errors import CorruptInputError, NotAllowedError, NotFoundError
 
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
+from forensic.names import is_host_name, is_netdev_name
 
 #: argv (as a tuple) -> file name under ``cmd/``. Parametrised commands are matched below.
 HOST_COMMANDS: dict[tuple[str, ...], str] = {
@@ -48,11 +47,11 @@ def command_file(argv: Sequence[str], table: dict[tuple[str, ...], str]) -> str:
     if key in table:
         return table[key]
     if table is HOST_COMMANDS and len(key) == 3 and key[:2] == ("ethtool", "-S"):
-        if not _SAFE_NAME.match(key[2]):
+        if not is_netdev_name(key[2]):
             raise NotAllowedError(f"ethtool -S: interface name {key[2]!r} is not a valid netdev name")
         return f"ethtool-S-{key[2]}.txt"
     if table is HOST_COMMANDS and len(key) == 4 and key[:3] == ("ethtool", "-I", "--show-fec"):  # issue 11
-        if not _SAFE_NAME.match(key[3]):
+        if not is_netdev_name(key[3]):
             raise NotAllowedError(f"ethtool --show-fec: interface name {key[3]!r} is not a valid netdev name")
         return f"ethtool-I-show-fec-{key[3]}.txt"
     raise NotAllowedError(f"command {' '.join(map(repr, key)) or '(empty)'} is not on the allowlist")
@@ -89,7 +88,7 @@ class ReplayHost:
     """A host replayed from ``nodes/<name>/`` of a bundle."""
 
     def __init__(self, fs: ConfinedFS, name: str, snapshot: Literal["now", "before"] = "now") -> None:
-        if not _SAFE_NAME.match(name):
+        if not is_host_name(name):
             raise NotAllowedError(f"host name {name!r} is not a valid host name")
         self._fs = fs
         self.name = name
@@ -145,7 +144,7 @@ class ReplaySwitch:
     """A switch replayed from ``switches/<name>/cmd/``."""
 
     def __init__(self, fs: ConfinedFS, name: str) -> None:
-        if not _SAFE_NAME.match(name):
+        if not is_host_name(name):
             raise NotAllowedError(f"switch name {name!r} is not a valid switch name")
         self._fs = fs
         self.name = name

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from forensic.sandbox.bundle import Bundle
-from forensic.sandbox.errors import CorruptInputError, ForensicError, NotFoundError, PathEscapeError
+from forensic.names import is_host_name
+from forensic.sandbox.errors import CorruptInputError, ForensicError, NotAllowedError, NotFoundError, PathEscapeError
 from forensic.sandbox.host import HOST_COMMANDS, SWITCH_COMMANDS, command_file
 from forensic.sandbox.sources import Document, MetricSets, SourceBase, Snapshot
 
@@ -37,6 +38,9 @@ class _Tree:
     def __init__(self) -> None:
         self.files: dict[str, Document] = {}
         self.dirs: dict[str, list[str]] = {}
+        #: Files the bundle holds but that could not be read, with why: read again, they fail
+        #: again (never taken for absent).
+        self.unreadable: dict[str, str] = {}
 
     @classmethod
     def load(cls, bundle: Bundle, top: str) -> _Tree:
@@ -56,8 +60,8 @@ class _Tree:
                 else:
                     try:
                         tree.files[_norm(child[len(top):])] = Document(fs.read_text(child), fs.source_of(child))
-                    except ForensicError:
-                        continue  # unreadable in the bundle: absent here too
+                    except ForensicError as exc:
+                        tree.unreadable[_norm(child[len(top):])] = str(exc)
 
         if fs.is_dir(top):
             walk(top, 0, frozenset())
@@ -77,7 +81,12 @@ class MemoryHost:
     def _key(self, path: str) -> str:
         return (self._prefix + _norm(path)).rstrip("/")
 
+    def _unreadable(self, key: str) -> None:
+        if key in self._tree.unreadable:
+            raise CorruptInputError(self._tree.unreadable[key])
+
     def read(self, path: str) -> str:
+        self._unreadable(self._key(path))
         doc = self._tree.files.get(self._key(path))
         if doc is None:
             raise NotFoundError(f"{path}: no such file in the sandbox")
@@ -88,25 +97,29 @@ class MemoryHost:
 
     def exists(self, path: str) -> bool:
         key = self._key(path)
-        return key in self._tree.files or key in self._tree.dirs
+        return key in self._tree.files or key in self._tree.dirs or key in self._tree.unreadable
 
     def source(self, path: str) -> str:
         doc = self._tree.files.get(self._key(path))
         return doc.source if doc else f"{self._cite}/{_norm(path)}"
 
     def run(self, argv: Sequence[str]) -> str:
-        doc = self._tree.files.get(f"{self._prefix}cmd/{command_file(argv, HOST_COMMANDS)}")
+        key = f"{self._prefix}cmd/{command_file(argv, HOST_COMMANDS)}"
+        self._unreadable(key)
+        doc = self._tree.files.get(key)
         if doc is None:
             raise NotFoundError(f"{self.name}: no recorded output of {' '.join(argv)}")
         return doc.text
 
     def has_command(self, argv: Sequence[str]) -> bool:
-        return f"{self._prefix}cmd/{command_file(argv, HOST_COMMANDS)}" in self._tree.files
+        key = f"{self._prefix}cmd/{command_file(argv, HOST_COMMANDS)}"
+        return key in self._tree.files or key in self._tree.unreadable
 
     def command_source(self, argv: Sequence[str]) -> str:
         return self.source(f"cmd/{command_file(argv, HOST_COMMANDS)}")
 
     def nvml(self) -> dict[str, Any] | None:
+        self._unreadable(f"{self._prefix}nvml.json")
         doc = self._tree.files.get(f"{self._prefix}nvml.json")
         if doc is None:
             return None
@@ -125,12 +138,16 @@ class MemoryHost:
 class MemorySwitch:
     """A switch whose recorded show outputs are held in memory."""
 
-    def __init__(self, name: str, outputs: dict[str, Document], citation_base: str) -> None:
+    def __init__(self, name: str, outputs: dict[str, Document], citation_base: str,
+                 unreadable: dict[str, str] | None = None) -> None:
         self.name = name
         self._outputs = outputs
+        self._unreadable = unreadable or {}
         self._cite = citation_base
 
     def run(self, argv: Sequence[str]) -> str:
+        if (why := self._unreadable.get(command_file(argv, SWITCH_COMMANDS))) is not None:
+            raise CorruptInputError(why)
         doc = self._outputs.get(command_file(argv, SWITCH_COMMANDS))
         if doc is None:
             raise NotFoundError(f"{self.name}: no recorded output of {' '.join(argv)}")
@@ -148,7 +165,7 @@ class MemorySource(SourceBase):
     def __init__(self, *, locator: str, incident: Any, topology: Any, hosts: dict[str, _Tree],
                  collected: dict[str, dict[str, float]], switches: dict[str, dict[str, Document]],
                  steps: list[Document], logs: dict[str, Document], metrics: MetricSets,
-                 notes: list[str] | None = None) -> None:
+                 notes: list[str] | None = None, switch_unreadable: dict[str, dict[str, str]] | None = None) -> None:
         self.locator = locator
         self.incident = incident
         self.topology = topology
@@ -156,6 +173,7 @@ class MemorySource(SourceBase):
         self._hosts = hosts
         self._collected = collected
         self._switches = switches
+        self._switch_unreadable = switch_unreadable or {}
         self._steps = steps
         self._logs = logs
         self._notes = list(notes or [])
@@ -168,11 +186,15 @@ class MemorySource(SourceBase):
 
         replay = BundleSource(bundle)
         hosts = {name: _Tree.load(bundle, f"nodes/{name}") for name in replay.host_names()
-                 if bundle.fs.is_dir(f"nodes/{name}")}
+                 if is_host_name(name) and bundle.fs.is_dir(f"nodes/{name}")}
         switches: dict[str, dict[str, Document]] = {}
+        switch_unreadable: dict[str, dict[str, str]] = {}
         for name in replay.switch_names():
+            if not is_host_name(name):
+                continue  # never read from the bundle either (ReplaySwitch refuses the name)
             tree = _Tree.load(bundle, f"switches/{name}/cmd")
             switches[name] = dict(tree.files)
+            switch_unreadable[name] = dict(tree.unreadable)
         files = OpenMetricsFiles(bundle)
         return cls(
             locator=f"memory:{bundle.root}",
@@ -181,6 +203,7 @@ class MemorySource(SourceBase):
             hosts=hosts,
             collected={name: replay.collected(name) for name in hosts},
             switches=switches,
+            switch_unreadable=switch_unreadable,
             steps=replay.steps(),
             # Read now: a bundle's logs are streamed lazily, and this copy must not touch files later.
             logs={name: Document(d.text, d.source) for name in replay.log_names() for d in [replay.log(name)]},
@@ -196,6 +219,8 @@ class MemorySource(SourceBase):
         return names + [n for n in self._hosts if n not in names]
 
     def host(self, name: str, snapshot: Snapshot = "now") -> MemoryHost:
+        if not is_host_name(name):  # refused as the replay host refuses it, whatever was loaded
+            raise NotAllowedError(f"host name {name!r} is not a valid host name")
         if name not in self._hosts:
             raise NotFoundError(f"no node data for host {name!r}")
         return MemoryHost(name, self._hosts[name], f"nodes/{name}", snapshot)
@@ -208,7 +233,9 @@ class MemorySource(SourceBase):
         return names + [n for n in self._switches if n not in names]
 
     def switch(self, name: str) -> MemorySwitch:
-        return MemorySwitch(name, self._switches.get(name, {}), f"switches/{name}")
+        if not is_host_name(name):
+            raise NotAllowedError(f"switch name {name!r} is not a valid switch name")
+        return MemorySwitch(name, self._switches.get(name, {}), f"switches/{name}", self._switch_unreadable.get(name))
 
     def steps(self) -> list[Document]:
         return list(self._steps)

@@ -33,8 +33,8 @@ MAX_RESPONSE_BYTES = 256 * 1024 * 1024
 #: Range asked when the incident has no window bound: the last hour.
 DEFAULT_RANGE_S = 3600.0
 
-_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
-_LABEL = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+_LABEL = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 
 
 class _Transient(Exception):
@@ -57,11 +57,11 @@ def choose_step(start: float, end: float, min_step_s: float) -> float:
 
 def selector(name: str, labels: Mapping[str, str] | None = None) -> str:
     """``name{k="v",...}`` with values escaped; a name or label key that is not valid is refused."""
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):
         raise ValueError(f"{name!r} is not a Prometheus metric name")
     parts = []
     for key, value in sorted((labels or {}).items()):
-        if not _LABEL.match(key):
+        if not _LABEL.fullmatch(key):
             raise ValueError(f"{key!r} is not a Prometheus label name")
         escaped = str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
         parts.append(f'{key}="{escaped}"')

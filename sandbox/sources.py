@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
+from forensic.names import is_host_name
 from forensic.sandbox.errors import ForensicError, NotFoundError
 
 if TYPE_CHECKING:
@@ -171,6 +172,10 @@ class EvidenceSource(Protocol):
         """Problems met while opening the source (an unreadable topology, unreachable hosts)."""
         ...
 
+    def unreadable_hosts(self) -> dict[str, str]:
+        """Hosts the source names but cannot read, with why (a refused name, an agent that is down)."""
+        ...
+
     def host_names(self) -> list[str]: ...
     def host_info(self, name: str) -> HostInfo | None: ...
     def rank_map(self) -> dict[int, tuple[str, int]]: ...
@@ -203,6 +208,11 @@ class SourceBase:
 
     def host_names(self) -> list[str]:  # pragma: no cover - implemented by subclasses
         raise NotImplementedError
+
+    def unreadable_hosts(self) -> dict[str, str]:
+        """Hosts named (topology, nodes/) whose names cannot be a path component: nothing of theirs
+        is read, and an investigation must say so rather than take them for healthy."""
+        return {name: "not a valid host name" for name in self.host_names() if not is_host_name(name)}
 
     @property
     def window(self) -> tuple[float | None, float | None]:

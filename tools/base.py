@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from forensic.sandbox import Bundle, EvidenceSource, ForensicError, ToolArgumentError, open_source
+from forensic.sandbox import HOST_NAME_MAX, HOST_NAME_PATTERN, Bundle, EvidenceSource, ForensicError, ToolArgumentError, open_source
 
 Status = Literal["ok", "no_data", "error"]
 ComponentKind = Literal["gpu", "nic", "host", "switch", "port", "job"]
@@ -44,6 +44,11 @@ class ToolResult(BaseModel):
         description="Components the call examined: a signal absent on a covered component is evidence of absence.",
     )
     data: dict[str, Any] = Field(default_factory=dict, description="Structured data behind the summary.")
+    unread: list[str] = Field(
+        default_factory=list,
+        description="Evidence the call could not read, one 'what: why' each (a host refused, a file unreadable, "
+                    "a parser error). Never absence: a healthy verdict cannot rest on it.",
+    )
 
 
 class ToolInput(BaseModel):
@@ -56,8 +61,8 @@ class HostScope(ToolInput):
     """Input for tools that look at one host or at every host of the fleet."""
 
     host: str | None = Field(
-        None, description="Host to examine; omit to scan every host of the bundle.", max_length=253,
-        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
+        None, description="Host to examine; omit to scan every host of the bundle.", max_length=HOST_NAME_MAX,
+        pattern=HOST_NAME_PATTERN,
     )
 
 
@@ -158,10 +163,13 @@ class Tool:
         except ToolArgumentError:
             raise
         except ForensicError as exc:
-            return ToolResult(status="error", summary=f"{self.name} failed: {exc}")
+            return ToolResult(status="error", summary=f"{self.name} failed: {exc}", unread=[str(exc)])
+        if result.status == "error" and not result.unread:
+            # A call that failed read nothing it was asked to: say what, so it is not taken for absence.
+            result = result.model_copy(update={"unread": [result.summary]})
         if undeclared := sorted({s.name for s in result.signals} - self.emits):
-            return ToolResult(status="error", source=result.source,
-                              summary=f"{self.name} emitted undeclared signals {', '.join(undeclared)} (a bug in the tool)")
+            summary = f"{self.name} emitted undeclared signals {', '.join(undeclared)} (a bug in the tool)"
+            return ToolResult(status="error", source=result.source, summary=summary, unread=[summary])
         return result
 
     @classmethod

@@ -18,7 +18,7 @@ from collections import defaultdict
 import numpy as np
 from pydantic import Field
 
-from forensic.sandbox import ForensicError, ToolArgumentError
+from forensic.sandbox import HOST_NAME_MAX, HOST_NAME_PATTERN, ForensicError, NotFoundError, ToolArgumentError
 from forensic.tools._switch_pause import PFC_SERIES, PortPause, origins
 from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, register
 from forensic.tools.metrics import in_window, read_metric
@@ -39,8 +39,8 @@ PORT_ERR_OVER_MEDIAN = 100.0
 class FabricScope(ToolInput):
     """Input of the fabric tool."""
 
-    switch: str | None = Field(None, description="Switch to examine; omit for every switch.", max_length=253,
-                               pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    switch: str | None = Field(None, description="Switch to examine; omit for every switch.", max_length=HOST_NAME_MAX,
+                               pattern=HOST_NAME_PATTERN)
 
 
 def _port_owner(ctx: ToolContext) -> dict[tuple[str, str], str]:
@@ -89,12 +89,20 @@ class Fabric(Tool):
         covered: list[str] = []
         seen_any = False
         pauses: list[PortPause] = []
+        unread: list[str] = []
         for name in scope:
-            sw = ctx.source.switch(name)
+            try:
+                sw = ctx.source.switch(name)
+            except ForensicError as exc:  # a name that cannot be a folder's: nothing of it is read
+                unread.append(f"switch {name}: {exc}")
+                continue
             for argv, parse in ((["show", "pfcwd", "stats"], parse_pfcwd_stats), (["show", "pfc", "counters"], parse_pfc_counters)):
                 try:
                     text = sw.run(argv)
-                except ForensicError:  # not recorded (NotFoundError) or unreadable: no evidence here
+                except NotFoundError:  # not recorded: no evidence here
+                    continue
+                except ForensicError as exc:  # recorded but unreadable: said, never taken for absence
+                    unread.append(f"switch {name}: {exc}")
                     continue
                 seen_any = True
                 sources.append(sw.command_source(argv))
@@ -147,7 +155,7 @@ class Fabric(Tool):
                        + f" while no port of {port.switch} received a pause storm: the switch port originates them ({port.basis})",
                 values={"switch": port.switch, "port": port.port, "tx_pfc": port.tx, "median": med, "cabled_to": cabled or ""}))
             covered.append(comp)
-        errs, err_checked, err_sources = _port_errors(ctx, scope, owner)
+        errs, err_checked, err_sources = _port_errors(ctx, scope, owner, unread)
         if err_checked:
             seen_any = True
             signals.extend(errs)
@@ -161,21 +169,23 @@ class Fabric(Tool):
             sources.extend(read_metric(ctx, "ifHCOutOctets").sources)
         # Switches without snmp series may still have a `show interfaces counters` snapshot: the
         # same question (are the uplinks evenly loaded?) from its TX_BPS column.
-        snap, snap_checked, snap_sources = self._ecmp_snapshot(ctx, [n for n in scope if n not in checked])
+        snap, snap_checked, snap_sources = self._ecmp_snapshot(ctx, [n for n in scope if n not in checked], unread)
         signals.extend(snap)
         if snap_checked:
             seen_any = True
             covered.extend(snap_checked)
             sources.extend(snap_sources)
         if not seen_any:
-            return ToolResult(status="no_data", summary="no switch outputs or switch port metrics recorded")
+            return ToolResult(status="error" if unread else "no_data", unread=unread,
+                              summary="no switch outputs or switch port metrics recorded" + (f": {unread[0]}" if unread else ""))
         found = sorted({s.name for s in signals})
         summary = f"{len(scope)} switches examined; "
         summary += ("; ".join(s.detail for s in signals[:4])) if found else "no PFC storm and uplinks evenly loaded"
         return ToolResult(status="ok", summary=summary, signals=signals, source=sorted(set(sources)),
-                          covered=sorted(set(covered)), data={"uplinks_checked": checked})
+                          covered=sorted(set(covered)), data={"uplinks_checked": checked},
+                          unread=list(dict.fromkeys(unread)))
 
-    def _ecmp_snapshot(self, ctx: ToolContext, scope: list[str]) -> tuple[list[Signal], list[str], list[str]]:
+    def _ecmp_snapshot(self, ctx: ToolContext, scope: list[str], unread: list[str]) -> tuple[list[Signal], list[str], list[str]]:
         uplinks = _uplinks(ctx)
         signals, checked, sources = [], [], []
         argv = ["show", "interfaces", "counters"]
@@ -184,7 +194,10 @@ class Fabric(Tool):
                 continue  # without topology we cannot tell uplinks from host ports
             try:
                 text = ctx.source.switch(name).run(argv)
-            except ForensicError:
+            except NotFoundError:
+                continue
+            except ForensicError as exc:
+                unread.append(f"switch {name}: {exc}")
                 continue
             rows = {r.iface: r.tx_bps for r in parse_interfaces_counters(text).interfaces
                     if r.iface in uplinks[name] and r.tx_bps is not None and r.state != "X"}
@@ -299,7 +312,7 @@ def _series_pauses(ctx: ToolContext, scope: list[str], have: set[tuple[str, str]
             for (sw, port), c in counts.items()], sources
 
 
-def _port_errors(ctx: ToolContext, scope: list[str], owner: dict[tuple[str, str], str]
+def _port_errors(ctx: ToolContext, scope: list[str], owner: dict[tuple[str, str], str], unread: list[str]
                  ) -> tuple[list[Signal], list[str], list[str]]:
     """Switch ports whose RX_ERR + TX_ERR (``show interfaces counters``) stand out from their switch's.
 
@@ -315,7 +328,10 @@ def _port_errors(ctx: ToolContext, scope: list[str], owner: dict[tuple[str, str]
         try:
             sw = ctx.source.switch(name)
             rows = parse_interfaces_counters(sw.run(argv)).interfaces
-        except ForensicError:
+        except NotFoundError:
+            continue
+        except ForensicError as exc:
+            unread.append(f"switch {name}: {exc}")
             continue
         errs = {r.iface: (r.rx_err or 0) + (r.tx_err or 0) for r in rows if r.rx_err is not None or r.tx_err is not None}
         if len(errs) < 4:

@@ -194,7 +194,7 @@ class GpuHealth(Tool):
         if not readings:
             return ToolResult(status="error" if errors else "no_data",
                               summary="no GPU readings (no nvml.json or nvidia-smi -q)" + (f"; {errors[0]}" if errors else ""),
-                              data={"errors": errors})
+                              data={"errors": errors}, unread=errors)
         busy = [r.sm for r in readings if r.in_job and r.sm is not None and not r.lost and not (r.reasons or 0) & _GPU_IDLE]
         peer_median = statistics.median(busy) if len(busy) >= 4 else None
         signals: list[Signal] = []
@@ -221,4 +221,5 @@ class GpuHealth(Tool):
                   **({"sweep": sweep.data()} if sweep is not None and not sweep.whole else {}),
                   "gpus": {r.component: {"temp_c": r.temp, "sm_mhz": r.sm, "power_w": r.power_w, "reasons": r.reasons,
                                          "in_job": r.in_job} for r in readings}},
+            unread=errors,
         )

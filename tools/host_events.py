@@ -83,11 +83,11 @@ class HostEvents(Tool):
         if not covered:
             return ToolResult(status="error" if errors else "no_data",
                               summary="no BMC event log or memory pressure recorded" + (f": {errors[0]}" if errors else ""),
-                              data={"errors": errors})
+                              data={"errors": errors}, unread=errors)
         summary = f"host events of {count(len(set(covered)), 'host')} read; " + (
             f"findings: {by_signal(signals)}" if signals else "no power, cooling or memory event in the window")
         return ToolResult(status="ok", summary=summary, source=sorted(set(sources)), signals=signals,
-                          covered=sorted(set(covered)), data={"memory_full_avg60": mem, "errors": errors})
+                          covered=sorted(set(covered)), data={"memory_full_avg60": mem, "errors": errors}, unread=errors)
 
 
 def _sel_signals(host: str, entries, start: float | None, end: float | None) -> list[Signal]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from forensic.sandbox import ForensicError
+from forensic.sandbox import ForensicError, NotFoundError
 from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, count, register
 from forensic.tools.metrics import read_metric
 from forensic.tools.parsers.hostload import parse_pressure, parse_top
@@ -32,6 +32,8 @@ class Load:
     pressure: float | None = None
     top_procs: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
+    #: Why the host's own readings (top, pressure) could not be read, when they could not.
+    unread: str | None = None
 
 
 def _loads(ctx: ToolContext) -> dict[str, Load]:
@@ -50,8 +52,10 @@ def _loads(ctx: ToolContext) -> dict[str, Load]:
                 if pr.some is not None:
                     ld.pressure = pr.some.avg60 if pr.some.avg60 is not None else pr.some.avg10
                 ld.sources.append(node.command_source(["cat", "/proc/pressure/cpu"]))
-        except ForensicError:
-            pass
+        except NotFoundError:
+            pass  # not recorded: node_load1 below may still say
+        except ForensicError as exc:
+            ld.unread = str(exc)
         out[host] = ld
     start, end = ctx.source.window
     got = read_metric(ctx, "node_load1")
@@ -81,8 +85,10 @@ class HostLoad(Tool):
         hosts = ctx.hosts(args.host)
         job_hosts = ctx.source.job_hosts()
         scope = [loads[h] for h in hosts if h in loads and (loads[h].load1 is not None or loads[h].pressure is not None)]
+        unread = [f"{h}: {loads[h].unread}" for h in hosts if h in loads and loads[h].unread]
         if not scope:
-            return ToolResult(status="no_data", summary="no host load readings (top, pressure, node_load1)")
+            return ToolResult(status="error" if unread else "no_data", unread=unread,
+                              summary="no host load readings (top, pressure, node_load1)" + (f": {unread[0]}" if unread else ""))
         # Peers are the job's hosts; a small job borrows the rest of the fleet as its reference.
         peer_hosts = job_hosts if len(job_hosts & loads.keys()) >= 3 else set(loads)
         peers_load = [l.load1 for h, l in loads.items() if l.load1 is not None and h in peer_hosts]
@@ -107,4 +113,4 @@ class HostLoad(Tool):
         summary = f"load of {count(len(scope), 'host')} read; " + ("; ".join(s.detail for s in signals[:3]) if signals else "no host stands out from its peers")
         return ToolResult(status="ok", summary=summary, signals=signals, covered=[l.host for l in scope],
                           source=sorted({s for l in scope for s in l.sources}),
-                          data={"fleet_median_load1": med_load, "fleet_median_pressure": med_pr})
+                          data={"fleet_median_load1": med_load, "fleet_median_pressure": med_pr}, unread=unread)

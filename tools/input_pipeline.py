@@ -137,7 +137,7 @@ class InputPipeline(Tool):
         if not read:
             return ToolResult(status="error" if errors else "no_data",
                               summary="no kernel log, I/O pressure or top recorded" + (f": {errors[0]}" if errors else ""),
-                              data={"errors": errors})
+                              data={"errors": errors}, unread=errors)
         signals: list[Signal] = []
         strong = [x for x in lines if x[1] != "blocked_task"]
         if strong or len(lines) >= 3:
@@ -162,7 +162,7 @@ class InputPipeline(Tool):
                    + (sweep.phrase() if sweep is not None else ""))
         return ToolResult(status="ok", summary=summary, signals=signals, source=sources, covered=["job", *read],
                           data={"io_pct": io, "lines": [list(x) for x in lines[:20]], "history": history, "errors": errors,
-                                **({"sweep": sweep.data()} if sweep is not None and not sweep.whole else {})})
+                                **({"sweep": sweep.data()} if sweep is not None and not sweep.whole else {})}, unread=errors)
 
 
 def _io_pressure_series(ctx: ToolContext) -> list[tuple[str, float, str]]:

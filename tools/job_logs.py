@@ -238,7 +238,7 @@ class JobLogs(Tool):
             for r, n in torch.last_completed_by_rank().items():
                 last_done[r] = max(last_done.get(r, n), n)
         if not sources:
-            return ToolResult(status="error", summary=f"job logs unreadable: {errors[0]}", data={"errors": errors})
+            return ToolResult(status="error", summary=f"job logs unreadable: {errors[0]}", data={"errors": errors}, unread=errors)
         if trainer.not_kept:
             capped.append(f"trainer lines: {trainer.not_kept} rates, step times or example lines past the cap not kept "
                           "(stall and storage counts cover every line; early and late values are kept)")
@@ -309,7 +309,7 @@ class JobLogs(Tool):
         return ToolResult(status="ok", summary=summary, signals=signals, source=sources, covered=["job"],
                           data={"transports": dict(transports), "env": {k: sorted(v) for k, v in env.items()}, "errors": errors,
                                 **({"capped": capped} if capped else {}),
-                                **({"sweep": {**sweep.plan.data(), "logs_not_read": sweep.not_read_logs}} if sweep else {})})
+                                **({"sweep": {**sweep.plan.data(), "logs_not_read": sweep.not_read_logs}} if sweep else {})}, unread=errors)
 
 
 @dataclass

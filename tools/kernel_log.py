@@ -151,7 +151,7 @@ class KernelLogTool(Tool):
                                               detail=f"{ncomp} link went DOWN ({stamp})", values=values))
         if not read_any:
             return ToolResult(status="error" if errors else "no_data",
-                              summary="no kernel log recorded" + (f": {errors[0]}" if errors else ""), data={"errors": errors})
+                              summary="no kernel log recorded" + (f": {errors[0]}" if errors else ""), data={"errors": errors}, unread=errors)
         signals = _dedupe(signals)
         summary = f"kernel logs of {count(len(sources), 'host')} read; "
         summary += ("in the window: " + by_signal(signals)) if signals else "no GPU or link fault in the window"
@@ -166,7 +166,7 @@ class KernelLogTool(Tool):
         return ToolResult(status="ok", summary=summary, source=sources, signals=signals, covered=covered,
                           data={"history": history, "other_xids": other, "errors": errors,
                                 **({"capped": capped} if capped else {}),
-                                **({"sweep": sweep.data()} if sweep is not None and not sweep.whole else {})})
+                                **({"sweep": sweep.data()} if sweep is not None and not sweep.whole else {})}, unread=errors)
 
 
 def _dedupe(signals: list[Signal]) -> list[Signal]:

@@ -190,7 +190,7 @@ class Metrics(Tool):
         got = read_metrics(ctx, DCGM_NAMES)
         sources, errors = got.sources, got.errors
         if got.unavailable:
-            return ToolResult(status="error" if errors else "no_data", summary=got.unavailable, data={"errors": errors})
+            return ToolResult(status="error" if errors else "no_data", summary=got.unavailable, data={"errors": errors}, unread=errors)
         start, end = ctx.source.window
         gpus = ctx.memo("metrics_gpus", lambda: _gpus(got.series, ctx.source.host_names()))
         hosts = set(ctx.hosts(args.host)) if args.host else None
@@ -278,7 +278,7 @@ class Metrics(Tool):
                    + (f"findings: {by_signal(signals)}" if signals else "no GPU stands out from its peers"))
         return ToolResult(status="ok", summary=summary, source=sources, signals=signals,
                           covered=[gpu_component(h, i) for h, i in scope],
-                          data={"peer_median_sm_mhz": peer_clock, "gpus": len(scope), "errors": errors})
+                          data={"peer_median_sm_mhz": peer_clock, "gpus": len(scope), "errors": errors}, unread=errors)
 
 
 def _peer_share(inc: dict[tuple[str, int], float | None], in_job: dict, span: float | None) -> float:

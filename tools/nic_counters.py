@@ -170,13 +170,16 @@ class NicCounters(Tool):
         # Fleet context is needed even for one host: an origin is judged against every NIC.
         # On a large fleet a one-host call compares with a sample of peers (ctx.peers), each host's
         # readings parsed once per investigation.
-        fleet: list[NicReading] = _fleet(ctx, ctx.source.host_names() if args.host is None
-                                         else _peers(ctx, ctx.hosts(args.host)))
+        fleet, failed = _fleet(ctx, ctx.source.host_names() if args.host is None
+                               else _peers(ctx, ctx.hosts(args.host)))
         scope = [r for r in fleet if args.host is None or r.host == args.host]
+        unread = [f"{h}: {why}" for h, why in failed.items() if args.host is None or h == args.host]
         if args.host is not None:
             ctx.hosts(args.host)
         if not scope:
-            return ToolResult(status="no_data", summary=f"no NIC counters recorded for {args.host or 'any host'}")
+            return ToolResult(status="error" if unread else "no_data", unread=unread,
+                              summary=f"no NIC counters recorded for {args.host or 'any host'}"
+                                      + (f": {unread[0]}" if unread else ""))
         tx_all = [_tx_pauses(r)[0] for r in fleet]
         tx_median = statistics.median(tx_all) if tx_all else 0
         modal_rate = Counter(r.rate_gbps for r in fleet if r.rate_gbps).most_common(1)
@@ -243,7 +246,7 @@ class NicCounters(Tool):
         return ToolResult(status="ok", summary=summary, signals=signals, source=sorted({s for r in scope for s in r.sources}),
                           covered=[r.component for r in scope] + sorted({r.host for r in scope}),
                           data={"fleet_median_tx_pause": tx_median, "victims": victims, "modal_rate_gbps": modal_rate,
-                                "nics": {r.component: _rates(r) for r in scope}})
+                                "nics": {r.component: _rates(r) for r in scope}}, unread=unread)
 
 
 _RATE_KEYS = ("port_xmit_data", "port_rcv_data", "port_xmit_wait", "rx_bytes_phy", "tx_bytes_phy", "np_cnp_sent",
@@ -283,15 +286,23 @@ def _peers(ctx: ToolContext, hosts: list[str]) -> list[str]:
     return ctx.peers(hosts, NIC_PEERS)
 
 
-def _fleet(ctx: ToolContext, hosts: list[str]) -> list[NicReading]:
+def _fleet(ctx: ToolContext, hosts: list[str]) -> tuple[list[NicReading], dict[str, str]]:
+    """The hosts' NIC readings, and the hosts whose NICs could not be read (host -> why)."""
     out: list[NicReading] = []
+    failed: dict[str, str] = {}
     for host in hosts:
-        out.extend(ctx.memo(f"nic_readings:{host}", lambda h=host: _read_or_none(ctx, h)))
-    return out
+        readings, why = ctx.memo(f"nic_readings:{host}", lambda h=host: _read_or_none(ctx, h))
+        out.extend(readings)
+        if why is not None:
+            failed[host] = why
+    return out, failed
 
 
-def _read_or_none(ctx: ToolContext, host: str) -> list[NicReading]:
+def _read_or_none(ctx: ToolContext, host: str) -> tuple[list[NicReading], str | None]:
+    """A host's NIC readings; none and why when they cannot be read (not recorded is no error)."""
     try:
-        return _read(ctx, host)
-    except ForensicError:
-        return []
+        return _read(ctx, host), None
+    except NotFoundError:
+        return [], None
+    except ForensicError as exc:
+        return [], str(exc)

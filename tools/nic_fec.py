@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import statistics
 
-from forensic.sandbox import ForensicError
+from forensic.sandbox import ForensicError, NotFoundError
 from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, count, register
 from forensic.tools.parsers.fec import parse_show_fec
 
@@ -20,14 +20,18 @@ UNCORRECTABLE_MIN = 10
 PEER_FACTOR = 10.0
 
 
-def _read(ctx: ToolContext, host: str, netdev: str, snapshot: str) -> tuple[int | None, str] | None:
+def _read(ctx: ToolContext, host: str, netdev: str, snapshot: str, unread: list[str]) -> tuple[int | None, str] | None:
+    """(uncorrectable blocks, source) of one NIC; None when not recorded, or unreadable (then said in ``unread``)."""
     argv = ["ethtool", "-I", "--show-fec", netdev]
     try:
         node = ctx.source.host(host, snapshot=snapshot)  # type: ignore[arg-type]
         if not node.has_command(argv):
             return None
         return parse_show_fec(node.run(argv)).uncorrectable_blocks, node.command_source(argv)
-    except ForensicError:
+    except NotFoundError:
+        return None
+    except ForensicError as exc:
+        unread.append(f"{host}: {exc}")
         return None
 
 
@@ -50,22 +54,25 @@ class NicFec(Tool):
         scope = set(ctx.hosts(args.host))
         rows: dict[str, tuple[int | None, int | None]] = {}
         sources: list[str] = []
+        unread: list[str] = []
         for h in topo.hosts:
             for n in h.nics:
                 if not n.netdev:
                     continue
-                now = _read(ctx, h.name, n.netdev, "now")
+                now = _read(ctx, h.name, n.netdev, "now", unread if h.name in scope else [])
                 if now is None:
                     continue
-                before = _read(ctx, h.name, n.netdev, "before")
+                before = _read(ctx, h.name, n.netdev, "before", unread if h.name in scope else [])
                 rows[f"{h.name}/{n.ibdev}"] = (now[0], before[0] if before else None)
                 if h.name in scope:
                     sources.append(now[1])
                     if before:
                         sources.append(before[1])
         mine = {c: v for c, v in rows.items() if c.split("/", 1)[0] in scope}
+        unread = list(dict.fromkeys(unread))  # one line per host and problem, not per NIC
         if not mine:
-            return ToolResult(status="no_data", summary="no FEC statistics recorded")
+            return ToolResult(status="error" if unread else "no_data", unread=unread,
+                              summary="no FEC statistics recorded" + (f": {unread[0]}" if unread else ""))
         totals = [v[0] for v in rows.values() if v[0] is not None]
         med = statistics.median(totals) if len(totals) >= 4 else None
         signals: list[Signal] = []
@@ -83,7 +90,8 @@ class NicFec(Tool):
                                       detail=f"{comp} FEC uncorrectable blocks {now} vs fleet median {med:g} (no window-start snapshot)",
                                       values={"now": now, "fleet_median": med}))
         summary = f"FEC of {count(len(mine), 'NIC')} read; " + (f"findings: {by_signal(signals)}" if signals else "no uncorrectable FEC blocks stand out")
-        return ToolResult(status="ok", summary=summary, source=sorted(set(sources)), signals=signals, covered=sorted(mine))
+        return ToolResult(status="ok", summary=summary, source=sorted(set(sources)), signals=signals, covered=sorted(mine),
+                          unread=unread)
 
 
 __all__ = ["NicFec"]

@@ -131,7 +131,7 @@ class PcieLink(Tool):
                 errors.append(f"{host}: {exc}")
         if not links:
             return ToolResult(status="error" if errors else "no_data",
-                              summary="no PCIe link readings" + (f": {errors[0]}" if errors else ""), data={"errors": errors})
+                              summary="no PCIe link readings" + (f": {errors[0]}" if errors else ""), data={"errors": errors}, unread=errors)
         # The speed busy devices of each (kind, capability) actually run at: the platform's norm.
         norm: dict[tuple[str, float | None], float] = {}
         groups: dict[tuple[str, float | None], Counter] = {}
@@ -181,4 +181,5 @@ class PcieLink(Tool):
             data={"links": {l.component: {"link": l.text(), "idle": l.idle, "in_job": l.device.in_job, "lost": l.lost} for l in links},
                   "idle_low_generation": idle_low, "outside_job_degraded": spare_degraded, "errors": errors,
                   **({"sweep": sweep.data()} if sweep is not None and not sweep.whole else {})},
+            unread=errors,
         )

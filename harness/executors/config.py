@@ -24,16 +24,14 @@ drain_node = "slurm"
 
 from __future__ import annotations
 
-import re
 import tomllib
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .base import ExecutionError
+from forensic.names import is_host_name
 
-#: Node names a scheduler accepts: letters, digits, dot, dash, underscore; no spaces, no quotes.
-NODE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$")
+from .base import ExecutionError
 
 
 class _Strict(BaseModel):
@@ -50,7 +48,7 @@ class NodeMap(_Strict):
     @classmethod
     def _valid_names(cls, v: dict[str, str]) -> dict[str, str]:
         for host, node in v.items():
-            if not NODE_NAME.match(node):
+            if not is_host_name(node):
                 raise ValueError(f"node name {node!r} (for {host!r}) has characters a scheduler does not accept")
         return v
 
@@ -60,7 +58,7 @@ class NodeMap(_Strict):
             node = self.node_pattern.format(host=host)
         if node is None:
             raise ExecutionError(f"host {host!r} does not map to a node: add it to the executors config")
-        if not NODE_NAME.match(node):
+        if not is_host_name(node):
             raise ExecutionError(f"node name {node!r} (for host {host!r}) is not a valid node name")
         return node
 

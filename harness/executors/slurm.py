@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from .base import ExecutionError, Outcome, Plan
 from .config import SlurmConfig
 
-_REASON = re.compile(r"^[A-Za-z0-9 ._:/-]{1,200}$")
+_REASON = re.compile(r"[A-Za-z0-9 ._:/-]{1,200}")
 
 
 class SlurmExecutor:
@@ -48,7 +48,7 @@ class SlurmExecutor:
 
     # -- the protocol -----------------------------------------------------------------------
     def plan(self, action: str, target: str, *, reason: str, context: dict[str, Any]) -> Plan:
-        if not _REASON.match(reason):
+        if not _REASON.fullmatch(reason):
             raise ExecutionError(f"reason {reason!r} has characters that do not belong in a Slurm reason")
         sc = self.config.scontrol
         if action == "requeue_job":

@@ -134,7 +134,7 @@ def reply_schema(tool_schemas: dict[str, dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)\s*```", re.DOTALL)
 
 
 def _first_object(text: str) -> Any:
@@ -142,7 +142,7 @@ def _first_object(text: str) -> Any:
     stripped = text.strip()
     if not stripped:
         raise ReplyError("the reply was empty")
-    if m := _FENCE.match(stripped):
+    if m := _FENCE.fullmatch(stripped):
         stripped = m.group(1)
     try:
         return json.loads(stripped)

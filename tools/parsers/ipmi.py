@@ -20,8 +20,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-_DATE = re.compile(r"^(\d{1,2})/(\d{1,2})/(\d{4})$")
-_TIME = re.compile(r"^(\d{1,2}):(\d{2}):(\d{2})(?:\s?([AP]M))?$", re.I)
+_DATE = re.compile(r"(\d{1,2})/(\d{1,2})/(\d{4})")
+_TIME = re.compile(r"(\d{1,2}):(\d{2}):(\d{2})(?:\s?([AP]M))?", re.I)
 
 
 class SelEntry(BaseModel):
@@ -52,7 +52,7 @@ def _type(sensor: str) -> str:
 
 
 def _when(date: str, time: str) -> float | None:
-    d, t = _DATE.match(date.strip()), _TIME.match(time.strip())
+    d, t = _DATE.fullmatch(date.strip()), _TIME.fullmatch(time.strip())
     if not d or not t:
         return None
     month, day, year = (int(x) for x in d.groups())

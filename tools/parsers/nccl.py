@@ -21,6 +21,7 @@ from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
+from forensic.names import is_host_name
 from forensic.tools.parsers._text import BoundedWarnings, as_lines, numbered_lines
 
 __all__ = [
@@ -67,7 +68,6 @@ _LEVEL = re.compile(r"\bNCCL (INFO|WARN|TRACE|ABORT)\b ?")
 _DEV = re.compile(r"\[([0-9]{1,4})\]")
 _SOURCE = re.compile(r"[A-Za-z0-9_./-]{1,128}:[0-9]{1,6}")
 _FLOAT = re.compile(r"[0-9]{1,12}\.[0-9]{1,12}")
-_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}")
 _VERSION = re.compile(r"NCCL version ([0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3})(?:\+cuda([0-9]{1,3}\.[0-9]{1,3}))?(?![0-9.])")
 _ENV = re.compile(r"([A-Z][A-Z0-9_]{1,63}) set by environment to (.{0,512})")
 _NET_USING = re.compile(r"NET/(IB|Socket) ?: Using ")
@@ -442,7 +442,7 @@ def _prefix(line: str, number: int) -> tuple[NcclEntry, str] | None:
         host, pid = parts[-2], _int(parts[-1])
     else:
         host = parts[0]
-    if host is not None and not _HOST.fullmatch(host):
+    if host is not None and not is_host_name(host):
         host = None
     timestamp = None
     head = " ".join(tokens)
