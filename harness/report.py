@@ -64,6 +64,27 @@ def _findings(h: Hypothesis, records: list[dict[str, Any]]) -> list[Finding]:
     return out
 
 
+def _symptom_findings(graph: FailureGraph, symptom: str, records: list[dict[str, Any]], have: list[Finding]) -> list[Finding]:
+    """The job-wide evidence of the symptom the verdict explains (the watchdog timeouts, the job
+    that stopped logging, the slowdown), cited beside the cause, so a report shows both ends of
+    its chain. Only job-scoped signals: the cause's own findings already name the part."""
+    spec = graph.symptoms.get(symptom)
+    if spec is None:
+        return []
+    seen = {f.claim for f in have}
+    out: list[Finding] = []
+    for name in spec.signals:
+        for rec in records:
+            if rec["status"] != "ok":
+                continue
+            for sig in rec.get("signals") or []:
+                claim = sig.get("detail") or ""
+                if sig["name"] == name and sig["component"] == "job" and claim and claim not in seen:
+                    seen.add(claim)
+                    out.append(Finding(claim=claim, subject="job", evidence=[rec["id"]]))
+    return out[:3]
+
+
 def _healthy_findings(records: list[dict[str, Any]]) -> list[Finding]:
     return [Finding(claim=r["summary"], evidence=[r["id"]]) for r in records if r["status"] == "ok"]
 
@@ -138,6 +159,8 @@ def build_report(inv: Investigator, state: State) -> Report:
         notes.append("no evidence could be read: nothing supports a verdict")
         verdict.confidence = round(min(verdict.confidence, graph.root_causes["healthy"].prior), 4)
 
+    if verdict.root_cause != "healthy":
+        findings += _symptom_findings(graph, view_symptom, records, findings)
     # A model planner may add its own claims; they face the same citation check as ours.
     ours = {f.claim for f in findings}  # a claim that repeats one of ours adds nothing
     findings += [f.model_copy(update={"author": "model"})
