@@ -116,6 +116,10 @@ class Report(BaseModel):
         default_factory=list, description="Inconclusive only: the leading fault hypotheses (never healthy), best first.")
     untested: list[str] = Field(
         default_factory=list, description="Inconclusive only: the leading hypotheses' tests not run yet, as tool or tool@host.")
+    status_reason: str = Field(
+        "", description="Why the status is what it is, in one sentence. Status says whether the playbook's confirmation "
+                        "rule is met; confidence is the verdict's probability against the other hypotheses. Where the two "
+                        "could read as contradicting (confirmed below 0.5, probable at 0.8 or more) this says why.")
 
     model_config = {"populate_by_name": True}
 

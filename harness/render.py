@@ -43,7 +43,13 @@ def headline(report: dict[str, Any]) -> str:
     head = f"{status.upper()}  {v['root_cause']}"
     if v.get("component"):
         head += f" on {v['component']}"
-    return head + f"  (confidence {v['confidence']:.2f})"
+    head += f"  (confidence {v['confidence']:.2f})"
+    # Status is the confirmation rule, confidence the probability against the other hypotheses:
+    # where they could read as contradicting each other, the same line says why.
+    reason = report.get("status_reason") or ""
+    if reason and ((status == "confirmed" and v["confidence"] < 0.5) or status == "probable"):
+        head += f"  {reason}"
+    return head
 
 
 def approve_commands(report: dict[str, Any], thread: str) -> list[str]:

@@ -85,6 +85,34 @@ def _symptom_findings(graph: FailureGraph, symptom: str, records: list[dict[str,
     return out[:3]
 
 
+def _status_reason(graph: FailureGraph, status: str, top: Hypothesis, alternatives: list[Verdict], notes: list[str]) -> str:
+    """One sentence on why the status is what it is, naming what would change it."""
+    found = {key.split("@", 1)[0] for key in top.support}
+    if status == "confirmed":
+        why = "its confirmation rule is met"
+        if top.probability < 0.5 and alternatives:
+            a = alternatives[0]
+            why += (f"; confidence {top.probability:.2f} because {a.root_cause}"
+                    f"{' on ' + a.component if a.component else ''} fits the same evidence ({a.confidence:.2f})")
+        return why
+    if status == "probable":
+        rule = graph.root_causes[top.root_cause].confirm
+        unmet = [g for g in rule.require if not found & set(g)]
+        if unmet:
+            return f"not confirmed: none of {', '.join(unmet[0])} was found on {top.component or 'the job'}"
+        if top.unexplained:
+            return f"not confirmed: the evidence also shows {', '.join(top.unexplained[:2])}, which this does not explain"
+        if not top.impact_shown:
+            return "not confirmed: the fault is present, but no evidence ties it to the job's symptom"
+        return "not confirmed by its playbook's rule"
+    if status == "inconclusive":
+        for first in ("budget exhausted", "no evidence", "not healthy"):  # the decisive reason first
+            if (n := next((n for n in notes if n.startswith(first)), None)) is not None:
+                return n
+        return "no hypothesis is established"
+    return next((n for n in notes if n.startswith("healthy:")), "no fault found in the evidence read")
+
+
 def _healthy_findings(records: list[dict[str, Any]]) -> list[Finding]:
     return [Finding(claim=r["summary"], evidence=[r["id"]]) for r in records if r["status"] == "ok"]
 
@@ -214,5 +242,6 @@ def build_report(inv: Investigator, state: State) -> Report:
         notes=notes,
         leading=[Verdict(root_cause=h.root_cause, component=h.component, confidence=round(h.probability, 4)) for h in leading],
         untested=_untested(graph, obs, leading),
+        status_reason=_status_reason(graph, status, top, alternatives, notes),
     )
 
