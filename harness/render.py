@@ -35,8 +35,10 @@ def headline(report: dict[str, Any]) -> str:
     v, status = report["verdict"], report["status"]
     if status == "inconclusive":
         leading = report.get("leading") or []
+        unexplained = (report.get("status_reason") or "").startswith("inconclusive: nothing found explains")
+        lead = "INCONCLUSIVE  nothing found explains the symptom;" if unexplained else "INCONCLUSIVE "
         if leading:
-            return f"INCONCLUSIVE  leading: {_hyp(leading[0])}"
+            return f"{lead} leading: {_hyp(leading[0])}"
         return "INCONCLUSIVE  no fault hypothesis has support yet"
     if status == "healthy":
         return f"HEALTHY  no fault found  (confidence {v['confidence']:.2f})"
