@@ -94,6 +94,16 @@ def _steps_with_compute(records: list[dict[str, Any]]) -> dict[str, Any] | None:
     return None
 
 
+def _part_kind(h: Hypothesis, records: list[dict[str, Any]]) -> str:
+    """The kind of part a hypothesis names, as the tools that saw it said (a root cause that can
+    blame a GPU or a NIC names one or the other); the hypothesis' own kind otherwise."""
+    for rec in records:
+        for sig in rec.get("signals") or []:
+            if sig.get("component") == h.component and sig.get("kind"):
+                return str(sig["kind"])
+    return h.kind
+
+
 def cannot_explain(graph: FailureGraph, h: Hypothesis, records: list[dict[str, Any]], symptom: str) -> str | None:
     """Why ``h`` cannot account for the job's slowdown, or None when it can (or nothing says).
 
@@ -102,7 +112,8 @@ def cannot_explain(graph: FailureGraph, h: Hypothesis, records: list[dict[str, A
     GPU 3% late cannot make every step 2x longer, and a per-GPU anomaly cannot explain a job-wide
     slowdown in which no rank is late."""
     spec = graph.root_causes.get(h.root_cause)
-    if spec is None or h.kind not in spec.straggler_kinds or not h.component:
+    kind = _part_kind(h, records)
+    if spec is None or kind not in spec.straggler_kinds or not h.component:
         return None
     rec = _steps_with_compute(records)
     if rec is None:
@@ -117,8 +128,8 @@ def cannot_explain(graph: FailureGraph, h: Hypothesis, records: list[dict[str, A
     what = f"{h.root_cause} on {part}"
     if not late:
         return (f"{what} cannot explain the slowdown: per-rank compute times show no late rank [{rec['id']}], "
-                f"and a {h.kind} that slowed the job would make its ranks compute late")
-    mine = [pct for comp, pct in late if comp == part or (h.kind == "host" and host_of(comp) == host)]
+                f"and a {kind} that slowed the job would make its ranks compute late")
+    mine = [pct for comp, pct in late if comp == part or (kind == "host" and host_of(comp) == host)]
     if not mine:
         elsewhere = sorted({host_of(c) for c, _ in late})
         return (f"{what} cannot explain the slowdown: the ranks that compute late are on {', '.join(elsewhere[:3])}"
@@ -236,14 +247,11 @@ def build_report(inv: Investigator, state: State) -> Report:
             notes.append(f"not healthy: {unearned}; the strongest candidates are listed, none is established")
     else:
         if cannot_explain(graph, top, records, view_symptom):
-            # The headline must explain the symptom: a weaker anomaly that cannot does not lead. A
-            # cause that can, and meets its rule, does; otherwise the run says nothing explains it.
-            better = _explaining(graph, hyps, records, view_symptom, notes)
-            if better is not None and better.confirmed:
-                top = better
-            else:
-                top = better or top
-                unearned = "nothing found explains the symptom"
+            # The headline must explain the symptom: an anomaly that cannot does not lead. The
+            # strongest cause that can is named, never as confirmed: its probability was measured
+            # against the one set aside, so the run is inconclusive and says why.
+            top = _explaining(graph, hyps, records, view_symptom, notes) or top
+            unearned = "nothing found explains the symptom"
         status = "confirmed" if top.confirmed else "probable"
         verdict = Verdict(root_cause=top.root_cause, component=top.component, confidence=round(top.probability, 4))
         chain = [view_symptom, m, top.root_cause] if (m := _mechanism(graph, top)) else [view_symptom, top.root_cause]

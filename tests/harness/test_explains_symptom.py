@@ -124,3 +124,14 @@ def test_the_rule_applies_only_to_causes_that_act_through_late_ranks() -> None:
     assert cannot_explain(graph, _hyp("thermal_throttle", "b/gpu2", "gpu"), [_rec([slow], False)], "mfu_drop") is None
     # A hang is not a slowdown.
     assert cannot_explain(graph, _hyp("thermal_throttle", "b/gpu2", "gpu"), [_rec([])], "collective_timeout") is None
+
+
+def test_the_part_kind_comes_from_the_evidence_not_the_playbooks_first_kind() -> None:
+    """pcie_downtrain can blame a GPU or a NIC; its hypothesis on a NIC must not be judged as a
+    GPU's (a NIC's narrow link slows communication, not any rank's compute)."""
+    graph = load_failure_graph()
+    nic_seen = {"id": "ev-2", "tool": "pcie_link", "status": "ok", "data": {},
+                "signals": [{"name": "pcie_degraded", "component": "b/mlx5_3", "kind": "nic"}]}
+    recs = [_rec([{"name": "job_slowdown", "component": "job", "values": {"ratio": 1.3}}]), nic_seen]
+    assert cannot_explain(graph, _hyp("pcie_downtrain", "b/mlx5_3", "gpu"), recs, "mfu_drop") is None
+    assert cannot_explain(graph, _hyp("pcie_downtrain", "b/gpu3", "gpu"), recs, "mfu_drop") is not None
