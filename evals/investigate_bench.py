@@ -65,8 +65,6 @@ def incident(hosts: int, cause: str, seed: int, *, progress: Callable[[str], Non
 
 def investigate_once(case: Path) -> dict[str, Any]:
     """Open and investigate ``case`` in this process; what it cost and what it concluded."""
-    import resource
-
     from forensic.harness.graph import Investigator
     from forensic.sandbox import Bundle
 
@@ -92,8 +90,25 @@ def investigate_once(case: Path) -> dict[str, Any]:
         "files_read_twice": sum(1 for n in fs.opened.values() if n > 1),
         "bytes_read": fs.bytes_opened,
         "report_kb": round(len(json.dumps(report).encode()) / 1024, 1),
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "peak_rss_mb": own_peak_rss_mb(),
     }
+
+
+def own_peak_rss_mb() -> float:
+    """This process's own peak resident memory, in MB.
+
+    ``ru_maxrss`` survives ``execve`` (getrusage(2)), so in a child started by a parent that had
+    generated a large incident it reports the parent's peak; ``VmHWM`` belongs to this process's
+    address space, which ``execve`` made new. ``ru_maxrss`` only where /proc is not there."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    import resource
+
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
 def run_in_process(case: Path) -> dict[str, Any]:

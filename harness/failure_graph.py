@@ -84,6 +84,11 @@ class RootCauseSpec(BaseModel):
     tests: list[Test] = Field(default_factory=list, description="Discriminating tests.")
     confirm: Confirm = Field(default_factory=Confirm, description="Confirmation rule.")
     remediation: list[Remediation] = Field(default_factory=list, description="Remediation templates.")
+    straggler_kinds: list[ComponentKind] = Field(
+        default_factory=list,
+        description="Kinds of part through which this cause slows a job only by making that part's ranks compute late "
+                    "(a throttled GPU, a starved host). Such a hypothesis cannot explain a slowdown in which its part "
+                    "does not straggle, or one far larger than its part's lateness, once per-rank compute times were read.")
 
 
 class NodeSpec(BaseModel):

@@ -123,6 +123,10 @@ class Report(BaseModel):
         default_factory=list,
         description="Evidence that could not be read (a host refused, a file unreadable, a parser error), each with the "
                     "evidence ids that met it; any makes a healthy verdict inconclusive.")
+    status_reason: str = Field(
+        "", description="Why the status is what it is, in one sentence. Status says whether the playbook's confirmation "
+                        "rule is met; confidence is the verdict's probability against the other hypotheses. Where the two "
+                        "could read as contradicting (confirmed below 0.5, probable at 0.8 or more) this says why.")
 
     model_config = {"populate_by_name": True}
 

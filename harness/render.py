@@ -35,15 +35,23 @@ def headline(report: dict[str, Any]) -> str:
     v, status = report["verdict"], report["status"]
     if status == "inconclusive":
         leading = report.get("leading") or []
+        unexplained = (report.get("status_reason") or "").startswith("inconclusive: nothing found explains")
+        lead = "INCONCLUSIVE  nothing found explains the symptom;" if unexplained else "INCONCLUSIVE "
         if leading:
-            return f"INCONCLUSIVE  leading: {_hyp(leading[0])}"
+            return f"{lead} leading: {_hyp(leading[0])}"
         return "INCONCLUSIVE  no fault hypothesis has support yet"
     if status == "healthy":
         return f"HEALTHY  no fault found  (confidence {v['confidence']:.2f})"
     head = f"{status.upper()}  {v['root_cause']}"
     if v.get("component"):
         head += f" on {v['component']}"
-    return head + f"  (confidence {v['confidence']:.2f})"
+    head += f"  (confidence {v['confidence']:.2f})"
+    # Status is the confirmation rule, confidence the probability against the other hypotheses:
+    # where they could read as contradicting each other, the same line says why.
+    reason = report.get("status_reason") or ""
+    if reason and ((status == "confirmed" and v["confidence"] < 0.5) or status == "probable"):
+        head += f"  {reason}"
+    return head
 
 
 def approve_commands(report: dict[str, Any], thread: str) -> list[str]:
@@ -81,13 +89,14 @@ def _findings(report: dict[str, Any], con: Console) -> None:
     con.print(g)
 
 
-def _sparkline(spark: tuple[str, str, str, float] | None, con: Console) -> None:
+def _sparkline(spark: tuple[str, str, str, str] | None, con: Console) -> None:
     if not spark:
         return
-    label, rank_line, median_line, excess = spark
+    label, rank_line, median_line, caption = spark
     g = _grid()
     g.add_row(f"  {label}", Text(rank_line, style="red"))
-    g.add_row("  median", Text(median_line) + Text(f"  {100 * excess:+.0f}% at the end", style="dim"))
+    g.add_row("  median", Text(median_line))
+    g.add_row("", Text(caption, style="dim"))
     con.print("[bold]Step time[/]")
     con.print(g)
 
@@ -133,12 +142,12 @@ def _verdict(report: dict[str, Any], con: Console) -> None:
 
 
 def render_report(report: dict[str, Any], con: Console, *, full: bool = False, thread: str | None = None,
-                  spark: tuple[str, str, str, float] | None = None) -> None:
+                  spark: tuple[str, str, str, str] | None = None) -> None:
     """Print the report: details first, then the verdict, then what to run to approve.
 
     ``full`` prints every evidence summary and every note; ``thread`` (a checkpointed thread
     waiting at its approval gate) adds one approve command per pending proposal; ``spark`` is
-    (label, rank sparkline, median sparkline, excess) from :mod:`forensic.harness.series`.
+    (label, rank sparkline, median sparkline, caption) from :mod:`forensic.harness.series`.
     """
     _evidence(report, con, full)
     _findings(report, con)

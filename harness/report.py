@@ -64,6 +64,130 @@ def _findings(h: Hypothesis, records: list[dict[str, Any]]) -> list[Finding]:
     return out
 
 
+def _symptom_findings(graph: FailureGraph, symptom: str, records: list[dict[str, Any]], have: list[Finding]) -> list[Finding]:
+    """The job-wide evidence of the symptom the verdict explains (the watchdog timeouts, the job
+    that stopped logging, the slowdown), cited beside the cause, so a report shows both ends of
+    its chain. Only job-scoped signals: the cause's own findings already name the part."""
+    spec = graph.symptoms.get(symptom)
+    if spec is None:
+        return []
+    seen = {f.claim for f in have}
+    out: list[Finding] = []
+    for name in spec.signals:
+        for rec in records:
+            if rec["status"] != "ok":
+                continue
+            for sig in rec.get("signals") or []:
+                claim = sig.get("detail") or ""
+                if sig["name"] == name and sig["component"] == "job" and claim and claim not in seen:
+                    seen.add(claim)
+                    out.append(Finding(claim=claim, subject="job", evidence=[rec["id"]]))
+    return out[:3]
+
+
+def _steps_with_compute(records: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The last job_steps record that read per-rank compute times (without them no rank can be
+    told apart, so nothing can be said about which part straggles)."""
+    for rec in reversed(records):
+        if rec["tool"] == "job_steps" and rec["status"] == "ok" and (rec.get("data") or {}).get("has_compute"):
+            return rec
+    return None
+
+
+def _part_kind(h: Hypothesis, records: list[dict[str, Any]]) -> str:
+    """The kind of part a hypothesis names, as the tools that saw it said (a root cause that can
+    blame a GPU or a NIC names one or the other); the hypothesis' own kind otherwise."""
+    for rec in records:
+        for sig in rec.get("signals") or []:
+            if sig.get("component") == h.component and sig.get("kind"):
+                return str(sig["kind"])
+    return h.kind
+
+
+def cannot_explain(graph: FailureGraph, h: Hypothesis, records: list[dict[str, Any]], symptom: str) -> str | None:
+    """Why ``h`` cannot account for the job's slowdown, or None when it can (or nothing says).
+
+    A cause that slows a job only through its part's ranks computing late (``straggler_kinds``)
+    explains a slowdown only if that part straggles, and by about as much as the job slowed: one
+    GPU 3% late cannot make every step 2x longer, and a per-GPU anomaly cannot explain a job-wide
+    slowdown in which no rank is late."""
+    spec = graph.root_causes.get(h.root_cause)
+    kind = _part_kind(h, records)
+    if spec is None or kind not in spec.straggler_kinds or not h.component:
+        return None
+    rec = _steps_with_compute(records)
+    if rec is None:
+        return None
+    sigs = [s for s in rec.get("signals") or []]
+    slow = next((s for s in sigs if s["name"] == "job_slowdown"), None)
+    if symptom != "mfu_drop" and slow is None:
+        return None
+    part, host = h.component, host_of(h.component)
+    late = [(s["component"], float((s.get("values") or {}).get("slowdown_pct") or 0.0))
+            for s in sigs if s["name"] == "straggler"]
+    what = f"{h.root_cause} on {part}"
+    if not late:
+        return (f"{what} cannot explain the slowdown: per-rank compute times show no late rank [{rec['id']}], "
+                f"and a {kind} that slowed the job would make its ranks compute late")
+    mine = [pct for comp, pct in late if comp == part or (kind == "host" and host_of(comp) == host)]
+    if not mine:
+        elsewhere = sorted({host_of(c) for c, _ in late})
+        return (f"{what} cannot explain the slowdown: the ranks that compute late are on {', '.join(elsewhere[:3])}"
+                f"{' …' if len(elsewhere) > 3 else ''}, not on {part} [{rec['id']}]")
+    ratio = float((slow.get("values") or {}).get("ratio") or 0.0) if slow else 0.0
+    if ratio > 1.0 and max(mine) / 100.0 < EXPLAINED_SHARE * (ratio - 1.0):
+        return (f"{what} cannot explain the slowdown's size: its ranks compute {max(mine):.1f}% late, "
+                f"against a step period up {100 * (ratio - 1):.0f}% [{rec['id']}]")
+    return None
+
+
+#: A part whose ranks are late by less than this share of the job's slowdown cannot be its cause.
+EXPLAINED_SHARE = 0.25
+
+
+def _explaining(graph: FailureGraph, hyps: list[Hypothesis], records: list[dict[str, Any]], symptom: str,
+                notes: list[str]) -> Hypothesis | None:
+    """The best fault hypothesis with support that can explain the symptom; a note for each
+    stronger one that cannot (so the report says what was set aside and why)."""
+    for h in hyps:
+        if h.root_cause == "healthy" or not h.support:
+            continue
+        why = cannot_explain(graph, h, records, symptom)
+        if why is None:
+            return h
+        if why not in notes:
+            notes.append(why)
+    return None
+
+
+def _status_reason(graph: FailureGraph, status: str, top: Hypothesis, alternatives: list[Verdict], notes: list[str]) -> str:
+    """One sentence on why the status is what it is, naming what would change it."""
+    found = {key.split("@", 1)[0] for key in top.support}
+    if status == "confirmed":
+        why = "its confirmation rule is met"
+        if top.probability < 0.5 and alternatives:
+            a = alternatives[0]
+            why += (f"; confidence {top.probability:.2f} because {a.root_cause}"
+                    f"{' on ' + a.component if a.component else ''} fits the same evidence ({a.confidence:.2f})")
+        return why
+    if status == "probable":
+        rule = graph.root_causes[top.root_cause].confirm
+        unmet = [g for g in rule.require if not found & set(g)]
+        if unmet:
+            return f"not confirmed: none of {', '.join(unmet[0])} was found on {top.component or 'the job'}"
+        if top.unexplained:
+            return f"not confirmed: the evidence also shows {', '.join(top.unexplained[:2])}, which this does not explain"
+        if not top.impact_shown:
+            return "not confirmed: the fault is present, but no evidence ties it to the job's symptom"
+        return "not confirmed by its playbook's rule"
+    if status == "inconclusive":
+        for first in ("budget exhausted", "no evidence", "not healthy", "inconclusive:"):  # the decisive reason first
+            if (n := next((n for n in notes if n.startswith(first)), None)) is not None:
+                return n
+        return "no hypothesis is established"
+    return next((n for n in notes if n.startswith("healthy:")), "no fault found in the evidence read")
+
+
 def _healthy_findings(records: list[dict[str, Any]]) -> list[Finding]:
     return [Finding(claim=r["summary"], evidence=[r["id"]]) for r in records if r["status"] == "ok"]
 
@@ -104,6 +228,7 @@ def build_report(inv: Investigator, state: State) -> Report:
     unread = unread_evidence(inv.source, obs)
 
     unearned: str | None = None
+    set_aside = len(notes)
     if top.root_cause == "healthy":
         health = check_healthy(graph, obs, f"{inv.source.incident.title} {inv.source.incident.reported}", unread)
         faults = [h for h in hyps if h.root_cause != "healthy"]
@@ -119,13 +244,19 @@ def build_report(inv: Investigator, state: State) -> Report:
         else:
             # Healthy must be earned: name the strongest fault candidate, inconclusive, not a weak "healthy".
             unearned = health.why
-            top = faults[0]
+            top = _explaining(graph, faults, records, view_symptom, notes) or faults[0]
             verdict = Verdict(root_cause=top.root_cause, component=top.component, confidence=round(top.probability, 4))
             chain = [view_symptom, m, top.root_cause] if (m := _mechanism(graph, top)) else [view_symptom, top.root_cause]
             findings = _findings(top, records) or _healthy_findings(records)
             status = "inconclusive"
             notes.append(f"not healthy: {unearned}; the strongest candidates are listed, none is established")
     else:
+        if cannot_explain(graph, top, records, view_symptom):
+            # The headline must explain the symptom: an anomaly that cannot does not lead. The
+            # strongest cause that can is named, never as confirmed: its probability was measured
+            # against the one set aside, so the run is inconclusive and says why.
+            top = _explaining(graph, hyps, records, view_symptom, notes) or top
+            unearned = "nothing found explains the symptom"
         status = "confirmed" if top.confirmed else "probable"
         verdict = Verdict(root_cause=top.root_cause, component=top.component, confidence=round(top.probability, 4))
         chain = [view_symptom, m, top.root_cause] if (m := _mechanism(graph, top)) else [view_symptom, top.root_cause]
@@ -134,6 +265,9 @@ def build_report(inv: Investigator, state: State) -> Report:
             notes.append(f"{top.root_cause} is present on {top.component}, but no evidence ties it to the job's symptom: probable, not confirmed")
         if top.unexplained:
             notes.append(f"not confirmed: the evidence also shows {', '.join(top.unexplained)}, which this verdict does not explain")
+    if unearned == "nothing found explains the symptom":
+        status = "inconclusive"
+        notes.insert(set_aside, "inconclusive: nothing found explains the symptom; no part is blamed for it")
     if exhausted:
         status = "inconclusive"
         notes.append(f"budget exhausted ({exhausted}) before the investigation could finish; the verdict is the best hypothesis so far")
@@ -143,6 +277,8 @@ def build_report(inv: Investigator, state: State) -> Report:
         notes.append("no evidence could be read: nothing supports a verdict")
         verdict.confidence = round(min(verdict.confidence, graph.root_causes["healthy"].prior), 4)
 
+    if verdict.root_cause != "healthy":
+        findings += _symptom_findings(graph, view_symptom, records, findings)
     # A model planner may add its own claims; they face the same citation check as ours.
     ours = {f.claim for f in findings}  # a claim that repeats one of ours adds nothing
     findings += [f.model_copy(update={"author": "model"})
@@ -166,7 +302,12 @@ def build_report(inv: Investigator, state: State) -> Report:
     leading: list[Hypothesis] = []
     if status == "inconclusive":
         # An exhausted budget (or an unearned "healthy") is no evidence of health: name the faults still in play.
-        leading = [h for h in hyps if h.root_cause != "healthy"][:LEADING]
+        # The verdict's hypothesis first: it may not be the most probable one when a stronger
+        # anomaly could not explain the symptom.
+        first = [top] if top.root_cause != "healthy" else []
+        rest = [h for h in hyps if h.root_cause != "healthy" and h is not top
+                and cannot_explain(graph, h, records, view_symptom) is None]  # the set-aside are in the notes
+        leading = (first + rest)[:LEADING]
     if unread:
         shown = "; ".join(unread[:UNREAD_IN_NOTE]) + (f"; and {len(unread) - UNREAD_IN_NOTE} more" if len(unread) > UNREAD_IN_NOTE else "")
         notes.append(f"could not read ({len(unread)}): {shown}")
@@ -200,5 +341,6 @@ def build_report(inv: Investigator, state: State) -> Report:
         leading=[Verdict(root_cause=h.root_cause, component=h.component, confidence=round(h.probability, 4)) for h in leading],
         untested=_untested(graph, obs, leading),
         unread=unread[:UNREAD_LISTED],
+        status_reason=_status_reason(graph, status, top, alternatives, notes),
     )
 

@@ -129,13 +129,29 @@ def sparkline_pair(s: RankSeries, width: int) -> tuple[str, str, float]:
     return sparkline(s.values, lo, hi, width), sparkline(s.median, lo, hi, width), excess if np.isfinite(excess) else 0.0
 
 
-def spark_for(report: dict[str, Any], bundle: Bundle, width: int) -> tuple[str, str, str, float] | None:
-    """(label, rank sparkline, median sparkline, excess) for the readable report, or None when the
-    verdict names no rank (healthy, a host, a link) or the bundle has no step table."""
+def _stopped(report: dict[str, Any]) -> str | None:
+    """What the evidence says about a job that stopped logging steps, if it did."""
+    for rec in report.get("evidence") or []:
+        for sig in rec.get("signals") or []:
+            if sig.get("name") == "job_hang" and rec.get("status") == "ok":
+                return str(sig.get("detail") or "the job stopped logging steps")
+    return None
+
+
+def spark_for(report: dict[str, Any], bundle: Bundle, width: int) -> tuple[str, str, str, str] | None:
+    """(label, rank sparkline, median sparkline, caption) for the readable report, or None when
+    the verdict names no rank (healthy, a host, a link) or the bundle has no step table.
+
+    The caption says what the chart shows: the rank's excess over the median in its last quarter
+    of steps, or, for a job that stopped, that the chart ends where the steps ended (a hang leaves
+    no slow step behind, so "+0%" would read as "nothing wrong")."""
     if report.get("status") not in ("confirmed", "probable"):
         return None
     s = rank_series(report, bundle)
     if s is None:
         return None
     rank_line, median_line, excess = sparkline_pair(s, width)
-    return f"rank {s.rank}", rank_line, median_line, excess
+    stopped = _stopped(report)
+    caption = (f"steps end here: {stopped}" if stopped
+               else f"rank {s.rank} {100 * excess:+.0f}% against the median over its last quarter of steps")
+    return f"rank {s.rank}", rank_line, median_line, caption

@@ -29,6 +29,18 @@ _NVLINK_COUNTERS = (
     "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL",
     "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL",
 )
+def _violation_text(kind: str, share: float | None, bits: float | None, bits_name: str) -> str:
+    """Say what each number measures: DCGM's violation-time counter (time, as a share of the
+    window) and the throttle-reason bits (share of samples), which can disagree (a counter that
+    did not move while the reason bits were set), so neither reads as contradicting the other."""
+    parts = []
+    if bits:
+        parts.append(f"{bits_name} set in {100 * bits:.0f}% of samples")
+    if share is not None:
+        parts.append(f"DCGM {kind}-violation time {100 * share:.1f}% of the window")
+    return "; ".join(parts) or "no violation counter or reason bits in the window"
+
+
 #: Share of the window a GPU must spend in violation, and how far above its peers, to count.
 VIOLATION_SHARE = 0.05
 CLOCK_PEER_RATIO = 0.93
@@ -227,8 +239,7 @@ class Metrics(Tool):
             bits_t = _bit_share(_reasons(g), _THERMAL_BITS, start, end)
             if (share_t is not None and share_t >= VIOLATION_SHARE and share_t > 3 * peer_therm) or (bits_t or 0) >= 0.2:
                 sig("metric_thermal_violation",
-                    f"{comp} in thermal violation {100 * (share_t or 0):.1f}% of the window"
-                    + (f", thermal reason bits set in {100 * bits_t:.0f}% of samples" if bits_t else ""),
+                    f"{comp} thermally limited: " + _violation_text("thermal", share_t, bits_t, "thermal throttle reasons"),
                     violation_share=None if share_t is None else round(share_t, 4), thermal_bit_share=bits_t)
             clock = clocks[(host, idx)]
             low = clock is not None and peer_clock is not None and in_job[(host, idx)] and clock < CLOCK_PEER_RATIO * peer_clock
@@ -237,8 +248,8 @@ class Metrics(Tool):
             cap = _bit_share(_reasons(g), _SW_POWER_CAP, start, end)
             if (brake or 0) >= 0.2 or (low and ((share_p or 0) >= VIOLATION_SHARE and share_p > 3 * peer_power or (cap or 0) >= 0.5)):
                 sig("metric_power_violation",
-                    f"{comp} power-limited: violation {100 * (share_p or 0):.1f}% of the window"
-                    + (f", power brake in {100 * brake:.0f}% of samples" if brake else ""),
+                    f"{comp} power-limited: " + _violation_text("power", share_p, brake, "the power brake")
+                    + (f"; SW power cap in {100 * cap:.0f}% of samples" if cap else ""),
                     violation_share=None if share_p is None else round(share_p, 4), brake_share=brake, cap_share=cap)
             if low:
                 sig("metric_clock_low", f"{comp} median SM clock {clock:.0f} MHz vs in-job peer median {peer_clock:.0f} MHz",

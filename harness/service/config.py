@@ -181,17 +181,18 @@ def _rebase(cfg: ServeConfig, base: Path) -> ServeConfig:
     return cfg
 
 
-def parse_config(data: dict[str, Any], base: Path) -> ServeConfig:
-    """Validate a parsed serve.toml; raises :class:`ConfigError` with the first problem."""
+def parse_config(data: dict[str, Any], base: Path, source: str = "serve.toml") -> ServeConfig:
+    """Validate a parsed serve.toml; raises :class:`ConfigError` with the first problem, named
+    once as ``source: key: problem`` (``source`` is the file the person gave)."""
     try:
         cfg = ServeConfig.model_validate(data)
     except ValidationError as exc:
         e = exc.errors()[0]
-        where = ".".join(str(p) for p in e["loc"]) or "serve.toml"
-        raise ConfigError(f"serve.toml: {where}: {e['msg']}") from None
+        where = ".".join(str(p) for p in e["loc"])
+        raise ConfigError(f"{source}: {where + ': ' if where else ''}{e['msg']}") from None
     cfg = _rebase(cfg, base)
     if cfg.fleet is not None and cfg.fleet.file is not None and not cfg.fleet.file.is_file():
-        raise ConfigError(f"serve.toml: fleet.file: {cfg.fleet.file} does not exist")
+        raise ConfigError(f"{source}: fleet.file: {cfg.fleet.file} does not exist")
     return cfg
 
 
@@ -204,7 +205,7 @@ def load_config(path: Path) -> ServeConfig:
         raise ConfigError(f"{path}: unreadable ({exc})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
-    return parse_config(data, Path(path).resolve().parent)
+    return parse_config(data, Path(path).resolve().parent, str(path))
 
 
 def read_token(u: User) -> str:

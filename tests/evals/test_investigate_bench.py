@@ -58,3 +58,23 @@ def test_bad_input_is_one_line_exit_2(args: list[str], needle: str, cache: Path)
     out = subprocess.run([sys.executable, "-m", "forensic.harness.cli", "bench", "investigate", *args],
                          capture_output=True, text=True)
     assert out.returncode == 2 and needle in out.stderr and "Traceback" not in out.stderr
+
+
+def test_peak_memory_is_the_childs_own_not_its_parents() -> None:
+    """ru_maxrss survives execve: a child started by a parent that held 300 MB would report the
+    parent's peak. The bench reports the child's own (VmHWM of its new address space)."""
+    import subprocess
+    import sys
+
+    parent = (
+        "import subprocess, sys\n"
+        "big = bytearray(300 * 1024 * 1024)\n"
+        "big[::4096] = b'\\x01' * len(big[::4096])\n"
+        "code = 'import resource; from forensic.evals.investigate_bench import own_peak_rss_mb as f; "
+        "print(f(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)'\n"
+        "print(subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True).stdout)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", parent], capture_output=True, text=True, check=True, timeout=120)
+    own, inherited = map(float, out.stdout.split())
+    assert inherited >= 300  # what the bench used to report
+    assert own < 200

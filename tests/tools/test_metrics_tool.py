@@ -86,3 +86,24 @@ def test_most_gpus_of_one_host_in_violation_is_the_hosts_fault(make_bundle, tmp_
     write_metrics(b2, hot={("node-b.example", 0), ("node-b.example", 2)})
     got2 = names(get_tool("metrics")(ToolContext(Bundle(b2)), {}))
     assert {n for n, _ in got2} == {"metric_thermal_violation", "metric_clock_low"}
+
+
+def test_violation_details_say_what_each_number_measures(make_bundle) -> None:
+    """Reason bits set most of the time while DCGM's violation-time counter never moved: the detail
+    names both measures for what they are, so "0.0%" never reads as contradicting the finding."""
+    b = make_bundle(None)
+    write_metrics(b)
+    text = (b / "metrics" / "dcgm.om").read_text().replace("# EOF\n", "")
+    times = [START + 60 * k for k in range(int((END - START) / 60))]
+    extra = ["# TYPE DCGM_FI_DEV_CLOCKS_EVENT_REASONS gauge"]
+    for g in range(4):
+        hot = g == 2
+        extra += _series("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "node-a.example", g,
+                         [(t, 0x40 if hot and k % 10 < 7 else 0) for k, t in enumerate(times)])
+    (b / "metrics" / "dcgm.om").write_text(text + "\n".join(extra) + "\n# EOF\n")
+    res = get_tool("metrics")(ToolContext(Bundle(b)), {})
+    sig = next(s for s in res.signals if s.name == "metric_thermal_violation")
+    assert sig.component == "node-a.example/gpu2"
+    assert "thermal throttle reasons set in 70% of samples" in sig.detail
+    assert "DCGM thermal-violation time 0.0% of the window" in sig.detail
+    assert "in thermal violation 0.0%" not in sig.detail

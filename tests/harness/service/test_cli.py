@@ -67,6 +67,21 @@ def test_bad_config_is_exit_2_with_one_line(tmp_path: Path, toml: str | None, wh
     assert "Traceback" not in r.stderr
 
 
+@pytest.mark.parametrize("toml", [
+    "",  # a missing key
+    '[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"',  # a whole-file rule (no key to name)
+    '[workers]\ncount="x"\n[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"',
+    "users = [",
+])
+def test_config_errors_name_the_file_given_once(tmp_path: Path, toml: str) -> None:
+    _tok(tmp_path)
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text(toml)
+    r = _serve(cfg)
+    line = r.stderr.strip()
+    assert r.returncode == 2 and line.count("bad.toml") == 1 and "serve.toml" not in line, line
+
+
 def test_fleet_key_is_validated_and_passed_through(tmp_path: Path) -> None:
     _tok(tmp_path)
     (tmp_path / "fleet.toml").write_text("[[hosts]]\nname='gpu-1'\n")
