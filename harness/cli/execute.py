@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 from rich.console import Console
 
-from ._common import _checkpointer, _fail, app, default_state_dir
+from ._common import _fail, _thread_values, app, default_state_dir
 
 
 @app.command("execute")
@@ -26,23 +26,18 @@ def execute(
     """Carry out a proposal a person approved: exactly that content, once, within the approval's lifetime.
 
     Every step (planned, started, result, verification, undo) goes to the audit log with the
-    operating-system user who ran it. A refusal exits 2 with the reason on stderr.
+    operating-system user who ran it. What ran is kept in the checkpoint file, shared with a
+    `forensic serve` on the same file. A refusal exits 2 with the reason on stderr.
     """
-    from forensic.harness.executors import ExecutionError, ExecutionGate, ExecutionStore, load_config
+    from forensic.harness.executors import ExecutionError, ExecutionGate, SqliteLedger, load_config
 
     if dry_run and undo:
         _fail(2, "--dry-run and --undo exclude each other")
-    state_dir = default_state_dir()
-    cp_path = checkpoint or state_dir / "checkpoints.sqlite"
-    if not cp_path.is_file():
-        _fail(2, f"no checkpoint file at {cp_path}")
-    tup = _checkpointer(cp_path).get_tuple({"configurable": {"thread_id": thread}})
-    if tup is None:
-        _fail(2, f"no checkpoint for thread {thread!r}")
-    state = tup.checkpoint["channel_values"]
+    state, _, cp_path = _thread_values(thread, checkpoint)
     try:
-        gate = ExecutionGate(load_config(config), store=ExecutionStore(cp_path.with_name("executions.sqlite")),
-                             audit_log=state_dir / "audit.jsonl")
+        # The ledger lives in the checkpoint file itself: a `forensic serve` on that file shares it.
+        gate = ExecutionGate(load_config(config), ledger=SqliteLedger(cp_path),
+                             audit_log=default_state_dir() / "audit.jsonl")
         out = gate.undo(thread, state, proposal) if undo else gate.execute(thread, state, proposal, dry_run=dry_run)
     except ExecutionError as exc:
         _fail(2, str(exc))

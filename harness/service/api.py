@@ -20,7 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from forensic.harness.service.auth import AuthError, allowed
 from forensic.harness.service.config import User
-from forensic.harness.service.decisions import DecisionError, decide
+from forensic.harness.service.decisions import DecisionError, TableApprovals, decide
 from forensic.harness.service.intake import IntakeError, IntakeResult, parse_payload
 from forensic.harness.service.service import Service
 from forensic.harness.service.store import STATUSES
@@ -296,7 +296,7 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
         Needs ``executors`` in serve.toml. The execution gate checks that the approval gate approved
         exactly this content, recently, and that it has not run; every step goes to the audit log.
         """
-        from forensic.harness.executors import ExecutionError, ExecutionGate, ExecutionStore, load_config
+        from forensic.harness.executors import ExecutionError, ExecutionGate, load_config
 
         if svc.cfg.executors is None:
             raise Problem(409, "this service carries nothing out: name an executors.toml in serve.toml (executors = ...)")
@@ -312,7 +312,7 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
             raise Problem(409, f"investigation {inv_id} has no checkpoint to execute from")
         try:
             gate = ExecutionGate(load_config(svc.cfg.executors), audit_sink=sink, actor=user.name,
-                                 store=ExecutionStore(svc.cfg.database.with_name(svc.cfg.database.stem + "-executions.sqlite")))
+                                 approval_records=TableApprovals(svc.store, inv_id), ledger=svc.ledger())
             return gate.execute(inv["thread_id"], tup.checkpoint["channel_values"], rp, dry_run=body.dry_run)
         except ExecutionError as exc:
             raise Problem(409, str(exc)) from None
