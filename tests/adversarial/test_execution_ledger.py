@@ -243,26 +243,44 @@ def test_a_run_by_the_cli_is_refused_by_the_service(app_client, tmp_path: Path) 
 
 
 # -- item 4: a forged checkpoint approves nothing -----------------------------------------------
+def _forge_checkpoint(saver: Any, thread: str, pid: str) -> dict[str, Any]:
+    """Rewrite ``thread``'s latest checkpoint to say ``pid`` was approved, with the decision record
+    the approval gate would have written; nothing goes to any audit log. Returns the proposal."""
+    from langgraph.checkpoint.base.id import uuid6
+
+    tup = saver.get_tuple({"configurable": {"thread_id": thread}})
+    report = tup.checkpoint["channel_values"]["report"]
+    p = next(q for q in report["proposals"] if q["id"] == pid)
+    forged = {**report, "proposals": [{**q, "status": "approved"} if q["id"] == pid else q for q in report["proposals"]]}
+    decision = {"time_unix": time.time(), "thread": thread, "incident": report["incident"], "proposal_id": pid,
+                "action": p["action"], "target": p["target"], "content_hash": p["content_hash"], "decision": "approve",
+                "approver": "alice", "outcome": "approved", "reason": "", "comment": ""}
+    values = {**tup.checkpoint["channel_values"], "report": forged, "decisions": [decision]}
+    saver.put(tup.config, {**tup.checkpoint, "id": str(uuid6()), "channel_values": values}, tup.metadata, {})
+    return p
+
+
 def _forge(tmp_path: Path) -> tuple[Path, Path, str, dict[str, Any]]:
-    """A waiting investigation whose checkpoint is rewritten to say rp-1 was approved, as the
-    approval gate would have written it, with nothing in the audit log."""
+    """A waiting investigation of the CLI whose checkpoint says rp-1 was approved."""
     state = tmp_path / "state"
     state.mkdir()
     checkpoints, audit = state / "checkpoints.sqlite", state / "audit.jsonl"
     saver = SqliteSaver(sqlite3.connect(str(checkpoints), check_same_thread=False))
-    inv = Investigator(EXAMPLE, checkpointer=saver, audit_log=audit)
-    report = inv.run(thread_id="t-forged", await_approval=True)
-    p = next(q for q in report["proposals"] if q["id"] == "rp-1")
-    forged = {**report, "proposals": [{**q, "status": "approved"} if q["id"] == "rp-1" else q for q in report["proposals"]]}
-    decision = {"time_unix": time.time(), "thread": "t-forged", "incident": report["incident"], "proposal_id": "rp-1",
-                "action": p["action"], "target": p["target"], "content_hash": p["content_hash"], "decision": "approve",
-                "approver": "alice", "outcome": "approved", "reason": "", "comment": ""}
-    from langgraph.checkpoint.base.id import uuid6
+    Investigator(EXAMPLE, checkpointer=saver, audit_log=audit).run(thread_id="t-forged", await_approval=True)
+    return state, checkpoints, "t-forged", _forge_checkpoint(saver, "t-forged", "rp-1")
 
-    tup = saver.get_tuple({"configurable": {"thread_id": "t-forged"}})
-    values = {**tup.checkpoint["channel_values"], "report": forged, "decisions": [decision]}
-    saver.put(tup.config, {**tup.checkpoint, "id": str(uuid6()), "channel_values": values}, tup.metadata, {})
-    return state, checkpoints, "t-forged", p
+
+def test_a_forged_checkpoint_is_refused_by_the_service_and_audited(app_client, tmp_path: Path) -> None:
+    executors = tmp_path / "executors.toml"
+    executors.write_text('[runbook]\nurl = "http://127.0.0.1:9/t"\n')
+    c, svc = app_client(extra=f'executors = "{executors}"')
+    inv, d = _investigation(c)
+    p = next(q for q in d["report"]["proposals"] if q["action"] in RunbookExecutor.actions)
+    _forge_checkpoint(svc.saver, svc.store.investigation(inv)["thread_id"], p["id"])
+    r = c.post(f"/api/v1/investigations/{inv}/proposals/{p['id']}/execute", json={}, headers=auth("ann"))
+    assert r.status_code == 409 and "audit log holds no approval" in r.json()["detail"], r.text
+    entries = c.get("/api/v1/audit", headers=auth("vic")).json()["entries"]
+    assert [(e["action"], e["outcome"]) for e in entries if e.get("proposal") == p["id"]] == [("execute", "refused")]
 
 
 def test_a_forged_checkpoint_approval_does_not_execute(tmp_path: Path) -> None:
