@@ -90,3 +90,14 @@ class TableApprovals:
                     and e.get("action") == "approve" and e.get("outcome") == "approved" and e.get("actor")):
                 return {"approver": e["actor"], "time_unix": e["time"]}
         return None
+
+
+def audit_sink(store: Any, inv_id: str) -> Any:
+    """The execution gate's audit entries, as rows of the service's audit table for ``inv_id``."""
+
+    def sink(entry: Any) -> None:
+        store.audit({"time": entry.time_unix, "actor": entry.approver, "action": entry.decision,
+                     "investigation": inv_id, "proposal": entry.proposal_id, "content_hash": entry.content_hash,
+                     "outcome": entry.outcome, "reason": entry.reason, "detail": {"target": entry.target}})
+
+    return sink

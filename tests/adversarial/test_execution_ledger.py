@@ -372,3 +372,48 @@ def test_what_ran_before_the_upgrade_still_does_not_run_again(tmp_path: Path) ->
     with pytest.raises(ExecutionError, match="already run"):
         gate.execute(a.thread, a.state(), "rp-1")
     assert not runs.exists()
+
+
+def test_the_service_and_the_cli_share_one_ledger_on_postgresql(tmp_path: Path) -> None:
+    """A run through the PostgreSQL service is refused by ``forensic execute --db`` and found by its --undo."""
+    from fastapi.testclient import TestClient
+
+    from forensic.harness.service import load_config
+    from forensic.harness.service.api import create_app
+    from forensic.harness.service.bench import write_config
+    from forensic.harness.service.service import Service
+    from tests.harness.service.conftest import TOKENS
+    from tests.harness.service.pgcluster import Cluster
+
+    cluster = Cluster().start()
+    tickets = ThreadingHTTPServer(("127.0.0.1", 0), _Tickets)
+    threading.Thread(target=tickets.serve_forever, daemon=True).start()
+    _Tickets.seen = []
+    try:
+        url = cluster.fresh_db("ledger_cli")
+        executors = tmp_path / "executors.toml"
+        executors.write_text(f'[runbook]\nurl = "http://127.0.0.1:{tickets.server_address[1]}/t"\n')
+        cfg = load_config(write_config(tmp_path, port=0, tokens=TOKENS, extra=f'executors = "{executors}"',
+                                       bundles=[{"path": EXAMPLE, "job": JOB}]))
+        with TestClient(create_app(Service(cfg, db=url)), raise_server_exceptions=False) as c:
+            inv, d = _investigation(c)
+            p = next(q for q in d["report"]["proposals"] if q["action"] in RunbookExecutor.actions)
+            base = f"/api/v1/investigations/{inv}/proposals/{p['id']}"
+            assert c.post(base + "/approve", json={"content_hash": p["content_hash"], "reason": "ok"},
+                          headers=auth("ann")).status_code == 200
+            assert c.post(base + "/execute", json={}, headers=auth("ann")).status_code == 200
+        assert len(_Tickets.seen) == 1
+        state = tmp_path / "cli-state"
+        again = _cli(state, "execute", inv, p["id"], "--db", url, "--config", str(executors))
+        assert again.returncode == 2 and "already run" in again.stderr, again.stderr
+        assert len(again.stderr.strip().splitlines()) == 1 and len(_Tickets.seen) == 1
+        undo = _cli(state, "execute", inv, p["id"], "--undo", "--db", url, "--config", str(executors))
+        assert undo.returncode == 2 and "not undone by forensic" in undo.stderr, undo.stderr
+        import psycopg
+
+        with psycopg.connect(url) as con:
+            steps = con.execute("SELECT action, outcome FROM audit WHERE proposal = %s ORDER BY id", (p["id"],)).fetchall()
+        assert ("execute", "refused") in steps and ("undo", "failed") in steps  # the CLI's steps in the service's table
+    finally:
+        tickets.shutdown()
+        cluster.stop()
