@@ -21,7 +21,7 @@ def execute(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would run; change nothing.")] = False,
     undo: Annotated[bool, typer.Option("--undo", help="Reverse an executed proposal.")] = False,
     checkpoint: Annotated[Optional[Path], typer.Option(help="SQLite checkpoint file (default: state dir).")] = None,
-    db: Annotated[Optional[str], typer.Option("--db", help="postgresql:// URL of a `forensic serve --db` store: THREAD is "
+    db: Annotated[str | None, typer.Option("--db", help="postgresql:// URL of a `forensic serve --db` store: THREAD is "
                                                        "the investigation id; approvals and steps are its audit table's.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
@@ -69,7 +69,7 @@ def execute(
         raise typer.Exit(1)
 
 
-def _service_gate(db: str, inv_id: str, config: Optional[Path]) -> tuple[Any, dict[str, Any], str]:
+def _service_gate(db: str, inv_id: str, config: Path | None) -> tuple[Any, dict[str, Any], str]:
     """(gate, checkpointed values, thread) of investigation ``inv_id`` in a PostgreSQL service store,
     the gate built as the API builds it: that database's ledger and audit table."""
     from forensic.harness.executors import ExecutionError, ExecutionGate, PostgresLedger, load_config

@@ -181,9 +181,8 @@ class PostgresLedger:
         from psycopg.rows import dict_row
 
         try:
-            with psycopg.connect(self.conninfo, connect_timeout=10, row_factory=dict_row) as con:
-                with con.transaction():
-                    yield con
+            with psycopg.connect(self.conninfo, connect_timeout=10, row_factory=dict_row) as con, con.transaction():
+                yield con
         except psycopg.Error as exc:
             raise ExecutionError(f"the execution ledger in PostgreSQL: {' '.join(str(exc).split())[:300]}") from None
 

@@ -23,7 +23,7 @@ def test_refused_chat_decisions_are_audited(tmp_path: Path) -> None:
     env = {**os.environ, "FORENSIC_STATE_DIR": str(tmp_path), "USER": "mallory", "LOGNAME": "mallory"}
     script = "/approve rp-1 too early\nwhy is it slow?\n/approve rp-99\n/reject\n/approve rp-1 fine\n/approve rp-1 again\n/quit\n"
     done = subprocess.run([sys.executable, "-m", "forensic.harness.cli", "chat", str(CASE), "--plain"], input=script,
-                          capture_output=True, text=True, env=env, timeout=300)
+                          capture_output=True, text=True, env=env, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     me = pwd.getpwuid(os.getuid()).pw_name
     audit.verify(tmp_path / "audit.jsonl")  # the refusals sit in the same intact chain

@@ -25,7 +25,7 @@ CASE = ROOT / "evals" / "examples" / "pcie-x8-mfu-drop"
 def _cli(state: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "FORENSIC_STATE_DIR": str(state)}
     return subprocess.run([sys.executable, "-m", "forensic.harness.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=300, stdin=subprocess.DEVNULL)
+                          env=env, timeout=300, stdin=subprocess.DEVNULL, check=False)
 
 
 @pytest.fixture(scope="module")

@@ -25,8 +25,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from langgraph.checkpoint.sqlite import SqliteSaver
-
 from forensic.harness.executors import (
     ExecutionError,
     ExecutionGate,
@@ -39,8 +37,10 @@ from forensic.harness.executors import (
 )
 from forensic.harness.graph import Investigator
 from forensic.harness.service.bench import fault_alert, webhook
+from langgraph.checkpoint.sqlite import SqliteSaver
+
 from tests.harness.executors.conftest import EXAMPLE, Approved
-from tests.harness.service.conftest import JOB, app_client, auth  # noqa: F401 (app_client: a fixture)
+from tests.harness.service.conftest import JOB, app_client, auth  # noqa: F401 (app_client: a fixture, by request)
 
 CONFIG = ExecutorsConfig.model_validate({"runbook": {"url": "http://127.0.0.1:9/unused"}})
 
@@ -81,7 +81,7 @@ def _race(ledger: ExecutionLedger, checkpoints: str, audit: str, thread: str, ru
         results.put(gate.execute(thread, state, "rp-1")["state"])
     except ExecutionError as exc:
         results.put(f"refused: {exc}")
-    except Exception as exc:  # reported to the test rather than lost in a child's stderr
+    except Exception as exc:  # noqa: BLE001 (reported to the test rather than lost in a child's stderr)
         results.put(f"crashed: {type(exc).__name__}: {exc}")
 
 
@@ -95,6 +95,7 @@ def _postgres_contender(url: str, folder: str, *args: Any) -> None:
     from forensic.harness.service import load_config
     from forensic.harness.service.bench import write_config
     from forensic.harness.service.service import Service
+
     from tests.harness.service.conftest import TOKENS
 
     Path(folder).mkdir()
@@ -135,7 +136,10 @@ def test_two_api_replicas_on_one_postgresql_run_it_once(tmp_path: Path) -> None:
         url = cluster.fresh_db("ledger_race")
         a = Approved(tmp_path)
         # The schema first, as the first replica to start makes it (concurrent first starts are not this test's subject).
-        from forensic.harness.service.pgstore import PostgresStore, postgres_checkpointer
+        from forensic.harness.service.pgstore import (
+            PostgresStore,
+            postgres_checkpointer,
+        )
 
         PostgresStore(url).close()
         postgres_checkpointer(url)._forensic_pool.close()
@@ -171,7 +175,7 @@ class _Tickets(BaseHTTPRequestHandler):
 def _cli(state: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "FORENSIC_STATE_DIR": str(state)}
     return subprocess.run([sys.executable, "-m", "forensic.harness.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=180)
+                          env=env, timeout=180, check=False)
 
 
 def _investigation(c: Any) -> tuple[str, dict[str, Any]]:
@@ -186,7 +190,8 @@ def _investigation(c: Any) -> tuple[str, dict[str, Any]]:
     raise AssertionError(f"{inv} did not finish")
 
 
-def test_the_service_and_the_cli_share_one_ledger(app_client, tmp_path: Path) -> None:
+def test_the_service_and_the_cli_share_one_ledger(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    make = request.getfixturevalue("app_client")
     tickets = ThreadingHTTPServer(("127.0.0.1", 0), _Tickets)
     threading.Thread(target=tickets.serve_forever, daemon=True).start()
     _Tickets.seen = []
@@ -194,7 +199,7 @@ def test_the_service_and_the_cli_share_one_ledger(app_client, tmp_path: Path) ->
     executors.write_text(f'[runbook]\nurl = "http://127.0.0.1:{tickets.server_address[1]}/t"\n')
     state = tmp_path / "cli-state"
     try:
-        c, svc = app_client(extra=f'executors = "{executors}"')
+        c, svc = make(extra=f'executors = "{executors}"')
         inv, d = _investigation(c)
         thread = svc.store.investigation(inv)["thread_id"]
         ticket = next(p for p in d["report"]["proposals"] if p["action"] in RunbookExecutor.actions)
@@ -216,7 +221,8 @@ def test_the_service_and_the_cli_share_one_ledger(app_client, tmp_path: Path) ->
         tickets.shutdown()
 
 
-def test_a_run_by_the_cli_is_refused_by_the_service(app_client, tmp_path: Path) -> None:
+def test_a_run_by_the_cli_is_refused_by_the_service(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    make = request.getfixturevalue("app_client")
     tickets = ThreadingHTTPServer(("127.0.0.1", 0), _Tickets)
     threading.Thread(target=tickets.serve_forever, daemon=True).start()
     _Tickets.seen = []
@@ -224,7 +230,7 @@ def test_a_run_by_the_cli_is_refused_by_the_service(app_client, tmp_path: Path) 
     executors.write_text(f'[runbook]\nurl = "http://127.0.0.1:{tickets.server_address[1]}/t"\n')
     state = tmp_path / "cli-state"
     try:
-        c, svc = app_client(extra=f'executors = "{executors}"')
+        c, svc = make(extra=f'executors = "{executors}"')
         inv, d = _investigation(c)
         thread = svc.store.investigation(inv)["thread_id"]
         ticket = next(p for p in d["report"]["proposals"] if p["action"] in RunbookExecutor.actions)
@@ -270,10 +276,11 @@ def _forge(tmp_path: Path) -> tuple[Path, Path, str, dict[str, Any]]:
     return state, checkpoints, "t-forged", _forge_checkpoint(saver, "t-forged", "rp-1")
 
 
-def test_a_forged_checkpoint_is_refused_by_the_service_and_audited(app_client, tmp_path: Path) -> None:
+def test_a_forged_checkpoint_is_refused_by_the_service_and_audited(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    make = request.getfixturevalue("app_client")
     executors = tmp_path / "executors.toml"
     executors.write_text('[runbook]\nurl = "http://127.0.0.1:9/t"\n')
-    c, svc = app_client(extra=f'executors = "{executors}"')
+    c, svc = make(extra=f'executors = "{executors}"')
     inv, d = _investigation(c)
     p = next(q for q in d["report"]["proposals"] if q["action"] in RunbookExecutor.actions)
     _forge_checkpoint(svc.saver, svc.store.investigation(inv)["thread_id"], p["id"])
@@ -284,7 +291,7 @@ def test_a_forged_checkpoint_is_refused_by_the_service_and_audited(app_client, t
 
 
 def test_a_forged_checkpoint_approval_does_not_execute(tmp_path: Path) -> None:
-    state, checkpoints, thread, p = _forge(tmp_path)
+    state, checkpoints, thread, _p = _forge(tmp_path)
     runs = tmp_path / "runs.txt"
     saver = SqliteSaver(sqlite3.connect(str(checkpoints), check_same_thread=False))
     values = saver.get_tuple({"configurable": {"thread_id": thread}}).checkpoint["channel_values"]
@@ -301,7 +308,7 @@ def test_a_forged_checkpoint_approval_does_not_execute(tmp_path: Path) -> None:
 
 
 def test_a_forged_checkpoint_is_refused_by_the_cli_in_one_line(tmp_path: Path) -> None:
-    state, checkpoints, thread, _ = _forge(tmp_path)
+    state, _checkpoints, thread, _ = _forge(tmp_path)
     cfg = tmp_path / "executors.toml"
     cfg.write_text('[runbook]\nurl = "http://127.0.0.1:9/t"\n')
     out = _cli(state, "execute", thread, "rp-1", "--config", str(cfg))
@@ -377,11 +384,11 @@ def test_what_ran_before_the_upgrade_still_does_not_run_again(tmp_path: Path) ->
 def test_the_service_and_the_cli_share_one_ledger_on_postgresql(tmp_path: Path) -> None:
     """A run through the PostgreSQL service is refused by ``forensic execute --db`` and found by its --undo."""
     from fastapi.testclient import TestClient
-
     from forensic.harness.service import load_config
     from forensic.harness.service.api import create_app
     from forensic.harness.service.bench import write_config
     from forensic.harness.service.service import Service
+
     from tests.harness.service.conftest import TOKENS
     from tests.harness.service.pgcluster import Cluster
 

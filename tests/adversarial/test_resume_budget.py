@@ -21,7 +21,7 @@ CASE = ROOT / "evals" / "examples" / "pcie-x8-mfu-drop"
 def _investigate(state: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "FORENSIC_STATE_DIR": str(state)}
     return subprocess.run([sys.executable, "-m", "forensic.harness.cli", "investigate", str(CASE), "--json", *args],
-                          capture_output=True, text=True, env=env, timeout=300, stdin=subprocess.DEVNULL)
+                          capture_output=True, text=True, env=env, timeout=300, stdin=subprocess.DEVNULL, check=False)
 
 
 def test_resume_keeps_the_threads_budget_and_says_which_limits_hold(tmp_path: Path) -> None:
