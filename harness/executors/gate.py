@@ -25,7 +25,7 @@ import json
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
 from forensic.harness import approvals
 from forensic.harness.models import Proposal
@@ -131,7 +131,7 @@ class ExecutionGate:
                                      outcome=outcome, reason=reason[:1000])
         self._sink(entry)
 
-    def _refuse(self, thread: str, incident: str, pid: str, p: Proposal | None, step: str, reason: str) -> None:
+    def _refuse(self, thread: str, incident: str, pid: str, p: Proposal | None, step: str, reason: str) -> NoReturn:
         self._audit(thread, incident, pid, p, step, "refused", reason)
         raise ExecutionError(f"{step} {pid} refused: {reason}")
 
