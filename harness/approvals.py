@@ -99,3 +99,20 @@ def refusal(*, thread: str, incident: str, decision: Decision, reason: str) -> A
     return AuditEntry(time_unix=time.time(), thread=thread, incident=incident, proposal_id=decision.proposal_id,
                       action=None, target=None, content_hash=decision.content_hash, decision=decision.decision,
                       approver=decision.approver, outcome="refused", reason=reason)
+
+
+def recorded_approval(path: Path, *, thread: str, proposal_id: str, content_hash: str) -> dict[str, Any] | None:
+    """The latest approval of exactly this content in the audit log at ``path`` (None: there is none).
+
+    The chain is verified first (:class:`~forensic.harness.audit.AuditError` if it breaks): an
+    approval counts only where it sits in an intact log, not in a checkpoint that anyone with the
+    file could edit.
+    """
+    if not path.is_file():
+        return None
+    found = None
+    for e in audit_log.entries(path):
+        if (e.get("thread") == thread and e.get("proposal_id") == proposal_id and e.get("content_hash") == content_hash
+                and e.get("decision") == "approve" and e.get("outcome") == "approved" and e.get("approver")):
+            found = e
+    return found

@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -96,8 +97,21 @@ def append(path: Path, entries: list[dict[str, Any]]) -> None:
 
 def verify(path: Path) -> tuple[int, str]:
     """(lines, head hash) of an intact chain; AuditError naming the first broken line."""
+    n, prev = 0, GENESIS
+    for n, _, prev in _chain(path):
+        pass
+    return n, prev
+
+
+def entries(path: Path) -> list[dict[str, Any]]:
+    """Every entry of an intact chain, oldest first; AuditError naming the first broken line."""
+    return [entry for _, entry, _ in _chain(path)]
+
+
+def _chain(path: Path) -> Iterator[tuple[int, dict[str, Any], str]]:
+    """(line number, entry, hash of the line) for each line, checking each link as it goes."""
     fd = _open(path, os.O_RDONLY)
-    prev, n = GENESIS, 0
+    prev = GENESIS
     with os.fdopen(fd, "rb") as fh:
         for n, line in enumerate(fh, start=1):
             try:
@@ -108,4 +122,4 @@ def verify(path: Path) -> tuple[int, str]:
                 raise AuditError(f"audit log {path}: the chain breaks at line {n} "
                                  f"(a line before it was edited, removed or reordered)")
             prev = _digest(line)
-    return n, prev
+            yield n, entry, prev

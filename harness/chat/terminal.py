@@ -53,18 +53,20 @@ def command(conv: Conversation, line: str, out: Any, plot_dir: Path) -> bool:
     elif cmd == "/evidence" and args:
         rec = next((r for r in conv.records if r["id"] == args[0]), None)
         out.write(json.dumps(rec, indent=2) + "\n" if rec else f"no evidence {args[0]}\n")
-    elif cmd in ("/approve", "/reject") and args:
+    elif cmd in ("/approve", "/reject"):
+        # Every decision typed here is on the record, counted or refused, as forensic approve's are.
         report = conv.report or {}
-        prop = next((p for p in report.get("proposals") or [] if p["id"] == args[0]), None)
-        if prop is None:
-            out.write(f"no proposal {args[0]}\n")
-            return True
+        prop = next((p for p in report.get("proposals") or [] if args and p["id"] == args[0]), None)
         verdict = "approve" if cmd == "/approve" else "reject"
-        decision = Decision(proposal_id=prop["id"], content_hash=prop["content_hash"], decision=verdict,
-                            approver=os_user(), authenticated=True, comment=" ".join(args[1:])[:2000])
-        for entry in conv.decide([decision]):
+        decision = Decision(proposal_id=args[0][:64] if args else "?", content_hash=prop["content_hash"] if prop else "",
+                            decision=verdict, approver=os_user(), authenticated=True, comment=" ".join(args[1:])[:2000])
+        try:
+            entries = conv.decide([decision]) if args else [conv.refuse(decision, f"name a proposal: {cmd} rp-N")]
+        except ForensicError as exc:
+            entries = [conv.refuse(decision, str(exc))]
+        for entry in entries:
             extra = f": {entry['reason']}" if entry.get("reason") else ""
-            out.write(f"{entry['proposal_id']} {entry['outcome']} by {entry['approver']}{extra}\n")
+            out.write(f"{_clean(entry['proposal_id'])} {entry['outcome']} by {entry['approver']}{_clean(extra)}\n")
     elif cmd == "/plot" and args:
         from forensic.harness.plots import plot as draw
 

@@ -69,8 +69,38 @@ def _checkpointer(path: Path | None):
 
     from langgraph.checkpoint.sqlite import SqliteSaver
 
+    problem = unreadable_checkpoint(path)
+    if problem:
+        _fail(2, problem)
     path.parent.mkdir(parents=True, exist_ok=True)
     return SqliteSaver(sqlite3.connect(str(path), check_same_thread=False))
+
+
+def unreadable_checkpoint(path: Path) -> str | None:
+    """Why the SQLite checkpoint file at ``path`` cannot be used (not SQLite, truncated, damaged), or None.
+
+    Checked once, read-only, before any command reads or writes it: a damaged file is one line and
+    exit 2 wherever it is met, and nothing is written over it. ``quick_check`` reads every page, so
+    a file cut short is found here rather than half-way through a command.
+    """
+    import sqlite3
+    from urllib.parse import quote
+
+    if not path.is_file() or path.stat().st_size == 0:
+        return None  # a new file: SQLite makes it
+    why = f"the checkpoint file {path} cannot be read"
+    try:
+        con = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=30)
+        try:
+            rows = con.execute("PRAGMA quick_check(1)").fetchall()
+        finally:
+            con.close()
+    except sqlite3.Error as exc:
+        return f"{why}: {exc} (truncated, overwritten or not a checkpoint file); nothing was changed"
+    if rows != [("ok",)]:
+        first = " ".join(str(rows[0][0]).split()) if rows else "no answer"
+        return f"{why}: it is damaged ({first[:200]}); nothing was changed"
+    return None
 
 
 def _playbooks(folder: Path | None):

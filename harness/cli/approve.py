@@ -68,6 +68,11 @@ def approve(
     cp_path = checkpoint or default_state_dir() / "checkpoints.sqlite"
     if not cp_path.is_file():
         refuse(f"no checkpoint file at {cp_path}")
+    from ._common import unreadable_checkpoint
+
+    problem = unreadable_checkpoint(cp_path)
+    if problem:
+        refuse(problem)
     try:
         saver = _checkpointer(cp_path)
         tup = saver.get_tuple({"configurable": {"thread_id": thread}})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from forensic.harness.budget import Limits
@@ -17,10 +17,11 @@ from ._common import _checkpointer, _fail, _planner_kwargs, _playbooks, app, def
 
 @app.command()
 def investigate(
+    ctx: typer.Context,
     bundle: Annotated[Optional[Path], typer.Argument(help="Incident bundle folder (or an evaluation case holding bundle/); omit with --fleet.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the forensic.report/v1 JSON document.")] = False,
-    budget_tool_calls: Annotated[int, typer.Option(help="Hard limit on tool calls.", min=0)] = 40,
-    budget_wall_s: Annotated[float, typer.Option(help="Hard limit on working time, seconds.", min=0.001)] = 300.0,
+    budget_tool_calls: Annotated[int, typer.Option(help="Hard limit on tool calls (with --resume: default the thread's own).", min=0)] = 40,
+    budget_wall_s: Annotated[float, typer.Option(help="Hard limit on working time, seconds (with --resume: default the thread's own).", min=0.001)] = 300.0,
     budget_tokens: Annotated[int, typer.Option(help="Hard limit on model tokens.", min=0)] = 200_000,
     budget_cost_usd: Annotated[float, typer.Option(help="Hard limit on model cost, USD.", min=0.0)] = 1.0,
     planner: Annotated[str, typer.Option(help="graph (default, no model) or llm.")] = "graph",
@@ -67,6 +68,7 @@ def investigate(
     source: object = bundle
     interactive = sys.stdout.isatty() and not as_json
     progress = None
+    in_force = ""
     try:
         saver = _checkpointer(cp_path)
         if fleet is not None:
@@ -79,6 +81,8 @@ def investigate(
                 resume = thread_id = waiting
         if resume and playbooks is None:
             graph = _thread_playbooks(saver, resume)
+        if resume:
+            limits, in_force = _resume_limits(ctx, saver, resume, limits)
         inv = Investigator(source, planner=planner, planner_kwargs=_planner_kwargs(planner, llm_base_url, llm_model, llm_api_key),
                            graph=graph, limits=limits, checkpointer=saver, audit_log=default_state_dir() / "audit.jsonl")
         cfg = inv.config(thread_id)
@@ -102,6 +106,8 @@ def investigate(
         if progress is not None:
             progress.close()
     report["thread"] = thread_id
+    if in_force:  # after the run: a refusal above stays one line
+        sys.stderr.write(f"forensic: {in_force}\n")
     for note in report.get("notes") or []:
         if note.startswith("not continued: "):
             sys.stderr.write(f"forensic: {note}\n")
@@ -113,6 +119,37 @@ def investigate(
     con = Console()
     render_report(terminal_safe(report), con, full=full, thread=thread_id if cp_path is not None else None,
                   spark=spark_for(report, inv.source, width=max(10, min(60, con.width - 30))))
+
+
+#: Limits field -> the option that sets it.
+_BUDGET_OPTIONS = {"tool_calls": "budget_tool_calls", "wall_s": "budget_wall_s", "llm_tokens": "budget_tokens",
+                   "cost_usd": "budget_cost_usd"}
+
+
+def _resume_limits(ctx: typer.Context, saver: Any, thread: str, given: Limits) -> tuple[Limits, str]:
+    """The thread's own limits, with those given on this command line instead, and the line that says so.
+
+    A resumed thread keeps the budget it was started with: the option defaults would otherwise
+    replace it silently (5 tool calls becoming 40).
+    """
+    from pydantic import ValidationError
+
+    from forensic.harness.threads import latest_values
+
+    got = latest_values(saver, thread)
+    saved = (got[0].get("limits") if got else None) or {}
+    named = {field: option for field, option in _BUDGET_OPTIONS.items()
+             if (src := ctx.get_parameter_source(option)) is not None and src.name != "DEFAULT"}
+    try:
+        limits = Limits.model_validate({**(saved if isinstance(saved, dict) else {}),
+                                        **{field: getattr(given, field) for field in named}})
+    except ValidationError as exc:
+        _fail(2, f"thread {thread!r} holds limits that are not valid ({exc.errors()[0]['msg']}); pass all four --budget-* options")
+    flags = ", ".join("--" + option.replace("_", "-") for option in named.values())
+    own = "the thread's own" if saved else "the defaults (the thread saved none)"
+    whence = f"{flags} as given, the rest {own}" if named else own
+    return limits, (f"limits in force: {limits.tool_calls} tool calls, {limits.wall_s:g} s, {limits.llm_tokens} tokens, "
+                     f"${limits.cost_usd:g} ({whence})")
 
 
 def _thread_playbooks(saver, thread: str):

@@ -30,11 +30,14 @@ def show(
         _fail(2, f"thread {thread!r} stopped before its report; continue it with "
                  f"forensic investigate {values.get('bundle_path', 'BUNDLE')} --resume {thread}")
     report = {**report, "thread": thread}
-    executions = cp_path.with_name("executions.sqlite")
-    if executions.is_file():  # what `forensic execute` did with the approved proposals
-        from forensic.harness.executors import ExecutionStore, annotate
+    from forensic.harness.executors import ExecutionError, SqliteLedger, annotate
 
-        report = annotate(report, ExecutionStore(executions).for_thread(thread))
+    try:  # what `forensic execute` or the service did with the approved proposals
+        executions = SqliteLedger(cp_path).for_thread(thread)
+    except ExecutionError as exc:
+        _fail(2, str(exc))
+    if executions:
+        report = annotate(report, executions)
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
         return

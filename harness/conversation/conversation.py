@@ -136,6 +136,13 @@ class Conversation:
     def records(self) -> list[dict[str, Any]]:
         return self.state().get("records") or []
 
+    def refuse(self, decision: approvals.Decision, reason: str) -> dict[str, Any]:
+        """Audit a decision refused before it reached the proposals (no report yet, none named)."""
+        entry = approvals.refusal(thread=self.thread_id, incident="", decision=decision, reason=reason)
+        if self.audit_log is not None:
+            approvals.append_audit(self.audit_log, [entry])
+        return entry.model_dump()
+
     def decide(self, decisions: list[approvals.Decision]) -> list[dict[str, Any]]:
         """Apply a person's decisions to the report's proposals; return the audit entries."""
         state = self.state()

@@ -5,11 +5,15 @@ A proposal runs only when all of these hold, checked in this order, each refusal
 1. it exists in the investigation's checkpoint;
 2. its status there is ``approved``, set by the approval gate (``forensic approve`` or the
    service), and the gate's own decision record for it says ``approved`` for the same content hash;
-3. its content still hashes to that hash (what runs is exactly what the person approved);
-4. the approval is younger than ``approvals.max_age_s``;
-5. it has not run before: a row in the executions table is claimed under SQLite's write lock
-   (``BEGIN IMMEDIATE``), so of two concurrent executions exactly one proceeds. A failed run (for
-   example Slurm down: nothing was changed) may be tried again; a succeeded one may not.
+3. the approval is on the record outside the checkpoint (:class:`ApprovalRecords`: an entry of the
+   verified hash-chained audit log, or of the service's append-only audit table, naming the thread,
+   proposal, content hash and approver), so an edited checkpoint approves nothing;
+4. its content still hashes to that hash (what runs is exactly what the person approved);
+5. the recorded approval is younger than ``approvals.max_age_s``;
+6. it has not run before: a row of the store's execution ledger (:mod:`.ledger`, shared by the CLI
+   and the service) is claimed atomically, so of two concurrent executions, in one process or
+   several, exactly one proceeds. A failed run (for example Slurm down: nothing was changed) may
+   be tried again; a succeeded one may not.
 
 Every step, planned, started, result, verification and undo, is appended to the audit log with the
 operating-system user who ran it.
@@ -18,11 +22,10 @@ operating-system user who ran it.
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, Protocol
 
 from forensic.harness import approvals
 from forensic.harness.models import Proposal
@@ -31,6 +34,7 @@ from forensic.harness.proposals import content_hash
 from .base import ExecutionError, Executor, Outcome, Plan
 from .config import ExecutorsConfig
 from .kubernetes import KubernetesExecutor
+from .ledger import ExecutionLedger
 from .runbook import RunbookExecutor
 from .slurm import SlurmExecutor
 
@@ -68,59 +72,51 @@ def route(action: str, executors: dict[str, Executor], routes: dict[str, str]) -
     raise ExecutionError(f"no configured executor carries out {action!r} (configure slurm, kubernetes or runbook)")
 
 
-class ExecutionStore:
-    """Which proposals ran, in SQLite beside the checkpoints: the claim that makes a run unique."""
+class ApprovalRecords(Protocol):
+    """Where a surface's approvals are on the record, beyond the checkpoint's reach."""
+
+    def approval(self, thread: str, proposal_id: str, content_hash: str) -> dict[str, Any] | None:
+        """The latest recorded approval of exactly this content, with ``approver`` and ``time_unix``;
+        None when there is none; :class:`ExecutionError` when the record cannot be trusted."""
+        ...
+
+
+class AuditLogApprovals:
+    """Approvals in the CLI's hash-chained audit log (``forensic approve`` writes them)."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
-        self.db.execute("""CREATE TABLE IF NOT EXISTS executions (
-            thread TEXT NOT NULL, proposal_id TEXT NOT NULL, content_hash TEXT NOT NULL, action TEXT, target TEXT,
-            executor TEXT, state TEXT NOT NULL, plan TEXT, detail TEXT, by TEXT, started REAL, finished REAL,
-            PRIMARY KEY (thread, proposal_id))""")
+        self.path = path
 
-    def claim(self, thread: str, p: Proposal, executor: str, plan: Plan, by: str) -> None:
-        self.db.execute("BEGIN IMMEDIATE")
+    def approval(self, thread: str, proposal_id: str, content_hash: str) -> dict[str, Any] | None:
+        from forensic.harness.audit import AuditError
+
         try:
-            row = self.db.execute("SELECT state FROM executions WHERE thread=? AND proposal_id=?",
-                                  (thread, p.id)).fetchone()
-            if row is not None and row[0] != "failed":
-                raise ExecutionError(f"{p.id} has already run (state: {row[0]}); it does not run twice")
-            self.db.execute("INSERT OR REPLACE INTO executions VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                            (thread, p.id, p.content_hash, p.action, p.target, executor, "running",
-                             plan.model_dump_json(), "", by, time.time(), None))
-            self.db.execute("COMMIT")
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-
-    def finish(self, thread: str, proposal_id: str, state: str, detail: str) -> None:
-        self.db.execute("UPDATE executions SET state=?, detail=?, finished=? WHERE thread=? AND proposal_id=?",
-                        (state, detail[:1000], time.time(), thread, proposal_id))
-
-    def get(self, thread: str, proposal_id: str) -> dict[str, Any] | None:
-        cur = self.db.execute("SELECT * FROM executions WHERE thread=? AND proposal_id=?", (thread, proposal_id))
-        row = cur.fetchone()
-        return dict(zip([c[0] for c in cur.description], row)) if row else None
-
-    def for_thread(self, thread: str) -> dict[str, dict[str, Any]]:
-        cur = self.db.execute("SELECT * FROM executions WHERE thread=?", (thread,))
-        cols = [c[0] for c in cur.description]
-        return {r[1]: dict(zip(cols, r)) for r in cur.fetchall()}
+            return approvals.recorded_approval(self.path, thread=thread, proposal_id=proposal_id,
+                                               content_hash=content_hash)
+        except AuditError as exc:
+            raise ExecutionError(f"the approval cannot be checked: {exc}") from None
 
 
 class ExecutionGate:
     """Checks, claims, runs, verifies and audits the execution of approved proposals."""
 
-    def __init__(self, config: ExecutorsConfig, *, store: ExecutionStore, audit_log: Path | None = None,
-                 audit_sink: Callable[[approvals.AuditEntry], None] | None = None, actor: str | None = None,
+    def __init__(self, config: ExecutorsConfig, *, ledger: ExecutionLedger, audit_log: Path | None = None,
+                 audit_sink: Callable[[approvals.AuditEntry], None] | None = None,
+                 approval_records: ApprovalRecords | None = None, actor: str | None = None,
                  executors: dict[str, Executor] | None = None, clock: Any = time.time) -> None:
-        """``audit_log`` (the CLI's file) or ``audit_sink`` (the service's table) receives every step;
-        ``actor`` is the authenticated person who runs it (default: the operating-system user)."""
+        """``audit_log`` (the CLI's file, which also holds its approvals) or ``audit_sink`` with
+        ``approval_records`` (the service's table) receives every step; ``ledger`` is the checkpoint
+        store's execution ledger; ``actor`` is the authenticated person who runs it (default: the
+        operating-system user)."""
         if (audit_log is None) == (audit_sink is None):
             raise ValueError("give exactly one of audit_log and audit_sink")
+        if audit_log is not None:
+            approval_records = approval_records or AuditLogApprovals(audit_log)
+        if approval_records is None:
+            raise ValueError("an audit_sink needs the approval_records it keeps")
         self.config = config
-        self.store = store
+        self.ledger = ledger
+        self.records = approval_records
         self._sink = audit_sink or (lambda entry: approvals.append_audit(audit_log, [entry]))  # type: ignore[arg-type]
         self.actor = actor or os_user()
         self.executors = executors if executors is not None else build_executors(config)
@@ -135,7 +131,7 @@ class ExecutionGate:
                                      outcome=outcome, reason=reason[:1000])
         self._sink(entry)
 
-    def _refuse(self, thread: str, incident: str, pid: str, p: Proposal | None, step: str, reason: str) -> None:
+    def _refuse(self, thread: str, incident: str, pid: str, p: Proposal | None, step: str, reason: str) -> NoReturn:
         self._audit(thread, incident, pid, p, step, "refused", reason)
         raise ExecutionError(f"{step} {pid} refused: {reason}")
 
@@ -153,9 +149,17 @@ class ExecutionGate:
                          if d.get("proposal_id") == pid and d.get("outcome") == "approved"), None)
         if decision is None or decision.get("content_hash") != p.content_hash:
             self._refuse(thread, incident, pid, p, step, "no approval of this exact content was recorded by the approval gate")
+        try:
+            recorded = self.records.approval(thread, pid, p.content_hash)
+        except ExecutionError as exc:
+            self._refuse(thread, incident, pid, p, step, str(exc))
+        if recorded is None:
+            self._refuse(thread, incident, pid, p, step,
+                         "the audit log holds no approval of this exact content (the checkpoint alone approves nothing)")
         if content_hash(p) != p.content_hash:
             self._refuse(thread, incident, pid, p, step, "the proposal changed since it was approved (hash mismatch)")
-        age = self.clock() - float(decision.get("time_unix", 0))
+        # The recorded approval's time, not the checkpoint's, which the checkpoint's holder could rewrite.
+        age = self.clock() - float(recorded.get("time_unix") or 0)
         if age > self.config.approvals.max_age_s:
             self._refuse(thread, incident, pid, p, step,
                          f"the approval is {age:.0f} s old; approvals expire after {self.config.approvals.max_age_s:g} s")
@@ -178,26 +182,35 @@ class ExecutionGate:
         """Run approved proposal ``pid`` of ``thread`` (whose checkpointed values are ``state``)."""
         incident = str((state.get("report") or {}).get("incident", ""))
         step = "dry-run" if dry_run else "execute"
+        if not dry_run:
+            # Said first, whatever else is wrong: a run through another surface of this store counts.
+            try:
+                done = self.ledger.get(thread, pid)
+            except ExecutionError as exc:
+                self._refuse(thread, incident, pid, None, step, str(exc))
+            if done is not None and done["state"] != "failed":
+                self._refuse(thread, incident, pid, None, step,
+                             f"{pid} has already run (state: {done['state']}, by {done['by']}); it does not run twice")
         p = self._approved(state, thread, pid, step)
         ex, plan = self._plan(thread, state, p)
         self._audit(thread, incident, pid, p, step, "planned", "; ".join(plan.steps))
         if dry_run:
             return {"proposal": pid, "state": "planned", "plan": plan.model_dump()}
         try:
-            self.store.claim(thread, p, ex.name, plan, self.actor)
+            self.ledger.claim(thread, p, ex.name, plan, self.actor)
         except ExecutionError as exc:
             self._refuse(thread, incident, pid, p, step, str(exc))
         self._audit(thread, incident, pid, p, step, "started", plan.steps[0])
         try:
             result = ex.execute(plan)
         except ExecutionError as exc:
-            self.store.finish(thread, pid, "failed", str(exc))
+            self.ledger.finish(thread, pid, p.content_hash, "failed", str(exc))
             self._audit(thread, incident, pid, p, step, "failed", str(exc))
             raise
         self._audit(thread, incident, pid, p, step, "succeeded", result.detail)
         check = self._verify(ex, plan)
         state_name = "succeeded" if check.ok else "unverified"
-        self.store.finish(thread, pid, state_name, f"{result.detail}; {check.detail}")
+        self.ledger.finish(thread, pid, p.content_hash, state_name, f"{result.detail}; {check.detail}")
         self._audit(thread, incident, pid, p, "verify", "verified" if check.ok else "unverified", check.detail)
         return {"proposal": pid, "state": state_name, "plan": plan.model_dump(), "result": result.model_dump(),
                 "verification": check.model_dump()}
@@ -211,7 +224,10 @@ class ExecutionGate:
     def undo(self, thread: str, state: dict[str, Any], pid: str) -> dict[str, Any]:
         """Reverse an executed proposal (a drained node resumes, a cordoned node is uncordoned)."""
         incident = str((state.get("report") or {}).get("incident", ""))
-        row = self.store.get(thread, pid)
+        try:
+            row = self.ledger.get(thread, pid)
+        except ExecutionError as exc:
+            self._refuse(thread, incident, pid, None, "undo", str(exc))
         p = next((Proposal.model_validate(x) for x in (state.get("report") or {}).get("proposals", [])
                   if x.get("id") == pid), None)
         if row is None or row["state"] not in ("succeeded", "unverified"):
@@ -226,7 +242,7 @@ class ExecutionGate:
         except ExecutionError as exc:
             self._audit(thread, incident, pid, p, "undo", "failed", str(exc))
             raise
-        self.store.finish(thread, pid, "undone", result.detail)
+        self.ledger.finish(thread, pid, row["content_hash"], "undone", result.detail)
         self._audit(thread, incident, pid, p, "undo", "undone", result.detail)
         return {"proposal": pid, "state": "undone", "result": result.model_dump()}
 

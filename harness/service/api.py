@@ -20,7 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from forensic.harness.service.auth import AuthError, allowed
 from forensic.harness.service.config import User
-from forensic.harness.service.decisions import DecisionError, decide
+from forensic.harness.service.decisions import DecisionError, TableApprovals, audit_sink, decide
 from forensic.harness.service.intake import IntakeError, IntakeResult, parse_payload
 from forensic.harness.service.service import Service
 from forensic.harness.service.store import STATUSES
@@ -313,23 +313,17 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
         Needs ``executors`` in serve.toml. The execution gate checks that the approval gate approved
         exactly this content, recently, and that it has not run; every step goes to the audit log.
         """
-        from forensic.harness.executors import ExecutionError, ExecutionGate, ExecutionStore, load_config
+        from forensic.harness.executors import ExecutionError, ExecutionGate, load_config
 
         if svc.cfg.executors is None:
             raise Problem(409, "this service carries nothing out: name an executors.toml in serve.toml (executors = ...)")
         inv = _get(inv_id)
-
-        def sink(entry: Any) -> None:
-            svc.store.audit({"time": entry.time_unix, "actor": entry.approver, "action": entry.decision,
-                             "investigation": inv_id, "proposal": entry.proposal_id, "content_hash": entry.content_hash,
-                             "outcome": entry.outcome, "reason": entry.reason, "detail": {"target": entry.target}})
-
         tup = svc.saver.get_tuple({"configurable": {"thread_id": inv["thread_id"]}})
         if tup is None:
             raise Problem(409, f"investigation {inv_id} has no checkpoint to execute from")
         try:
-            gate = ExecutionGate(load_config(svc.cfg.executors), audit_sink=sink, actor=user.name,
-                                 store=ExecutionStore(svc.cfg.database.with_name(svc.cfg.database.stem + "-executions.sqlite")))
+            gate = ExecutionGate(load_config(svc.cfg.executors), audit_sink=audit_sink(svc.store, inv_id), actor=user.name,
+                                 approval_records=TableApprovals(svc.store, inv_id), ledger=svc.ledger())
             return gate.execute(inv["thread_id"], tup.checkpoint["channel_values"], rp, dry_run=body.dry_run)
         except ExecutionError as exc:
             raise Problem(409, str(exc)) from None

@@ -74,3 +74,30 @@ def decide(store: Any, saver: Any, inv_id: str, proposal_id: str, verdict: str, 
         if entry["outcome"] == "refused":
             raise DecisionError(409, entry.get("reason") or "refused")
         return next(q for q in report["proposals"] if q["id"] == proposal_id)
+
+
+class TableApprovals:
+    """The approvals of one investigation in the service's append-only audit table, for the execution gate."""
+
+    def __init__(self, store: Any, inv_id: str) -> None:
+        self.store = store
+        self.inv_id = inv_id
+
+    def approval(self, thread: str, proposal_id: str, content_hash: str) -> dict[str, Any] | None:
+        # An investigation's own entries are few; past the cap the approval is not found, and nothing runs.
+        for e in self.store.audit_log(investigation=self.inv_id, limit=10_000):  # newest first
+            if (e.get("proposal") == proposal_id and e.get("content_hash") == content_hash
+                    and e.get("action") == "approve" and e.get("outcome") == "approved" and e.get("actor")):
+                return {"approver": e["actor"], "time_unix": e["time"]}
+        return None
+
+
+def audit_sink(store: Any, inv_id: str) -> Any:
+    """The execution gate's audit entries, as rows of the service's audit table for ``inv_id``."""
+
+    def sink(entry: Any) -> None:
+        store.audit({"time": entry.time_unix, "actor": entry.approver, "action": entry.decision,
+                     "investigation": inv_id, "proposal": entry.proposal_id, "content_hash": entry.content_hash,
+                     "outcome": entry.outcome, "reason": entry.reason, "detail": {"target": entry.target}})
+
+    return sink

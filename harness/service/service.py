@@ -98,6 +98,20 @@ class Service:
                                step_pause_s=cfg.workers.step_pause_s, on_finish=self._finished,
                                on_tool=lambda tool, status: self.metrics.tool_calls.labels(tool, status).inc())
         self.writer: IntakeWriter | None = None
+        self._db = db
+        self._ledger: Any = None
+
+    def ledger(self) -> Any:
+        """The execution ledger of this store, in the same database as the checkpoints (made on first use).
+
+        Shared with every other process on that database (API replicas) and with
+        ``forensic execute --checkpoint`` on the same SQLite file: a proposal runs once per store.
+        """
+        if self._ledger is None:
+            from forensic.harness.executors import PostgresLedger, SqliteLedger
+
+            self._ledger = PostgresLedger(self._db) if self._db else SqliteLedger(self.cfg.database)
+        return self._ledger
 
     # -- evidence mapping ------------------------------------------------------------------
     def resolve_bundle(self, job: str | None, hosts: list[str]) -> Path | None:

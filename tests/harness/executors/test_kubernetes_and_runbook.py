@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from forensic.harness.executors import ExecutionError, ExecutionGate, ExecutionStore, ExecutorsConfig
+from forensic.harness.executors import ExecutionError, ExecutionGate, SqliteLedger, ExecutorsConfig
 from forensic.harness.executors.config import KubernetesConfig
 from forensic.harness.executors.kubernetes import KubernetesExecutor
 
@@ -188,7 +188,7 @@ def test_runbook_retries_with_one_idempotency_key(tmp_path: Path) -> None:
     try:
         cfg = ExecutorsConfig.model_validate({"runbook": {"url": f"http://127.0.0.1:{server.server_address[1]}/t",
                                                           "attempts": 4}})
-        gate = ExecutionGate(cfg, store=ExecutionStore(a.state_dir / "x.sqlite"), audit_log=a.audit)
+        gate = ExecutionGate(cfg, ledger=SqliteLedger(a.checkpoints), audit_log=a.audit)
         rp2 = a.proposal("rp-2")
         out = gate.execute(a.thread, a.state(), "rp-2")
     finally:
@@ -204,7 +204,7 @@ def test_runbook_retries_with_one_idempotency_key(tmp_path: Path) -> None:
 def test_runbook_endpoint_down_fails_cleanly(tmp_path: Path) -> None:
     a = Approved(tmp_path, approve=("rp-2",))
     cfg = ExecutorsConfig.model_validate({"runbook": {"url": "http://127.0.0.1:9/t", "attempts": 2, "timeout_s": 2}})
-    gate = ExecutionGate(cfg, store=ExecutionStore(a.state_dir / "x.sqlite"), audit_log=a.audit)
+    gate = ExecutionGate(cfg, ledger=SqliteLedger(a.checkpoints), audit_log=a.audit)
     with pytest.raises(ExecutionError, match="gave up after 2 attempts"):
         gate.execute(a.thread, a.state(), "rp-2")
-    assert gate.store.get(a.thread, "rp-2")["state"] == "failed"
+    assert gate.ledger.get(a.thread, "rp-2")["state"] == "failed"

@@ -14,9 +14,9 @@ import pytest
 from forensic.harness.executors import (
     ExecutionError,
     ExecutionGate,
-    ExecutionStore,
     ExecutorsConfig,
     SlurmExecutor,
+    SqliteLedger,
     annotate,
 )
 from forensic.harness.executors.config import SlurmConfig
@@ -31,7 +31,7 @@ def _gate(approved: Approved, slurm=None, *, node: str | None = None, clock=time
         slurm_cfg = SlurmConfig(slurm_conf=slurm.conf, nodes={host: node or slurm.node})
     cfg = ExecutorsConfig.model_validate({"approvals": {"max_age_s": max_age},
                                           **({"slurm": slurm_cfg.model_dump()} if slurm_cfg else {})})
-    return ExecutionGate(cfg, store=ExecutionStore(approved.state_dir / "executions.sqlite"),
+    return ExecutionGate(cfg, ledger=SqliteLedger(approved.checkpoints),
                          audit_log=approved.audit, clock=clock)
 
 
@@ -49,7 +49,7 @@ def test_drain_verify_and_undo_on_a_real_slurm(approved: Approved, slurm) -> Non
     steps = [(e["decision"], e["outcome"]) for e in _audit(approved) if e["proposal_id"] == "rp-1"]
     assert ("execute", "planned") in steps and ("execute", "started") in steps
     assert ("execute", "succeeded") in steps and ("verify", "verified") in steps
-    annotated = annotate(approved.report, gate.store.for_thread(approved.thread))
+    annotated = annotate(approved.report, gate.ledger.for_thread(approved.thread))
     assert [p["execution"]["state"] for p in annotated["proposals"]][:1] == ["succeeded"]
 
     undone = gate.undo(approved.thread, approved.state(), "rp-1")
@@ -95,13 +95,13 @@ def test_slurm_down_is_a_clear_error_and_can_be_retried(approved: Approved, tmp_
                     f"AuthInfo=socket={tmp_path}/no.sock\nNodeName=n1 CPUs=1\nPartitionName=p Nodes=ALL\n")
     host = approved.proposal("rp-1")["target"]
     cfg = ExecutorsConfig.model_validate({"slurm": {"slurm_conf": str(dead), "nodes": {host: "n1"}, "timeout_s": 20}})
-    gate = ExecutionGate(cfg, store=ExecutionStore(approved.state_dir / "executions.sqlite"), audit_log=approved.audit)
+    gate = ExecutionGate(cfg, ledger=SqliteLedger(approved.checkpoints), audit_log=approved.audit)
     if not SlurmExecutor(cfg.slurm).config.scontrol:
         pytest.skip("no scontrol")
     with pytest.raises(ExecutionError) as caught:
         gate.execute(approved.thread, approved.state(), "rp-1")
     assert "scontrol update" in str(caught.value) or "not installed" in str(caught.value)
-    assert gate.store.get(approved.thread, "rp-1")["state"] == "failed"
+    assert gate.ledger.get(approved.thread, "rp-1")["state"] == "failed"
     assert ("execute", "failed") in [(e["decision"], e["outcome"]) for e in _audit(approved)]
     with pytest.raises(ExecutionError):  # a failed run may be retried (and fails again, cleanly)
         gate.execute(approved.thread, approved.state(), "rp-1")
@@ -111,7 +111,7 @@ def test_unapproved_rejected_changed_expired_and_unknown_are_refused(tmp_path: P
     a = Approved(tmp_path, approve=("rp-1",), reject=("rp-2",))
     cfg = {"slurm": {"nodes": {a.proposal("rp-1")["target"]: "n1"}},
            "runbook": {"url": "http://127.0.0.1:9/never"}}
-    gate = ExecutionGate(ExecutorsConfig.model_validate(cfg), store=ExecutionStore(a.state_dir / "x.sqlite"),
+    gate = ExecutionGate(ExecutorsConfig.model_validate(cfg), ledger=SqliteLedger(a.checkpoints),
                          audit_log=a.audit)
     with pytest.raises(ExecutionError, match="rejected, not approved"):
         gate.execute(a.thread, a.state(), "rp-2")
@@ -130,7 +130,7 @@ def test_unapproved_rejected_changed_expired_and_unknown_are_refused(tmp_path: P
         gate.execute(a.thread, forged, "rp-1")
 
     later = ExecutionGate(ExecutorsConfig.model_validate({**cfg, "approvals": {"max_age_s": 60}}),
-                          store=ExecutionStore(a.state_dir / "x.sqlite"), audit_log=a.audit,
+                          ledger=SqliteLedger(a.checkpoints), audit_log=a.audit,
                           clock=lambda: time.time() + 3600)
     with pytest.raises(ExecutionError, match="expire"):
         later.execute(a.thread, a.state(), "rp-1")
@@ -141,7 +141,7 @@ def test_unapproved_rejected_changed_expired_and_unknown_are_refused(tmp_path: P
 def test_pending_proposal_is_refused(tmp_path: Path) -> None:
     a = Approved(tmp_path, approve=("rp-1",))
     gate = ExecutionGate(ExecutorsConfig.model_validate({"runbook": {"url": "http://127.0.0.1:9/"}}),
-                         store=ExecutionStore(a.state_dir / "x.sqlite"), audit_log=a.audit)
+                         ledger=SqliteLedger(a.checkpoints), audit_log=a.audit)
     pending = [p["id"] for p in a.report["proposals"] if p["status"] == "pending_approval"]
     assert pending
     with pytest.raises(ExecutionError, match="pending_approval, not approved"):
@@ -150,7 +150,7 @@ def test_pending_proposal_is_refused(tmp_path: Path) -> None:
 
 def test_a_host_that_does_not_map_is_refused(approved: Approved) -> None:
     gate = ExecutionGate(ExecutorsConfig.model_validate({"slurm": {"nodes": {"someone-else": "n1"}}}),
-                         store=ExecutionStore(approved.state_dir / "x.sqlite"), audit_log=approved.audit)
+                         ledger=SqliteLedger(approved.checkpoints), audit_log=approved.audit)
     with pytest.raises(ExecutionError, match="does not map to a node"):
         gate.execute(approved.thread, approved.state(), "rp-1")
 
