@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from forensic.sandbox import ForensicError
+from forensic.sandbox import ForensicError, NotFoundError
 from forensic.tools.base import ToolContext
 from forensic.tools.parsers.nvml import NvmlSnapshot, parse_nvml_readings
 from forensic.tools.parsers.pci import PciAddress, parse_pci_address
@@ -82,6 +82,8 @@ def _build(ctx: ToolContext, host: str) -> HostInventory:
         if raw is not None:
             inv.nvml = parse_nvml_readings(raw)
             inv.nvml_source = node.nvml_source()
+    except NotFoundError:
+        pass  # no node data recorded for this host: absence, not something unread
     except ForensicError as exc:
         inv.nvml_error = str(exc)
     if inv.nvml:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from forensic.sandbox import ForensicError
+from forensic.sandbox import ForensicError, NotFoundError
 from forensic.tools._hostwide import host_wide
 from forensic.tools._sweep import hosts_for
 from forensic.tools._inventory import inventory
@@ -184,6 +184,8 @@ class GpuHealth(Tool):
         for host in hosts:
             try:
                 rs = _from_nvml(ctx, host) or _from_smi(ctx, host)
+            except NotFoundError:  # not recorded: absence, not something unread
+                continue
             except ForensicError as exc:
                 errors.append(f"{host}: {exc}")
                 continue

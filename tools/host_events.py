@@ -14,7 +14,7 @@ import re
 import statistics
 from datetime import datetime, timezone
 
-from forensic.sandbox import ForensicError
+from forensic.sandbox import ForensicError, NotFoundError
 from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, count, register
 from forensic.tools.parsers.hostload import parse_pressure
 from forensic.tools.parsers.ipmi import parse_sel_elist
@@ -70,6 +70,8 @@ class HostEvents(Tool):
                     sources.append(node.command_source(_SEL))
                     covered.append(host)
                     signals.extend(_sel_signals(host, entries, start, end))
+            except NotFoundError:  # not recorded: absence, not something unread
+                pass
             except ForensicError as exc:
                 errors.append(f"{host}: {exc}")
         med = statistics.median(mem.values()) if len(mem) >= 3 else None

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 
-from forensic.sandbox import ForensicError
+from forensic.sandbox import ForensicError, NotFoundError
 from forensic.tools._sweep import hosts_for
 from forensic.tools.kernel_log import kernel_text, log_year, placed
 from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, count, register
@@ -124,6 +124,8 @@ class InputPipeline(Tool):
                 if pressure is not None or wa is not None:
                     io[host] = max(pressure or 0.0, wa or 0.0)
                     read.append(host)
+            except NotFoundError:  # not recorded: absence, not something unread
+                pass
             except ForensicError as exc:
                 errors.append(f"{host}: {exc}")
         in_scope = set(hosts)

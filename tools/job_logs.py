@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from forensic.sandbox import ForensicError
+from forensic.sandbox import ForensicError, NotFoundError
 from forensic.tools._incident_text import stated_reconfiguration
 from forensic.tools._nccl_env import SLOW_PATH_SIGNALS, LauncherEnv, slow_path_findings
 from forensic.tools._nccl_hw import HostFacts, host_facts
@@ -206,6 +206,8 @@ class JobLogs(Tool):
                 # Streamed, one line at a time: memory stays bounded whatever the log's size.
                 nccl = parse_nccl_log(doc.lines())
                 torch = parse_torch_log(doc.lines())
+            except NotFoundError:  # not recorded: absence, not something unread
+                continue
             except ForensicError as exc:
                 errors.append(f"job/logs/{name}: {exc}")
                 continue

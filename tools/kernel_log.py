@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
-from forensic.sandbox import ForensicError, ParseError
+from forensic.sandbox import ForensicError, NotFoundError, ParseError
 from forensic.tools._inventory import inventory
 from forensic.tools._sweep import hosts_for
 from forensic.tools._xid import XID_SIGNALS, xid_signal
@@ -106,6 +106,8 @@ class KernelLogTool(Tool):
         for host in hosts:
             try:
                 got = read_kernel_log(ctx, host)
+            except NotFoundError:  # not recorded: absence, not something unread
+                continue
             except ForensicError as exc:
                 errors.append(f"{host}: {exc}")
                 continue

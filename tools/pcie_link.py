@@ -127,6 +127,8 @@ class PcieLink(Tool):
         for host in hosts:
             try:
                 links.extend(_links(ctx, host))
+            except NotFoundError:  # not recorded: absence, not something unread
+                pass
             except ForensicError as exc:
                 errors.append(f"{host}: {exc}")
         if not links:

@@ -233,3 +233,22 @@ def test_a_trailing_newline_is_refused(tmp_path: Path, check: str) -> None:
     accept_or_raise(name)  # the name itself passes
     with pytest.raises(Exception):  # noqa: B017 - each check raises its own error class
         accept_or_raise(name + "\n")
+
+
+def test_a_host_with_no_node_data_is_absence_not_unread(make_bundle) -> None:
+    """A host the topology lists but the bundle recorded nothing for (a spare, a host outside the
+    collection) is not evidence that could not be read: a healthy fleet stays healthy, and every
+    tool that met it says nothing of it in ``unread``."""
+    import json as _json
+    import shutil
+
+    from forensic.harness.graph import Investigator
+    from tests.conftest import HOSTS as UNIT_HOSTS
+
+    root = make_bundle(None)
+    shutil.rmtree(root / "nodes" / "spare-c.example")
+    report = Investigator(root).run()
+    assert report["status"] == "healthy", (report["status"], report.get("unread"), report["notes"])
+    assert not report.get("unread")
+    topo = _json.loads((root / "topology.json").read_text())
+    assert "spare-c.example" in {h["name"] for h in topo["hosts"]} and "spare-c.example" not in UNIT_HOSTS
