@@ -61,12 +61,20 @@ def one_line(exc: Any, args: Sequence[str]) -> str:
 
 
 class OneLineErrorGroup(TyperGroup):
-    """The root command group: usage errors are one line on stderr and exit code 2.
+    """The root command group: usage errors are one line on stderr and exit code 2, and
+    everything a command writes to stdout and stderr is cleaned of terminal controls.
 
     Parsing errors come from two places: the root's own arguments (:meth:`make_context`) and a
     subcommand's, parsed while the root runs (:meth:`invoke`). Both are caught here; everything
     else (exit codes, ``--help``, aborts) stays with click's standalone handling.
     """
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        # Every command's output, error lines and logs pass through one cleaner (see _terminal).
+        from ._terminal import guard_streams
+
+        with guard_streams():
+            return super().main(*args, **kwargs)
 
     def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
         argv = list(args)
