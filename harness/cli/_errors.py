@@ -15,6 +15,7 @@ entry point and ``CliRunner`` (both call the root group's ``main``).
 from __future__ import annotations
 
 import sys
+import traceback
 from collections.abc import Sequence
 from typing import Any
 
@@ -74,7 +75,13 @@ class OneLineErrorGroup(TyperGroup):
         from ._terminal import guard_streams
 
         with guard_streams():
-            return super().main(*args, **kwargs)
+            try:
+                return super().main(*args, **kwargs)
+            except Exception:
+                # An internal error (exit 1): its traceback may quote a bundle, so it is printed
+                # here, through the cleaner, not by typer's hook after the streams are restored.
+                traceback.print_exc()
+                raise SystemExit(1) from None
 
     def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
         argv = list(args)

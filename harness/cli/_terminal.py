@@ -15,10 +15,12 @@ Two places apply it to everything a command prints, so that no call site can for
   command runs (the root command group does this): plain writes, ``typer.echo``, error lines
   and log records all pass through it.
 - :class:`SafeConsole` (made by :func:`console`) is the rich console every command prints with:
-  it writes to the stream beneath the guard, since its own styling is escape sequences, and
-  cleans the text of every segment it renders, so data is cleaned and forensic's styling kept.
-  Rich markup in data (``[red]``, ``[link=...]``) is another matter: data goes to rich as
-  :class:`rich.text.Text` or through :func:`rich.markup.escape`, never as markup.
+  it cleans the text of every segment it renders and keeps its own styling. Rich consoles write
+  beneath the guard (it names the stream beneath as ``rich_proxied_file``, which rich honours),
+  since styling is escape sequences the guard would show as text; so a command never prints
+  through a plain ``rich.console.Console`` (a test holds the code to that), and typer's own rich
+  console prints only its help. Rich markup in data (``[red]``, ``[link=...]``) is another matter:
+  data goes to rich as :class:`rich.text.Text` or through :func:`rich.markup.escape`, never as markup.
 """
 
 from __future__ import annotations
@@ -59,11 +61,15 @@ class SafeStream:
     """A text stream that cleans what is written to it before the stream beneath sees it.
 
     It has no ``buffer``: writers that would go round the text layer (click's echo looks for
-    one) write text here instead.
+    one) write text here instead. Rich consoles write to :attr:`rich_proxied_file`, beneath it.
     """
 
     def __init__(self, raw: IO[str]) -> None:
         self.raw = raw
+
+    @property
+    def rich_proxied_file(self) -> IO[str]:
+        return self.raw
 
     def write(self, text: str) -> int:
         self.raw.write(clean_text(text))
@@ -77,10 +83,6 @@ class SafeStream:
         if name == "buffer":
             raise AttributeError(name)
         return getattr(self.raw, name)
-
-
-def _beneath(stream: IO[str]) -> IO[str]:
-    return stream.raw if isinstance(stream, SafeStream) else stream
 
 
 @contextmanager
@@ -99,15 +101,6 @@ def guard_streams() -> Iterator[None]:
 
 class SafeConsole(Console):
     """A rich console that keeps its own styling and cleans the text it was given."""
-
-    @property  # type: ignore[override]
-    def file(self) -> IO[str]:
-        # Beneath the guard: rich's styling is escape sequences the guard would show as text.
-        return _beneath(Console.file.fget(self))  # type: ignore[attr-defined]
-
-    @file.setter
-    def file(self, new_file: IO[str]) -> None:
-        self._file = new_file
 
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         # Control segments are rich's own cursor moves (status lines); every other segment's

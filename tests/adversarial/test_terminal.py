@@ -151,13 +151,12 @@ def test_a_hostile_culprit_host_name_prints_no_control(tmp_path: Path) -> None:
     assert "\\u001b]0;pwned\\u0007" in out.stdout
 
 
-def test_investigate_on_a_terminal_writes_no_hostile_sequence(tmp_path: Path) -> None:
-    """On a TTY rich styles the report (its own escape sequences); the bundle's never pass."""
-    bundle = hostile_bundle(tmp_path / "bundle")
+def on_a_terminal(*args: str, state: Path) -> str:
+    """What ``forensic ARGS`` writes to a terminal (a pty for stdin, stdout and stderr), raw."""
     pid, fd = pty.fork()
-    if pid == 0:  # the child: stdin, stdout and stderr are the terminal
-        os.environ.update({"FORENSIC_STATE_DIR": str(tmp_path / "s"), "TERM": "xterm-256color", "COLUMNS": "100", "LANG": "C.UTF-8"})
-        os.execv(sys.executable, [sys.executable, "-m", "forensic.harness.cli", "investigate", str(bundle), "--thread", "t-tty"])
+    if pid == 0:  # the child
+        os.environ.update({"FORENSIC_STATE_DIR": str(state), "TERM": "xterm-256color", "COLUMNS": "100", "LANG": "C.UTF-8"})
+        os.execv(sys.executable, [sys.executable, "-m", "forensic.harness.cli", *args])
     raw = b""
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline:
@@ -172,13 +171,60 @@ def test_investigate_on_a_terminal_writes_no_hostile_sequence(tmp_path: Path) ->
             raw += chunk
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0, raw[-2000:]
-    text = raw.decode("utf-8", errors="replace")
-    assert "\x1b[1m" in text or "\x1b[" in text  # styled: this really was a terminal
+    return raw.decode("utf-8", errors="replace")
+
+
+def test_investigate_on_a_terminal_writes_no_hostile_sequence(tmp_path: Path) -> None:
+    """On a TTY rich styles the report (its own escape sequences); the bundle's never pass."""
+    text = on_a_terminal("investigate", str(hostile_bundle(tmp_path / "bundle")), "--thread", "t-tty", state=tmp_path / "s")
+    assert "\x1b[1m" in text  # styled: this really was a terminal
     for seq in ("\x1b]", "\x07", "\x1b[2J", "\x9b", "\u202e", "\x1b[1A\x1b[2K\u202e"):
         assert seq not in text, seq
     plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text).replace("\r", "")
     assert "\\u001b]0;pwned\\u0007" in plain
     assert re.search(r"^forensic approve t-tty --approve rp-1=[0-9a-f]{64}$", plain, re.M)
+
+
+def test_a_real_terminal_keeps_its_title_clipboard_and_approve_lines(tmp_path: Path) -> None:
+    """tmux obeys OSC 0 (the pane title) and, with set-clipboard on, OSC 52 (a paste buffer)."""
+    from tests.harness.cli.test_tmux import Terminal
+
+    tmux = shutil.which("tmux")
+    if tmux is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("tmux is not installed (CI=true): apt-get install -y tmux")
+        pytest.skip("tmux is not installed")
+    bundle = hostile_bundle(tmp_path / "bundle")
+    term = Terminal(tmux, tmp_path, 120, 40)
+    try:
+        term._tmux("set-option", "-g", "set-clipboard", "on")
+        title = term._tmux("display-message", "-p", "-t", "t", "#{pane_title}")
+        screen = term.run(f"forensic investigate {bundle} --thread t-tmux")
+        assert "\\u001b]0;pwned\\u0007" in screen
+        report = json.loads(forensic("show", "t-tmux", "--json", state=tmp_path / "state").stdout)
+        joined = screen.splitlines()
+        assert all(c in joined for c in approve_commands(report, "t-tmux"))
+        term.run("forensic show t-tmux --full; forensic list")
+        assert term._tmux("display-message", "-p", "-t", "t", "#{pane_title}") == title
+        assert "pwned" not in title
+        assert term._tmux("list-buffers") == ""  # no OSC 52 clipboard write reached tmux
+    finally:
+        term.close()
+
+
+def test_help_on_a_terminal_keeps_its_styling(tmp_path: Path) -> None:
+    text = on_a_terminal("--help", state=tmp_path)
+    assert "\x1b[" in text and "\\u001b" not in text  # typer's own console writes beneath the cleaner
+    assert "investigate" in text
+
+
+def test_every_console_the_commands_print_with_cleans_its_text() -> None:
+    """Rich consoles write beneath the cleaner (their styling is escape sequences): a plain
+    rich Console in the code would print bundle text raw, so only SafeConsole is constructed."""
+    root = Path(__file__).resolve().parents[2] / "harness"
+    direct = [f"{p.relative_to(root)}:{n}" for p in root.rglob("*.py") if p.name != "_terminal.py"
+              for n, line in enumerate(p.read_text().splitlines(), 1) if re.search(r"\bConsole\(", line)]
+    assert direct == []
 
 
 def test_the_cleaner_keeps_text_and_shows_controls() -> None:
