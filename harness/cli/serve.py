@@ -40,5 +40,6 @@ def serve(
         svc = Service(cfg, db=db)
     except (ConfigError, ForensicError) as exc:
         _fail(2, str(exc))
+    # use_colors=False: its colours are escape sequences, which the CLI's output cleaner shows as text.
     uvicorn.run(create_app(svc), host=host, port=port, log_level=log_level, access_log=False,
-                timeout_graceful_shutdown=5)
+                timeout_graceful_shutdown=5, use_colors=False)

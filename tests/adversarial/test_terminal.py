@@ -17,6 +17,7 @@ import pty
 import re
 import select
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -151,8 +152,9 @@ def test_a_hostile_culprit_host_name_prints_no_control(tmp_path: Path) -> None:
     assert "\\u001b]0;pwned\\u0007" in out.stdout
 
 
-def on_a_terminal(*args: str, state: Path) -> str:
-    """What ``forensic ARGS`` writes to a terminal (a pty for stdin, stdout and stderr), raw."""
+def on_a_terminal(*args: str, state: Path, until: str | None = None) -> str:
+    """What ``forensic ARGS`` writes to a terminal (a pty for stdin, stdout and stderr), raw; with
+    ``until``, the command is stopped (SIGTERM) once that text appeared."""
     pid, fd = pty.fork()
     if pid == 0:  # the child
         os.environ.update({"FORENSIC_STATE_DIR": str(state), "TERM": "xterm-256color", "COLUMNS": "100", "LANG": "C.UTF-8"})
@@ -169,8 +171,11 @@ def on_a_terminal(*args: str, state: Path) -> str:
             if not chunk:
                 break
             raw += chunk
+            if until is not None and until.encode() in raw:
+                os.kill(pid, signal.SIGTERM)
+                until = None
     _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0, raw[-2000:]
+    assert os.waitstatus_to_exitcode(status) in (0, -signal.SIGTERM), raw[-2000:]
     return raw.decode("utf-8", errors="replace")
 
 
@@ -210,6 +215,18 @@ def test_a_real_terminal_keeps_its_title_clipboard_and_approve_lines(tmp_path: P
         assert term._tmux("list-buffers") == ""  # no OSC 52 clipboard write reached tmux
     finally:
         term.close()
+
+
+def test_serve_logs_on_a_terminal_are_plain_text(tmp_path: Path) -> None:
+    """uvicorn colours its log lines on a terminal; through the cleaner they would read \\u001b[32m."""
+    (tmp_path / "t.token").write_text("a-token-that-is-long-enough")
+    bundle = build_bundle(tmp_path / "bundle", "pcie_downtrain")
+    (tmp_path / "serve.toml").write_text('[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"\n'
+                                         f'[[evidence.bundles]]\npath="{bundle}"\njob="unit"\n')
+    text = on_a_terminal("serve", "--config", str(tmp_path / "serve.toml"), "--port", "0", "--log-level", "info",
+                         state=tmp_path, until="Uvicorn running")
+    assert "INFO" in text and "Uvicorn running" in text
+    assert "\\u001b" not in text and "\x1b" not in text
 
 
 def test_help_on_a_terminal_keeps_its_styling(tmp_path: Path) -> None:
