@@ -13,7 +13,8 @@ Two places apply it to everything a command prints, so that no call site can for
 
 - :func:`guard_streams` puts :class:`SafeStream` around ``sys.stdout`` and ``sys.stderr`` while a
   command runs (the root command group does this): plain writes, ``typer.echo``, error lines
-  and log records all pass through it.
+  and log records all pass through it. Only a protocol spoken to a program on stdout (``forensic
+  mcp`` over stdio) is let past, by :func:`program_stdout`.
 - :class:`SafeConsole` (made by :func:`console`) is the rich console every command prints with:
   it cleans the text of every segment it renders and keeps its own styling. Rich consoles write
   beneath the guard (it names the stream beneath as ``rich_proxied_file``, which rich honours),
@@ -97,6 +98,19 @@ def guard_streams() -> Iterator[None]:
         yield
     finally:
         sys.stdout, sys.stderr = saved
+
+
+@contextmanager
+def program_stdout() -> Iterator[None]:
+    """``sys.stdout`` as it was, while it carries a protocol to a program (MCP over stdio: JSON-RPC
+    frames, which the SDK writes to the binary buffer), not text to a person."""
+    saved = sys.stdout
+    if isinstance(saved, SafeStream):
+        sys.stdout = saved.raw  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sys.stdout = saved
 
 
 class SafeConsole(Console):
