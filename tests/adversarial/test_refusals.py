@@ -21,11 +21,11 @@ from forensic.harness.budget import Limits
 from forensic.harness.executors import ExecutionError
 from forensic.harness.executors.config import RunbookConfig
 from forensic.harness.executors.runbook import RunbookExecutor
+from forensic.harness.failure_graph import default_graph
 from forensic.harness.graph import Investigator
 from forensic.harness.llm.scripted import Reply, ScriptedModel, call
 from forensic.harness.models import EvidenceRecord, Finding, Report, Verdict
 from forensic.harness.proposals import make_proposals, valid_target
-from forensic.harness.failure_graph import default_graph
 from forensic.tools.base import Signal
 from tests.conftest import build_bundle
 

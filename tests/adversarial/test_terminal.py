@@ -72,7 +72,6 @@ def hostile_bundle(root: Path, *, culprit_name: str | None = None) -> Path:
 def assert_clean(text: str) -> None:
     bad = UNSAFE.search(text)
     assert bad is None, f"raw {bad.group()!r} at {bad.start()}: {text[max(0, bad.start() - 80):bad.start() + 80]!r}"
-    assert "[red]x[/]" not in text or "pwned" in text  # markup, when printed, is printed as text
 
 
 @pytest.fixture(scope="module")
