@@ -28,12 +28,12 @@ from langgraph.types import interrupt
 from forensic.harness import approvals, ledger
 from forensic.harness.budget import Limits, Usage, exhausted
 from forensic.harness.failure_graph import FailureGraph, Hypothesis, Observation, beliefs, default_graph, observe
-from forensic.harness.planners import PlannerView, Stop, ToolCall, make_planner
+from forensic.harness.planners import PlannerView, Refusal, Stop, ToolCall, call_key, make_planner
 from forensic.harness.models import Report
 from forensic.harness.proposals import make_proposals
 from forensic.harness.report import build_report, symptom_of
 from forensic.sandbox import Bundle, EvidenceSource, ForensicError, ToolArgumentError, deadline, open_source
-from forensic.sandbox.errors import WallTimeExceeded
+from forensic.sandbox.errors import NotAllowedError, PathEscapeError, WallTimeExceeded
 from forensic.tools import ToolContext, ToolResult, all_tools, get_tool
 
 
@@ -49,6 +49,7 @@ class State(TypedDict, total=False):
     planner: str
     records: list[dict[str, Any]]
     executed: list[list[Any]]
+    refused: list[dict[str, Any]]
     pending: dict[str, Any] | None
     usage: dict[str, Any]
     limits: dict[str, Any]
@@ -69,6 +70,12 @@ def _inert(args: Any) -> dict[str, Any]:
     """Arguments that did not validate, kept as bounded text: they may hold anything a model sent
     (huge integers, deep nesting) and must still fit the checkpoint and the report."""
     return {"unvalidated": repr(args)[:500]}
+
+
+def _refusal(key: str, call: ToolCall, index: int, reason: str) -> dict[str, Any]:
+    host = call.args.get("host")
+    return Refusal(key=key, tool=call.tool, host=host if isinstance(host, str) else None, evidence=f"ev-{index}",
+                   reason=reason).model_dump()
 
 
 def _summary(hyps: list[Any], k: int = 8) -> list[dict[str, Any]]:
@@ -188,6 +195,7 @@ class Investigator:
             host_scoped=[n for n, t in self.tools.items() if "host" in t.Input.model_fields],
             hosts=self.source.host_names(),
             records=state.get("records") or [],
+            refused=[Refusal.model_validate(r) for r in state.get("refused") or []],
             incident=self.source.incident.model_dump(mode="json", by_alias=True),
         )
 
@@ -229,7 +237,16 @@ class Investigator:
         usage = Usage.model_validate(state.get("usage") or {})
         usage.tool_calls += 1  # an invalid call counts too: a model must not probe for free
         executed = list(state.get("executed") or [])
+        refused = list(state.get("refused") or [])
         index = len(records) + 1
+        key = call_key(call.tool, call.args)
+        earlier = next((Refusal.model_validate(r) for r in refused if r["key"] == key), None)
+        if earlier is not None:
+            # Refused once, refused again: answered from the refusal, never run a second time.
+            record = ledger.make_record(index, call.tool, _inert(call.args), ToolResult(
+                status="error", summary=f"{earlier.reason} (not run again: the same call was refused in {earlier.evidence})",
+                data={"refused": earlier.evidence}))
+            return {"records": ledger.append(records, record), "usage": usage.model_dump(), "pending": None}
         try:
             tool = get_tool(call.tool)
             args = tool.validate(call.args)
@@ -250,6 +267,11 @@ class Investigator:
         except ToolArgumentError as exc:
             clean_args = _inert(call.args)
             result = ToolResult(status="error", summary=f"invalid call: {exc}")
+            refused.append(_refusal(key, call, index, result.summary))
+        except (NotAllowedError, PathEscapeError) as exc:  # the sandbox policy: asking again changes nothing
+            clean_args = _inert(call.args)
+            result = ToolResult(status="error", summary=f"{call.tool} refused: {exc}")
+            refused.append(_refusal(key, call, index, result.summary))
         except ForensicError as exc:
             clean_args = _inert(call.args)
             result = ToolResult(status="error", summary=f"{call.tool} failed: {exc}", unread=[f"{call.tool}: {exc}"])
@@ -263,7 +285,7 @@ class Investigator:
         log.debug("tool call", extra={"evidence": record.id, "tool": call.tool, "tool_args": clean_args,
                                       "status": result.status, "signals": len(result.signals)})
         return {"records": ledger.append(records, record), "usage": usage.model_dump(), "executed": executed,
-                "pending": None}
+                "refused": refused, "pending": None}
 
     def _assess(self, state: State) -> dict[str, Any]:
         view = self._view(state)
@@ -317,6 +339,7 @@ class Investigator:
             planner=self.planner.name,
             records=[],
             executed=[],
+            refused=[],
             pending=None,
             usage=Usage(wall_s=self.open_s).model_dump(),
             limits=self.limits.model_dump(),

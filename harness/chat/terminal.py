@@ -1,4 +1,9 @@
-"""The terminal side of a conversation: rich rendering with commands, or plain lines for scripts."""
+"""The terminal side of a conversation: rich rendering with commands, or plain lines for scripts.
+
+Untrusted text (names and summaries from a bundle, the model's answers) reaches rich as escaped
+markup, never as markup; the streams and console the CLI hands in clean it of terminal controls
+(``forensic.harness.cli._terminal``), the one place that does so for every command.
+"""
 
 from __future__ import annotations
 
@@ -23,16 +28,11 @@ def os_user() -> str:
     return OsIdentity().current().name
 
 
-def _clean(text: str) -> str:
-    # Untrusted text (names, summaries from a bundle) never carries terminal control sequences.
-    return "".join(ch if ch.isprintable() or ch in "\n\t" else "?" for ch in text)
-
-
 def render_answer(ans: Answer, con: Console) -> None:
     for line in ans.text:
-        con.print(escape(_clean(line)), highlight=False)
+        con.print(escape((line)), highlight=False)
     for c in ans.claims:
-        con.print(f"  • {escape(_clean(c.claim))} [cyan]\\[{', '.join(c.evidence)}][/]", highlight=False)
+        con.print(f"  • {escape(c.claim)} [cyan]\\[{escape(', '.join(c.evidence))}][/]", highlight=False)
     if ans.dropped:
         con.print(f"  [yellow]{len(ans.dropped)} claim(s) dropped: their citations did not check out[/]")
     if ans.new_evidence:
@@ -103,7 +103,7 @@ def run_interactive(conv: Conversation, con: Console, plot_dir: Path) -> None:
         import readline  # noqa: F401  (arrow keys and history for input())
     except ImportError:
         pass
-    con.print(f"[bold]forensic chat[/] · {escape(_clean(conv.inv.source.incident.title or conv.inv.source.incident.id))}"
+    con.print(f"[bold]forensic chat[/] · {escape((conv.inv.source.incident.title or conv.inv.source.incident.id))}"
               f"\nthread {conv.thread_id} · ask a question, or /help", highlight=False)
     while True:
         try:
@@ -128,7 +128,7 @@ class _ConsoleOut:
         self.con = con
 
     def write(self, text: str) -> None:
-        self.con.print(escape(_clean(text.rstrip("\n"))), highlight=False)
+        self.con.print(escape((text.rstrip("\n"))), highlight=False)
 
 
 def stdin_is_terminal() -> bool:

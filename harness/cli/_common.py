@@ -7,16 +7,16 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from rich.console import Console
 
 from ._errors import OneLineErrorGroup
+from ._terminal import console
 
 # OneLineErrorGroup: an option typer cannot parse is one line and exit 2, like every other refusal.
 app = typer.Typer(cls=OneLineErrorGroup, add_completion=False, no_args_is_help=True, help="An autonomous investigator for GPU training fleets.")
 bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks: speed and accuracy of the detectors.")
 app.add_typer(bench_app, name="bench")
 
-err = Console(stderr=True)
+err = console(stderr=True)
 
 
 def _fail(code: int, message: str) -> None:

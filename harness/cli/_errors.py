@@ -15,6 +15,7 @@ entry point and ``CliRunner`` (both call the root group's ``main``).
 from __future__ import annotations
 
 import sys
+import traceback
 from collections.abc import Sequence
 from typing import Any
 
@@ -63,12 +64,26 @@ def one_line(exc: Any, args: Sequence[str]) -> str:
 
 
 class OneLineErrorGroup(TyperGroup):
-    """The root command group: usage errors are one line on stderr and exit code 2.
+    """The root command group: usage errors are one line on stderr and exit code 2, and
+    everything a command writes to stdout and stderr is cleaned of terminal controls.
 
     Parsing errors come from two places: the root's own arguments (:meth:`make_context`) and a
     subcommand's, parsed while the root runs (:meth:`invoke`). Both are caught here; everything
     else (exit codes, ``--help``, aborts) stays with click's standalone handling.
     """
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        # Every command's output, error lines and logs pass through one cleaner (see _terminal).
+        from ._terminal import guard_streams
+
+        with guard_streams():
+            try:
+                return super().main(*args, **kwargs)
+            except Exception:
+                # An internal error (exit 1): its traceback may quote a bundle, so it is printed
+                # here, through the cleaner, not by typer's hook after the streams are restored.
+                traceback.print_exc()
+                raise SystemExit(1) from None
 
     def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
         argv = list(args)

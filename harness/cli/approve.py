@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.text import Text
 from forensic.sandbox import ForensicError
-from rich.console import Console
 
 from ._common import _checkpointer, _fail, app, default_state_dir
+from ._terminal import console
 
 log = logging.getLogger(__name__)
 
@@ -104,18 +105,15 @@ def approve(
     for a in audit:
         log.info("decision", extra={"thread": thread, "proposal": a["proposal_id"], "decision": a["decision"],
                                     "approver": a["approver"], "outcome": a["outcome"]})
-    from ._terminal import terminal_safe
-
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
     else:
-        report = terminal_safe(report)
-        con = Console()
+        con = console()
         for p in report["proposals"]:
-            con.print(f"{p['id']} {p['action']} {p['target']}: [bold]{p['status']}[/]", highlight=False)
+            con.print(Text.assemble(f"{p['id']} {p['action']} {p['target']}: ", (p["status"], "bold")), highlight=False)
     # A refused decision is the caller's mistake (a stale hash, an unknown id): say so where
     # scripts look, and exit 2; the decisions that did count stay counted and audited.
-    refused = [terminal_safe(a) for a in audit if a["outcome"] == "refused"]
+    refused = [a for a in audit if a["outcome"] == "refused"]
     for a in refused:
         sys.stderr.write(f"forensic: refused {a['decision']} {a['proposal_id']}: {a['reason']}\n")
     if refused:

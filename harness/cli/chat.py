@@ -9,9 +9,9 @@ from typing import Annotated, Optional
 import typer
 from forensic.harness.budget import Limits
 from forensic.sandbox import ForensicError
-from rich.console import Console
 
 from ._common import _checkpointer, _fail, _planner_kwargs, app, default_state_dir
+from ._terminal import console
 
 
 @app.command("chat")
@@ -76,7 +76,7 @@ def chat(
             run_plain(conv, sys.stdin, sys.stdout, plot_dir)
             sys.stderr.write(f"forensic: conversation {conv.thread_id}\n")
         else:
-            run_interactive(conv, Console(), plot_dir)
+            run_interactive(conv, console(), plot_dir)
     except ForensicError as exc:
         _fail(2, str(exc))
 

@@ -9,9 +9,9 @@ from typing import Annotated, Optional
 
 import typer
 from forensic.harness.budget import Limits
-from rich.console import Console
 
 from ._common import _fail, _planner_kwargs, _playbooks, app
+from ._terminal import console
 
 
 @app.command("eval")
@@ -51,7 +51,7 @@ def evaluate(
         sys.stdout.write(json.dumps(result, indent=2) + "\n")
     else:
         # A scoreboard is wide; when piped, rich would squeeze it into 80 columns.
-        render_scoreboard(result, Console() if sys.stdout.isatty() else Console(width=120))
+        render_scoreboard(result, console() if sys.stdout.isatty() else console(width=120))
 
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from rich.console import Console
 
 from ._common import _fail, _thread_values, app, default_state_dir
+from ._terminal import console
 
 
 @app.command("execute")
@@ -55,16 +55,18 @@ def execute(
     if as_json:
         sys.stdout.write(json.dumps(out, indent=2) + "\n")
         return
-    con = Console(highlight=False)
+    from rich.markup import escape
+
+    con = console(highlight=False)
     plan = out.get("plan") or {}
     for line in plan.get("steps", []):
-        con.print(f"{'would run' if dry_run else 'ran'}: {line}")
+        con.print(f"{'would run' if dry_run else 'ran'}: {escape(line)}")
     if out.get("result"):
-        con.print(out["result"]["detail"])
+        con.print(escape(out["result"]["detail"]))
     if out.get("verification"):
         v = out["verification"]
-        con.print(("[green]verified[/]: " if v["ok"] else "[red]not verified[/]: ") + v["detail"])
-    con.print(f"{proposal}: [bold]{out['state']}[/]")
+        con.print(("[green]verified[/]: " if v["ok"] else "[red]not verified[/]: ") + escape(v["detail"]))
+    con.print(f"{escape(proposal)}: [bold]{escape(out['state'])}[/]")
     if out["state"] == "unverified":
         raise typer.Exit(1)
 

@@ -7,9 +7,9 @@ import sys
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from ._common import app
+from ._terminal import console
 
 
 @app.command("tools")
@@ -21,7 +21,7 @@ def list_tools(as_json: Annotated[bool, typer.Option("--json", help="Print the t
     if as_json:
         sys.stdout.write(json.dumps(schemas, indent=2) + "\n")
         return
-    con = Console()
+    con = console()
     for s in schemas:
         con.print(f"[bold]{s['name']}[/]  {s['description']}")
 

@@ -10,9 +10,9 @@ from typing import Annotated, Any, Optional
 import typer
 from forensic.harness.budget import Limits
 from forensic.sandbox import BundleError, ForensicError
-from rich.console import Console
 
 from ._common import _checkpointer, _fail, _planner_kwargs, _playbooks, app, default_state_dir, err
+from ._terminal import console
 
 
 @app.command()
@@ -116,7 +116,8 @@ def investigate(
         return
     from forensic.harness.series import spark_for
 
-    con = Console()
+    con = console()
+    # Cleaned before layout as well as by the console: rich then measures the text it prints.
     render_report(terminal_safe(report), con, full=full, thread=thread_id if cp_path is not None else None,
                   spark=spark_for(report, inv.source, width=max(10, min(60, con.width - 30))))
 

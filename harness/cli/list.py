@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from ._common import _checkpointer, app, default_state_dir
+from ._terminal import console
 
 
 @app.command("list")
@@ -27,16 +28,17 @@ def list_investigations(
     if as_json:
         sys.stdout.write(json.dumps([t.model_dump(mode="json") for t in threads], indent=2) + "\n")
         return
-    con = Console()
+    con = console()
     if not threads:
-        con.print(f"no investigations in {cp_path}")
+        con.print(Text(f"no investigations in {cp_path}"))
         return
     table = Table(box=None, pad_edge=False)
     for col in ("thread", "state", "verdict", "age", "pending"):
         table.add_column(col, overflow="fold", no_wrap=col in ("state", "age", "pending"))
     for t in threads:
         verdict = f"{t.status} {t.verdict}" if t.status else "-"
-        table.add_row(t.thread, t.state, verdict, age(t.updated), str(t.pending) if t.pending else "")
+        # Text, not str: a cell given as str is read as rich markup, and thread ids and verdicts are data.
+        table.add_row(*(Text(c) for c in (t.thread, t.state, verdict, age(t.updated), str(t.pending) if t.pending else "")))
     con.print(table)
     if any(t.state == "waiting" for t in threads):
         con.print("[dim]forensic show THREAD prints a report with its approve commands[/]")

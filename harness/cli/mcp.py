@@ -59,6 +59,9 @@ def mcp_command(
     except ForensicError as exc:
         _fail(2, str(exc))
     if transport == "stdio":
-        serve_stdio(server)
+        from ._terminal import program_stdout
+
+        with program_stdout():  # JSON-RPC for the client that started us, not text for a person
+            serve_stdio(server)
         return
     serve_http(server, host.strip("[]"), int(port), token)

@@ -44,5 +44,6 @@ def serve(
     # SIGHUP re-reads the token files (they are also re-read when one changes); without this
     # handler it would end the process.
     signal.signal(signal.SIGHUP, lambda *_: svc.tokens.reload_soon())
+    # use_colors=False: its colours are escape sequences, which the CLI's output cleaner shows as text.
     uvicorn.run(create_app(svc), host=host, port=port, log_level=log_level, access_log=False,
-                timeout_graceful_shutdown=5)
+                timeout_graceful_shutdown=5, use_colors=False)

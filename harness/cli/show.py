@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
+from rich.text import Text
 
 from ._common import _fail, _thread_values, app
+from ._terminal import console, terminal_safe
 
 
 @app.command()
@@ -47,13 +48,14 @@ def show(
         from forensic.harness.series import spark_for
         from forensic.sandbox import Bundle, ForensicError
 
-        con = Console()
+        con = console()
         spark = spark_for(report, Bundle(values["bundle_path"]), width=max(10, min(60, con.width - 30)))
     except (ForensicError, KeyError, OSError):
-        con = Console()  # the bundle moved or went: the report stands without its sparkline
-    render_report(report, con, full=full, thread=thread if waiting else None, spark=spark)
+        con = console()  # the bundle moved or went: the report stands without its sparkline
+    # Cleaned before layout as well as by the console: rich then measures the text it prints.
+    render_report(terminal_safe(report), con, full=full, thread=thread if waiting else None, spark=spark)
     for p in report.get("proposals") or []:
         ex = p.get("execution")
         if ex and ex["state"] != "not_executed":
-            con.print(f"{p['id']} {p['action']} {p['target']}: executed by {ex['executor']} as {ex['by']}: "
-                      f"[bold]{ex['state']}[/] ({ex['detail']})", highlight=False)
+            con.print(Text.assemble(f"{p['id']} {p['action']} {p['target']}: executed by {ex['executor']} as {ex['by']}: ",
+                                    (ex["state"], "bold"), f" ({ex['detail']})"), highlight=False)

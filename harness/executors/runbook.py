@@ -3,7 +3,9 @@
 The approved proposal is POSTed as JSON to the configured URL with an ``Idempotency-Key`` derived
 from the thread, the proposal and its content hash, so a retried or repeated delivery opens one
 ticket, not two. Connection errors, 429 and 5xx are retried with backoff (tenacity, honouring
-``Retry-After``); any other answer is final.
+``Retry-After``); any other answer is final. A target that is not a valid host, device or port
+name (:func:`forensic.harness.proposals.valid_target`) is refused before anything is sent: the
+ticket system may show it to people, or feed it to their tools.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from typing import Any, ClassVar
 
 import httpx
 from tenacity import RetryError, retry, retry_if_exception, stop_after_attempt, wait_exponential
+
+from forensic.harness.proposals import valid_target
 
 from .base import ExecutionError, Outcome, Plan
 from .config import RunbookConfig
@@ -33,6 +37,8 @@ class RunbookExecutor:
         self._transport = transport
 
     def plan(self, action: str, target: str, *, reason: str, context: dict[str, Any]) -> Plan:
+        if not valid_target(target):
+            raise ExecutionError(f"runbook: target {target!r} is not a valid host, device or port name; nothing was sent")
         body = {"action": action, "target": target, "reason": reason, **context}
         key = hashlib.sha256(f"{body.get('thread')}|{body.get('proposal_id')}|{body.get('content_hash')}".encode()).hexdigest()
         return Plan(executor=self.name, action=action, target=target, resolved=target,

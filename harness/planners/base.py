@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
@@ -28,6 +29,25 @@ class Stop(BaseModel):
 Decision = ToolCall | Stop
 
 
+def call_key(tool: str, args: Any) -> str:
+    """A call's identity: its tool and arguments, whatever their key order. Identical calls share it."""
+    try:
+        return f"{tool} {json.dumps(args, sort_keys=True, default=repr)}"
+    except (TypeError, ValueError, RecursionError):  # keys of mixed types, or nesting too deep for JSON
+        return f"{tool} {repr(args)[:2000]}"
+
+
+class Refusal(BaseModel):
+    """A call that validation or the sandbox policy refused. An identical call is not run again:
+    the harness answers it from this refusal, and counts it."""
+
+    key: str = Field(description="call_key of the refused call.")
+    tool: str = Field(description="Tool name.")
+    host: str | None = Field(None, description="Its host argument, when that was a string.")
+    evidence: str = Field(description="The evidence record holding the refusal (ev-N).")
+    reason: str = Field(description="Why it was refused, as the record says.")
+
+
 class PlannerView(BaseModel):
     """Everything a planner may look at. Built fresh for every decision."""
 
@@ -41,6 +61,7 @@ class PlannerView(BaseModel):
     host_scoped: list[str] = Field(default_factory=list, description="Tools that accept a host argument.")
     hosts: list[str] = Field(description="Hosts in the bundle.")
     records: list[dict[str, Any]] = Field(default_factory=list, description="The evidence ledger so far.")
+    refused: list[Refusal] = Field(default_factory=list, description="Calls refused so far; identical ones are not run again.")
     incident: dict[str, Any] = Field(default_factory=dict, description="incident.json as loaded.")
     budget_left: dict[str, float] = Field(
         default_factory=dict,

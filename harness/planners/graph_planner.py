@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from forensic.harness.failure_graph import host_of
-from forensic.harness.planners.base import Decision, PlannerBase, PlannerView, Stop, ToolCall, register_planner
+from forensic.harness.planners.base import Decision, PlannerBase, PlannerView, Stop, ToolCall, call_key, register_planner
 
 #: A hypothesis below this probability does not steer test choice.
 MIN_PROBABILITY = 0.01
@@ -28,7 +28,8 @@ class GraphPlanner(PlannerBase):
     name = "graph"
 
     def decide(self, view: PlannerView) -> Decision:
-        done = set(view.executed)
+        # A refused call is done too: asked again, it would only be refused again.
+        done = set(view.executed) | _refused(view)
         fleet_done = {tool for tool, host in done if host is None}
         sampled = _sampled_sweeps(view)
         for tool in view.graph.triage:
@@ -111,6 +112,11 @@ class GraphPlanner(PlannerBase):
             return ToolCall(tool=test.tool, args={"host": scoped} if scoped else {},
                             reason=f"could refute {top.root_cause} on {top.component} ({test.signal})")
         return None
+
+
+def _refused(view: PlannerView) -> set[tuple[str, str | None]]:
+    """(tool, host) of the refused calls shaped as this planner asks them (``{"host": host}`` or ``{}``)."""
+    return {(r.tool, r.host) for r in view.refused if r.key == call_key(r.tool, {"host": r.host} if r.host else {})}
 
 
 def _sampled_sweeps(view: PlannerView) -> dict[str, set[str]]:

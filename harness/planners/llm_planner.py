@@ -14,7 +14,7 @@ The model proposes hypotheses, the next test and claims, as typed JSON. It can d
   and the worst-case cost the cost budget; what is charged is the usage the server reports.
 
 When the model fails (endpoint errors after retries, timeouts, malformed output twice in a row,
-a budget too small for another call), the graph planner takes over for the rest of the run and a
+asking again for a call that was refused, a budget too small for another call), the graph planner takes over for the rest of the run and a
 note says why, so the report still has the graph planner's verdict.
 """
 
@@ -29,7 +29,7 @@ from forensic.harness.llm.client import Allowance, ModelClient
 from forensic.settings import get_settings
 from forensic.harness.llm.prompt import CauseInfo, ToolInfo, case_data, system_prompt, user_prompt
 from forensic.harness.llm.reply import ModelReply, ReplyError, clean_text, inert_args, parse_reply, reply_schema
-from forensic.harness.planners.base import Decision, PlannerView, Stop, ToolCall, register_planner
+from forensic.harness.planners.base import Decision, PlannerView, Stop, ToolCall, call_key, register_planner
 from forensic.harness.planners.graph_planner import GraphPlanner
 from forensic.sandbox.errors import ModelError, ToolArgumentError
 from forensic.tools import all_tools
@@ -46,6 +46,9 @@ WALL_MARGIN_S = 0.5
 MIN_CALL_S = 1.0
 #: Calls in a row that were invalid or repeated before the model is given up on.
 MAX_NO_PROGRESS = 3
+#: Times the model may ask again for a call that was refused before it is given up on (the harness
+#: answers such a call from the refusal without running it).
+MAX_REFUSED_REPEATS = 2
 #: Claims kept (the newest); each becomes a finding if its citations check out.
 MAX_CLAIMS = 8
 #: Notes about causes the model suggests outside the playbooks.
@@ -101,6 +104,7 @@ class LLMPlanner:
         self._off_vocabulary: set[str] = set()
         self._feedback: list[str] = []
         self._no_progress = 0
+        self._refused_repeats = 0
         self._turn = 0
         self._system: str | None = None
         self._schema: dict[str, Any] | None = None
@@ -127,6 +131,13 @@ class LLMPlanner:
             return self._model_stops(clean_text(action.reason, 200), view)
         call = ToolCall(tool=clean_text(action.tool, 64), args=inert_args(action.args), reason=clean_text(action.reason, 300))
         problem, clean_args = self._check(call, view)
+        refusal = next((r for r in view.refused if r.key == call_key(call.tool, clean_args)), None)
+        if refusal is not None:
+            self._refused_repeats += 1
+            if self._refused_repeats >= MAX_REFUSED_REPEATS:
+                return self._fall_back(f"the model asked {self._refused_repeats} times again for a call that was refused "
+                                       f"({refusal.evidence}: {clean_text(refusal.reason, 200)})", view)
+            problem = f"{call.tool} with these arguments was refused ({refusal.evidence}) and is not run again; choose another test"
         if problem is None:
             self._no_progress = 0
             return call.model_copy(update={"args": clean_args})
@@ -160,7 +171,8 @@ class LLMPlanner:
         """What must survive a restart of the process, as JSON (the harness checkpoints it)."""
         return {"fell_back": self._fell_back, "handed_over": self._handed_over, "claims": self._claims,
                 "hypotheses": self._hypotheses, "off_vocabulary": sorted(self._off_vocabulary),
-                "feedback": self._feedback, "no_progress": self._no_progress, "turn": self._turn}
+                "feedback": self._feedback, "no_progress": self._no_progress, "refused_repeats": self._refused_repeats,
+                "turn": self._turn}
 
     def load_state(self, state: dict[str, Any]) -> None:
         """Continue from a checkpointed :meth:`dump_state`."""
@@ -171,6 +183,7 @@ class LLMPlanner:
         self._off_vocabulary = set(state.get("off_vocabulary") or [])
         self._feedback = list(state.get("feedback") or [])
         self._no_progress = int(state.get("no_progress") or 0)
+        self._refused_repeats = int(state.get("refused_repeats") or 0)
         self._turn = int(state.get("turn") or 0)
 
     @property

@@ -76,5 +76,5 @@ def test_escape_sequences_from_a_bundle_never_reach_the_terminal(make_bundle) ->
     assert "\x1b" not in res.output and "\x07" not in res.output and "\x9b" not in res.output
 
 
-def test_terminal_safe_keeps_text_and_drops_controls() -> None:
-    assert terminal_safe({"a\x1b": ["x\x00y\n\tz", 3]}) == {"a": ["xy\n\tz", 3]}
+def test_terminal_safe_keeps_text_and_shows_controls_as_escapes() -> None:
+    assert terminal_safe({"a\x1b": ["x\x00y\n\tz", 3]}) == {"a\\u001b": ["x\\u0000y\n\tz", 3]}

@@ -159,7 +159,8 @@ def test_feedback_names_the_bad_argument(make_bundle) -> None:
 
 
 def test_a_model_stuck_on_invalid_calls_is_given_up(make_bundle) -> None:
-    model = ScriptedModel([], then=Reply.json(call("rm", target="/")))
+    # Three different invalid calls (the same one asked again is answered from its refusal: test_refusals.py).
+    model = ScriptedModel([Reply.json(call("rm", target=t)) for t in ("/", "/etc", "/home")])
     report = investigate(make_bundle("pcie_downtrain"), model)
     assert "3 calls in a row that were invalid or repeated" in fallback_notes(report)[0]
     assert len(model.requests) == 3 and report["budget"]["tool_calls"] == 3 + len(graph_run(make_bundle("pcie_downtrain"))["evidence"])
