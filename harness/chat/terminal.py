@@ -66,7 +66,7 @@ def command(conv: Conversation, line: str, out: Any, plot_dir: Path) -> bool:
             entries = [conv.refuse(decision, str(exc))]
         for entry in entries:
             extra = f": {entry['reason']}" if entry.get("reason") else ""
-            out.write(f"{_clean(entry['proposal_id'])} {entry['outcome']} by {entry['approver']}{_clean(extra)}\n")
+            out.write(f"{entry['proposal_id']} {entry['outcome']} by {entry['approver']}{extra}\n")  # the stream cleaner shows controls as text
     elif cmd == "/plot" and args:
         from forensic.harness.plots import plot as draw
 
