@@ -425,7 +425,7 @@ class FleetSource(SourceBase):
     """Evidence read live: every host through its agent, metrics through Prometheus."""
 
     def __init__(self, cfg: FleetConfig, *, job: str, start: float, end: float, title: str = "",
-                 ranks: int | None = None, host_factory: HostFactory | None = None,
+                 ranks: int | None = None, reported: str = "", host_factory: HostFactory | None = None,
                  metrics: Any = None, locator: str = "fleet", probe: bool = False) -> None:
         if not _JOB.match(job):
             raise FleetFileError(f"job name {job!r} is not a valid job name")
@@ -447,7 +447,7 @@ class FleetSource(SourceBase):
         self.metrics = metrics if metrics is not None else _NoMetrics()
         self.incident = Incident.model_validate({
             "schema": SCHEMA, "id": f"live-{job}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime(end))}",
-            "title": title or f"Investigate job {job}", "window": {"start": start, "end": end},
+            "title": title or f"Investigate job {job}", "reported": reported, "window": {"start": start, "end": end},
             "job": {"name": job, "ranks": ranks, "gpus_per_node": cfg.gpus_per_node},
         })
         self.topology = self._load_topology(job)
@@ -576,9 +576,24 @@ class FleetSource(SourceBase):
         return doc
 
 
+def valid_job_name(job: str) -> bool:
+    """Whether ``job`` can name a job here (it becomes part of paths and URLs)."""
+    return bool(_JOB.match(job))
+
+
+def fleet_locator(fleet_file: Path | str, *, job: str, since: float, until: float, title: str = "",
+                  ranks: int | None = None, reported: str = "") -> str:
+    """The string a run records to reopen the same source (:func:`reopen_fleet`)."""
+    args: dict[str, Any] = {"file": str(Path(fleet_file).resolve()), "job": job, "since": since, "until": until,
+                            "title": title, "ranks": ranks}
+    if reported:  # absent when empty: locators recorded before it existed stay equal
+        args["reported"] = reported
+    return "fleet:" + json.dumps(args, sort_keys=True)
+
+
 def open_fleet(fleet_file: Path | str, *, job: str, since: str | float, until: float | None = None,
                title: str = "", ranks: int | None = None, host_factory: HostFactory | None = None,
-               probe: bool = True) -> FleetSource:
+               probe: bool = True, reported: str = "") -> FleetSource:
     """The live source of ``job`` over ``[until - since, until]`` (``until`` defaults to now); every
     agent is probed once at open so that the report names the hosts that could not be read."""
     cfg = load_fleet(fleet_file)
@@ -587,9 +602,8 @@ def open_fleet(fleet_file: Path | str, *, job: str, since: str | float, until: f
     except ValueError as exc:
         raise FleetFileError(f"--since: {exc}") from None
     end = time.time() if until is None else float(until)
-    locator = "fleet:" + json.dumps({"file": str(Path(fleet_file).resolve()), "job": job, "since": span,
-                                     "until": end, "title": title, "ranks": ranks}, sort_keys=True)
-    return FleetSource(cfg, job=job, start=end - span, end=end, title=title, ranks=ranks,
+    locator = fleet_locator(fleet_file, job=job, since=span, until=end, title=title, ranks=ranks, reported=reported)
+    return FleetSource(cfg, job=job, start=end - span, end=end, title=title, ranks=ranks, reported=reported,
                        host_factory=host_factory, locator=locator, probe=probe)
 
 
@@ -598,7 +612,7 @@ def reopen_fleet(locator: str) -> FleetSource:
     try:
         args = json.loads(locator.removeprefix("fleet:"))
         return open_fleet(args["file"], job=args["job"], since=float(args["since"]), until=float(args["until"]),
-                          title=args.get("title") or "", ranks=args.get("ranks"))
+                          title=args.get("title") or "", ranks=args.get("ranks"), reported=args.get("reported") or "")
     except (ValueError, KeyError, TypeError) as exc:
         raise FleetFileError(f"not a fleet locator: {locator[:80]!r} ({exc})") from None
 
@@ -622,4 +636,6 @@ __all__ = [
     "parse_since",
     "reopen_fleet",
     "remote_host",
+    "fleet_locator",
+    "valid_job_name",
 ]

@@ -64,7 +64,8 @@ class WorkerPool:
 
     def __init__(self, store: Any, *, checkpointer: Any, limits: Limits, count: int, per_job: int, lease_s: float,
                  step_pause_s: float = 0.0, on_finish: Callable[[dict[str, Any], dict[str, Any] | None, float], None] | None = None,
-                 on_tool: Callable[[str, str], None] | None = None, poll_s: float = 0.2) -> None:
+                 on_tool: Callable[[str, str], None] | None = None, poll_s: float = 0.2,
+                 where: Callable[[dict[str, Any]], Any] | None = None) -> None:
         self.store = store
         self.saver = checkpointer
         self.limits = limits
@@ -75,6 +76,8 @@ class WorkerPool:
         self.on_finish = on_finish
         self.on_tool = on_tool
         self.poll_s = poll_s
+        #: What to open for an investigation (its bundle, or a live fleet's locator).
+        self.where = where or (lambda inv: inv["bundle"])
         self.boot = uuid.uuid4().hex[:8]
         self._stop = threading.Event()
         self._wake = threading.Event()
@@ -114,7 +117,7 @@ class WorkerPool:
         t0 = time.monotonic()
         inv_id = inv["id"]
         try:
-            investigator = Investigator(inv["bundle"], limits=self.limits, checkpointer=self.saver)
+            investigator = Investigator(self.where(inv), limits=self.limits, checkpointer=self.saver)
             cfg = investigator.config(inv["thread_id"])
             snap = investigator.app.get_state(cfg)
             if snap.values and not snap.next:
