@@ -96,6 +96,28 @@ class BudgetReport(BaseModel):
     wall_s_limit: float = 300.0
 
 
+class OutsideWindow(BaseModel):
+    """Evidence whose timestamps all lie outside the investigation's window."""
+
+    what: str = Field(description="What was read, e.g. job/steps.csv.")
+    first: float | None = Field(None, description="Its first timestamp, unix seconds.")
+    last: float | None = Field(None, description="Its last timestamp, unix seconds.")
+    stale: bool = Field(True, description="Too far from the window to be weighed (else read, and said).")
+    detail: str = Field("", description="In words, and how it was weighed.")
+
+
+class EvidenceOrigin(BaseModel):
+    """Where the evidence of a report came from."""
+
+    origin: str = Field(description="live (agents and Prometheus), bundle, or archive (a bundle as one file).")
+    where: str = Field("", description="The bundle or archive path, or the live fleet's locator.")
+    window: dict[str, float | None] = Field(default_factory=dict, description="start and end, unix seconds.")
+    hosts_read: list[str] = Field(default_factory=list, description="Hosts whose evidence some tool read.")
+    hosts_unreachable: list[str] = Field(default_factory=list, description="Hosts that could not be read (why: notes).")
+    outside_window: list[OutsideWindow] = Field(default_factory=list, description="Evidence outside the window, not weighed.")
+    archive: str | None = Field(None, description="Where what a live run read is kept as a bundle archive.")
+
+
 class Report(BaseModel):
     """What ``forensic investigate --json`` prints."""
 
@@ -116,6 +138,7 @@ class Report(BaseModel):
         default_factory=list, description="Inconclusive only: the leading fault hypotheses (never healthy), best first.")
     untested: list[str] = Field(
         default_factory=list, description="Inconclusive only: the leading hypotheses' tests not run yet, as tool or tool@host.")
+    evidence_source: EvidenceOrigin | None = Field(None, description="Where the evidence came from (live or bundle, window, hosts).")
 
     model_config = {"populate_by_name": True}
 

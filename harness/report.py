@@ -11,6 +11,7 @@ from forensic.harness.health import check_healthy
 from forensic.harness.failure_graph import FailureGraph, Hypothesis, Observation, _covered, beliefs, host_of, observe
 from forensic.harness.ledger import by_id
 from forensic.harness.models import BudgetReport, EvidenceRecord, Finding, Report, Verdict
+from forensic.harness.provenance import provenance
 
 if TYPE_CHECKING:
     from forensic.harness.graph import Investigator, State
@@ -162,6 +163,10 @@ def build_report(inv: Investigator, state: State) -> Report:
     if status == "inconclusive":
         # An exhausted budget (or an unearned "healthy") is no evidence of health: name the faults still in play.
         leading = [h for h in hyps if h.root_cause != "healthy"][:LEADING]
+    origin = provenance(inv.source, records)
+    for o in origin.outside_window:
+        if o.detail and o.detail not in notes:
+            notes.append(o.detail)
     missing = [r for r in records if r["status"] == "no_data"]
     if missing:
         notes.append("no data for: " + ", ".join(f"{r['tool']}{'@' + r['args']['host'] if r['args'].get('host') else ''}" for r in missing))
@@ -191,5 +196,6 @@ def build_report(inv: Investigator, state: State) -> Report:
         notes=notes,
         leading=[Verdict(root_cause=h.root_cause, component=h.component, confidence=round(h.probability, 4)) for h in leading],
         untested=_untested(graph, obs, leading),
+        evidence_source=origin,
     )
 

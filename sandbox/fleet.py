@@ -433,6 +433,7 @@ class FleetSource(SourceBase):
             raise FleetFileError("the window must end after it starts")
         self.cfg = cfg
         self.locator = locator
+        self.origin = "live"
         self._notes: list[str] = []
         self._health = _Health()
         self._token = read_secret(cfg.path(cfg.agents.token_file), "agent token file")  # type: ignore[arg-type]

@@ -158,6 +158,8 @@ class EvidenceSource(Protocol):
 
     #: Where the evidence comes from, for people and checkpoints (a bundle path, a fleet file).
     locator: str
+    #: ``bundle``, ``archive`` or ``live``.
+    origin: str
     incident: Incident
     topology: Topology | None
     metrics: MetricSource
@@ -169,6 +171,10 @@ class EvidenceSource(Protocol):
 
     def notes(self) -> list[str]:
         """Problems met while opening the source (an unreadable topology, unreachable hosts)."""
+        ...
+
+    def unreadable_hosts(self) -> dict[str, str]:
+        """Hosts that could not be read, with why."""
         ...
 
     def host_names(self) -> list[str]: ...
@@ -200,9 +206,15 @@ class SourceBase:
     incident: Incident
     topology: Topology | None
     _rank_map: dict[int, tuple[str, int]] | None = None
+    #: Where the evidence comes from: ``bundle``, ``archive`` (a bundle shipped as one file) or ``live``.
+    origin: str = "bundle"
 
     def host_names(self) -> list[str]:  # pragma: no cover - implemented by subclasses
         raise NotImplementedError
+
+    def unreadable_hosts(self) -> dict[str, str]:
+        """Hosts that could not be read, with why: none for recorded evidence."""
+        return {}
 
     @property
     def window(self) -> tuple[float | None, float | None]:
@@ -334,6 +346,8 @@ class BundleSource(SourceBase):
     def __init__(self, bundle: Bundle) -> None:
         self.bundle = bundle
         self.locator = str(bundle.root)
+        if bundle.archive is not None:
+            self.origin = "archive"
         self.incident = bundle.incident
         self.topology = bundle.topology
         self.metrics: MetricSource = _LazyMetrics(lambda: OpenMetricsFiles(bundle))
