@@ -14,7 +14,8 @@ The fleet file (``fleet.toml``) says where everything is::
     timeout_s = 10
 
     [topology]
-    file = "topology.json"                 # or: prometheus_label = "Hostname"
+    file = "topology.json"                 # or: prometheus_label = "Hostname", or scheduler = "slurm"
+                                           # or scheduler = "kubernetes" (kubernetes_label = "training-job")
 
     [job]
     dir = "/shared/jobs/{job}"             # steps.csv and logs/*.log; or: url = "http://jobs/{job}"
@@ -39,13 +40,13 @@ import tomllib
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from forensic.sandbox._fs import ConfinedFS
-from forensic.sandbox.bundle import SCHEMA, GpuInfo, HostInfo, Incident, Topology
+from forensic.sandbox.bundle import SCHEMA, Incident, Topology
 from forensic.sandbox.errors import (
     BundleError,
     ForensicError,
@@ -55,6 +56,14 @@ from forensic.sandbox.errors import (
     RemoteHostError,
 )
 from forensic.sandbox.host import Host
+from forensic.sandbox.placement import (
+    KubernetesPlacement,
+    Placement,
+    PlacementError,
+    PrometheusPlacement,
+    SlurmPlacement,
+    TopologyFilePlacement,
+)
 from forensic.sandbox.prometheus import PrometheusMetrics
 from forensic.sandbox.sources import Document, MetricRead, Snapshot, SourceBase, step_file_names
 
@@ -119,17 +128,22 @@ class AgentsConfig(_Strict):
 
 
 class TopologyConfig(_Strict):
-    """Where the hosts, GPUs, NICs and rank placement come from."""
+    """Where the hosts, GPUs, NICs and rank placement come from (one of these; sandbox.placement)."""
 
     file: Path | None = Field(None, description="topology.json in the bundle format.")
     prometheus_label: str | None = Field(None, description="Label of DCGM series that names the host, e.g. Hostname.")
     job_label: str | None = Field(None, description="Label of DCGM series that names the job (keeps the job's hosts).")
     metric: str = Field("DCGM_FI_DEV_GPU_TEMP", description="DCGM series read to list hosts and GPUs.")
+    scheduler: Literal["slurm", "kubernetes"] | None = Field(None, description="Ask the scheduler which nodes run the job.")
+    slurm_conf: Path | None = Field(None, description="slurm.conf for squeue/scontrol (default: theirs).")
+    kubernetes_label: str = Field("training-job", description="Pods labelled LABEL=<job> run the job.")
+    kubernetes_namespace: str | None = Field(None, description="Namespace of the job's pods (default: all).")
+    kubeconfig: Path | None = Field(None, description="kubeconfig file (default: the in-cluster service account).")
 
     @model_validator(mode="after")
     def _one(self) -> TopologyConfig:
-        if self.file is not None and self.prometheus_label is not None:
-            raise ValueError("give file or prometheus_label, not both")
+        if sum(x is not None for x in (self.file, self.prometheus_label, self.scheduler)) > 1:
+            raise ValueError("give one of file, prometheus_label or scheduler, not both")
         return self
 
 
@@ -463,34 +477,29 @@ class FleetSource(SourceBase):
 
     # -- opening -------------------------------------------------------------------------------
     def _load_topology(self, job: str) -> Topology | None:
-        tcfg = self.cfg.topology
-        if tcfg.file is not None:
-            path = self.cfg.path(tcfg.file)
-            try:
-                raw = path.read_bytes()  # type: ignore[union-attr]
-                text = (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode("utf-8")  # type: ignore[union-attr]
-                return Topology.model_validate(json.loads(text))
-            except (OSError, EOFError, ValueError) as exc:
-                raise FleetFileError(f"topology file {path}: unusable ({str(exc).splitlines()[0][:200]})") from None
-        if tcfg.prometheus_label is not None:
-            start, end = self.window
-            labels = {tcfg.job_label: job} if tcfg.job_label else None
-            got: MetricRead = self.metrics.series(tcfg.metric, labels, start, end)
-            if got.unavailable:
-                self._notes.append(f"hosts not listed from Prometheus: {got.unavailable}")
-                return None
-            hosts: dict[str, dict[int, GpuInfo]] = {}
-            for s in got.series:
-                name = s.labels.get(tcfg.prometheus_label)
-                if not name or not _HOST.match(name):
-                    continue
-                gpus = hosts.setdefault(name, {})
-                try:
-                    idx = int(s.labels.get("gpu", ""))
-                except ValueError:
-                    continue
-                gpus[idx] = GpuInfo(index=idx, pci_bus_id=s.labels.get("pci_bus_id"), uuid=s.labels.get("UUID"))
-            return Topology(hosts=[HostInfo(name=h, gpus=[g for _, g in sorted(gs.items())]) for h, gs in sorted(hosts.items())])
+        place = self._placement()
+        if place is None:
+            return None
+        start, end = self.window
+        try:
+            return place.topology(job, (float(start or 0.0), float(end or 0.0)))
+        except PlacementError as exc:
+            if isinstance(place, TopologyFilePlacement):
+                raise FleetFileError(str(exc)) from None  # the fleet file names a file that is not usable
+            self._notes.append(str(exc))  # the agents' own host list stands in
+            return None
+
+    def _placement(self) -> Placement | None:
+        t = self.cfg.topology
+        if t.file is not None:
+            return TopologyFilePlacement(self.cfg.path(t.file))  # type: ignore[arg-type]
+        if t.prometheus_label is not None:
+            return PrometheusPlacement(self.metrics, host_label=t.prometheus_label, job_label=t.job_label, metric=t.metric)
+        if t.scheduler == "slurm":
+            return SlurmPlacement(slurm_conf=self.cfg.path(t.slurm_conf))
+        if t.scheduler == "kubernetes":
+            return KubernetesPlacement(label=t.kubernetes_label, namespace=t.kubernetes_namespace,
+                                       kubeconfig=self.cfg.path(t.kubeconfig))
         return None
 
     def _probe(self) -> None:
