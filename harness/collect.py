@@ -342,6 +342,43 @@ def collect_bundle(
     return CollectResult(out=out, hosts=outcomes)
 
 
+def collect_source(src: Any, out: Path, *, hosts: Sequence[str] | None = None,
+                   progress: Progress | None = None) -> tuple[CollectResult, list[str]]:
+    """A live evidence source (a fleet) written as a bundle: ``hosts`` (default: all of the
+    source's), their window-start snapshots where the agents keep one, the job's steps and logs,
+    and the Prometheus series of the window. Returns the result and what could not be read."""
+    from forensic.sandbox import NotFoundError
+    from forensic.tools.parsers.step_files import merge_step_files
+
+    names = list(src.host_names()) if hosts is None else [h for h in src.host_names() if h in set(hosts)]
+    chosen = [(n, src.host(n)) for n in names]
+    before = {}
+    for name, _ in chosen:
+        view = src.host(name, "before")
+        try:
+            view.list("/sys")  # a replay agent has a window-start snapshot; a live one says it has none
+        except (NotFoundError, ForensicError):
+            continue
+        before[name] = view
+    start, end = src.window
+    metrics, problems = metrics_from_source(src.metrics, float(start), float(end))
+    docs = src.steps()
+    try:  # per-rank files become one steps.csv, read as the investigator reads them
+        job_files = {"steps.csv": merge_step_files([(d.source, d.text) for d in docs])} if docs else {}
+    except ForensicError:
+        job_files = {f"steps-{i:05d}.csv": d.text for i, d in enumerate(docs)}
+    for name in src.log_names():
+        try:
+            job_files[f"logs/{name}"] = src.log(name).text
+        except ForensicError:
+            pass
+    incident = src.incident.model_dump(by_alias=True, exclude_none=True)
+    topology = src.topology.model_dump(exclude_none=True) if src.topology else None
+    result = collect_bundle(chosen, out, incident=incident, before=before, job_files=job_files, metrics=metrics,
+                            topology=topology, progress=progress)
+    return result, problems
+
+
 def _publish(root: Path, out: Path) -> None:
     name = out.name.lower()
     if name.endswith((".tar.gz", ".tgz")):

@@ -30,6 +30,10 @@ def show(
         _fail(2, f"thread {thread!r} stopped before its report; continue it with "
                  f"forensic investigate {values.get('bundle_path', 'BUNDLE')} --resume {thread}")
     report = {**report, "thread": thread}
+    kept = cp_path.parent / "archives" / f"{thread}.tar.gz"  # where forensic serve keeps a live run's evidence
+    origin = report.get("evidence_source")
+    if isinstance(origin, dict) and origin.get("origin") == "live" and kept.is_file():
+        report["evidence_source"] = {**origin, "archive": str(kept)}
     executions = cp_path.with_name("executions.sqlite")
     if executions.is_file():  # what `forensic execute` did with the approved proposals
         from forensic.harness.executors import ExecutionStore, annotate

@@ -26,9 +26,11 @@ from forensic.sandbox.fleet import fleet_locator, valid_job_name
 
 #: The ``bundle`` column of an investigation that reads the live fleet of ``[fleet]``.
 LIVE = "live:fleet"
-#: Event kinds: where a live run's evidence comes from; why an investigation was not opened.
+#: Event kinds: where a live run's evidence comes from; why an investigation was not opened;
+#: where what a live run read is kept.
 SOURCE_EVENT = "evidence_source"
 UNMAPPED_EVENT = "unmapped"
+ARCHIVE_EVENT = "evidence_archive"
 
 
 def map_evidence(cfg: ServeConfig, job: str | None, hosts: list[str]) -> Path | str | None:
@@ -110,6 +112,43 @@ class LiveSources:
         # Two runs racing here record one locator (the event key is unique): both use that one.
         return self._recorded(inv["id"]) or locator
 
+    def archive_dir(self) -> Path:
+        return Path(self.cfg.database).resolve().parent / "archives"
+
+    def keep(self, inv: dict[str, Any], investigator: Any, report: dict[str, Any]) -> dict[str, Any]:
+        """After a live run: what its tools read, written as the bundle archive ``forensic collect``
+        writes (the hosts the tools read, the job's steps and logs, the window's Prometheus series),
+        beside the service database; the report names it. A failure to keep it is a note, not a
+        failed investigation."""
+        source = investigator.source
+        if source.origin != "live":
+            return report
+        out = self.archive_dir() / f"{inv['id']}.tar.gz"
+        report = dict(report)
+        notes = list(report.get("notes") or [])
+        if not out.exists():
+            from forensic.harness.collect import collect_source
+            from forensic.harness.provenance import hosts_cited
+            from forensic.sandbox import ForensicError
+
+            records = investigator.app.get_state(investigator.config(inv["thread_id"])).values.get("records") or []
+            hosts = hosts_cited(records, set(source.host_names()))
+            try:
+                out.parent.mkdir(parents=True, exist_ok=True)
+                collect_source(source, out, hosts=[h for h in hosts if h not in source.unreadable_hosts()])
+            except (ForensicError, OSError) as exc:
+                notes.append(f"what this run read could not be kept: {str(exc)[:300]}")
+                return {**report, "notes": notes}
+        origin = dict(report.get("evidence_source") or {})
+        origin["archive"] = str(out)
+        self.store.add_event(inv["id"], "archive", ARCHIVE_EVENT, {"path": str(out), "bytes": out.stat().st_size})
+        return {**report, "evidence_source": origin, "notes": notes}
+
+    def archive_of(self, inv: dict[str, Any]) -> Path | None:
+        """The kept archive of an investigation, when there is one (only ever under archive_dir)."""
+        path = self.archive_dir() / f"{inv['id']}.tar.gz"
+        return path if path.is_file() else None
+
     def _recorded(self, inv_id: str) -> str | None:
         for e in self.store.events_after(inv_id, 0):
             if e["kind"] == SOURCE_EVENT and isinstance(e["data"], dict) and e["data"].get("locator"):
@@ -117,4 +156,4 @@ class LiveSources:
         return None
 
 
-__all__ = ["LIVE", "LiveSources", "SOURCE_EVENT", "UNMAPPED_EVENT", "map_evidence", "unmapped_reason", "unmapped_summary"]
+__all__ = ["ARCHIVE_EVENT", "LIVE", "LiveSources", "SOURCE_EVENT", "UNMAPPED_EVENT", "map_evidence", "unmapped_reason", "unmapped_summary"]

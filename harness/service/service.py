@@ -32,12 +32,13 @@ class Service:
             self.store = SqliteStore(cfg.database)
             self.saver = sqlite_checkpointer(cfg.database)
         self.metrics = Metrics(self.store)
+        self.live = LiveSources(cfg, self.store)
         self.notifier = Notifier(self.store, timeout_s=cfg.notify.timeout_s, max_attempts=cfg.notify.max_attempts)
         self.pool = WorkerPool(self.store, checkpointer=self.saver, limits=cfg.budgets, count=cfg.workers.count,
                                per_job=cfg.workers.per_job, lease_s=cfg.workers.lease_s,
                                step_pause_s=cfg.workers.step_pause_s, on_finish=self._finished,
                                on_tool=lambda tool, status: self.metrics.tool_calls.labels(tool, status).inc(),
-                               where=LiveSources(cfg, self.store).where)
+                               where=self.live.where, keep=self.live.keep)
         self.writer: IntakeWriter | None = None
 
     # -- evidence mapping ------------------------------------------------------------------

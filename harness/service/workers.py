@@ -65,7 +65,8 @@ class WorkerPool:
     def __init__(self, store: Any, *, checkpointer: Any, limits: Limits, count: int, per_job: int, lease_s: float,
                  step_pause_s: float = 0.0, on_finish: Callable[[dict[str, Any], dict[str, Any] | None, float], None] | None = None,
                  on_tool: Callable[[str, str], None] | None = None, poll_s: float = 0.2,
-                 where: Callable[[dict[str, Any]], Any] | None = None) -> None:
+                 where: Callable[[dict[str, Any]], Any] | None = None,
+                 keep: Callable[[dict[str, Any], Any, dict[str, Any]], dict[str, Any]] | None = None) -> None:
         self.store = store
         self.saver = checkpointer
         self.limits = limits
@@ -78,6 +79,8 @@ class WorkerPool:
         self.poll_s = poll_s
         #: What to open for an investigation (its bundle, or a live fleet's locator).
         self.where = where or (lambda inv: inv["bundle"])
+        #: After a run: keep what it read (a live run's archive); returns the report to record.
+        self.keep = keep
         self.boot = uuid.uuid4().hex[:8]
         self._stop = threading.Event()
         self._wake = threading.Event()
@@ -141,6 +144,8 @@ class WorkerPool:
                         self._stop.wait(self.step_pause_s)
                 snap = investigator.app.get_state(cfg)
             report = snap.values.get("report")
+            if report and self.keep:
+                report = self.keep(inv, investigator, report)
             status = "awaiting_approval" if "approval_gate" in (snap.next or ()) else "concluded"
             last = [("gate", "awaiting_approval", {})] if status == "awaiting_approval" else []
             if self.store.finish(inv_id, owner, status=status, report=report, events=[*last, ("end", "end", {"status": status})]):

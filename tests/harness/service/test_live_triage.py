@@ -5,6 +5,9 @@ is ``unmapped`` with its reason on the page and in a notification."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from datetime import datetime, timezone
@@ -55,6 +58,12 @@ def _wait(c, inv: str, done=("awaiting_approval", "concluded", "failed"), timeou
     raise AssertionError(f"{inv} still {d['status']}")
 
 
+def _cli(*args: str, state: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "FORENSIC_STATE_DIR": str(state / "cli-state"), "COLUMNS": "400"}
+    return subprocess.run([sys.executable, "-m", "forensic.harness.cli", *args], capture_output=True, text=True,
+                          timeout=300, env=env, check=False)
+
+
 def _wait_for(pred, timeout_s: float = 20) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and not pred():
@@ -79,7 +88,28 @@ def test_an_alert_without_a_bundle_is_investigated_on_the_live_fleet(app_client,
         assert r.status_code == 202, r.text
         inv = r.json()["opened"][0]
         done = _wait(c, inv)
-    assert done["status"] in ("awaiting_approval", "concluded"), done.get("error")
+        assert done["status"] == "awaiting_approval", done.get("error")
+        # a person approves the live investigation's proposal (the fleet window is reopened for it)
+        p = done["report"]["proposals"][0]
+        ok = c.post(f"/api/v1/investigations/{inv}/proposals/{p['id']}/approve", headers=auth("ann"),
+                    json={"content_hash": p["content_hash"], "reason": "seen"})
+        assert ok.status_code == 200, ok.text
+    # What it read is kept: downloadable, and investigated again (the agents are gone) it gives the same verdict.
+    kept = done["report"]["evidence_source"]["archive"]
+    assert kept.endswith(f"archives/{inv}.tar.gz")
+    got = c.get(f"/api/v1/investigations/{inv}/archive", headers=auth("vic"))
+    assert got.status_code == 200 and got.content[:2] == b"\x1f\x8b"
+    (tmp_path / "kept.tar.gz").write_bytes(got.content)
+    again = _cli("investigate", str(tmp_path / "kept.tar.gz"), "--json", "--no-checkpoint", state=tmp_path)
+    assert again.returncode == 0, again.stderr
+    replayed = json.loads(again.stdout)
+    assert (replayed["verdict"]["root_cause"], replayed["verdict"]["component"]) == (done["verdict"], done["component"])
+    assert replayed["evidence_source"]["origin"] == "archive"
+    after = c.get(f"/api/v1/investigations/{inv}", headers=auth("vic")).json()
+    assert after["report"]["evidence_source"]["archive"] == kept  # a decision keeps it named
+    assert c.get(f"/api/v1/investigations/{inv}/heatmap", headers=auth("vic")).json().get("available") is not False
+    shown = _cli("show", inv, "--checkpoint", str(tmp_path / "serve.sqlite"), state=tmp_path)
+    assert shown.returncode == 0 and f"kept as {kept}" in shown.stdout.replace("\n", ""), shown.stdout + shown.stderr
     assert (done["verdict"], done["component"]) == (truth["root_cause"], truth["component"])
     src = [e for e in done["events"] if e["kind"] == "evidence_source"]
     assert len(src) == 1 and src[0]["data"]["origin"] == "live" and src[0]["data"]["job"] == JOB
