@@ -8,6 +8,7 @@ page and in a notification (:func:`unmapped_reason`, :func:`unmapped_summary`).
 When a worker first runs a live investigation, :class:`LiveSources` turns its alerts into an
 incident description: the job (from the job label), the window (``lookback_s`` before the first
 alert's ``startsAt`` up to now, or ``window_after_s`` after the last alert if that is earlier),
+or ``lookback_s`` before an alert's ``forensic_window_end`` annotation when one names it),
 the title and description from the annotations (they shape triage as a bundle's incident title
 does). The result is a fleet locator, recorded once as the investigation's ``evidence_source``
 event, so a resumed run reopens exactly the same window.
@@ -31,6 +32,9 @@ LIVE = "live:fleet"
 SOURCE_EVENT = "evidence_source"
 UNMAPPED_EVENT = "unmapped"
 ARCHIVE_EVENT = "evidence_archive"
+#: An alert annotation naming the window's end (drills replaying recorded data; rules whose
+#: alert starts well after the fault). The window is then ``lookback_s`` up to it.
+WINDOW_END_ANNOTATION = "forensic_window_end"
 
 
 def map_evidence(cfg: ServeConfig, job: str | None, hosts: list[str]) -> Path | str | None:
@@ -79,6 +83,15 @@ def _title(alerts: list[dict[str, Any]]) -> tuple[str, str]:
     return title[:300], "; ".join(seen)[:2000]
 
 
+def _window_end(alert: dict[str, Any]) -> float | None:
+    """The ``forensic_window_end`` annotation (unix seconds or RFC 3339), when an alert has one."""
+    from forensic.sandbox import parse_time
+
+    raw = (alert.get("annotations") or {}).get(WINDOW_END_ANNOTATION)
+    t = parse_time(raw) if raw else None
+    return float(t) if t is not None and t > 0 else None
+
+
 class LiveSources:
     """What a worker opens for an investigation: its bundle, or the live fleet's locator."""
 
@@ -102,6 +115,10 @@ class LiveSources:
         starts = [float(a["starts_at"]) for a in alerts] or [float(inv.get("first_at") or self.clock())]
         start = min(starts) - fleet.lookback_s
         end = min(self.clock(), max(starts) + fleet.window_after_s)
+        named = [t for a in alerts if (t := _window_end(a)) is not None]
+        if named:  # a drill on recorded data (or a rule that knows better) names the window's end
+            end = min(named)
+            start = end - fleet.lookback_s
         if end <= start:  # an alert from the future (clock skew): read the lookback up to it
             end = start + max(fleet.lookback_s, 60.0)
         title, reported = _title(alerts)

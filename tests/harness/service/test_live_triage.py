@@ -164,3 +164,49 @@ def test_a_broken_fleet_file_stops_the_service_from_starting(tmp_path: Path) -> 
     with pytest.raises(ConfigError, match=r"fleet\.file: .*agents: Field required"):
         parse_config({"fleet": {"file": "fleet.toml"}, "users": [{"name": "a", "role": "viewer", "token_file": "t"}]},
                      tmp_path)
+
+
+class _Store:
+    """The three store calls LiveSources makes, in memory."""
+
+    def __init__(self, alerts: list[dict]) -> None:
+        self.alerts, self.events = alerts, []
+
+    def alerts_of(self, inv_id: str) -> list[dict]:
+        return self.alerts
+
+    def events_after(self, inv_id: str, after: int) -> list[dict]:
+        return self.events
+
+    def add_event(self, inv_id: str, key: str, kind: str, data: dict) -> None:
+        if not any(e["key"] == key for e in self.events):
+            self.events.append({"key": key, "kind": kind, "data": data})
+
+
+def test_the_window_job_and_title_come_from_the_alerts_and_are_recorded_once(tmp_path: Path) -> None:
+    from forensic.harness.service import parse_config
+    from forensic.harness.service.live import LIVE, LiveSources
+
+    (tmp_path / "agent-token").write_text("a-token-of-some-length\n")
+    (tmp_path / "fleet.toml").write_text('[agents]\nurl_template = "http://{host}:9401"\ntoken_file = "agent-token"\n')
+    cfg = parse_config({"fleet": {"file": "fleet.toml", "lookback_s": 600, "window_after_s": 120},
+                        "users": [{"name": "a", "role": "viewer", "token_file": "t"}]}, tmp_path)
+    alerts = [{"alertname": "StepTimeRegression", "starts_at": 10_000.0,
+               "annotations": {"summary": "step time up 12%", "description": "MFU dropped on the panel"}},
+              {"alertname": "XidErrors", "starts_at": 10_300.0, "annotations": {}}]
+    now = [20_000.0]
+    live = LiveSources(cfg, _Store(alerts), clock=lambda: now[0])
+    inv = {"id": "inv-1", "bundle": LIVE, "job": "llm-1", "first_at": 10_000.0}
+    loc = json.loads(live.where(inv).removeprefix("fleet:"))
+    # lookback before the first alert; window_after_s after the last one, as it is earlier than now
+    assert (loc["until"] - loc["since"], loc["until"]) == (9_400.0, 10_420.0)
+    assert loc["job"] == "llm-1" and loc["title"] == "step time up 12%"
+    assert "MFU dropped on the panel" in loc["reported"] and "XidErrors" in loc["reported"]
+    now[0] = 99_999.0  # a resumed run reopens the same window, not a new one
+    assert json.loads(live.where(inv).removeprefix("fleet:")) == loc
+    # a drill names the window's end
+    drill = LiveSources(cfg, _Store([{**alerts[0], "annotations": {"forensic_window_end": "1970-01-01T01:00:00Z"}}]),
+                        clock=lambda: 50_000.0)
+    loc = json.loads(drill.where({**inv, "id": "inv-2"}).removeprefix("fleet:"))
+    assert (loc["until"], loc["since"]) == (3600.0, 600.0)
+    assert live.where({"id": "inv-3", "bundle": "/b/x"}) == "/b/x"  # a bundle stays a bundle
