@@ -342,11 +342,12 @@ def collect_bundle(
     return CollectResult(out=out, hosts=outcomes)
 
 
-def collect_source(src: Any, out: Path, *, hosts: Sequence[str] | None = None,
+def collect_source(src: Any, out: Path, *, hosts: Sequence[str] | None = None, series: Sequence[Any] | None = None,
                    progress: Progress | None = None) -> tuple[CollectResult, list[str]]:
     """A live evidence source (a fleet) written as a bundle: ``hosts`` (default: all of the
     source's), their window-start snapshots where the agents keep one, the job's steps and logs,
-    and the Prometheus series of the window. Returns the result and what could not be read."""
+    and metrics: ``series`` when given (what a run read), else the Prometheus series of the
+    window. Returns the result and what could not be read."""
     from forensic.sandbox import NotFoundError
     from forensic.tools.parsers.step_files import merge_step_files
 
@@ -361,7 +362,10 @@ def collect_source(src: Any, out: Path, *, hosts: Sequence[str] | None = None,
             continue
         before[name] = view
     start, end = src.window
-    metrics, problems = metrics_from_source(src.metrics, float(start), float(end))
+    if series is not None:
+        metrics, problems = openmetrics_texts(series), []
+    else:
+        metrics, problems = metrics_from_source(src.metrics, float(start), float(end))
     docs = src.steps()
     try:  # per-rank files become one steps.csv, read as the investigator reads them
         job_files = {"steps.csv": merge_step_files([(d.source, d.text) for d in docs])} if docs else {}
@@ -434,6 +438,20 @@ def metrics_from_source(source: Any, start: float, end: float, *, history_s: flo
         if lines:
             files[fname] = "\n".join(lines) + "\n# EOF\n"
     return files, problems
+
+
+def openmetrics_texts(series: Sequence[Any]) -> dict[str, str]:
+    """Parsed series as OpenMetrics texts, in the spec's files by family (others in read.om)."""
+    home = {name: fname for fname, names in SPEC_METRICS.items() for name in names}
+    by_file: dict[str, dict[str, list[str]]] = {}
+    for s in series:
+        lines = by_file.setdefault(home.get(s.name, "read.om"), {}).setdefault(s.name, [])
+        labels = ",".join(f'{k}="{_om_escape(v)}"' for k, v in sorted(s.labels.items()) if k != "__name__")
+        for t, v in zip(s.timestamps, s.values):
+            if t == t:
+                lines.append(f"{s.name}{{{labels}}} {_om_value(float(v))} {float(t):.3f}")
+    return {f: "".join(f"# TYPE {name} unknown\n" + "\n".join(lines) + "\n" for name, lines in fams.items()) + "# EOF\n"
+            for f, fams in by_file.items()}
 
 
 def _om_escape(v: str) -> str:

@@ -65,7 +65,7 @@ from forensic.sandbox.placement import (
     TopologyFilePlacement,
 )
 from forensic.sandbox.prometheus import PrometheusMetrics
-from forensic.sandbox.sources import Document, MetricRead, Snapshot, SourceBase, step_file_names
+from forensic.sandbox.sources import Document, MetricRead, RecordingMetrics, Snapshot, SourceBase, step_file_names
 
 _HOST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$")
 _JOB = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -459,7 +459,8 @@ class FleetSource(SourceBase):
             token = read_secret(cfg.path(prom.token_file), "Prometheus token file") if prom.token_file else None  # type: ignore[arg-type]
             metrics = PrometheusMetrics(prom.url, token=token, timeout_s=prom.timeout_s, attempts=prom.attempts,
                                         min_step_s=prom.step_s)
-        self.metrics = metrics if metrics is not None else _NoMetrics()
+        # Recorded: what the tools read is what a kept archive of this run holds.
+        self.metrics = RecordingMetrics(metrics if metrics is not None else _NoMetrics())
         self.incident = Incident.model_validate({
             "schema": SCHEMA, "id": f"live-{job}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime(end))}",
             "title": title or f"Investigate job {job}", "reported": reported, "window": {"start": start, "end": end},
@@ -528,6 +529,10 @@ class FleetSource(SourceBase):
 
     def unreadable_hosts(self) -> dict[str, str]:
         return dict(self._health.down)
+
+    def metrics_read(self) -> list[Any]:
+        """Every metric series the tools (and placement) read so far."""
+        return self.metrics.read_series()
 
     def host_names(self) -> list[str]:
         names = [h.name for h in self.topology.hosts] if self.topology else []

@@ -16,6 +16,8 @@ Derived facts (rank placement, job GPUs) are computed once from the incident and
 
 from __future__ import annotations
 
+import threading
+
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
@@ -111,6 +113,32 @@ class MetricSource(Protocol):
         with samples in ``[start, end]`` (an open bound when None). Never raises for an
         unreachable backend: the reason goes into ``unavailable``."""
         ...
+
+
+class RecordingMetrics:
+    """A metric source that keeps every series it returned (what the tools read), so that a live
+    run's evidence can be written down as it was read (:meth:`read_series`)."""
+
+    def __init__(self, inner: MetricSource) -> None:
+        self.inner = inner
+        self._seen: dict[tuple[str, tuple[tuple[str, str], ...]], Any] = {}
+        self._lock = threading.Lock()
+
+    def series(self, name: str, labels: Mapping[str, str] | None = None,
+               start: float | None = None, end: float | None = None) -> MetricRead:
+        got = self.inner.series(name, labels, start, end)
+        with self._lock:
+            for s in got.series:
+                key = (s.name, tuple(sorted(s.labels.items())))
+                old = self._seen.get(key)
+                if old is None or len(s.timestamps) > len(old.timestamps):  # the widest read of it
+                    self._seen[key] = s
+        return got
+
+    def read_series(self) -> list[Any]:
+        """Every series returned so far, one per name and label set."""
+        with self._lock:
+            return list(self._seen.values())
 
 
 @runtime_checkable

@@ -222,7 +222,7 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
     def get_investigation(inv_id: str, _: Annotated[User, Depends(need("viewer"))]) -> dict[str, Any]:
         """Status, the forensic.report/v1 report (once concluded) and the alerts it grouped."""
         inv = _get(inv_id)
-        return {**_summary(inv), "gpus": inv["gpus"], "report": inv["report"], "alerts": svc.store.alerts_of(inv_id),
+        return {**_summary(inv), "gpus": inv["gpus"], "report": svc.live.with_archive(inv, inv["report"]), "alerts": svc.store.alerts_of(inv_id),
                 "events": svc.store.events_after(inv_id, 0)}
 
     @app.get("/api/v1/investigations/{inv_id}/heatmap", tags=["investigations"])

@@ -63,9 +63,6 @@ def decide(store: Any, saver: Any, inv_id: str, proposal_id: str, verdict: str, 
             # A live investigation reopens the fleet window it read (``where``: LiveSources.where).
             investigator = Investigator(where(inv) if where else inv["bundle"], checkpointer=saver)
             report, audit = investigator.decide(inv["thread_id"], [d])
-            kept = (inv.get("report") or {}).get("evidence_source")
-            if kept and kept.get("archive"):
-                report = {**report, "evidence_source": kept}
         except ForensicError as exc:
             raise refuse(409, str(exc)) from None
         entry = audit[-1] if audit else {"outcome": "refused", "reason": "no decision recorded"}

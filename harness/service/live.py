@@ -132,34 +132,36 @@ class LiveSources:
     def archive_dir(self) -> Path:
         return Path(self.cfg.database).resolve().parent / "archives"
 
-    def keep(self, inv: dict[str, Any], investigator: Any, report: dict[str, Any]) -> dict[str, Any]:
-        """After a live run: what its tools read, written as the bundle archive ``forensic collect``
-        writes (the hosts the tools read, the job's steps and logs, the window's Prometheus series),
-        beside the service database; the report names it. A failure to keep it is a note, not a
-        failed investigation."""
+    def keep(self, inv: dict[str, Any], investigator: Any) -> None:
+        """After a live run has recorded its conclusion: what its tools read (the hosts they read,
+        the job's steps and logs, the metric series they read), written as the bundle archive
+        ``forensic collect`` writes, beside the service database. It appears complete or not at
+        all; the API names it in the report (:meth:`with_archive`). A failure is logged and an
+        event, never a failed investigation."""
         source = investigator.source
-        if source.origin != "live":
-            return report
-        out = self.archive_dir() / f"{inv['id']}.tar.gz"
-        report = dict(report)
-        notes = list(report.get("notes") or [])
-        if not out.exists():
-            from forensic.harness.collect import collect_source
-            from forensic.harness.provenance import hosts_cited
-            from forensic.sandbox import ForensicError
+        if source.origin != "live" or self.archive_of(inv) is not None:
+            return
+        from forensic.harness.collect import collect_source
+        from forensic.harness.provenance import hosts_cited
+        from forensic.sandbox import ForensicError
 
+        out = self.archive_dir() / f"{inv['id']}.tar.gz"
+        try:
             records = investigator.app.get_state(investigator.config(inv["thread_id"])).values.get("records") or []
-            hosts = hosts_cited(records, set(source.host_names()))
-            try:
-                out.parent.mkdir(parents=True, exist_ok=True)
-                collect_source(source, out, hosts=[h for h in hosts if h not in source.unreadable_hosts()])
-            except (ForensicError, OSError) as exc:
-                notes.append(f"what this run read could not be kept: {str(exc)[:300]}")
-                return {**report, "notes": notes}
-        origin = dict(report.get("evidence_source") or {})
-        origin["archive"] = str(out)
+            hosts = [h for h in hosts_cited(records, set(source.host_names())) if h not in source.unreadable_hosts()]
+            out.parent.mkdir(parents=True, exist_ok=True)
+            collect_source(source, out, hosts=hosts, series=source.metrics_read())
+        except (ForensicError, OSError) as exc:
+            self.store.add_event(inv["id"], "archive", ARCHIVE_EVENT, {"error": str(exc)[:300]})
+            return
         self.store.add_event(inv["id"], "archive", ARCHIVE_EVENT, {"path": str(out), "bytes": out.stat().st_size})
-        return {**report, "evidence_source": origin, "notes": notes}
+
+    def with_archive(self, inv: dict[str, Any], report: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The report naming its kept archive, once there is one."""
+        kept = self.archive_of(inv)
+        if report is None or kept is None or not isinstance(report.get("evidence_source"), dict):
+            return report
+        return {**report, "evidence_source": {**report["evidence_source"], "archive": str(kept)}}
 
     def archive_of(self, inv: dict[str, Any]) -> Path | None:
         """The kept archive of an investigation, when there is one (only ever under archive_dir)."""

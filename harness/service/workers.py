@@ -66,7 +66,7 @@ class WorkerPool:
                  step_pause_s: float = 0.0, on_finish: Callable[[dict[str, Any], dict[str, Any] | None, float], None] | None = None,
                  on_tool: Callable[[str, str], None] | None = None, poll_s: float = 0.2,
                  where: Callable[[dict[str, Any]], Any] | None = None,
-                 keep: Callable[[dict[str, Any], Any, dict[str, Any]], dict[str, Any]] | None = None) -> None:
+                 keep: Callable[[dict[str, Any], Any], None] | None = None) -> None:
         self.store = store
         self.saver = checkpointer
         self.limits = limits
@@ -79,7 +79,7 @@ class WorkerPool:
         self.poll_s = poll_s
         #: What to open for an investigation (its bundle, or a live fleet's locator).
         self.where = where or (lambda inv: inv["bundle"])
-        #: After a run: keep what it read (a live run's archive); returns the report to record.
+        #: After a run is recorded: keep what it read (a live run's archive).
         self.keep = keep
         self.boot = uuid.uuid4().hex[:8]
         self._stop = threading.Event()
@@ -144,13 +144,13 @@ class WorkerPool:
                         self._stop.wait(self.step_pause_s)
                 snap = investigator.app.get_state(cfg)
             report = snap.values.get("report")
-            if report and self.keep:
-                report = self.keep(inv, investigator, report)
             status = "awaiting_approval" if "approval_gate" in (snap.next or ()) else "concluded"
             last = [("gate", "awaiting_approval", {})] if status == "awaiting_approval" else []
             if self.store.finish(inv_id, owner, status=status, report=report, events=[*last, ("end", "end", {"status": status})]):
                 if self.on_finish:
                     self.on_finish(self.store.investigation(inv_id), report, time.monotonic() - t0)
+                if self.keep:  # after the verdict and its notification: nobody waits for it
+                    self.keep(inv, investigator)
         except ForensicError as exc:
             self._fail(inv_id, owner, str(exc))
         except Exception as exc:  # a bug must fail this investigation, not the worker

@@ -126,7 +126,11 @@ scrape_configs:
             assert (done["verdict"], done["component"]) == (replay["root_cause"], replay["component"])
             origin = done["report"]["evidence_source"]
             assert origin["origin"] == "live" and origin["hosts_unreachable"] == [] and "gpu-e126" in origin["hosts_read"]
-            assert origin["archive"] and Path(origin["archive"]).is_file()
+            deadline = time.monotonic() + 120  # what it read is kept once the verdict is out
+            while time.monotonic() < deadline and not origin.get("archive"):
+                time.sleep(0.5)
+                origin = srv.get(f"/api/v1/investigations/{inv}").json()["report"]["evidence_source"]
+            assert origin.get("archive") and Path(origin["archive"]).is_file()
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline and not _Receiver.got:
                 time.sleep(0.2)

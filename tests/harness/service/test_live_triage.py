@@ -94,8 +94,11 @@ def test_an_alert_without_a_bundle_is_investigated_on_the_live_fleet(app_client,
         ok = c.post(f"/api/v1/investigations/{inv}/proposals/{p['id']}/approve", headers=auth("ann"),
                     json={"content_hash": p["content_hash"], "reason": "seen"})
         assert ok.status_code == 200, ok.text
-    # What it read is kept: downloadable, and investigated again (the agents are gone) it gives the same verdict.
-    kept = done["report"]["evidence_source"]["archive"]
+        # What it read is kept (after the verdict): downloadable, and investigated again (the agents
+        # are gone) it gives the same verdict.
+        _wait_for(lambda: bool(c.get(f"/api/v1/investigations/{inv}", headers=auth("vic")).json()["report"]
+                               ["evidence_source"].get("archive")), timeout_s=120)
+    kept = c.get(f"/api/v1/investigations/{inv}", headers=auth("vic")).json()["report"]["evidence_source"]["archive"]
     assert kept.endswith(f"archives/{inv}.tar.gz")
     got = c.get(f"/api/v1/investigations/{inv}/archive", headers=auth("vic"))
     assert got.status_code == 200 and got.content[:2] == b"\x1f\x8b"
