@@ -646,11 +646,11 @@ __all__ = [
     "JobConfig",
     "PrometheusConfig",
     "TopologyConfig",
+    "fleet_locator",
     "load_fleet",
     "open_fleet",
     "parse_since",
     "reopen_fleet",
     "remote_host",
-    "fleet_locator",
     "valid_job_name",
 ]

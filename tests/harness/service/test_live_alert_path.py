@@ -25,7 +25,7 @@ from forensic.harness.service.bench import free_port
 from forensic.sandbox import Bundle
 from tests.harness.executors.conftest import slurm  # noqa: F401  (the real Slurm fixture)
 
-from .conftest import EXAMPLE, JOB, need_binary
+from .conftest import EXAMPLE, need_binary
 from .test_alert_path import _Exporter, _Receiver, _serve, _spawn, _step_times, _stop
 from .test_browser import _browser, _playwright, _sign_in
 
