@@ -348,7 +348,10 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
         if not thread.startswith(f"chat-{body.investigation}-"):
             raise Problem(409, f"conversation {thread!r} is not about {body.investigation}")
         try:
-            conv = Conversation(inv["bundle"], checkpointer=svc.saver, limits=svc.cfg.budgets, thread_id=thread)
+            # A live run is talked about from what it read (its archive), else from its fleet window.
+            kept = svc.live.archive_of(inv)
+            conv = Conversation(str(kept) if kept else svc.live.where(inv), checkpointer=svc.saver,
+                                limits=svc.cfg.budgets, thread_id=thread)
             if body.conversation and not conv.state():
                 raise Problem(404, f"no conversation {thread!r}")
             answer = conv.ask(body.question)

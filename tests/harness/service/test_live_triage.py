@@ -111,6 +111,8 @@ def test_an_alert_without_a_bundle_is_investigated_on_the_live_fleet(app_client,
     after = c.get(f"/api/v1/investigations/{inv}", headers=auth("vic")).json()
     assert after["report"]["evidence_source"]["archive"] == kept  # a decision keeps it named
     assert c.get(f"/api/v1/investigations/{inv}/heatmap", headers=auth("vic")).json().get("available") is not False
+    chat = c.post("/api/v1/chat", headers=auth("vic"), json={"investigation": inv, "question": "why is it slow?"})
+    assert chat.status_code == 200 and chat.json()["claims"], chat.text  # answered from the kept evidence
     shown = _cli("show", inv, "--checkpoint", str(tmp_path / "serve.sqlite"), state=tmp_path)
     assert shown.returncode == 0 and f"kept as {kept}" in shown.stdout.replace("\n", ""), shown.stdout + shown.stderr
     assert (done["verdict"], done["component"]) == (truth["root_cause"], truth["component"])
