@@ -205,6 +205,10 @@ class EvidenceSource(Protocol):
         """Hosts that could not be read, with why."""
         ...
 
+    def metrics_read(self) -> list[Any]:
+        """The metric series read so far, where the source keeps them (a live fleet), else []."""
+        ...
+
     def host_names(self) -> list[str]: ...
     def host_info(self, name: str) -> HostInfo | None: ...
     def rank_map(self) -> dict[int, tuple[str, int]]: ...
@@ -243,6 +247,10 @@ class SourceBase:
     def unreadable_hosts(self) -> dict[str, str]:
         """Hosts that could not be read, with why: none for recorded evidence."""
         return {}
+
+    def metrics_read(self) -> list[Any]:
+        """Recorded evidence keeps no account of the series read."""
+        return []
 
     @property
     def window(self) -> tuple[float | None, float | None]:

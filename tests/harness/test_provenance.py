@@ -62,3 +62,33 @@ def test_a_stale_live_run_is_not_confirmed_silently(tmp_path: Path) -> None:
     # Before, the stale steps read as a hang: CONFIRMED 1.00 through collective_timeout, no note.
     assert report["status"] != "confirmed" and "collective_timeout" not in report["chain"]
     assert ev["hosts_read"] and ev["hosts_unreachable"] == []
+
+
+def test_live_metric_series_that_stop_before_the_window_ends_are_said(tmp_path: Path) -> None:
+    import numpy as np
+
+    from forensic.harness.provenance import provenance
+    from forensic.sandbox.fleet import FleetSource, load_fleet
+    from forensic.sandbox.sources import MetricRead
+    from forensic.tools.parsers.openmetrics import Series
+
+    start, end = 1_000_000.0, 1_003_600.0
+
+    def series(name: str, last: float) -> Series:
+        ts = np.arange(start, last + 1, 60.0)
+        return Series(name=name, labels={"Hostname": "h1", "gpu": "0"}, timestamps=ts, values=np.ones_like(ts), family=name)
+
+    class Prom:  # the metric-source seam: one exporter stopped half-way, one kept going
+        def series(self, name, labels=None, start=None, end=None) -> MetricRead:
+            return MetricRead(series=[series(name, 1_001_800.0 if name == "DCGM_FI_DEV_GPU_TEMP" else end)])
+
+    (tmp_path / "token").write_text("a-token-of-some-length\n")
+    (tmp_path / "fleet.toml").write_text('[agents]\nurl_template = "http://{host}:9401"\ntoken_file = "token"\nhosts = ["h1"]\n')
+    src = FleetSource(load_fleet(tmp_path / "fleet.toml"), job="j", start=start, end=end, metrics=Prom())
+    src.metrics.series("DCGM_FI_DEV_GPU_TEMP", None, start, end)
+    src.metrics.series("DCGM_FI_DEV_POWER_USAGE", None, start, end)
+    out = provenance(src, []).outside_window
+    assert [o.what for o in out] == ["metric DCGM_FI_DEV_GPU_TEMP"]
+    assert out[0].last == 1_001_800.0 and "stopped" in out[0].detail and out[0].stale is False
+    # recorded evidence keeps no account of series read: nothing to say there
+    assert provenance(MemorySource.from_bundle(Bundle(EXAMPLE)), []).outside_window == []
