@@ -385,6 +385,47 @@ def collect_bundle(
     return CollectResult(out=out, hosts=outcomes, bytes=caps.written)
 
 
+def collect_source(src: Any, out: Path, *, hosts: Sequence[str] | None = None, series: Sequence[Any] | None = None,
+                   progress: Progress | None = None, caps: Mapping[str, int] | None = None) -> tuple[CollectResult, list[str]]:
+    """A live evidence source (a fleet) written as a bundle: ``hosts`` (default: all of the
+    source's), their window-start snapshots where the agents keep one, the job's steps and logs,
+    and metrics: ``series`` when given (what a run read), else the Prometheus series of the
+    window. Returns the result and what could not be read."""
+    from forensic.sandbox import NotFoundError
+    from forensic.tools.parsers.step_files import merge_step_files
+
+    names = list(src.host_names()) if hosts is None else [h for h in src.host_names() if h in set(hosts)]
+    chosen = [(n, src.host(n)) for n in names]
+    before = {}
+    for name, _ in chosen:
+        view = src.host(name, "before")
+        try:
+            view.list("/sys")  # a replay agent has a window-start snapshot; a live one says it has none
+        except (NotFoundError, ForensicError):
+            continue
+        before[name] = view
+    start, end = src.window
+    if series is not None:
+        metrics, problems = openmetrics_texts(series), []
+    else:
+        metrics, problems = metrics_from_source(src.metrics, float(start), float(end))
+    docs = src.steps()
+    try:  # per-rank files become one steps.csv, read as the investigator reads them
+        job_files = {"steps.csv": merge_step_files([(d.source, d.text) for d in docs])} if docs else {}
+    except ForensicError:
+        job_files = {f"steps-{i:05d}.csv": d.text for i, d in enumerate(docs)}
+    for name in src.log_names():
+        try:
+            job_files[f"logs/{name}"] = src.log(name).text
+        except ForensicError:
+            pass
+    incident = src.incident.model_dump(by_alias=True, exclude_none=True)
+    topology = src.topology.model_dump(exclude_none=True) if src.topology else None
+    result = collect_bundle(chosen, out, incident=incident, before=before, job_files=job_files, metrics=metrics,
+                            topology=topology, progress=progress, **(caps or {}))
+    return result, problems
+
+
 def _publish(root: Path, out: Path) -> None:
     name = out.name.lower()
     if name.endswith((".tar.gz", ".tgz")):
@@ -440,6 +481,20 @@ def metrics_from_source(source: Any, start: float, end: float, *, history_s: flo
         if lines:
             files[fname] = "\n".join(lines) + "\n# EOF\n"
     return files, problems
+
+
+def openmetrics_texts(series: Sequence[Any]) -> dict[str, str]:
+    """Parsed series as OpenMetrics texts, in the spec's files by family (others in read.om)."""
+    home = {name: fname for fname, names in SPEC_METRICS.items() for name in names}
+    by_file: dict[str, dict[str, list[str]]] = {}
+    for s in series:
+        lines = by_file.setdefault(home.get(s.name, "read.om"), {}).setdefault(s.name, [])
+        labels = ",".join(f'{k}="{_om_escape(v)}"' for k, v in sorted(s.labels.items()) if k != "__name__")
+        for t, v in zip(s.timestamps, s.values):
+            if t == t:
+                lines.append(f"{s.name}{{{labels}}} {_om_value(float(v))} {float(t):.3f}")
+    return {f: "".join(f"# TYPE {name} unknown\n" + "\n".join(lines) + "\n" for name, lines in fams.items()) + "# EOF\n"
+            for f, fams in by_file.items()}
 
 
 def _om_escape(v: str) -> str:

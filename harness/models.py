@@ -99,6 +99,28 @@ class BudgetReport(BaseModel):
     wall_s_limit: float = 300.0
 
 
+class OutsideWindow(BaseModel):
+    """Evidence whose timestamps all lie outside the investigation's window."""
+
+    what: str = Field(description="What was read, e.g. job/steps.csv.")
+    first: float | None = Field(None, description="Its first timestamp, unix seconds.")
+    last: float | None = Field(None, description="Its last timestamp, unix seconds.")
+    stale: bool = Field(True, description="Too far from the window to be weighed (else read, and said).")
+    detail: str = Field("", description="In words, and how it was weighed.")
+
+
+class EvidenceOrigin(BaseModel):
+    """Where the evidence of a report came from."""
+
+    origin: str = Field(description="live (agents and Prometheus), bundle, or archive (a bundle as one file).")
+    where: str = Field("", description="The bundle or archive path, or the live fleet's locator.")
+    window: dict[str, float | None] = Field(default_factory=dict, description="start and end, unix seconds.")
+    hosts_read: list[str] = Field(default_factory=list, description="Hosts whose evidence some tool read.")
+    hosts_unreachable: list[str] = Field(default_factory=list, description="Hosts that could not be read (why: notes).")
+    outside_window: list[OutsideWindow] = Field(default_factory=list, description="Evidence outside the window, not weighed.")
+    archive: str | None = Field(None, description="Where what a live run read is kept as a bundle archive.")
+
+
 class Report(BaseModel):
     """What ``forensic investigate --json`` prints."""
 
@@ -127,6 +149,7 @@ class Report(BaseModel):
         "", description="Why the status is what it is, in one sentence. Status says whether the playbook's confirmation "
                         "rule is met; confidence is the verdict's probability against the other hypotheses. Where the two "
                         "could read as contradicting (confirmed below 0.5, probable at 0.8 or more) this says why.")
+    evidence_source: EvidenceOrigin | None = Field(None, description="Where the evidence came from (live or bundle, window, hosts).")
 
     model_config = {"populate_by_name": True}
 

@@ -8,6 +8,7 @@ and the approve commands are printed unwrapped so they copy and paste whole.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from rich.console import Console
@@ -141,6 +142,28 @@ def _verdict(report: dict[str, Any], con: Console) -> None:
     con.print(g)
 
 
+def evidence_line(report: dict[str, Any]) -> str:
+    """Where the evidence came from, in one line ('' for reports written before it was recorded)."""
+    ev = report.get("evidence_source")
+    if not isinstance(ev, dict):
+        return ""
+    w = ev.get("window") or {}
+
+    def utc(t: Any) -> str:
+        return time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(t)) if isinstance(t, (int, float)) else "?"
+
+    parts = [f"evidence: {ev.get('origin')}", f"window {utc(w.get('start'))} to {utc(w.get('end'))}",
+             f"{len(ev.get('hosts_read') or [])} host(s) read"]
+    if ev.get("hosts_unreachable"):
+        parts.append("unreachable: " + ", ".join(ev["hosts_unreachable"][:10])
+                     + (f" (+{len(ev['hosts_unreachable']) - 10})" if len(ev["hosts_unreachable"]) > 10 else ""))
+    if ev.get("outside_window"):
+        parts.append("outside the window, not weighed: " + ", ".join(o.get("what", "?") for o in ev["outside_window"]))
+    if ev.get("archive"):
+        parts.append(f"kept as {ev['archive']}")
+    return "  ".join(parts)
+
+
 def render_report(report: dict[str, Any], con: Console, *, full: bool = False, thread: str | None = None,
                   spark: tuple[str, str, str, str] | None = None) -> None:
     """Print the report: details first, then the verdict, then what to run to approve.
@@ -160,6 +183,9 @@ def render_report(report: dict[str, Any], con: Console, *, full: bool = False, t
         con.print(Text(f"note: {note}", style="dim"))
     if len(rest) > 3 and not full:
         con.print(Text(f"({len(rest) - 3} more notes with --full)", style="dim"))
+    origin = evidence_line(report)
+    if origin:
+        con.print(Text(origin, style="dim"))
     b = report["budget"]
     con.print(Text(f"planner={report['planner']}  tool calls {b['tool_calls']}/{b['tool_calls_limit']}  "
                    f"wall {b['wall_s']:.2f}/{b['wall_s_limit']:g} s  tokens {b['llm_tokens']}/{b['llm_tokens_limit']}", style="dim"))

@@ -11,6 +11,7 @@ from forensic.harness.health import check_healthy, unread_evidence
 from forensic.harness.failure_graph import FailureGraph, Hypothesis, Observation, _covered, beliefs, host_of, observe
 from forensic.harness.ledger import by_id
 from forensic.harness.models import BudgetReport, EvidenceRecord, Finding, Report, Verdict
+from forensic.harness.provenance import provenance
 
 if TYPE_CHECKING:
     from forensic.harness.graph import Investigator, State
@@ -311,6 +312,10 @@ def build_report(inv: Investigator, state: State) -> Report:
     if unread:
         shown = "; ".join(unread[:UNREAD_IN_NOTE]) + (f"; and {len(unread) - UNREAD_IN_NOTE} more" if len(unread) > UNREAD_IN_NOTE else "")
         notes.append(f"could not read ({len(unread)}): {shown}")
+    origin = provenance(inv.source, records)
+    for o in origin.outside_window:
+        if o.detail and o.detail not in notes:
+            notes.append(o.detail)
     missing = [r for r in records if r["status"] == "no_data"]
     if missing:
         notes.append("no data for: " + ", ".join(f"{r['tool']}{'@' + r['args']['host'] if r['args'].get('host') else ''}" for r in missing))
@@ -342,5 +347,6 @@ def build_report(inv: Investigator, state: State) -> Report:
         untested=_untested(graph, obs, leading),
         unread=unread[:UNREAD_LISTED],
         status_reason=_status_reason(graph, status, top, alternatives, notes),
+        evidence_source=origin,
     )
 

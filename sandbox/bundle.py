@@ -199,6 +199,8 @@ class Bundle(SourceBase):
     topology_error: str | None = None
     #: Why the gzip files were not all checked at open (the budget ran out), when they were not.
     gzip_unverified: str | None = None
+    #: The archive this bundle was unpacked from, when it came as one file.
+    archive: Path | None = None
 
     def __init__(self, root: Path | str, *, verify_gzip: bool | Literal["lazy"] = True,
                  verify_budget_s: float | None = None, budget_s: float | None = None) -> None:
@@ -212,6 +214,7 @@ class Bundle(SourceBase):
         self._open_by = None if budget_s is None or not math.isfinite(budget_s) else time.monotonic() + budget_s
         unpacked: Path | None = None
         if root.is_file() and is_archive(root):
+            self.archive = root.resolve()
             with deadline.deadline(self._open_left(), what=f"unpacking {root.name}"):
                 unpacked = extract_archive(root)  # checked and unpacked under the same confinement rules
             root = bundle_root(unpacked)

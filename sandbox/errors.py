@@ -6,7 +6,8 @@ catch the whole family in one place and turn it into a clear message::
     ForensicError
     ├── BundleError             input that cannot be investigated (CLI exit code 2)
     │   ├── NotABundleError     a folder without incident.json
-    │   └── CorruptInputError   unreadable JSON, truncated gzip, wrong schema
+    │   ├── CorruptInputError   unreadable JSON, truncated gzip, wrong schema
+    │   └── PlacementError      a job's hosts could not be read (scheduler down, job unknown; sandbox.placement)
     ├── SandboxError            a request the sandbox refuses
     │   ├── PathEscapeError     "..", absolute paths or symlinks that leave the root
     │   ├── NotFoundError       the file or recorded command output does not exist

@@ -14,7 +14,8 @@ The fleet file (``fleet.toml``) says where everything is::
     timeout_s = 10
 
     [topology]
-    file = "topology.json"                 # or: prometheus_label = "Hostname"
+    file = "topology.json"                 # or: prometheus_label = "Hostname", or scheduler = "slurm"
+                                           # or scheduler = "kubernetes" (kubernetes_label = "training-job")
 
     [job]
     dir = "/shared/jobs/{job}"             # steps.csv and logs/*.log; or: url = "http://jobs/{job}"
@@ -39,13 +40,13 @@ import tomllib
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from forensic.sandbox._fs import ConfinedFS
-from forensic.sandbox.bundle import SCHEMA, GpuInfo, HostInfo, Incident, Topology
+from forensic.sandbox.bundle import SCHEMA, Incident, Topology
 from forensic.sandbox.errors import (
     BundleError,
     ForensicError,
@@ -56,8 +57,16 @@ from forensic.sandbox.errors import (
 )
 from forensic.sandbox.host import Host
 from forensic.names import is_host_name
+from forensic.sandbox.placement import (
+    KubernetesPlacement,
+    Placement,
+    PlacementError,
+    PrometheusPlacement,
+    SlurmPlacement,
+    TopologyFilePlacement,
+)
 from forensic.sandbox.prometheus import PrometheusMetrics
-from forensic.sandbox.sources import Document, MetricRead, Snapshot, SourceBase, step_file_names
+from forensic.sandbox.sources import Document, MetricRead, RecordingMetrics, Snapshot, SourceBase, step_file_names
 
 _JOB = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 #: Job files read over HTTP: larger answers are refused.
@@ -119,17 +128,22 @@ class AgentsConfig(_Strict):
 
 
 class TopologyConfig(_Strict):
-    """Where the hosts, GPUs, NICs and rank placement come from."""
+    """Where the hosts, GPUs, NICs and rank placement come from (one of these; sandbox.placement)."""
 
     file: Path | None = Field(None, description="topology.json in the bundle format.")
     prometheus_label: str | None = Field(None, description="Label of DCGM series that names the host, e.g. Hostname.")
     job_label: str | None = Field(None, description="Label of DCGM series that names the job (keeps the job's hosts).")
     metric: str = Field("DCGM_FI_DEV_GPU_TEMP", description="DCGM series read to list hosts and GPUs.")
+    scheduler: Literal["slurm", "kubernetes"] | None = Field(None, description="Ask the scheduler which nodes run the job.")
+    slurm_conf: Path | None = Field(None, description="slurm.conf for squeue/scontrol (default: theirs).")
+    kubernetes_label: str = Field("training-job", description="Pods labelled LABEL=<job> run the job.")
+    kubernetes_namespace: str | None = Field(None, description="Namespace of the job's pods (default: all).")
+    kubeconfig: Path | None = Field(None, description="kubeconfig file (default: the in-cluster service account).")
 
     @model_validator(mode="after")
     def _one(self) -> TopologyConfig:
-        if self.file is not None and self.prometheus_label is not None:
-            raise ValueError("give file or prometheus_label, not both")
+        if sum(x is not None for x in (self.file, self.prometheus_label, self.scheduler)) > 1:
+            raise ValueError("give one of file, prometheus_label or scheduler, not both")
         return self
 
 
@@ -425,7 +439,7 @@ class FleetSource(SourceBase):
     """Evidence read live: every host through its agent, metrics through Prometheus."""
 
     def __init__(self, cfg: FleetConfig, *, job: str, start: float, end: float, title: str = "",
-                 ranks: int | None = None, host_factory: HostFactory | None = None,
+                 ranks: int | None = None, reported: str = "", host_factory: HostFactory | None = None,
                  metrics: Any = None, locator: str = "fleet", probe: bool = False) -> None:
         if not _JOB.fullmatch(job):
             raise FleetFileError(f"job name {job!r} is not a valid job name")
@@ -433,6 +447,7 @@ class FleetSource(SourceBase):
             raise FleetFileError("the window must end after it starts")
         self.cfg = cfg
         self.locator = locator
+        self.origin = "live"
         self._notes: list[str] = []
         #: Host names met (Prometheus labels) that cannot be a host's: named in the report, never read.
         self._refused: dict[str, str] = {}
@@ -446,10 +461,11 @@ class FleetSource(SourceBase):
             token = read_secret(cfg.path(prom.token_file), "Prometheus token file") if prom.token_file else None  # type: ignore[arg-type]
             metrics = PrometheusMetrics(prom.url, token=token, timeout_s=prom.timeout_s, attempts=prom.attempts,
                                         min_step_s=prom.step_s)
-        self.metrics = metrics if metrics is not None else _NoMetrics()
+        # Recorded: what the tools read is what a kept archive of this run holds.
+        self.metrics = RecordingMetrics(metrics if metrics is not None else _NoMetrics())
         self.incident = Incident.model_validate({
             "schema": SCHEMA, "id": f"live-{job}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime(end))}",
-            "title": title or f"Investigate job {job}", "window": {"start": start, "end": end},
+            "title": title or f"Investigate job {job}", "reported": reported, "window": {"start": start, "end": end},
             "job": {"name": job, "ranks": ranks, "gpus_per_node": cfg.gpus_per_node},
         })
         self.topology = self._load_topology(job)
@@ -464,36 +480,31 @@ class FleetSource(SourceBase):
 
     # -- opening -------------------------------------------------------------------------------
     def _load_topology(self, job: str) -> Topology | None:
-        tcfg = self.cfg.topology
-        if tcfg.file is not None:
-            path = self.cfg.path(tcfg.file)
-            try:
-                raw = path.read_bytes()  # type: ignore[union-attr]
-                text = (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode("utf-8")  # type: ignore[union-attr]
-                return Topology.model_validate(json.loads(text))
-            except (OSError, EOFError, ValueError) as exc:
-                raise FleetFileError(f"topology file {path}: unusable ({str(exc).splitlines()[0][:200]})") from None
-        if tcfg.prometheus_label is not None:
-            start, end = self.window
-            labels = {tcfg.job_label: job} if tcfg.job_label else None
-            got: MetricRead = self.metrics.series(tcfg.metric, labels, start, end)
-            if got.unavailable:
-                self._notes.append(f"hosts not listed from Prometheus: {got.unavailable}")
-                return None
-            hosts: dict[str, dict[int, GpuInfo]] = {}
-            for s in got.series:
-                name = s.labels.get(tcfg.prometheus_label)
-                if not is_host_name(name):
-                    if name:
-                        self._refused[name[:300]] = f"not a valid host name (label {tcfg.prometheus_label} of {tcfg.metric})"
-                    continue
-                gpus = hosts.setdefault(name, {})
-                try:
-                    idx = int(s.labels.get("gpu", ""))
-                except ValueError:
-                    continue
-                gpus[idx] = GpuInfo(index=idx, pci_bus_id=s.labels.get("pci_bus_id"), uuid=s.labels.get("UUID"))
-            return Topology(hosts=[HostInfo(name=h, gpus=[g for _, g in sorted(gs.items())]) for h, gs in sorted(hosts.items())])
+        place = self._placement()
+        if place is None:
+            return None
+        start, end = self.window
+        try:
+            return place.topology(job, (float(start or 0.0), float(end or 0.0)))
+        except PlacementError as exc:
+            if isinstance(place, TopologyFilePlacement):
+                raise FleetFileError(str(exc)) from None  # the fleet file names a file that is not usable
+            self._notes.append(str(exc))  # the agents' own host list stands in
+            return None
+        finally:
+            self._refused.update(getattr(place, "refused", {}))
+
+    def _placement(self) -> Placement | None:
+        t = self.cfg.topology
+        if t.file is not None:
+            return TopologyFilePlacement(self.cfg.path(t.file))  # type: ignore[arg-type]
+        if t.prometheus_label is not None:
+            return PrometheusPlacement(self.metrics, host_label=t.prometheus_label, job_label=t.job_label, metric=t.metric)
+        if t.scheduler == "slurm":
+            return SlurmPlacement(slurm_conf=self.cfg.path(t.slurm_conf))
+        if t.scheduler == "kubernetes":
+            return KubernetesPlacement(label=t.kubernetes_label, namespace=t.kubernetes_namespace,
+                                       kubeconfig=self.cfg.path(t.kubeconfig))
         return None
 
     def _probe(self) -> None:
@@ -522,6 +533,10 @@ class FleetSource(SourceBase):
 
     def unreadable_hosts(self) -> dict[str, str]:
         return {**super().unreadable_hosts(), **self._refused, **self._health.down}
+
+    def metrics_read(self) -> list[Any]:
+        """Every metric series the tools (and placement) read so far."""
+        return self.metrics.read_series()
 
     def host_names(self) -> list[str]:
         names = [h.name for h in self.topology.hosts] if self.topology else []
@@ -580,9 +595,24 @@ class FleetSource(SourceBase):
         return doc
 
 
+def valid_job_name(job: str) -> bool:
+    """Whether ``job`` can name a job here (it becomes part of paths and URLs)."""
+    return bool(_JOB.match(job))
+
+
+def fleet_locator(fleet_file: Path | str, *, job: str, since: float, until: float, title: str = "",
+                  ranks: int | None = None, reported: str = "") -> str:
+    """The string a run records to reopen the same source (:func:`reopen_fleet`)."""
+    args: dict[str, Any] = {"file": str(Path(fleet_file).resolve()), "job": job, "since": since, "until": until,
+                            "title": title, "ranks": ranks}
+    if reported:  # absent when empty: locators recorded before it existed stay equal
+        args["reported"] = reported
+    return "fleet:" + json.dumps(args, sort_keys=True)
+
+
 def open_fleet(fleet_file: Path | str, *, job: str, since: str | float, until: float | None = None,
                title: str = "", ranks: int | None = None, host_factory: HostFactory | None = None,
-               probe: bool = True) -> FleetSource:
+               probe: bool = True, reported: str = "") -> FleetSource:
     """The live source of ``job`` over ``[until - since, until]`` (``until`` defaults to now); every
     agent is probed once at open so that the report names the hosts that could not be read."""
     cfg = load_fleet(fleet_file)
@@ -591,9 +621,8 @@ def open_fleet(fleet_file: Path | str, *, job: str, since: str | float, until: f
     except ValueError as exc:
         raise FleetFileError(f"--since: {exc}") from None
     end = time.time() if until is None else float(until)
-    locator = "fleet:" + json.dumps({"file": str(Path(fleet_file).resolve()), "job": job, "since": span,
-                                     "until": end, "title": title, "ranks": ranks}, sort_keys=True)
-    return FleetSource(cfg, job=job, start=end - span, end=end, title=title, ranks=ranks,
+    locator = fleet_locator(fleet_file, job=job, since=span, until=end, title=title, ranks=ranks, reported=reported)
+    return FleetSource(cfg, job=job, start=end - span, end=end, title=title, ranks=ranks, reported=reported,
                        host_factory=host_factory, locator=locator, probe=probe)
 
 
@@ -602,7 +631,7 @@ def reopen_fleet(locator: str) -> FleetSource:
     try:
         args = json.loads(locator.removeprefix("fleet:"))
         return open_fleet(args["file"], job=args["job"], since=float(args["since"]), until=float(args["until"]),
-                          title=args.get("title") or "", ranks=args.get("ranks"))
+                          title=args.get("title") or "", ranks=args.get("ranks"), reported=args.get("reported") or "")
     except (ValueError, KeyError, TypeError) as exc:
         raise FleetFileError(f"not a fleet locator: {locator[:80]!r} ({exc})") from None
 
@@ -621,9 +650,11 @@ __all__ = [
     "JobConfig",
     "PrometheusConfig",
     "TopologyConfig",
+    "fleet_locator",
     "load_fleet",
     "open_fleet",
     "parse_since",
     "reopen_fleet",
     "remote_host",
+    "valid_job_name",
 ]

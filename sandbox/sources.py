@@ -16,6 +16,8 @@ Derived facts (rank placement, job GPUs) are computed once from the incident and
 
 from __future__ import annotations
 
+import threading
+
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
@@ -114,6 +116,32 @@ class MetricSource(Protocol):
         ...
 
 
+class RecordingMetrics:
+    """A metric source that keeps every series it returned (what the tools read), so that a live
+    run's evidence can be written down as it was read (:meth:`read_series`)."""
+
+    def __init__(self, inner: MetricSource) -> None:
+        self.inner = inner
+        self._seen: dict[tuple[str, tuple[tuple[str, str], ...]], Any] = {}
+        self._lock = threading.Lock()
+
+    def series(self, name: str, labels: Mapping[str, str] | None = None,
+               start: float | None = None, end: float | None = None) -> MetricRead:
+        got = self.inner.series(name, labels, start, end)
+        with self._lock:
+            for s in got.series:
+                key = (s.name, tuple(sorted(s.labels.items())))
+                old = self._seen.get(key)
+                if old is None or len(s.timestamps) > len(old.timestamps):  # the widest read of it
+                    self._seen[key] = s
+        return got
+
+    def read_series(self) -> list[Any]:
+        """Every series returned so far, one per name and label set."""
+        with self._lock:
+            return list(self._seen.values())
+
+
 @runtime_checkable
 class EvidenceHost(Protocol):
     """A host as tools see it: the read-only ``Host`` seam plus citations of what was read."""
@@ -159,6 +187,8 @@ class EvidenceSource(Protocol):
 
     #: Where the evidence comes from, for people and checkpoints (a bundle path, a fleet file).
     locator: str
+    #: ``bundle``, ``archive`` or ``live``.
+    origin: str
     incident: Incident
     topology: Topology | None
     metrics: MetricSource
@@ -174,6 +204,10 @@ class EvidenceSource(Protocol):
 
     def unreadable_hosts(self) -> dict[str, str]:
         """Hosts the source names but cannot read, with why (a refused name, an agent that is down)."""
+        ...
+
+    def metrics_read(self) -> list[Any]:
+        """The metric series read so far, where the source keeps them (a live fleet), else []."""
         ...
 
     def host_names(self) -> list[str]: ...
@@ -205,6 +239,8 @@ class SourceBase:
     incident: Incident
     topology: Topology | None
     _rank_map: dict[int, tuple[str, int]] | None = None
+    #: Where the evidence comes from: ``bundle``, ``archive`` (a bundle shipped as one file) or ``live``.
+    origin: str = "bundle"
 
     def host_names(self) -> list[str]:  # pragma: no cover - implemented by subclasses
         raise NotImplementedError
@@ -213,6 +249,10 @@ class SourceBase:
         """Hosts named (topology, nodes/) whose names cannot be a path component: nothing of theirs
         is read, and an investigation must say so rather than take them for healthy."""
         return {name: "not a valid host name" for name in self.host_names() if not is_host_name(name)}
+
+    def metrics_read(self) -> list[Any]:
+        """Recorded evidence keeps no account of the series read."""
+        return []
 
     @property
     def window(self) -> tuple[float | None, float | None]:
@@ -344,6 +384,8 @@ class BundleSource(SourceBase):
     def __init__(self, bundle: Bundle) -> None:
         self.bundle = bundle
         self.locator = str(bundle.root)
+        if bundle.archive is not None:
+            self.origin = "archive"
         self.incident = bundle.incident
         self.topology = bundle.topology
         self.metrics: MetricSource = _LazyMetrics(lambda: OpenMetricsFiles(bundle))

@@ -10,7 +10,10 @@ stragglers by GPU, hosts whose ranks are all slow, job-wide slowdowns by where t
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
+
+import numpy as np
 
 from forensic.sandbox import ForensicError
 from forensic.tools._incident_text import expected_step_s, slow_from_start
@@ -56,7 +59,39 @@ def table_or_result(ctx: ToolContext) -> tuple[StepTable, list[str]] | ToolResul
         return ToolResult(status="error", summary=f"job/steps.csv unusable: {exc}")
     if got is None:
         return ToolResult(status="no_data", summary="no job/steps.csv recorded")
+    outside = outside_window(got[0], ctx.source.window)
+    if outside is not None and outside["stale"]:
+        return ToolResult(status="no_data", source=got[1], summary=str(outside["detail"]), data={"outside_window": [outside]})
     return got
+
+
+def _utc(t: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+def outside_window(table: StepTable, window: tuple[float | None, float | None]) -> dict[str, object] | None:
+    """When no step of the table started inside the window: what, when, and how it is weighed.
+
+    Steps that end within one window length before it (or start within one after it) are the
+    job's latest steps (a job that stopped just before the window has hung): said, and read.
+    Further away (a job that stopped long ago, or a stale file left in the job folder) they say
+    nothing about the window: ``stale``, not weighed; read as current they looked like a hang.
+    Relative times (not unix seconds) cannot be compared with the window and are left alone.
+    """
+    start, end = window
+    times = table.start[np.isfinite(table.start)] if table.start.size else table.start
+    if start is None or end is None or times.size == 0:
+        return None
+    first, last = float(times.min()), float(times.max())
+    if first < 1e9 or (last >= start and first <= end):
+        return None
+    span = max(end - start, 0.0)
+    stale = last < start - span or first > end + span
+    side = f"its last step started at {_utc(last)}, before" if last < start else f"its first step started at {_utc(first)}, after"
+    how = ("a stale file or a job that stopped long before, not weighed" if stale
+           else "read as the job's latest steps")
+    return {"what": "job/steps.csv", "first": first, "last": last, "stale": stale,
+            "detail": f"job/steps.csv has no step in the window: {side} the window ({_utc(start)} to {_utc(end)}); {how}"}
 
 
 @register
@@ -95,7 +130,8 @@ class JobSteps(Tool):
             source=sources, signals=signals, covered=covered,
             data={"n_steps": a.n_steps, "n_ranks": a.n_ranks, "has_compute": a.has_compute, "pattern": a.pattern,
                   "stragglers": [s.model_dump() for s in a.stragglers[:20]],
-                  "slowdown": a.slowdown.model_dump() if a.slowdown else None, "notes": a.notes[:10]},
+                  "slowdown": a.slowdown.model_dump() if a.slowdown else None, "notes": a.notes[:10],
+                  **({"outside_window": [near]} if (near := outside_window(table, ctx.source.window)) else {})},
         )
 
     def _signals(self, ctx: ToolContext, table: StepTable, a: StepAnalysis, placement: dict[int, tuple[str, int]]) -> list[Signal]:

@@ -74,6 +74,30 @@ def bench_fleet(
     sys.stdout.write(json.dumps(result, indent=2) + "\n" if as_json else format_fleet_benchmark(result) + "\n")
 
 
+@bench_app.command("triage")
+def bench_triage(
+    hosts: Annotated[str, typer.Option(help="Fleet sizes (hosts, one replay agent each), comma-separated.")] = "64,256",
+    seed: Annotated[int, typer.Option()] = 1,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Alert reaching Alertmanager -> verdict and notification from forensic serve on a live fleet, no bundles."""
+    from forensic.sandbox import ForensicError
+
+    try:
+        sizes = [int(h) for h in hosts.split(",") if h.strip()]
+    except ValueError:
+        _fail(2, f"--hosts: expected comma-separated integers, got {hosts!r}")
+    if not sizes or any(not 2 <= n <= 256 for n in sizes):
+        _fail(2, f"--hosts: every size must be between 2 and 256 hosts, got {hosts!r}")
+    try:
+        from forensic.evals.triage_bench import format_triage_benchmark, triage_benchmark
+
+        result = triage_benchmark(sizes, seed=seed)
+    except (ForensicError, RuntimeError, OSError) as exc:
+        _fail(2, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    sys.stdout.write(json.dumps(result, indent=2) + "\n" if as_json else format_triage_benchmark(result) + "\n")
+
+
 @bench_app.command("recorder")
 def bench_recorder(
     steps: Annotated[int, typer.Option(help="Steps to time per setup.", min=100)] = 20_000,

@@ -89,44 +89,16 @@ def _mib(n: int) -> str:
 def _collect_fleet(fleet: Path, job: str | None, since: str, until: str | None, title: str | None, ranks: int | None,
                    out: Path, caps: dict[str, int]):
     """The job's hosts through their agents, its steps and logs, and Prometheus series of the window."""
-    from forensic.harness.collect import CollectError, collect_bundle, metrics_from_source
-    from forensic.sandbox import ForensicError, NotFoundError
-    from forensic.tools.parsers.step_files import merge_step_files
+    from forensic.harness.collect import CollectError, collect_source
 
     from ._fleet import open_live
 
     if out.exists():  # before any network work
         raise CollectError(f"{out}: already exists; choose a new name (nothing is overwritten)")
     src = open_live(fleet, job, since, until, title or "", ranks)
-    hosts = [(n, src.host(n)) for n in src.host_names()]
-    before = {}
-    for name, _ in hosts:
-        view = src.host(name, "before")
-        try:
-            view.list("/sys")  # a replay agent has a window-start snapshot; a live one says it has none
-        except NotFoundError:
-            continue
-        except ForensicError:
-            continue
-        before[name] = view
-    start, end = src.window
-    metrics, problems = metrics_from_source(src.metrics, float(start), float(end))
-    docs = src.steps()
-    try:  # per-rank files become one steps.csv, read as the investigator reads them
-        job_files = {"steps.csv": merge_step_files([(d.source, d.text) for d in docs])} if docs else {}
-    except ForensicError:
-        job_files = {f"steps-{i:05d}.csv": d.text for i, d in enumerate(docs)}
-    for name in src.log_names():
-        try:
-            job_files[f"logs/{name}"] = src.log(name).text
-        except ForensicError:
-            pass
-    incident = src.incident.model_dump(by_alias=True, exclude_none=True)
-    incident["reported"] = "recorded by forensic collect --fleet"
-    topology = src.topology.model_dump(exclude_none=True) if src.topology else None
+    src.incident.reported = "recorded by forensic collect --fleet"
     with _progress() as progress:
-        result = collect_bundle(hosts, out, incident=incident, before=before, job_files=job_files, metrics=metrics,
-                                topology=topology, progress=progress, **caps)
+        result, problems = collect_source(src, out, progress=progress, caps=caps)
     for note in [*src.notes(), *problems[:5]]:
         sys.stderr.write(f"forensic: note: {note}\n")
     return result

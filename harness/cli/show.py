@@ -31,6 +31,10 @@ def show(
         _fail(2, f"thread {thread!r} stopped before its report; continue it with "
                  f"forensic investigate {values.get('bundle_path', 'BUNDLE')} --resume {thread}")
     report = {**report, "thread": thread}
+    kept = cp_path.parent / "archives" / f"{thread}.tar.gz"  # where forensic serve keeps a live run's evidence
+    origin = report.get("evidence_source")
+    if isinstance(origin, dict) and origin.get("origin") == "live" and kept.is_file():
+        report["evidence_source"] = {**origin, "archive": str(kept)}
     from forensic.harness.executors import ExecutionError, SqliteLedger, annotate
 
     try:  # what `forensic execute` or the service did with the approved proposals

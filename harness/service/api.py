@@ -230,7 +230,7 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
         ``alerts_shown`` (up to 1,000, by start time) of ``alerts_total``."""
         inv = _get(inv_id)
         alerts = svc.store.alerts_of(inv_id)  # the first 1,000 by start time
-        return {**_summary(inv), "gpus": inv["gpus"], "report": inv["report"], "alerts": alerts,
+        return {**_summary(inv), "gpus": inv["gpus"], "report": svc.live.with_archive(inv, inv["report"]), "alerts": alerts,
                 "alerts_total": inv["alert_count"], "alerts_shown": len(alerts), "events": svc.store.events_after(inv_id, 0)}
 
     @app.get("/api/v1/investigations/{inv_id}/heatmap", tags=["investigations"])
@@ -239,7 +239,8 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
         from forensic.harness.service.views import heatmap
 
         inv = _get(inv_id)
-        return heatmap(inv["bundle"]) if inv.get("bundle") else {"available": False, "reason": "no evidence source"}
+        kept = svc.live.archive_of(inv)  # a live run's evidence, as read
+        return heatmap(str(kept) if kept else inv["bundle"]) if inv.get("bundle") else {"available": False, "reason": "no evidence source"}
 
     @app.get("/api/v1/investigations/{inv_id}/timeline", tags=["investigations"])
     def get_timeline(inv_id: str, _: Annotated[User, Depends(need("viewer"))]) -> dict[str, Any]:
@@ -247,7 +248,16 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
         from forensic.harness.service.views import timeline
 
         inv = _get(inv_id)
-        return timeline(inv["bundle"]) if inv.get("bundle") else {"available": False}
+        kept = svc.live.archive_of(inv)
+        return timeline(str(kept) if kept else inv["bundle"]) if inv.get("bundle") else {"available": False}
+
+    @app.get("/api/v1/investigations/{inv_id}/archive", tags=["investigations"], response_class=FileResponse)
+    def get_archive(inv_id: str, _: Annotated[User, Depends(need("viewer"))]) -> FileResponse:
+        """What a live investigation read, as the bundle archive ``forensic collect`` writes."""
+        kept = svc.live.archive_of(_get(inv_id))
+        if kept is None:
+            raise Problem(404, f"{inv_id} kept no archive (only live investigations do, once concluded)")
+        return FileResponse(kept, media_type="application/gzip", filename=f"{inv_id}.tar.gz")
 
     @app.get("/api/v1/investigations/{inv_id}/events", tags=["investigations"],
              response_class=StreamingResponse)
@@ -290,7 +300,7 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
     # -- decisions -------------------------------------------------------------------------
     def _decide(inv_id: str, rp: str, verdict: str, body: DecisionBody, user: User) -> dict[str, Any]:
         try:
-            p = decide(svc.store, svc.saver, inv_id, rp, verdict, content_hash=body.content_hash, reason=body.reason,
+            p = decide(svc.store, svc.saver, inv_id, rp, verdict, content_hash=body.content_hash, reason=body.reason, where=svc.live.where,
                        user=user.name)
         except DecisionError as exc:
             raise Problem(exc.status, exc.reason) from None
@@ -354,8 +364,10 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
                         f"/proposals/{p['id']}/approve with content_hash {p['content_hash']} as an approver "
                         "(a message never approves)")
 
-            conv = Conversation(inv["bundle"], checkpointer=svc.saver, limits=svc.cfg.budgets, thread_id=thread,
-                                approve_hint=on_page)
+            # A live run is talked about from what it read (its archive), else from its fleet window.
+            kept = svc.live.archive_of(inv)
+            conv = Conversation(str(kept) if kept else svc.live.where(inv), checkpointer=svc.saver,
+                                limits=svc.cfg.budgets, thread_id=thread, approve_hint=on_page)
             if body.conversation and not conv.state():
                 raise Problem(404, f"no conversation {thread!r}")
             answer = conv.ask(body.question)

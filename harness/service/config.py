@@ -36,8 +36,10 @@ Example (every key but ``[[users]]`` has a default)::
     keep = 1000          # the newest this many ...
     keep_days = 30       # ... and none older than this
 
-    [fleet]              # live fleets (fleet.toml): validated here, passed through
-    file = "/etc/forensic/fleet.toml"
+    [fleet]              # alerts that map to no bundle are investigated live on this fleet
+    file = "/etc/forensic/fleet.toml"   # the fleet file of ``forensic investigate --fleet``
+    lookback_s = 3600                   # window: this long before the first alert's startsAt ...
+    window_after_s = 3600               # ... up to now, or this long after the last alert if earlier
 
 Relative paths are read from the folder of the config file.
 """
@@ -135,11 +137,14 @@ class Notify(_Strict):
         return urls
 
 
-class Fleet(BaseModel):
-    """A live fleet (fleet.toml, the live-fleet issue): checked for shape and passed through."""
+class Fleet(_Strict):
+    """A live fleet: alerts that map to no bundle are investigated on it (harness/service/live.py)."""
 
-    model_config = ConfigDict(extra="allow")
-    file: Path | None = Field(None, description="fleet.toml path.")
+    file: Path = Field(description="fleet.toml path (the file of ``forensic investigate --fleet``).")
+    lookback_s: float = Field(3600.0, ge=0, le=7 * 86400,
+                              description="The window starts this long before the first alert's startsAt.")
+    window_after_s: float = Field(3600.0, ge=0, le=7 * 86400,
+                                  description="The window ends now, or this long after the last alert started if earlier.")
 
 
 class ServeConfig(_Strict):
@@ -176,7 +181,7 @@ def _rebase(cfg: ServeConfig, base: Path) -> ServeConfig:
         u.token_file = fix(u.token_file)
     for b in cfg.evidence.bundles:
         b.path = fix(b.path)
-    if cfg.fleet is not None and cfg.fleet.file is not None:
+    if cfg.fleet is not None:
         cfg.fleet.file = fix(cfg.fleet.file)
     return cfg
 
@@ -191,8 +196,15 @@ def parse_config(data: dict[str, Any], base: Path, source: str = "serve.toml") -
         where = ".".join(str(p) for p in e["loc"])
         raise ConfigError(f"{source}: {where + ': ' if where else ''}{e['msg']}") from None
     cfg = _rebase(cfg, base)
-    if cfg.fleet is not None and cfg.fleet.file is not None and not cfg.fleet.file.is_file():
-        raise ConfigError(f"{source}: fleet.file: {cfg.fleet.file} does not exist")
+    if cfg.fleet is not None:
+        if not cfg.fleet.file.is_file():
+            raise ConfigError(f"{source}: fleet.file: {cfg.fleet.file} does not exist")
+        from forensic.sandbox.fleet import load_fleet
+
+        try:
+            load_fleet(cfg.fleet.file)  # a broken fleet file stops the start, not the first alert
+        except ForensicError as exc:
+            raise ConfigError(f"{source}: fleet.file: {exc}") from None
     return cfg
 
 

@@ -32,7 +32,7 @@ def _lock(inv_id: str) -> threading.Lock:
 
 
 def decide(store: Any, saver: Any, inv_id: str, proposal_id: str, verdict: str, *, content_hash: str, reason: str,
-           user: str) -> dict[str, Any]:
+           user: str, where: Any = None) -> dict[str, Any]:
     """Apply one decision; returns the updated proposal. :class:`DecisionError` 404/409 otherwise."""
     from forensic.harness.graph import Investigator
 
@@ -60,7 +60,8 @@ def decide(store: Any, saver: Any, inv_id: str, proposal_id: str, verdict: str, 
         d = Decision(proposal_id=proposal_id, content_hash=content_hash, decision=verdict,  # type: ignore[arg-type]
                      approver=user, authenticated=True, comment=reason)
         try:
-            investigator = Investigator(inv["bundle"], checkpointer=saver)
+            # A live investigation reopens the fleet window it read (``where``: LiveSources.where).
+            investigator = Investigator(where(inv) if where else inv["bundle"], checkpointer=saver)
             report, audit = investigator.decide(inv["thread_id"], [d])
         except ForensicError as exc:
             raise refuse(409, str(exc)) from None

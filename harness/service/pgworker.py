@@ -45,6 +45,7 @@ class HeartbeatPool(WorkerPool):
 
 def run_worker(cfg: ServeConfig, db: str, *, count: int, stop: threading.Event | None = None) -> None:
     """Claim and run investigations until SIGTERM or SIGINT (or ``stop`` is set)."""
+    from forensic.harness.service.live import LiveSources
     from forensic.harness.service.notify import summary
     from forensic.harness.service.pgstore import PostgresStore, postgres_checkpointer
 
@@ -57,7 +58,7 @@ def run_worker(cfg: ServeConfig, db: str, *, count: int, stop: threading.Event |
 
     pool = HeartbeatPool(store, checkpointer=saver, limits=cfg.budgets, count=count, per_job=cfg.workers.per_job,
                          lease_s=cfg.workers.lease_s, step_pause_s=cfg.workers.step_pause_s, poll_s=0.5,
-                         on_finish=finished)
+                         on_finish=finished, where=(live := LiveSources(cfg, store)).where, keep=live.keep)
     stop = stop or threading.Event()
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGTERM, signal.SIGINT):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import fcntl
-import fnmatch
 import logging
 import os
 import threading
@@ -13,6 +12,7 @@ from typing import Any
 from forensic.harness.service.config import ServeConfig, load_tokens
 from forensic.harness.service.auth import Tokens
 from forensic.harness.service.intake import IntakeResult, IntakeWriter, Payload
+from forensic.harness.service.live import UNMAPPED_EVENT, LiveSources, map_evidence, unmapped_reason, unmapped_summary
 from forensic.harness.service.metrics import Metrics
 from forensic.harness.service.notify import Notifier, summary
 from forensic.harness.service.store import SqliteStore
@@ -92,11 +92,13 @@ class Service:
             self.store = SqliteStore(cfg.database)
             self.saver = sqlite_checkpointer(cfg.database)
         self.metrics = Metrics(self.store)
+        self.live = LiveSources(cfg, self.store)
         self.notifier = Notifier(self.store, timeout_s=cfg.notify.timeout_s, max_attempts=cfg.notify.max_attempts)
         self.pool = WorkerPool(self.store, checkpointer=self.saver, limits=cfg.budgets, count=cfg.workers.count,
                                per_job=cfg.workers.per_job, lease_s=cfg.workers.lease_s,
                                step_pause_s=cfg.workers.step_pause_s, on_finish=self._finished,
-                               on_tool=lambda tool, status: self.metrics.tool_calls.labels(tool, status).inc())
+                               on_tool=lambda tool, status: self.metrics.tool_calls.labels(tool, status).inc(),
+                               where=self.live.where, keep=self.live.keep)
         self.writer: IntakeWriter | None = None
         self._db = db
         self._ledger: Any = None
@@ -114,14 +116,9 @@ class Service:
         return self._ledger
 
     # -- evidence mapping ------------------------------------------------------------------
-    def resolve_bundle(self, job: str | None, hosts: list[str]) -> Path | None:
-        """The first configured bundle whose job equals the alert's, or whose host globs match one of its hosts."""
-        for m in self.cfg.evidence.bundles:
-            if m.job and job == m.job:
-                return m.path
-            if any(fnmatch.fnmatchcase(h, g) for h in hosts for g in m.hosts):
-                return m.path
-        return None
+    def resolve_bundle(self, job: str | None, hosts: list[str]) -> Path | str | None:
+        """A matching recorded bundle, else the live fleet when the alert names a job (live.map_evidence)."""
+        return map_evidence(self.cfg, job, hosts)
 
     def _ingest(self, batch: list[tuple[str, str, Payload]]) -> list[IntakeResult]:
         results = self.store.ingest(batch, window_s=self.cfg.grouping.window_s, resolve_bundle=self.resolve_bundle)
@@ -132,7 +129,22 @@ class Service:
             self.metrics.investigations_opened.inc(len(r.opened))
         if any(r.opened for r in results):
             self.pool.wake()
+            self._say_unmapped([i for r in results for i in r.opened])
         return results
+
+    def _say_unmapped(self, opened: list[str]) -> None:
+        """An investigation that will not run says why, on its page and to the receivers."""
+        for inv_id in opened:
+            inv = self.store.investigation(inv_id)
+            if inv is None or inv["status"] != "unmapped":
+                continue
+            reason = unmapped_reason(self.cfg, inv.get("job"), inv.get("hosts") or [])
+            self.store.add_event(inv_id, "unmapped", UNMAPPED_EVENT, {"reason": reason})
+            log.warning("%s not investigated: %s", inv_id, reason)
+            if self.cfg.notify.slack_webhooks:
+                self.store.enqueue_notifications(inv_id, self.cfg.notify.slack_webhooks,
+                                                 unmapped_summary(inv, reason, self.cfg.public_url))
+                self.notifier.wake()
 
     def _finished(self, inv: dict[str, Any] | None, report: dict[str, Any] | None, seconds: float) -> None:
         self.metrics.duration.observe(seconds)

@@ -64,7 +64,9 @@ class WorkerPool:
 
     def __init__(self, store: Any, *, checkpointer: Any, limits: Limits, count: int, per_job: int, lease_s: float,
                  step_pause_s: float = 0.0, on_finish: Callable[[dict[str, Any], dict[str, Any] | None, float], None] | None = None,
-                 on_tool: Callable[[str, str], None] | None = None, poll_s: float = 0.2) -> None:
+                 on_tool: Callable[[str, str], None] | None = None, poll_s: float = 0.2,
+                 where: Callable[[dict[str, Any]], Any] | None = None,
+                 keep: Callable[[dict[str, Any], Any], None] | None = None) -> None:
         self.store = store
         self.saver = checkpointer
         self.limits = limits
@@ -75,6 +77,10 @@ class WorkerPool:
         self.on_finish = on_finish
         self.on_tool = on_tool
         self.poll_s = poll_s
+        #: What to open for an investigation (its bundle, or a live fleet's locator).
+        self.where = where or (lambda inv: inv["bundle"])
+        #: After a run is recorded: keep what it read (a live run's archive).
+        self.keep = keep
         self.boot = uuid.uuid4().hex[:8]
         self._stop = threading.Event()
         self._wake = threading.Event()
@@ -114,7 +120,7 @@ class WorkerPool:
         t0 = time.monotonic()
         inv_id = inv["id"]
         try:
-            investigator = Investigator(inv["bundle"], limits=self.limits, checkpointer=self.saver)
+            investigator = Investigator(self.where(inv), limits=self.limits, checkpointer=self.saver)
             cfg = investigator.config(inv["thread_id"])
             snap = investigator.app.get_state(cfg)
             if snap.values and not snap.next:
@@ -143,6 +149,8 @@ class WorkerPool:
             if self.store.finish(inv_id, owner, status=status, report=report, events=[*last, ("end", "end", {"status": status})]):
                 if self.on_finish:
                     self.on_finish(self.store.investigation(inv_id), report, time.monotonic() - t0)
+                if self.keep:  # after the verdict and its notification: nobody waits for it
+                    self.keep(inv, investigator)
         except ForensicError as exc:
             self._fail(inv_id, owner, str(exc))
         except Exception as exc:  # a bug must fail this investigation, not the worker

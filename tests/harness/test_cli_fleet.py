@@ -60,3 +60,25 @@ def test_bench_fleet_json(tmp_path: Path) -> None:
     assert {"replay_s", "live_s", "live_over_replay", "same_verdict"} <= set(r)
     assert r["hosts"] == 4 and r["replay_s"] > 0 and r["live_s"] > 0
     assert r["same_verdict"] is True and r["unreadable_hosts"] == []
+
+
+@pytest.mark.slow
+def test_bench_triage_json(tmp_path: Path) -> None:
+    import shutil
+
+    if not (prometheus_binaries() and shutil.which("prometheus-alertmanager")):
+        if os.environ.get("CI") == "true":
+            pytest.fail("prometheus, promtool and prometheus-alertmanager are installed by .ci/run")
+        pytest.skip("prometheus or alertmanager not installed")
+    done = _cli("bench", "triage", "--hosts", "8", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (s,) = json.loads(done.stdout)["sizes"]
+    assert {"hosts", "alert_to_verdict_s", "alert_to_notification_s", "verdict_matches_replay", "bundles_used", "notified"} <= set(s)
+    assert s["hosts"] == 8 and s["verdict_matches_replay"] is True and s["bundles_used"] == 0 and s["notified"] is True
+    assert 0 < s["alert_to_verdict_s"] < 60 and 0 < s["alert_to_notification_s"] < 60
+
+
+@pytest.mark.parametrize("hosts", ["", "1", "x", "64,999"])
+def test_bench_triage_bad_sizes_are_one_line(tmp_path: Path, hosts: str) -> None:
+    done = _cli("bench", "triage", "--hosts", hosts, "--json", cwd=tmp_path)
+    assert done.returncode == 2 and "--hosts" in done.stderr and "Traceback" not in done.stderr

@@ -29,6 +29,8 @@ def _comparable(report: dict) -> dict:
     out = dict(report)
     out.pop("budget", None)
     out.pop("thread", None)
+    if out.get("evidence_source"):
+        out["evidence_source"] = {k: v for k, v in out["evidence_source"].items() if k != "where"}
     for rec in out.get("evidence", []):
         rec.pop("elapsed_s", None)
         rec.pop("wall_s", None)

@@ -96,7 +96,7 @@ async function showList() {
     body.replaceChildren(...(data.investigations.length ? data.investigations.map((i) => el("tr", { class: "click", "data-id": i.id, onclick: () => { location.hash = "#/investigations/" + encodeURIComponent(i.id); } },
       el("td", {}, el("a", { href: "#/investigations/" + encodeURIComponent(i.id) }, i.id)),
       el("td", {}, pill(i.status)),
-      el("td", {}, i.verdict ? el("span", {}, el("b", {}, i.verdict), i.component ? " · " + i.component : "") : el("span", { class: "muted" }, i.status === "running" ? "investigating…" : "—")),
+      el("td", {}, i.verdict ? el("span", {}, el("b", {}, i.verdict), i.component ? " · " + i.component : "") : el("span", { class: "muted" }, i.status === "running" ? "investigating…" : i.status === "unmapped" ? "not investigated" : "—")),
       el("td", { class: "num" }, i.confidence !== null && i.confidence !== undefined ? i.confidence.toFixed(2) : ""),
       el("td", { class: "num" }, i.alert_count + (i.resolved_count ? " (" + i.resolved_count + " resolved)" : "")),
       el("td", {}, i.job || ""),
@@ -118,17 +118,22 @@ async function showInvestigation(id) {
   const v = (report && report.verdict) || {};
   const evidence = Object.fromEntries(((report && report.evidence) || []).map((r) => [r.id, r]));
   const activity = el("ol", { class: "activity", id: "activity" });
+  const unmapped = (inv.events || []).find((e) => e.kind === "unmapped");
+  const origin = (inv.events || []).find((e) => e.kind === "evidence_source");
 
   const head = el("section", { class: "card verdict" },
     el("div", { class: "row between" },
       el("div", {}, el("div", { class: "muted small" }, "Investigation ", el("span", { class: "mono" }, inv.id), " · job ", inv.job || "—"),
-        el("h1", { id: "verdict" }, report ? (v.root_cause + (v.component ? " on " + v.component : "")) : (inv.status === "failed" ? "failed" : "investigating…"))),
+        el("h1", { id: "verdict" }, report ? (v.root_cause + (v.component ? " on " + v.component : "")) : (inv.status === "failed" ? "failed" : inv.status === "unmapped" ? "not investigated" : "investigating…"))),
       el("div", { class: "right" }, pill(inv.status), report ? el("span", { class: "pill s-" + report.status }, report.status) : null)),
     report ? el("div", { class: "conf" }, el("span", { class: "muted" }, "confidence"),
       el("div", { class: "bar", role: "meter", "aria-valuenow": v.confidence, "aria-valuemin": 0, "aria-valuemax": 1 },
         el("div", { class: "fill", style: "width:" + Math.round((v.confidence || 0) * 100) + "%" })),
       el("b", {}, (v.confidence || 0).toFixed(2))) : null,
     inv.error ? el("p", { class: "error" }, inv.error) : null,
+    inv.status === "unmapped" ? el("p", { class: "error", id: "unmapped" }, "Not investigated: " +
+      (unmapped ? unmapped.data.reason : "no evidence source matches its alerts")) : null,
+    provenance(report, origin, inv.id),
     report && report.chain && report.chain.length ? el("div", { class: "chain", id: "chain" },
       report.chain.map((c, i) => [i ? el("span", { class: "arrow" }, "→") : null, el("span", { class: "node" }, c)])) : null);
 
@@ -163,6 +168,25 @@ async function showInvestigation(id) {
   drawHeatmap(id, v.component);
   drawTimeline(id, v.component, inv.alerts);
   if (inv.status === "queued" || inv.status === "running") follow(id, activity, inv.events.length ? inv.events[inv.events.length - 1].id : 0);
+}
+
+// Where the evidence came from: live or a bundle, the window, hosts read and unreachable.
+function provenance(report, origin, id) {
+  const ev = report && report.evidence_source;
+  if (!ev && !origin) return null;
+  const w = ev ? ev.window : origin.data.window;
+  const parts = [(ev ? ev.origin : "live") + " evidence", "window " + when(w.start) + " → " + when(w.end)];
+  if (ev) parts.push(ev.hosts_read.length + " host(s) read", ev.hosts_unreachable.length ? "unreachable: " + ev.hosts_unreachable.join(", ") : "none unreachable");
+  if (ev && ev.outside_window && ev.outside_window.length) parts.push("outside the window: " + ev.outside_window.map((o) => o.what).join(", "));
+  const kept = ev && ev.archive ? el("a", { href: "#", id: "archive", onclick: (e) => { e.preventDefault(); download(id); } }, "download what it read") : null;
+  return el("p", { class: "muted small", id: "provenance" }, parts.join(" · "), kept ? " · " : null, kept);
+}
+
+async function download(id) {
+  const r = await fetch("/api/v1/investigations/" + encodeURIComponent(id) + "/archive", { headers: { Authorization: "Bearer " + token() } });
+  if (!r.ok) return alert("archive: " + r.status);
+  const a = el("a", { href: URL.createObjectURL(await r.blob()), download: id + ".tar.gz" });
+  document.body.append(a); a.click(); a.remove();
 }
 
 // Ask about the incident (POST /api/v1/chat): answers cite evidence; messages never approve.
@@ -252,6 +276,8 @@ function addActivity(list, kind, data, t) {
   else if (kind === "decision") text = "decision on " + data.proposal + ": " + data.outcome + " by " + data.by;
   else if (kind === "proposals") text = "proposed: " + (data.proposals || []).map((p) => p.action + " " + p.target).join(", ");
   else if (kind === "end") text = "run ended: " + data.status + (data.error ? " (" + data.error + ")" : "");
+  else if (kind === "unmapped") text = "not investigated: " + data.reason;
+  else if (kind === "evidence_source") text = "reading the live fleet: job " + data.job + ", " + when(data.window.start) + " → " + when(data.window.end);
   else if (kind === "resumed") text = "resumed from checkpoint (run " + data.run + ")";
   list.append(el("li", { class: "k-" + kind }, el("span", { class: "muted small" }, t ? when(t).slice(11, 19) : ""), " ", text));
   list.scrollTop = list.scrollHeight;

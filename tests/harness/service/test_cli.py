@@ -82,14 +82,17 @@ def test_config_errors_name_the_file_given_once(tmp_path: Path, toml: str) -> No
     assert r.returncode == 2 and line.count("bad.toml") == 1 and "serve.toml" not in line, line
 
 
-def test_fleet_key_is_validated_and_passed_through(tmp_path: Path) -> None:
+def test_fleet_key_is_validated_with_its_fleet_file(tmp_path: Path) -> None:
     _tok(tmp_path)
-    (tmp_path / "fleet.toml").write_text("[[hosts]]\nname='gpu-1'\n")
-    (tmp_path / "serve.toml").write_text('[fleet]\nfile="fleet.toml"\nrefresh_s=30\n[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"')
+    (tmp_path / "fleet.toml").write_text('[agents]\nurl_template = "http://{host}:9401"\ntoken_file = "t.token"\n')
+    (tmp_path / "serve.toml").write_text('[fleet]\nfile="fleet.toml"\nlookback_s=600\n[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"')
     cfg = load_config(tmp_path / "serve.toml")
     assert cfg.fleet is not None and cfg.fleet.file == tmp_path / "fleet.toml"
-    assert cfg.fleet.model_extra == {"refresh_s": 30}
+    assert cfg.fleet.lookback_s == 600 and cfg.fleet.window_after_s == 3600
     assert cfg.database == tmp_path / "forensic-serve.sqlite"
+    (tmp_path / "serve.toml").write_text('[fleet]\nfile="fleet.toml"\nrefresh_s=30\n[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"')
+    with pytest.raises(ConfigError, match="fleet.refresh_s"):
+        load_config(tmp_path / "serve.toml")
 
 
 def test_relative_paths_are_read_from_the_config_folder(tmp_path: Path) -> None:
