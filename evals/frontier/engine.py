@@ -294,6 +294,8 @@ class Case:
         self.nvlink_bw_family = False
         self.nic_pci = None
         self.fec_files = None
+        self.decoy_hosts = []
+        self.collect_cap = 4
         self.bundle_id = cid
 
     # ---------------------------------------------------------------- fleet construction

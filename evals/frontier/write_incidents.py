@@ -116,7 +116,7 @@ def noise(c, n_static=4):
         g4 = hs[rng.randrange(len(hs))].gpus[rng.randrange(c.gpn)]
         g4.aer = {'Receiver Error': rng.randrange(1, 4), 'Bad DLLP': rng.randrange(0, 2)}
     h = hs[rng.randrange(len(hs))]
-    h.dmesg.append((c.start - rng.randrange(3, 9) * 86400, 'NVRM: Xid (PCI:0000:%02x:00): 13, pid=%d, name=python3, Graphics SM Warp Exception on (GPC 4, TPC 2, SM 1): Out Of Range Address' % (
+    h.dmesg.append((max(h.boot + 7200, c.start - rng.randrange(3, 9) * 86400), 'NVRM: Xid (PCI:0000:%02x:00): 13, pid=%d, name=python3, Graphics SM Warp Exception on (GPC 4, TPC 2, SM 1): Out Of Range Address' % (
         h.gpus[1].bus, rng.randrange(1000, 90000))))
     h2 = hs[rng.randrange(len(hs))]
     h2.dmesg.append((c.start + 300, 'workqueue: ib_cache_event_task [ib_core] hogged CPU for >10000us 4 times, consider switching to WQ_UNBOUND'))
@@ -125,6 +125,7 @@ def noise(c, n_static=4):
 def power_cap_decoy(c, h, gi, onset=None):
     """A GPU at its normal SW power cap: draws its limit at a lower clock; a few percent slower at most."""
     g = h.gpus[gi]
+    c.decoy_hosts.append(h)
     m = g.m
     g.sm = G(m['sm'] - 240, jit=0.008)
     g.power = G(m['plim'] - 1.5, jit=0.002)
@@ -145,6 +146,23 @@ def collect(c, hosts):
 
 def racks(c, *rs):
     return [h for h in c.hosts if h.rack in rs]
+
+
+def cap_collect(c, k=4):
+    """At most k hosts with full node data: the hosts named by the truth and the decoy hosts first."""
+    full = [h for h in c.hosts if h.detail == 'full']
+    if len(full) <= k:
+        return
+    comp = (c.component or '').split('/')[0]
+    pri = [h for h in full if h.name == comp] + [h for h in c.decoy_hosts if h in full] + full
+    keep = []
+    for h in pri:
+        if h not in keep:
+            keep.append(h)
+    keep = keep[:k]
+    for h in full:
+        if h not in keep:
+            h.detail = 'none'
 
 
 def straggle(g, factor, onset):
@@ -266,7 +284,7 @@ def fx03(rng):
     on = window(c, 0.25)
     h = c.hosts[11]
     n = c.nic(h, 'mlx5_4')
-    n.pfc_tx = Ctr(0, 0.0, 52000.0, on)
+    n.pfc_tx = Ctr(0, 0.0, 5200.0, on)
     n.eth['rx_out_of_buffer'] = Ctr(0, 0.0, 800.0, on)
     n.eth['rx_discards_phy'] = Ctr(0, 0.0, 35.0, on)
     n.eth['tx_pause_storm_warning_events'] = Ctr(0, 0.0, 0.004, on)
@@ -276,19 +294,19 @@ def fx03(rng):
     victims = [hh for hh in c.job_hosts if hh.nics[0].switch != leaf.name]
     for p in leaf.ports.values():
         if p.peer and p.peer[0] == 'port':
-            p.pfc_tx = Ctr(0, 0.0, 20000.0, on)
+            p.pfc_tx = Ctr(0, 0.0, 2000.0, on)
             p.peer[1].sw.port(p.peer[1].name)
     for sp in c.spines:
         for p in sp.ports.values():
             if p.peer[1].sw is not leaf:
-                p.pfc_tx = Ctr(0, 0.0, 15000.0, on)
-    pfc_victims(c, victims, on, 9000.0, None)
+                p.pfc_tx = Ctr(0, 0.0, 1500.0, on)
+    pfc_victims(c, victims, on, 900.0, None)
     for hh in c.job_hosts:
         if hh is h:
             continue
         if hh.nics[0].switch == leaf.name:
             for nn in hh.nics:
-                c.switches[nn.switch].port(nn.switch_port).pfc_tx = Ctr(0, 0.0, 12000.0, on)
+                c.switches[nn.switch].port(nn.switch_port).pfc_tx = Ctr(0, 0.0, 1200.0, on)
     leaf.port(n.switch_port).wd_detect = 3
     bump_comm(c, 3.0, on)
     traffic_scale(c, 1 / 3.0, on)
@@ -314,18 +332,18 @@ def fx04(rng):
     on = window(c, 0.2)
     origin_leaf = c.switches['lf-b']
     up = origin_leaf.port(sonic_up(1))  # toward sp-2
-    up.pfc_tx = Ctr(0, 0.0, 60000.0, on)
+    up.pfc_tx = Ctr(0, 0.0, 6000.0, on)
     sp2 = up.peer[1].sw
     up.peer[1].wd_detect = 4
     up.peer[1].wd_stormed = True
     up.peer[1].wd_drop = 1834221
     for p in sp2.ports.values():
         if p.peer[1].sw is not origin_leaf:
-            p.pfc_tx = Ctr(0, 0.0, 30000.0, on)
+            p.pfc_tx = Ctr(0, 0.0, 3000.0, on)
     for leaf in (c.switches['lf-a'], c.switches['lf-c']):
         for p in leaf.ports.values():
             if p.peer and p.peer[0] == 'nic':
-                p.pfc_tx = Ctr(0, 0.0, 7000.0 * (0.6 + 0.8 * h01(c.id, p.name)), on)
+                p.pfc_tx = Ctr(0, 0.0, 700.0 * (0.6 + 0.8 * h01(c.id, p.name)), on)
     # job hosts under lf-b: some rx pauses as well? no: lf-b host ports do not pause
     bump_comm(c, 2.4, on)
     traffic_scale(c, 1 / 2.4, on)
@@ -354,7 +372,7 @@ def fx05(rng):
     on = window(c, 0.3)
     outsider = c.hosts[17]
     n = outsider.nics[5]
-    n.pfc_tx = Ctr(0, 0.0, 70000.0, on)  # recorded only by the switch port it enters
+    n.pfc_tx = Ctr(0, 0.0, 7000.0, on)  # recorded only by the switch port it enters
     lp = c.switches[n.switch].port(n.switch_port)
     lp.wd_detect = 6
     lp.wd_stormed = True
@@ -362,17 +380,17 @@ def fx05(rng):
     leaf = c.switches[n.switch]
     for p in leaf.ports.values():
         if p.peer and p.peer[0] == 'port':
-            p.pfc_tx = Ctr(0, 0.0, 25000.0, on)
+            p.pfc_tx = Ctr(0, 0.0, 2500.0, on)
         elif p.peer and p.peer[0] == 'nic' and p.peer[1].host in c.job_hosts:
-            p.pfc_tx = Ctr(0, 0.0, 9000.0 * (0.6 + 0.8 * h01(c.id, p.name)), on)
+            p.pfc_tx = Ctr(0, 0.0, 900.0 * (0.6 + 0.8 * h01(c.id, p.name)), on)
     for sp in c.spines:
         for p in sp.ports.values():
             if p.peer[1].sw is not leaf:
-                p.pfc_tx = Ctr(0, 0.0, 18000.0, on)
+                p.pfc_tx = Ctr(0, 0.0, 1800.0, on)
     other = [l for l in c.leaves if l is not leaf][0]
     for p in other.ports.values():
         if p.peer and p.peer[0] == 'nic':
-            p.pfc_tx = Ctr(0, 0.0, 6000.0 * (0.6 + 0.8 * h01(c.id, p.name)), on)
+            p.pfc_tx = Ctr(0, 0.0, 600.0 * (0.6 + 0.8 * h01(c.id, p.name)), on)
     bump_comm(c, 2.6, on)
     traffic_scale(c, 1 / 2.6, on)
     c.default_traffic()
@@ -398,14 +416,14 @@ def fx06(rng):
     on = window(c, 0.35)
     sp = c.switches['T2-SPINE-01']
     port = sp.port(sonic_spine(2))  # toward T1-LEAF-03
-    port.pfc_tx = Ctr(0, 0.0, 80000.0, on)
+    port.pfc_tx = Ctr(0, 0.0, 8000.0, on)
     port.peer[1].wd_detect = 2
     port.peer[1].wd_stormed = True
     port.peer[1].wd_drop = 55120
     leaf3 = port.peer[1].sw
     for p in leaf3.ports.values():
         if p.peer and p.peer[0] == 'nic':
-            p.pfc_tx = Ctr(rng_static(c, p.peer[1]), 0.0, 11000.0 * (0.6 + 0.8 * h01(c.id, p.name)), on)
+            p.pfc_tx = Ctr(rng_static(c, p.peer[1]), 0.0, 1100.0 * (0.6 + 0.8 * h01(c.id, p.name)), on)
         elif p.peer and p.peer[0] == 'port' and p is not port.peer[1]:
             pass
     # victims on leaf3 send nothing back; other leaves see a little backpressure from nothing: quiet
@@ -1271,6 +1289,7 @@ def main(argv=None):
     for i, fn in enumerate(CASES):
         rng = random.Random(27000 + i)
         c = fn(rng)
+        cap_collect(c, c.collect_cap)
         assert c.id == 'fx-%02d' % (i + 1), (c.id, i)
         if only and c.id not in only:
             continue

@@ -430,7 +430,7 @@ def dmesg_text(c, h):
     out = []
     seq = 1000
     for (t, txt) in lines:
-        if t > c.end:
+        if t > c.end or t < h.boot:
             continue
         up = t - h.boot
         seq += 1
@@ -612,7 +612,8 @@ def write_nodes(c, out):
                     out.put(d + 'phys_state', n.phys + '\n')
                     out.put(d + 'rate', IB_RATE.get(n.rate_now, '%d Gb/sec (4X)' % n.rate_now) + '\n')
                     out.put(d + 'link_layer', n.ll + '\n')
-                out.put(base + pre + 'sys/class/net/%s/carrier_changes' % n.netdev, '%d\n' % n.carrier.at(t, c.start))
+                if n.ll == 'Ethernet':
+                    out.put(base + pre + 'sys/class/net/%s/carrier_changes' % n.netdev, '%d\n' % n.carrier.at(t, c.start))
                 for k in sorted(n.ctr):
                     if k == 'port_xmit_wait' and n.ll == 'Ethernet':
                         continue
