@@ -191,6 +191,16 @@ def gpu_util_scale(c, factor, onset):
                 g.reasons = G(0x4, 0x0, onset)
 
 
+def alert(c, name, labels, t, summary, severity='warning'):
+    from engine import iso
+    lab = {'alertname': name, 'severity': severity}
+    lab.update(labels)
+    c.alerts.append({'status': 'firing', 'labels': lab, 'annotations': {'summary': summary},
+                     'startsAt': iso(t), 'endsAt': '0001-01-01T00:00:00Z',
+                     'generatorURL': 'http://prometheus.monitoring.svc:9090/graph?g0.expr=%s' % name,
+                     'fingerprint': '%016x' % int(h01(c.id, name) * (1 << 63))})
+
+
 def window(c, t):
     return c.start + int(t * (c.end - c.start))
 
@@ -458,9 +468,11 @@ def fx07(rng):
     for p in leaf.ports.values():
         if p is hot:
             p.out_disc = Ctr(1200, 0.0, 4100.0, c.start - 600)
-    power_cap_decoy(c, c.hosts[5], 7)
-    c.title = 'New fabric software rollout; 128-GPU job 40% slower than before the weekend'
-    c.reported = 'Started after a switch OS upgrade. One GPU shows SW power cap.'
+    d = power_cap_decoy(c, c.hosts[5], 7)
+    alert(c, 'GPUPowerViolation', {'Hostname': c.hosts[5].name, 'gpu': '7', 'UUID': d.uuid}, c.start + 120,
+          'GPU power violation time increasing')
+    c.title = '128-GPU job 40% slower than before the weekend'
+    c.reported = 'Several changes over the weekend (switch OS upgrade, GPU driver update). One GPU shows SW power cap.'
     c.component = 'leaf-02'
     return c
 
@@ -484,7 +496,7 @@ def fx08(rng):
     noise(c)
     bump_comm(c, 1.6, c.start - 1200)
     c.title = 'Step time regressed 35% after rack move of 8 nodes'
-    c.reported = 'Moved 8 nodes to new leaf sw-l3 yesterday.'
+    c.reported = 'Moved 8 nodes to a new rack yesterday; BIOS settings were also refreshed.'
     c.component = 'sw-l3'
     return c
 
@@ -607,7 +619,7 @@ def fx12(rng):
         hh.gpus[2].temp = G(82, jit=0.01)
     power_cap_decoy(c, c.hosts[1], 4)
     c.title = 'Step time +40% since 15:12 (h200 pool, 64 GPUs)'
-    c.reported = 'Facilities did maintenance on row C chillers this afternoon.'
+    c.reported = 'Facilities did maintenance in the hall this afternoon.'
     c.component = '%s/gpu6' % h.name
     return c
 
@@ -698,7 +710,7 @@ def fx15(rng):
     for hh, gi in ((c.hosts[0], 2), (c.hosts[5], 1), (c.hosts[6], 7)):
         power_cap_decoy(c, hh, gi)
     c.title = 'Slow ranks on gpu-e1 pool; all 64 ranks wait on one'
-    c.reported = 'Pool was used for a power-capping experiment last week.'
+    c.reported = 'Pool was lent to another team last week.'
     c.component = '%s/gpu5' % h.name
     return c
 
@@ -825,6 +837,7 @@ def fx19(rng):
                 (on + 0.0003, 'NVRM: GPU 0000:%02x:00.0: GPU has fallen off the bus.' % g.bus)]
     h.nvml_events = [{'_t': on, 'device': 1, 'type': 'XidCriticalError', 'data': 79, 'time': iso_(on)}]
     sp = c.hosts[7]
+    c.decoy_hosts.append(sp)
     sg = sp.gpus[5]
     sg.lost_at = c.start - 5 * 86400
     sp.dmesg += [(sg.lost_at, "NVRM: Xid (PCI:0000:%02x:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus." % sg.bus)]
@@ -1073,6 +1086,8 @@ def fx28(rng):
         power_cap_decoy(c, hh, gi)
     c.logs['dataloader'] = [(on + 60 * k + 7, '%s [WARNING] data: shard fetch from s3://corpus-v7/train/shard-%05d.tar took %.1fs (retries=%d)' % (
         iso_(on + 60 * k + 7), 12000 + k, 9.0 + 7 * h01(c.id, k), 1 + k % 3)) for k in range(0, 40, 3)]
+    alert(c, 'JobGPUUtilizationLow', {'job': c.job_name, 'namespace': 'training'}, on + 600,
+          'Mean GPU utilization of the job below 70% for 10m')
     c.title = 'Tokens/s down 35% since 10:18; GPU util dashboards dropped'
     c.reported = 'Storage team says object store is fine.'
     c.component = 'job'
@@ -1097,7 +1112,7 @@ def fx29(rng):
         h.io_some = G(0.2, 18.0, on, jit=0.2)
     power_cap_decoy(c, c.hosts[2], 0)
     c.title = 'MFU from 44% to 26% since 04:10'
-    c.reported = 'Dataset was re-sharded last night.'
+    c.reported = 'Container image was updated last night.'
     c.component = 'job'
     return c
 
@@ -1182,7 +1197,7 @@ def fx32(rng):
             g.nvlink_bw = G(1.2e6, jit=0.5)
     power_cap_decoy(c, c.hosts[3], 7)
     c.title = 'New H200 pool: allreduce-heavy job 2x slower than on H100 pool'
-    c.reported = 'We copied the env file from the debugging runs.'
+    c.reported = 'Same training recipe as on the H100 pool.'
     c.component = 'job'
     return c
 
@@ -1201,6 +1216,7 @@ def fx33(rng):
     c.logs['train'] = [(t_stop + 1, '%s [INFO] scheduler: job preempted by higher-priority reservation; checkpoint step resume' % iso_(t_stop + 1)),
                        (t_stop + 540, '%s [INFO] resumed from checkpoint' % iso_(t_stop + 540))]
     sp = c.hosts[7]
+    c.decoy_hosts.append(sp)
     for n in sp.nics:
         n.ctr['port_xmit_wait'] = static(n.ctr['port_xmit_wait'].b)
     c.title = 'Throughput dip at 03:05 and a gap in the loss curve; is the fleet OK?'
@@ -1251,6 +1267,8 @@ def fx35(rng):
             if h01(c.id, hh.name, g.index) < 0.6:
                 power_cap_decoy(c, hh, g.index)
     c.base_comm = G(0.55, jit=0.09)
+    alert(c, 'NodePCIeCorrectableErrors', {'instance': '%s:9100' % h.name}, window(c, 0.5) + 60,
+          'Correctable PCIe errors reported on %s' % h.name)
     c.title = 'p99 step time jitter up; please check hardware'
     c.reported = 'AER messages in dmesg on one node.'
     c.component = None

@@ -262,7 +262,7 @@ def write_node_exporter(c, out, hosts=None):
 
 
 def write_snmp(c, out):
-    if 'snmp' not in c.sources:
+    if 'snmp' not in c.sources or not c.switches:
         return
     times = sample_times(c)
     sws = c.snmp_switches if c.snmp_switches is not None else sorted(c.switches)
@@ -296,7 +296,7 @@ def pfc_rx(c, p):
 
 
 def write_switch_cmds(c, out):
-    if 'switch_cmd' not in c.sources:
+    if 'switch_cmd' not in c.sources or not c.switches:
         return
     for sn in sorted(c.switches):
         sw = c.switches[sn]
