@@ -546,7 +546,7 @@ def fx10(rng):
     for k in range(60):
         hh = c.hosts[rng.randrange(256)]
         nn = hh.nics[rng.randrange(8)]
-        nn.fec_lanes = [static(rng.randrange(10 ** 5, 10 ** 8)) for _ in range(4)]
+        nn.fec_lanes = [static(rng.randrange(10 ** 5, 5 * 10 ** 9)) for _ in range(4)]
         if k % 5 == 0:
             nn.fec_unc = static(rng.randrange(1, 40))
     on = window(c, 0.2)
