@@ -263,6 +263,16 @@ def validate_case(root, case, err):
                 if ln and not any(p.match(ln) for p in DMESG):
                     err.add(case, '%s: unparsable line %r' % (rel, ln[:80]))
                     break
+        if re.search(r'cmd/ethtool-S-[^/]+\.txt$', rel) and not text[rel].startswith('NIC statistics:\n'):
+            err.add(case, '%s: no NIC statistics header' % rel)
+        if rel.endswith('cmd/lspci-vv.txt'):
+            for ln in text[rel].split('\n'):
+                if 'LnkSta:' in ln and not re.match(r'^\t\tLnkSta:\tSpeed [\d.]+GT/s \((ok|downgraded)\), Width x\d+ \((ok|downgraded)\)$', ln):
+                    err.add(case, '%s: LnkSta %r' % (rel, ln))
+        if rel.endswith('nvml.json'):
+            for dv in json.loads(text[rel]).get('devices', []):
+                if 'index' not in dv or ('error' not in dv and 'nvmlDeviceGetClockInfo' not in dv):
+                    err.add(case, '%s: device without readings or error' % rel)
         if re.search(r'/sys/bus/pci/devices/[^/]+/current_link_speed$', rel):
             v = text[rel].strip()
             if not (v == 'Unknown' or re.match(r'^\d+(\.\d)? GT/s( PCIe)?$', v)):
