@@ -383,13 +383,17 @@ class Case:
                     p.out_oct = scale_ctr(n.ctr['port_rcv_data'], 4)
         for leaf in getattr(self, 'leaves', []):
             ups = [p for p in leaf.ports.values() if p.peer and p.peer[0] == 'port']
-            down_in = sum(p.in_oct.r1 for p in leaf.ports.values() if p.peer and p.peer[0] == 'nic')
+            def eff(x):
+                return x.r2 if (x.onset is not None and x.onset <= self.start) else x.r1
+            down_in = sum(eff(p.in_oct) for p in leaf.ports.values() if p.peer and p.peer[0] == 'nic')
             w = self.uplinks.get(leaf.name)
+            outs = []
             for k, p in enumerate(sorted(ups, key=lambda x: x.name)):
                 share = (w[k] if w else 1.0 / len(ups))
-                rate = down_in * 0.5 * share
-                p.out_oct = Ctr(self.rng.randrange(10 ** 14, 10 ** 15), rate)
-                p.in_oct = Ctr(self.rng.randrange(10 ** 14, 10 ** 15), down_in * 0.5 / len(ups))
+                outs.append(min(down_in * 0.5 * share, 0.97 * 50e9))
+            for k, p in enumerate(sorted(ups, key=lambda x: x.name)):
+                p.out_oct = Ctr(self.rng.randrange(10 ** 14, 10 ** 15), outs[k])
+                p.in_oct = Ctr(self.rng.randrange(10 ** 14, 10 ** 15), sum(outs) / len(ups))
                 q = p.peer[1]
                 q.in_oct = Ctr(p.out_oct.b, p.out_oct.r1)
                 q.out_oct = Ctr(p.in_oct.b, p.in_oct.r1)

@@ -492,9 +492,11 @@ def fx08(rng):
     collect(c, racks(c, 'r01', 'r05'))
     leaf = c.switches['sw-l3']
     ups = sorted([p for p in leaf.ports.values() if p.peer and p.peer[0] == 'port'], key=lambda p: p.name)
-    ups[1].out_disc = Ctr(52, 0.0, 2600.0, c.start - 1200)
     noise(c)
     bump_comm(c, 1.6, c.start - 1200)
+    traffic_scale(c, 1 / 1.6, c.start - 1200)
+    c.default_traffic()
+    ups[1].out_disc = Ctr(52, 0.0, 2600.0, c.start - 1200)
     c.title = 'Step time regressed 35% after rack move of 8 nodes'
     c.reported = 'Moved 8 nodes to a new rack yesterday; BIOS settings were also refreshed.'
     c.component = 'sw-l3'
@@ -563,7 +565,7 @@ def fx10(rng):
 
 @case
 def fx11(rng):
-    """link_degradation from the switch side of the cable: switch port errors and flaps, host without node data."""
+    """link_degradation from the switch side of the cable: errors counted at the switch port, host without node data."""
     c = Case('fx-11', rng, 'link_degradation', '2026-01-23T21:00:00Z', 60, 'A100', 8, 8, 'Ethernet', 200)
     c.driver = '525.85.12'
     c.smi_reason_title = 'Clocks Throttle Reasons'

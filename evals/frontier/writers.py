@@ -335,7 +335,7 @@ def write_switch_cmds(c, out):
                 p = sw.ports[pn]
                 inr = p.in_oct.r2 if p.in_oct.onset is not None and t > p.in_oct.onset else p.in_oct.r1
                 outr = p.out_oct.r2 if p.out_oct.onset is not None and t > p.out_oct.onset else p.out_oct.r1
-                sp = 400e9 / 8
+                sp = (c.nic_gbps if p.peer and p.peer[0] == 'nic' else 400) * 1e9 / 8
                 rows.append('%11s  %7s  %15s  %11s  %9s  %8s  %8s  %8s  %15s  %11s  %9s  %8s  %8s  %8s' % (
                     pn, p.oper, comma(p.in_oct.at(t, c.start) // 4096), '%.2f MB/s' % (inr / 1e6), '%.2f%%' % (100 * inr / sp),
                     comma(p.in_err.at(t, c.start)), '0', '0', comma(p.out_oct.at(t, c.start) // 4096), '%.2f MB/s' % (outr / 1e6),
