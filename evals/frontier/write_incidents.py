@@ -950,7 +950,7 @@ def fx23(rng):
     """nvlink_fault seen only in `nvidia-smi nvlink -e` before/after on 64 hosts (recovery + replay on one GPU); no DCGM, no compute."""
     c = Case('fx-23', rng, 'nvlink_fault', '2026-03-03T03:30:00Z', 45, 'H100', 8, 8, 'InfiniBand')
     fleet(c, names_node(64, 2001), racks_of=8)
-    c.sources -= {'compute', 'snmp', 'switch_cmd', 'dcgm'}
+    c.sources -= {'steps', 'compute', 'snmp', 'switch_cmd', 'dcgm'}
     for h in c.hosts:
         h.detail = 'lite'
     for k in range(70):

@@ -128,7 +128,8 @@ def write_logs(c, out, rows):
         for (t, line) in c.logs.get('train', []):
             tl.append((t, line))
         tl.sort(key=lambda z: (z[0], z[1]))
-        out.put('job/logs/train.log', '\n'.join(l for _, l in tl) + '\n')
+        if tl:
+            out.put('job/logs/train.log', '\n'.join(l for _, l in tl) + '\n')
     # NCCL init, one local-rank-0 per host
     if 'nccl_quiet' not in c.logs.get('_opts', []):
         nl = []
