@@ -83,12 +83,7 @@ def bench_triage(
     """Alert reaching Alertmanager -> verdict and notification from forensic serve on a live fleet, no bundles."""
     from forensic.sandbox import ForensicError
 
-    try:
-        sizes = [int(h) for h in hosts.split(",") if h.strip()]
-    except ValueError:
-        _fail(2, f"--hosts: expected comma-separated integers, got {hosts!r}")
-    if not sizes or any(not 2 <= n <= 256 for n in sizes):
-        _fail(2, f"--hosts: every size must be between 2 and 256 hosts, got {hosts!r}")
+    sizes = _host_sizes(hosts, 256)
     try:
         from forensic.evals.triage_bench import format_triage_benchmark, triage_benchmark
 
@@ -139,15 +134,21 @@ def bench_investigate(
     """Wall time, peak RSS, files and bytes read and report size of one investigation per fleet size."""
     from forensic.evals.investigate_bench import format_investigate_benchmark, investigate_benchmark
 
-    try:
-        sizes = [int(h) for h in hosts.split(",") if h.strip()]
-    except ValueError:
-        _fail(2, f"--hosts: expected comma-separated integers, got {hosts!r}")
-    if not sizes or any(not 2 <= h <= 4096 for h in sizes):
-        _fail(2, f"--hosts: every size must be between 2 and 4096 hosts, got {hosts!r}")
+    sizes = _host_sizes(hosts, 4096)
     try:
         result = investigate_benchmark(sizes, causes=[c.strip() for c in causes.split(",") if c.strip()], seed=seed,
                                        progress=lambda m: sys.stderr.write(f"forensic: {m}\n"))
     except (ValueError, RuntimeError) as exc:
         _fail(2, str(exc))
     sys.stdout.write(json.dumps(result, indent=2) + "\n" if as_json else format_investigate_benchmark(result) + "\n")
+
+
+def _host_sizes(hosts: str, most: int) -> list[int]:
+    """``--hosts`` as fleet sizes: comma-separated integers from 2 to ``most``, or one line and exit 2."""
+    try:
+        sizes = [int(h) for h in hosts.split(",") if h.strip()]
+    except ValueError:
+        _fail(2, f"--hosts: expected comma-separated integers, got {hosts!r}")
+    if not sizes or any(not 2 <= n <= most for n in sizes):
+        _fail(2, f"--hosts: every size must be between 2 and {most} hosts, got {hosts!r}")
+    return sizes
