@@ -389,7 +389,9 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
 
     @app.get("/api/v1/me", tags=["audit"])
     def me(user: Annotated[User, Depends(need("viewer"))]) -> dict[str, Any]:
-        return {"name": user.name, "role": user.role, "can_approve": allowed(user, "approver")}
+        # The page offers Dry run and Execute only where they can work: an approver, and executors configured.
+        return {"name": user.name, "role": user.role, "can_approve": allowed(user, "approver"),
+                "can_execute": allowed(user, "approver") and svc.cfg.executors is not None}
 
     @app.get("/api/v1/dead-letters", tags=["intake"])
     def dead_letters(_: Annotated[User, Depends(need("admin"))], limit: Annotated[int, Query(ge=1, le=1000)] = 100,

@@ -221,8 +221,12 @@ function proposalCard(inv, p) {
   const reason = el("input", { type: "text", class: "reason", placeholder: "why (recorded in the audit log)", "aria-label": "Reason" });
   const msg = el("span", { class: "small" });
   const canDecide = me && me.can_approve && p.status === "pending_approval" && inv.status === "awaiting_approval";
-  const canExecute = me && me.can_approve && p.status === "approved";
+  const canExecute = me && me.can_execute && p.status === "approved";
+  const noExecutor = me && me.can_approve && !me.can_execute && p.status === "approved";
   const execute = (dry) => async () => {
+    // Carrying out is a second decision: it names what it changes before it runs.
+    if (!dry && !window.confirm("Execute " + p.action + " on " + p.target + "?\n\nBlast radius: " + (p.blast_radius || "not stated") +
+        "\nRollback: " + (p.rollback || "not stated"))) { return; }
     try {
       const r = await api("/api/v1/investigations/" + encodeURIComponent(inv.id) + "/proposals/" + encodeURIComponent(p.id) + "/execute",
         { method: "POST", body: JSON.stringify({ dry_run: dry }) });
@@ -249,7 +253,9 @@ function proposalCard(inv, p) {
       el("button", { class: "danger reject", onclick: act("reject") }, "Reject"), msg) : null,
     canExecute ? el("div", { class: "row decide" },
       el("button", { class: "execute", onclick: execute(true) }, "Dry run"),
-      el("button", { class: "primary execute", onclick: execute(false) }, "Execute"), msg) : null);
+      el("button", { class: "primary execute", onclick: execute(false) }, "Execute"), msg) : null,
+    noExecutor ? el("p", { class: "small no-executor" },
+      "Approved. This service has no executor configured (executors in serve.toml): carry it out by hand.") : null);
 }
 
 function showRecord(rec, id) {

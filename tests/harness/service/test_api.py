@@ -290,8 +290,12 @@ def test_an_approver_executes_an_approved_proposal_once(app_client, tmp_path) ->
         _wait(plain, inv0)
         refused = plain.post(f"/api/v1/investigations/{inv0}/proposals/rp-1/execute", json={}, headers=auth("ann"))
         assert refused.status_code == 409 and "executors" in refused.json()["detail"]
+        # The page offers Execute only where it can work (an approver, executors configured).
+        assert plain.get("/api/v1/me", headers=auth("ann")).json()["can_execute"] is False
 
         c, svc = app_client(extra=f'executors = "{tmp_path / "executors.toml"}"')
+        assert c.get("/api/v1/me", headers=auth("ann")).json()["can_execute"] is True
+        assert c.get("/api/v1/me", headers=auth("vic")).json()["can_execute"] is False
         inv = _open(c)
         d = _wait(c, inv)
         p = d["report"]["proposals"][0]

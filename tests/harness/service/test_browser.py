@@ -109,6 +109,9 @@ def test_the_page_in_chromium(server, tmp_path: Path) -> None:
         card.locator("input.reason").fill("x8 link confirmed by ev-3; drain before the next checkpoint")
         card.locator("button.approve").click()
         page.wait_for_function("document.querySelector(\"#proposals .proposal[data-id='rp-1']\").textContent.includes('approved')")
+        # No executor configured here: no Dry run or Execute button, and the card says how it is carried out.
+        assert card.locator("button.execute").count() == 0
+        assert "no executor configured" in card.inner_text()
         page.click("#nav-audit")
         page.wait_for_selector("#audit tbody tr")
         row = page.inner_text("#audit tbody tr")
