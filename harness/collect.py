@@ -336,7 +336,14 @@ def collect_bundle(
             try:
                 facts = snapshot_host(host, _Writer(root, name, outcome, caps), tick=tick, netdevs=known)
                 if before is not None and name in before:
-                    snapshot_host(before[name], _Writer(root, name, outcome, caps), prefix="before/", tick=tick, netdevs=known)
+                    # The summary says what the host holds now; the window-start snapshot only adds
+                    # its files (counted against the caps), so what it lacks is not reported as missing.
+                    now = (outcome.nvml, list(outcome.missed), list(outcome.commands))
+                    try:
+                        snapshot_host(before[name], _Writer(root, name, outcome, caps), prefix="before/", tick=tick,
+                                      netdevs=known)
+                    finally:
+                        outcome.nvml, outcome.missed, outcome.commands = now
             except _Full as cut:
                 outcome.truncated = str(cut)
             except ForensicError as exc:  # an unreachable agent: this host's evidence only

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from forensic.harness.collect import CollectError, collect_bundle, parse_since
+from forensic.sandbox import NotFoundError
 from forensic.sandbox import Bundle, RemoteHost
 from forensic.sandbox.agent import AgentServer, replay_agent
 from tests.conftest import HOSTS
@@ -137,6 +138,23 @@ def test_no_nvml_is_a_valid_empty_reading_that_says_why(tmp_path: Path) -> None:
     nvml = json.loads((tmp_path / "out/nodes/plain/nvml.json").read_text())
     assert nvml["devices"] == [] and "no NVIDIA driver" in nvml["unavailable"]
     assert Bundle(tmp_path / "out").host("plain").nvml() == nvml
+
+
+def test_the_summary_describes_the_host_now_not_its_window_start_snapshot(tmp_path: Path) -> None:
+    """A window-start snapshot without NVML or commands (an agent keeps only sysfs from then) used
+    to turn the host's summary into 'NVML unavailable; not available: ...' with every command
+    listed twice, while the current files were in the bundle."""
+    class Before(_HostileHost):
+        def run(self, argv):
+            raise NotFoundError("not recorded at the window's start")
+
+        def nvml(self):
+            return None
+
+    res = collect_bundle([("evil", _HostileHost())], tmp_path / "out", incident={"id": "x"}, before={"evil": Before()})
+    o = res.hosts["evil"]
+    assert o.nvml == "1 devices" and not o.missed and o.commands
+    assert (tmp_path / "out/nodes/evil/nvml.json").is_file() and (tmp_path / "out/nodes/evil/before").is_dir()
 
 
 def test_collect_local_then_investigate(tmp_path: Path) -> None:
