@@ -52,7 +52,6 @@ MAX_HOST_BYTES = 64 * 1024 * 1024
 #: bundle can always be read back (:data:`forensic.sandbox.archive.MAX_TOTAL_BYTES`).
 MAX_COLLECTION_BYTES = 4 * 1024 * 1024 * 1024
 _ENTRY = re.compile(r"[A-Za-z0-9._:+@-]{1,128}")
-_SINCE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*")
 
 
 class CollectError(BundleError):
@@ -60,11 +59,13 @@ class CollectError(BundleError):
 
 
 def parse_since(text: str) -> float:
-    """``90s``, ``30m``, ``2h``, ``1d`` or bare seconds -> seconds."""
-    m = _SINCE.fullmatch(text or "")
-    if not m or float(m.group(1)) <= 0:
-        raise CollectError(f"--since {text!r}: expected a duration like 30m, 2h or 1d")
-    return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
+    """``--since`` in the one duration grammar (:func:`forensic.sandbox.fleet.parse_since`)."""
+    from forensic.sandbox.fleet import parse_since as duration
+
+    try:
+        return duration(text)
+    except ValueError:
+        raise CollectError(f"--since {text!r}: expected a duration like 30m, 2h, 1d or 1h30m") from None
 
 
 @dataclass

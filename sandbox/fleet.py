@@ -423,16 +423,26 @@ class _JobFiles:
 
 
 # -- the source --------------------------------------------------------------------------------
+_DURATION_PART = re.compile(r"(\d{1,9}(?:\.\d{1,6})?)([dhms])")
+_UNIT_S = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+
+
 def parse_since(text: str) -> float:
-    """'2h', '90m', '45s', '1d', '1h30m' -> seconds; ValueError otherwise."""
-    parts = re.fullmatch(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?", text.strip())
-    if not text.strip() or not parts or not any(parts.groups()):
-        raise ValueError(f"{text!r} is not a duration like 2h, 90m or 1h30m")
-    d, h, m, s = (int(g or 0) for g in parts.groups())
-    total = d * 86400 + h * 3600 + m * 60 + s
+    """A duration -> seconds: bare seconds (``90``), or parts with a unit, largest first, each
+    with or without decimals (``45s``, ``90m``, ``2h``, ``1.5d``, ``1h30m``). The one grammar
+    of ``--since`` everywhere; ValueError otherwise."""
+    t = (text or "").strip()
+    if re.fullmatch(r"\d{1,9}(?:\.\d{1,6})?", t):
+        total = float(t)
+    else:
+        parts = _DURATION_PART.findall(t)
+        units = [u for _, u in parts]
+        if not parts or "".join(n + u for n, u in parts) != t or units != sorted(set(units), key="dhms".index):
+            raise ValueError(f"{text!r} is not a duration like 90, 30m, 2h, 1.5d or 1h30m")
+        total = sum(float(n) * _UNIT_S[u] for n, u in parts)
     if total <= 0:
         raise ValueError(f"{text!r} is not a positive duration")
-    return float(total)
+    return total
 
 
 class FleetSource(SourceBase):

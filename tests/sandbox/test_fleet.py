@@ -216,3 +216,17 @@ def test_a_fleet_locator_reopens_the_same_incident(tmp_path: Path) -> None:
     assert again.window == (1_700_000_000.0 - 5400, 1_700_000_000.0) and again.host_names() == ["h1"]
     with pytest.raises(FleetFileError):
         open_source("fleet:{not json")
+
+
+def test_one_duration_grammar_for_every_since() -> None:
+    """collect --since and investigate --fleet --since read durations the same way."""
+    from forensic.harness.collect import CollectError
+    from forensic.harness.collect import parse_since as collect_since
+
+    for text, seconds in (("90", 90), ("1h30m", 5400), ("1.5d", 129600), ("2h", 7200), (" 45s ", 45), ("1d2h3m4s", 93784)):
+        assert parse_since(text) == collect_since(text) == seconds
+    for bad in ("", "2x", "-1h", "0s", "h", "30m1h", "1h1h", "2w", "1 h"):
+        with pytest.raises(ValueError):
+            parse_since(bad)
+        with pytest.raises(CollectError):
+            collect_since(bad)
