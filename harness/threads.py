@@ -23,6 +23,7 @@ class ThreadSummary(BaseModel):
     status: str | None = Field(None, description="Report status, once there is a report.")
     verdict: str | None = Field(None, description="root_cause[ on component], once there is a report.")
     pending: int = Field(0, description="Proposals waiting for a decision.")
+    title: str = Field("", description="The incident's title, once there is a report.")
     updated: datetime = Field(description="Time of the latest checkpoint (UTC).")
 
 
@@ -83,7 +84,8 @@ def summarize(thread: str, values: dict[str, Any], when: datetime) -> ThreadSumm
             verdict = f"leading {lead['root_cause']}" if lead else "nothing supported"
     state = "unfinished" if not report else ("waiting" if pending and values.get("await_approval") else "done")
     return ThreadSummary(thread=thread, incident=values.get("incident_id") or "?", bundle=values.get("bundle_path") or "",
-                         state=state, status=status, verdict=verdict, pending=pending, updated=when)
+                         state=state, status=status, verdict=verdict, pending=pending, updated=when,
+                         title=str((report or {}).get("title") or ""))
 
 
 def list_threads(saver: Any) -> list[ThreadSummary]:

@@ -20,7 +20,7 @@ def list_investigations(
     checkpoint: Annotated[Optional[Path], typer.Option(help="SQLite checkpoint file (default: state dir).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per investigation, as a list.")] = False,
 ) -> None:
-    """Investigations with their state, verdict, age and pending approvals."""
+    """Investigations with their title, state, verdict, time since their last update and pending approvals."""
     from forensic.harness.threads import age, list_threads
 
     cp_path = checkpoint or default_state_dir() / "checkpoints.sqlite"
@@ -33,12 +33,14 @@ def list_investigations(
         con.print(Text(f"no investigations in {cp_path}"))
         return
     table = Table(box=None, pad_edge=False)
-    for col in ("thread", "state", "verdict", "age", "pending"):
-        table.add_column(col, overflow="fold", no_wrap=col in ("state", "age", "pending"))
+    # "updated": the time since the thread's last checkpoint (a waiting thread's is its verdict).
+    for col in ("thread", "title", "state", "verdict", "updated", "pending"):
+        table.add_column(col, overflow="fold", no_wrap=col in ("state", "updated", "pending"))
     for t in threads:
         verdict = f"{t.status} {t.verdict}" if t.status else "-"
         # Text, not str: a cell given as str is read as rich markup, and thread ids and verdicts are data.
-        table.add_row(*(Text(c) for c in (t.thread, t.state, verdict, age(t.updated), str(t.pending) if t.pending else "")))
+        table.add_row(*(Text(c) for c in (t.thread, t.title[:60], t.state, verdict, age(t.updated),
+                                          str(t.pending) if t.pending else "")))
     con.print(table)
     if any(t.state == "waiting" for t in threads):
         con.print("[dim]forensic show THREAD prints a report with its approve commands[/]")

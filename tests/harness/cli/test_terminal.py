@@ -133,6 +133,7 @@ def test_list_and_show(tmp_path: Path) -> None:
     assert rows["t-b"]["state"] == "done" and rows["t-b"]["pending"] == 0 and rows["t-b"]["verdict"] == "healthy"
     table = forensic("list", env_dir=tmp_path).stdout
     assert "t-a" in table and "waiting" in table and "pcie_downtrain" in table
+    assert rows["t-a"]["title"].startswith("MFU down") and "updated" in table and "title" in table
     shown = forensic("show", "t-a", env_dir=tmp_path)
     assert shown.returncode == 0 and "CONFIRMED" in shown.stdout and shown.stdout.count("forensic approve t-a --approve") == 2
     healthy = forensic("show", "t-b", env_dir=tmp_path)
