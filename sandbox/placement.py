@@ -208,6 +208,24 @@ class SlurmPlacement:
 
 
 # -- Kubernetes --------------------------------------------------------------------------------
+def kubernetes_core_api(kubeconfig: Path | None, context: str | None) -> Any:
+    """A CoreV1Api from ``kubeconfig`` (and ``context``), else from the in-cluster service account.
+
+    The one place the client is configured, for placement and the executor alike. Raises
+    ModuleNotFoundError without the client, and :class:`PlacementError` (one line) for a
+    configuration the client cannot use."""
+    from kubernetes import client, config
+
+    try:
+        if kubeconfig is not None:
+            config.load_kube_config(config_file=str(kubeconfig.expanduser()), context=context)
+        else:
+            config.load_incluster_config()
+    except Exception as exc:  # the client raises several unrelated types for a bad config
+        raise PlacementError(f"kubernetes configuration: {str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__}") from None
+    return client.CoreV1Api()
+
+
 class KubernetesPlacement:
     kind = "kubernetes"
 
@@ -222,17 +240,9 @@ class KubernetesPlacement:
     def _core(self) -> Any:
         if self._api is None:
             try:
-                from kubernetes import client, config
+                self._api = kubernetes_core_api(self.kubeconfig, self.context)
             except ModuleNotFoundError:
                 raise PlacementError("kubernetes placement needs the client: pip install kubernetes") from None
-            try:
-                if self.kubeconfig is not None:
-                    config.load_kube_config(config_file=str(self.kubeconfig.expanduser()), context=self.context)
-                else:
-                    config.load_incluster_config()
-            except Exception as exc:  # the client raises several unrelated types for a bad config
-                raise PlacementError(f"kubernetes configuration: {str(exc)[:200]}") from None
-            self._api = client.CoreV1Api()
         return self._api
 
     def topology(self, job: str, window: tuple[float, float]) -> Topology:

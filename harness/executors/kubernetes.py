@@ -26,18 +26,14 @@ class KubernetesExecutor:
     @property
     def api(self) -> Any:
         if self._api is None:
+            from forensic.sandbox.placement import PlacementError, kubernetes_core_api
+
             try:
-                from kubernetes import client, config
+                self._api = kubernetes_core_api(self.config.kubeconfig, self.config.context)
             except ModuleNotFoundError:
                 raise ExecutionError("the kubernetes executor needs the client: pip install kubernetes") from None
-            try:
-                if self.config.kubeconfig is not None:
-                    config.load_kube_config(config_file=str(self.config.kubeconfig.expanduser()), context=self.config.context)
-                else:
-                    config.load_incluster_config()
-            except Exception as exc:  # the client raises several unrelated types for a bad config
-                raise ExecutionError(f"kubernetes configuration: {exc}") from None
-            self._api = client.CoreV1Api()
+            except PlacementError as exc:
+                raise ExecutionError(str(exc)) from None
         return self._api
 
     def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
