@@ -27,6 +27,8 @@ from typing import Any
 
 import httpx
 
+from forensic.harness.service.bench import stop_process
+
 #: Targets of the issue: alert -> verdict at 64 and at 256 hosts, seconds.
 TARGETS_S = {64: 30.0, 256: 60.0}
 CAUSE = "pcie_downtrain"
@@ -61,16 +63,6 @@ def _wait_http(url: str, proc: subprocess.Popen, what: str, timeout_s: float = 6
             pass
         time.sleep(0.1)
     raise RuntimeError(f"{what} did not become ready in {timeout_s:g} s")
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def triage_once(hosts: int, *, seed: int = 1, workdir: Path) -> dict[str, Any]:
@@ -142,7 +134,7 @@ def triage_once(hosts: int, *, seed: int = 1, workdir: Path) -> dict[str, Any]:
             notified_at = _Receiver.got[0][0] if _Receiver.got else None
     finally:
         for p in procs:
-            _stop(p)
+            stop_process(p)
         receiver.shutdown()
     report = (inv or {}).get("report") or {}
     origin = report.get("evidence_source") or {}

@@ -177,12 +177,7 @@ def run_intake_bench(*, alerts: int = 10_000, concurrency: int = 64, per_request
             elapsed = time.perf_counter() - start
             server_cpu = _cpu_s(proc.pid) - cpu0
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop_process(proc, 20)
         con = sqlite3.connect(str(folder / "serve.sqlite"))
         stored = {r[0] for r in con.execute("SELECT fingerprint FROM alerts")}
         investigations = con.execute("SELECT COUNT(*) FROM investigations").fetchone()[0]
@@ -205,3 +200,14 @@ def format_result(r: dict[str, Any]) -> str:
             f"{r['alerts_per_s']} alerts/s, p50 {r['p50_ms']} ms, p99 {r['p99_ms']} ms, "
             f"{r['investigations']} investigation(s), {r['lost']} lost; server CPU {r['server_cpu_ms_per_alert']} ms/alert, "
             f"load average {r['load_average_1m']} on {r['cpus']} CPUs")
+
+
+def stop_process(proc: subprocess.Popen, wait_s: float = 15) -> None:
+    """End a server a benchmark started: SIGTERM, then SIGKILL if it is still there after ``wait_s``."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=wait_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
