@@ -175,7 +175,7 @@ def _status_reason(graph: FailureGraph, status: str, top: Hypothesis, alternativ
         rule = graph.root_causes[top.root_cause].confirm
         unmet = [g for g in rule.require if not found & set(g)]
         if unmet:
-            return f"not confirmed: none of {', '.join(unmet[0])} was found on {top.component or 'the job'}"
+            return f"not confirmed: none of {' or '.join(s.replace('_', ' ') for s in unmet[0])} was found on {top.component or 'the job'}"
         if top.unexplained:
             return f"not confirmed: the evidence also shows {', '.join(top.unexplained[:2])}, which this does not explain"
         if not top.impact_shown:
