@@ -113,13 +113,17 @@ def cannot_explain(graph: FailureGraph, h: Hypothesis, records: list[dict[str, A
     GPU 3% late cannot make every step 2x longer, and a per-GPU anomaly cannot explain a job-wide
     slowdown in which no rank is late."""
     spec = graph.root_causes.get(h.root_cause)
-    kind = _part_kind(h, records)
-    if spec is None or kind not in spec.straggler_kinds or not h.component:
+    # The cheap tests first: this runs for every hypothesis of an inconclusive report, and the
+    # part's kind is found by scanning every record's signals.
+    if spec is None or not spec.straggler_kinds or not h.component:
         return None
     rec = _steps_with_compute(records)
     if rec is None:
         return None
-    sigs = [s for s in rec.get("signals") or []]
+    kind = _part_kind(h, records)
+    if kind not in spec.straggler_kinds:
+        return None
+    sigs = list(rec.get("signals") or [])
     slow = next((s for s in sigs if s["name"] == "job_slowdown"), None)
     if symptom != "mfu_drop" and slow is None:
         return None
@@ -305,10 +309,12 @@ def build_report(inv: Investigator, state: State) -> Report:
         # An exhausted budget (or an unearned "healthy") is no evidence of health: name the faults still in play.
         # The verdict's hypothesis first: it may not be the most probable one when a stronger
         # anomaly could not explain the symptom.
-        first = [top] if top.root_cause != "healthy" else []
-        rest = [h for h in hyps if h.root_cause != "healthy" and h is not top
-                and cannot_explain(graph, h, records, view_symptom) is None]  # the set-aside are in the notes
-        leading = (first + rest)[:LEADING]
+        leading = [top] if top.root_cause != "healthy" else []
+        for h in hyps:  # the set-aside are in the notes
+            if len(leading) >= LEADING:
+                break
+            if h.root_cause != "healthy" and h is not top and cannot_explain(graph, h, records, view_symptom) is None:
+                leading.append(h)
     if unread:
         shown = "; ".join(unread[:UNREAD_IN_NOTE]) + (f"; and {len(unread) - UNREAD_IN_NOTE} more" if len(unread) > UNREAD_IN_NOTE else "")
         notes.append(f"could not read ({len(unread)}): {shown}")
