@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from forensic.sandbox import Bundle, ForensicError
 from forensic.tools._inventory import inventory
 from forensic.tools.base import ToolContext
@@ -28,7 +27,11 @@ from forensic.tools.parsers.sysfs import parse_link_width
 
 BASELINES = ("fleet_average", "signatures")
 
-_XID_CLASS = {"fell_off_bus": "gpu_fell_off_bus", "memory": "hbm_degradation", "nvlink": "nvlink_fault"}  # critical XIDs only
+_XID_CLASS = {
+    "fell_off_bus": "gpu_fell_off_bus",
+    "memory": "hbm_degradation",
+    "nvlink": "nvlink_fault",
+}  # critical XIDs only
 
 
 def _fleet_average(b: Bundle) -> tuple[str, str | None]:
@@ -62,12 +65,12 @@ def _fleet_average(b: Bundle) -> tuple[str, str | None]:
 
 #: Rules of the ``signatures`` baseline, each with the checker behaviour it copies (see
 #: docs/baselines.md). Windows and thresholds are the checkers' own defaults where they publish them.
-SIG_SLACK_S = 3600          # gpud keeps a lookback of recent kernel events; older lines are history
-SIG_ENTER = 3               # DCGM-style hysteresis: a reason bit must hold 3 consecutive samples to alarm ...
-SIG_EXIT = 3                # ... and clear 3 consecutive samples to stop alarming
-SIG_HOT_C = 87.0            # single-snapshot thermal alarm: bit set *and* at the slowdown temperature
+SIG_SLACK_S = 3600  # gpud keeps a lookback of recent kernel events; older lines are history
+SIG_ENTER = 3  # DCGM-style hysteresis: a reason bit must hold 3 consecutive samples to alarm ...
+SIG_EXIT = 3  # ... and clear 3 consecutive samples to stop alarming
+SIG_HOT_C = 87.0  # single-snapshot thermal alarm: bit set *and* at the slowdown temperature
 _THERMAL_BITS = 0x20 | 0x40
-_POWER_BRAKE = 0x80         # HW power brake: an external signal (PSU, BMC); the SW power cap (0x4) is normal
+_POWER_BRAKE = 0x80  # HW power brake: an external signal (PSU, BMC); the SW power cap (0x4) is normal
 
 
 def _hysteresis(bits: np.ndarray) -> bool:
@@ -134,7 +137,9 @@ def _signatures(b: Bundle) -> tuple[str, str | None]:
     for host in hosts:
         inv = inventory(ctx, host)
         for d in inv.nvml.devices if inv.nvml else []:
-            if d.index is not None and ((d.ecc_uncorrected_volatile or 0) > 0 or d.remapped_rows_pending or d.remapped_rows_failure):
+            if d.index is not None and (
+                (d.ecc_uncorrected_volatile or 0) > 0 or d.remapped_rows_pending or d.remapped_rows_failure
+            ):
                 return "hbm_degradation", f"{host}/gpu{d.index}"
     reasons = _dcgm_reasons(b)
     if reasons:
@@ -161,7 +166,10 @@ def _signatures(b: Bundle) -> tuple[str, str | None]:
                 continue
             base = f"/sys/bus/pci/devices/{dev.pci.sysfs_form()}"
             try:
-                cw, mw = (parse_link_width(node.read(f"{base}/{f}")) for f in ("current_link_width", "max_link_width"))
+                cw, mw = (
+                    parse_link_width(node.read(f"{base}/{f}"))
+                    for f in ("current_link_width", "max_link_width")
+                )
             except ForensicError:
                 continue
             if cw and mw and cw < mw and cw not in (63, 255):
@@ -205,11 +213,17 @@ def score_baseline(name: str, case: Path, split: str) -> dict[str, Any]:
     except Exception as exc:  # a baseline that cannot read a case scores it wrong
         rc, comp, error = None, None, f"{type(exc).__name__}: {exc}"
     out = {
-        "id": case.name, "split": split, "expected": expected,
+        "id": case.name,
+        "split": split,
+        "expected": expected,
         "got": {"root_cause": rc, "component": comp, "status": "baseline"},
-        "root_cause_ok": rc == expected["root_cause"], "component_ok": comp == expected["component"],
+        "root_cause_ok": rc == expected["root_cause"],
+        "component_ok": comp == expected["component"],
         "top3_ok": rc == expected["root_cause"] and comp == expected["component"],
-        "tool_calls": 0, "wall_s": 0.0, "findings": 0, "findings_verified": 0,
+        "tool_calls": 0,
+        "wall_s": 0.0,
+        "findings": 0,
+        "findings_verified": 0,
     }
     if error:
         out["error"] = error

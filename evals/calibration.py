@@ -25,7 +25,12 @@ def _pairs(cases: list[dict[str, Any]]) -> list[tuple[float, bool]]:
     out = []
     for c in cases:
         conf = c.get("got", {}).get("confidence")
-        out.append((float(conf) if isinstance(conf, int | float) else 0.0, bool(c["root_cause_ok"] and c["component_ok"])))
+        out.append(
+            (
+                float(conf) if isinstance(conf, int | float) else 0.0,
+                bool(c["root_cause_ok"] and c["component_ok"]),
+            )
+        )
     return out
 
 
@@ -46,19 +51,31 @@ def reliability(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
         inside = [(p, ok) for p, ok in pairs if lo <= p < hi or (last and p == 1.0)]
         if not inside:
             continue
-        rows.append({
-            "bucket": f"[{lo:.2f}, {hi:.2f}{']' if last else ')'}",
-            "lo": lo, "hi": hi, "n": len(inside),
-            "mean_confidence": round(sum(p for p, _ in inside) / len(inside), 4),
-            "accuracy": round(sum(ok for _, ok in inside) / len(inside), 4),
-        })
+        rows.append(
+            {
+                "bucket": f"[{lo:.2f}, {hi:.2f}{']' if last else ')'}",
+                "lo": lo,
+                "hi": hi,
+                "n": len(inside),
+                "mean_confidence": round(sum(p for p, _ in inside) / len(inside), 4),
+                "accuracy": round(sum(ok for _, ok in inside) / len(inside), 4),
+            }
+        )
     return rows
 
 
 def wrong_confirmed(cases: list[dict[str, Any]]) -> int:
-    return sum(1 for c in cases if c.get("got", {}).get("status") == "confirmed" and not (c["root_cause_ok"] and c["component_ok"]))
+    return sum(
+        1
+        for c in cases
+        if c.get("got", {}).get("status") == "confirmed" and not (c["root_cause_ok"] and c["component_ok"])
+    )
 
 
 def calibration(cases: list[dict[str, Any]]) -> dict[str, Any]:
     """The ``calibration`` block of the eval document."""
-    return {"brier": brier(cases), "reliability": reliability(cases), "wrong_confirmed": wrong_confirmed(cases)}
+    return {
+        "brier": brier(cases),
+        "reliability": reliability(cases),
+        "wrong_confirmed": wrong_confirmed(cases),
+    }

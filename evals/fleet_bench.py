@@ -12,8 +12,9 @@ from typing import Any
 TARGET_RATIO = 3.0
 
 
-def fleet_benchmark(*, hosts: int = 64, cause: str = "healthy", seed: int = 1,
-                    prometheus: bool = True) -> dict[str, Any]:
+def fleet_benchmark(
+    *, hosts: int = 64, cause: str = "healthy", seed: int = 1, prometheus: bool = True
+) -> dict[str, Any]:
     from forensic.evals.fleet_rig import FleetRig, RigError, prometheus_binaries
     from forensic.evals.generator.incident import IncidentSpec, generate
     from forensic.harness.graph import Investigator
@@ -21,7 +22,9 @@ def fleet_benchmark(*, hosts: int = 64, cause: str = "healthy", seed: int = 1,
     from forensic.sandbox.fleet import open_fleet
 
     if prometheus and prometheus_binaries() is None:
-        raise RigError("prometheus and promtool are not installed (apt-get install prometheus), or pass --no-prometheus")
+        raise RigError(
+            "prometheus and promtool are not installed (apt-get install prometheus), or pass --no-prometheus"
+        )
     with tempfile.TemporaryDirectory(prefix="forensic-bench-fleet-") as tmp:
         generate(IncidentSpec(case="bench-fleet", cause=cause, seed=seed, hosts=hosts), tmp)
         t0 = time.perf_counter()
@@ -31,8 +34,14 @@ def fleet_benchmark(*, hosts: int = 64, cause: str = "healthy", seed: int = 1,
         with FleetRig(bundle.root, Path(tmp) / "rig", prometheus=prometheus) as rig:
             start, end = bundle.window
             t0 = time.perf_counter()
-            source = open_fleet(rig.fleet_file, job=bundle.incident.job.name or "job", since=end - start, until=end,
-                                title=bundle.incident.title, ranks=bundle.incident.job.ranks)
+            source = open_fleet(
+                rig.fleet_file,
+                job=bundle.incident.job.name or "job",
+                since=end - start,
+                until=end,
+                title=bundle.incident.title,
+                ranks=bundle.incident.job.ranks,
+            )
             open_s = time.perf_counter() - t0
             live = Investigator(source).run(thread_id="bench-live")
             live_s = time.perf_counter() - t0
@@ -56,9 +65,15 @@ def fleet_benchmark(*, hosts: int = 64, cause: str = "healthy", seed: int = 1,
 
 
 def format_fleet_benchmark(r: dict[str, Any]) -> str:
-    ok = "within" if r["live_over_replay"] is not None and r["live_over_replay"] <= r["target_ratio"] else "OVER"
-    return (f"{r['hosts']} replay agents on loopback, metrics: {r['metrics']}\n"
-            f"  replay {r['replay_s']:.2f} s, live {r['live_s']:.2f} s: {r['live_over_replay']}x "
-            f"({ok} the {r['target_ratio']:g}x target)\n"
-            f"  verdict replay {r['replay_verdict']} live {r['live_verdict']}: "
-            f"{'same' if r['same_verdict'] else 'DIFFERENT'}")
+    ok = (
+        "within"
+        if r["live_over_replay"] is not None and r["live_over_replay"] <= r["target_ratio"]
+        else "OVER"
+    )
+    return (
+        f"{r['hosts']} replay agents on loopback, metrics: {r['metrics']}\n"
+        f"  replay {r['replay_s']:.2f} s, live {r['live_s']:.2f} s: {r['live_over_replay']}x "
+        f"({ok} the {r['target_ratio']:g}x target)\n"
+        f"  verdict replay {r['replay_verdict']} live {r['live_verdict']}: "
+        f"{'same' if r['same_verdict'] else 'DIFFERENT'}"
+    )

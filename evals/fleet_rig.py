@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Literal
 
 import httpx
-
 from forensic.sandbox import Bundle, ForensicError
 
 Fault = Literal["down", "slow", "garbage"]
@@ -75,9 +74,17 @@ class _Misbehaving(http.server.BaseHTTPRequestHandler):
 class FleetRig:
     """Serve ``bundle`` as a live fleet under ``workdir``."""
 
-    def __init__(self, bundle: Path | str, workdir: Path, *, prometheus: bool = True,
-                 faults: dict[str, Fault] | None = None, agent_timeout_s: float = 5.0,
-                 step_s: float = 60.0, prometheus_url: str | None = None) -> None:
+    def __init__(
+        self,
+        bundle: Path | str,
+        workdir: Path,
+        *,
+        prometheus: bool = True,
+        faults: dict[str, Fault] | None = None,
+        agent_timeout_s: float = 5.0,
+        step_s: float = 60.0,
+        prometheus_url: str | None = None,
+    ) -> None:
         self.bundle = Bundle(bundle)
         self.workdir = Path(workdir)
         self.want_prometheus = prometheus
@@ -98,8 +105,11 @@ class FleetRig:
         (self.workdir / "agent-token").chmod(0o600)
         urls: dict[str, str] = {}
         try:
-            replayed = [h for h in self.bundle.host_names()
-                        if h not in self.faults and self.bundle.fs.is_dir(f"nodes/{h}")]
+            replayed = [
+                h
+                for h in self.bundle.host_names()
+                if h not in self.faults and self.bundle.fs.is_dir(f"nodes/{h}")
+            ]
             urls.update(self._start_agents(replayed))
             for host in self.bundle.host_names():
                 fault = self.faults.get(host)
@@ -129,10 +139,22 @@ class FleetRig:
         procs = []
         for i in range(workers):
             mine = hosts[i::workers]
-            procs.append(subprocess.Popen(
-                [sys.executable, "-m", "forensic.evals.fleet_rig", str(self.bundle.root),
-                 str(self.workdir / "agent-token"), *mine],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
+            procs.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "forensic.evals.fleet_rig",
+                        str(self.bundle.root),
+                        str(self.workdir / "agent-token"),
+                        *mine,
+                    ],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    text=True,
+                )
+            )
             self._agents.append(procs[-1])
         urls: dict[str, str] = {}
         for proc in procs:
@@ -151,13 +173,27 @@ class FleetRig:
             src = self.bundle.root / name
             if src.is_file():
                 topo = self.workdir / "topology.json"
-                topo.write_bytes(gzip.decompress(src.read_bytes()) if name.endswith(".gz") else src.read_bytes())
+                topo.write_bytes(
+                    gzip.decompress(src.read_bytes()) if name.endswith(".gz") else src.read_bytes()
+                )
                 break
         lines = [f"gpus_per_node = {self.bundle.gpus_per_node}", ""]
         if self.prometheus_url:
-            lines += ["[prometheus]", f'url = "{self.prometheus_url}"', f"step_s = {self.step_s:g}", "timeout_s = 10", ""]
-        lines += ["[agents]", 'token_file = "agent-token"', f"timeout_s = {self.agent_timeout_s:g}",
-                  f"hosts = [{', '.join(repr(h).replace(chr(39), chr(34)) for h in urls)}]", "", "[agents.urls]"]
+            lines += [
+                "[prometheus]",
+                f'url = "{self.prometheus_url}"',
+                f"step_s = {self.step_s:g}",
+                "timeout_s = 10",
+                "",
+            ]
+        lines += [
+            "[agents]",
+            'token_file = "agent-token"',
+            f"timeout_s = {self.agent_timeout_s:g}",
+            f"hosts = [{', '.join(repr(h).replace(chr(39), chr(34)) for h in urls)}]",
+            "",
+            "[agents.urls]",
+        ]
         lines += [f'"{h}" = "{u}"' for h, u in urls.items()]
         lines += [""]
         if topo is not None:
@@ -178,8 +214,13 @@ class FleetRig:
                 text = text.rstrip("\n") + "\n# EOF\n"
             om = self.workdir / (Path(rel).name + ".om")
             om.write_text(text)
-            done = subprocess.run([tool, "tsdb", "create-blocks-from", "openmetrics", str(om), str(data)],
-                                  capture_output=True, text=True, timeout=300, check=False)
+            done = subprocess.run(
+                [tool, "tsdb", "create-blocks-from", "openmetrics", str(om), str(data)],
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+            )
             if done.returncode != 0:
                 raise RigError(f"promtool could not backfill {rel}: {done.stderr.strip()[-300:]}")
         config = self.workdir / "prometheus.yml"
@@ -189,14 +230,26 @@ class FleetRig:
         # The bundle's samples are months old and minutes apart: keep them, and let a query see a
         # sample up to ten minutes back.
         self._prom = subprocess.Popen(
-            [prom, f"--config.file={config}", f"--storage.tsdb.path={data}", f"--web.listen-address=127.0.0.1:{port}",
-             "--storage.tsdb.retention.time=100y", "--query.lookback-delta=10m", "--log.level=warn"],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            [
+                prom,
+                f"--config.file={config}",
+                f"--storage.tsdb.path={data}",
+                f"--web.listen-address=127.0.0.1:{port}",
+                "--storage.tsdb.retention.time=100y",
+                "--query.lookback-delta=10m",
+                "--log.level=warn",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self._prom.poll() is not None:
-                raise RigError(f"prometheus exited ({self._prom.returncode}); see {self.workdir / 'prometheus.log'}")
+                raise RigError(
+                    f"prometheus exited ({self._prom.returncode}); see {self.workdir / 'prometheus.log'}"
+                )
             try:
                 if httpx.get(f"{url}/-/ready", timeout=1.0).status_code == 200:
                     return url
@@ -211,8 +264,18 @@ class FleetRig:
         inc = self.bundle.incident
         start, end = self.bundle.window
         span = max(1, int(round((end or 0) - (start or 0))))
-        args = ["--fleet", str(self.fleet_file), "--job", inc.job.name or "job", "--since", f"{span}s",
-                "--until", repr(float(end or time.time())), "--title", inc.title or "incident"]
+        args = [
+            "--fleet",
+            str(self.fleet_file),
+            "--job",
+            inc.job.name or "job",
+            "--since",
+            f"{span}s",
+            "--until",
+            repr(float(end or time.time())),
+            "--title",
+            inc.title or "incident",
+        ]
         if inc.job.ranks:
             args += ["--ranks", str(inc.job.ranks)]
         return args

@@ -114,8 +114,11 @@ def own_peak_rss_mb() -> float:
 def run_in_process(case: Path) -> dict[str, Any]:
     """:func:`investigate_once` in a fresh interpreter; ``wall_s`` includes its start and imports."""
     t0 = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "forensic.evals.investigate_bench", "--one", str(case)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "forensic.evals.investigate_bench", "--one", str(case)],
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - t0
     if done.returncode:
         raise RuntimeError(f"investigating {case.name} failed: {done.stderr.strip()[-800:]}")
@@ -130,8 +133,13 @@ def exponent(a: dict[str, Any], b: dict[str, Any], key: str = "wall_s") -> float
     return round(math.log(b[key] / a[key]) / math.log(b["hosts"] / a["hosts"]), 3)
 
 
-def investigate_benchmark(sizes: Sequence[int], *, causes: Sequence[str] = CAUSES, seed: int = 1,
-                          progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+def investigate_benchmark(
+    sizes: Sequence[int],
+    *,
+    causes: Sequence[str] = CAUSES,
+    seed: int = 1,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """Every cause at every size, each run in its own process. A size's row holds the worst run
     (largest wall time, RSS and report; correct only when every cause was); the exponent is taken
     over those worst-case wall times, and per cause in ``by_cause``."""
@@ -154,21 +162,26 @@ def investigate_benchmark(sizes: Sequence[int], *, causes: Sequence[str] = CAUSE
             got = run_in_process(case)
             expected = [truth.get("root_cause"), truth.get("component")]
             runs.append({"cause": cause, **got, "expected": expected, "correct": got["verdict"] == expected})
-        rows.append({
-            "hosts": hosts, "gpus": hosts * 8,
-            "wall_s": max(r["wall_s"] for r in runs),
-            "investigate_s": max(r["investigate_s"] for r in runs),
-            "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
-            "files_read": max(r["files_read"] for r in runs),
-            "files_read_twice": max(r["files_read_twice"] for r in runs),
-            "bytes_read": max(r["bytes_read"] for r in runs),
-            "report_kb": max(r["report_kb"] for r in runs),
-            "correct": all(r["correct"] for r in runs),
-            "runs": runs,
-        })
+        rows.append(
+            {
+                "hosts": hosts,
+                "gpus": hosts * 8,
+                "wall_s": max(r["wall_s"] for r in runs),
+                "investigate_s": max(r["investigate_s"] for r in runs),
+                "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
+                "files_read": max(r["files_read"] for r in runs),
+                "files_read_twice": max(r["files_read_twice"] for r in runs),
+                "bytes_read": max(r["bytes_read"] for r in runs),
+                "report_kb": max(r["report_kb"] for r in runs),
+                "correct": all(r["correct"] for r in runs),
+                "runs": runs,
+            }
+        )
     base = next((r for r in rows if r["hosts"] >= 256), rows[0])
     last = rows[-1]
-    pairs = [{"from": a["hosts"], "to": b["hosts"], "exponent": exponent(a, b)} for a, b in zip(rows, rows[1:])]
+    pairs = [
+        {"from": a["hosts"], "to": b["hosts"], "exponent": exponent(a, b)} for a, b in zip(rows, rows[1:])
+    ]
     by_cause = {}
     for k, cause in enumerate(causes):
         a = {"hosts": base["hosts"], "wall_s": base["runs"][k]["wall_s"]}
@@ -186,8 +199,12 @@ def investigate_benchmark(sizes: Sequence[int], *, causes: Sequence[str] = CAUSE
         "seed": seed,
         # 1-minute load average of the machine before and after (the bench is sensitive to it).
         "load_avg": {"before": load_before, "after": _load(), "cpus": os.cpu_count()},
-        "targets": {"wall_s": TARGET_WALL_S, "peak_rss_mb": TARGET_RSS_MB, "exponent": TARGET_EXPONENT,
-                    "report_kb": TARGET_REPORT_KB},
+        "targets": {
+            "wall_s": TARGET_WALL_S,
+            "peak_rss_mb": TARGET_RSS_MB,
+            "exponent": TARGET_EXPONENT,
+            "report_kb": TARGET_REPORT_KB,
+        },
         "met": {
             "wall_s": big["wall_s"] <= TARGET_WALL_S,
             "peak_rss_mb": big["peak_rss_mb"] <= TARGET_RSS_MB,
@@ -199,24 +216,34 @@ def investigate_benchmark(sizes: Sequence[int], *, causes: Sequence[str] = CAUSE
 
 
 def format_investigate_benchmark(r: dict[str, Any]) -> str:
-    head = f"{'hosts':>6} {'GPUs':>6} {'cause':<18} {'wall s':>7} {'inv s':>6} {'RSS MB':>7} {'files':>6} " \
-           f"{'MB read':>8} {'twice':>5} {'swept':>9} {'report KB':>9}  verdict"
+    head = (
+        f"{'hosts':>6} {'GPUs':>6} {'cause':<18} {'wall s':>7} {'inv s':>6} {'RSS MB':>7} {'files':>6} "
+        f"{'MB read':>8} {'twice':>5} {'swept':>9} {'report KB':>9}  verdict"
+    )
     lines = [head]
     for row in r["sizes"]:
         for s in row["runs"]:
-            lines.append(f"{row['hosts']:>6} {row['gpus']:>6} {s['cause']:<18} {s['wall_s']:>7.2f} {s['investigate_s']:>6.2f} "
-                         f"{s['peak_rss_mb']:>7.0f} {s['files_read']:>6} {s['bytes_read'] / 1e6:>8.1f} "
-                         f"{s['files_read_twice']:>5} {_swept(s):>9} {s['report_kb']:>9.1f}  "
-                         f"{'right' if s['correct'] else 'WRONG'} {s['verdict'][0]} {s['verdict'][1] or ''}")
+            lines.append(
+                f"{row['hosts']:>6} {row['gpus']:>6} {s['cause']:<18} {s['wall_s']:>7.2f} {s['investigate_s']:>6.2f} "
+                f"{s['peak_rss_mb']:>7.0f} {s['files_read']:>6} {s['bytes_read'] / 1e6:>8.1f} "
+                f"{s['files_read_twice']:>5} {_swept(s):>9} {s['report_kb']:>9.1f}  "
+                f"{'right' if s['correct'] else 'WRONG'} {s['verdict'][0]} {s['verdict'][1] or ''}"
+            )
     for p in r["exponents"]:
-        lines.append(f"growth exponent of the worst wall time {p['from']} -> {p['to']} hosts: {p['exponent']}")
+        lines.append(
+            f"growth exponent of the worst wall time {p['from']} -> {p['to']} hosts: {p['exponent']}"
+        )
     lines.append("per cause, " + ", ".join(f"{c}: {e}" for c, e in r["by_cause"].items()))
     if r["exponent"] is not None:
-        lines.append(f"growth exponent {r['exponent_between'][0]} -> {r['exponent_between'][1]} hosts: {r['exponent']} "
-                     f"(target <= {r['targets']['exponent']})")
+        lines.append(
+            f"growth exponent {r['exponent_between'][0]} -> {r['exponent_between'][1]} hosts: {r['exponent']} "
+            f"(target <= {r['targets']['exponent']})"
+        )
     if r.get("load_avg"):
         la = r["load_avg"]
-        lines.append(f"machine load (1-minute average) before {la['before']}, after {la['after']}, on {la['cpus']} CPUs")
+        lines.append(
+            f"machine load (1-minute average) before {la['before']}, after {la['after']}, on {la['cpus']} CPUs"
+        )
     missed = [k for k, ok in r["met"].items() if not ok]
     lines.append("every bar met" if not missed else "bars missed: " + ", ".join(missed))
     return "\n".join(lines)

@@ -16,15 +16,14 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.progress import Progress
-from rich.table import Table
-
 from forensic.evals.calibration import calibration, wrong_confirmed
 from forensic.harness.budget import Limits
 from forensic.harness.citations import check
 from forensic.harness.failure_graph import FailureGraph
 from forensic.harness.models import Finding
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
 
 EVAL_SCHEMA = "forensic.eval/v1"
 
@@ -50,31 +49,56 @@ def _verified(report: dict[str, Any]) -> tuple[int, int]:
     records = {e["id"]: e for e in report.get("evidence", [])}
     dropped = sum(1 for n in report.get("notes", []) if n.startswith("finding dropped"))
     ok = sum(
-        1 for f in report.get("findings", [])
-        if check(Finding.model_validate(f), records, f.get("subject") or report["verdict"].get("component")).verified
+        1
+        for f in report.get("findings", [])
+        if check(
+            Finding.model_validate(f), records, f.get("subject") or report["verdict"].get("component")
+        ).verified
     )
     return len(report.get("findings", [])) + dropped, ok
 
 
-def run_case(case: Path, *, planner: str, limits: Limits, planner_kwargs: dict[str, Any] | None = None,
-             graph: FailureGraph | None = None) -> dict[str, Any]:
+def run_case(
+    case: Path,
+    *,
+    planner: str,
+    limits: Limits,
+    planner_kwargs: dict[str, Any] | None = None,
+    graph: FailureGraph | None = None,
+) -> dict[str, Any]:
     from forensic.harness.graph import Investigator
 
     expected = _truth(case)
     t0 = time.monotonic()
     out: dict[str, Any] = {"id": case.name, "expected": expected}
     try:
-        report = Investigator(case / "bundle", planner=planner, planner_kwargs=planner_kwargs, limits=limits,
-                              graph=graph).run()
+        report = Investigator(
+            case / "bundle", planner=planner, planner_kwargs=planner_kwargs, limits=limits, graph=graph
+        ).run()
     except Exception as exc:  # a crash is this case's result, not the run's end
-        out.update(got={"root_cause": None, "component": None, "status": "error"}, root_cause_ok=False, component_ok=False,
-                   top3_ok=False, tool_calls=0, wall_s=round(time.monotonic() - t0, 3), findings=0, findings_verified=0,
-                   error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(limit=4))
+        out.update(
+            got={"root_cause": None, "component": None, "status": "error"},
+            root_cause_ok=False,
+            component_ok=False,
+            top3_ok=False,
+            tool_calls=0,
+            wall_s=round(time.monotonic() - t0, 3),
+            findings=0,
+            findings_verified=0,
+            error=f"{type(exc).__name__}: {exc}",
+            traceback=traceback.format_exc(limit=4),
+        )
         return out
     v = report["verdict"]
-    got = {"root_cause": v["root_cause"], "component": v.get("component"), "status": report["status"],
-           "confidence": v.get("confidence")}
-    ranked = [(v["root_cause"], v.get("component"))] + [(a["root_cause"], a.get("component")) for a in report.get("alternatives", [])]
+    got = {
+        "root_cause": v["root_cause"],
+        "component": v.get("component"),
+        "status": report["status"],
+        "confidence": v.get("confidence"),
+    }
+    ranked = [(v["root_cause"], v.get("component"))] + [
+        (a["root_cause"], a.get("component")) for a in report.get("alternatives", [])
+    ]
     findings, verified = _verified(report)
     out.update(
         got=got,
@@ -101,8 +125,14 @@ def summarize(cases: list[dict[str, Any]]) -> dict[str, Any]:
         "root_cause_accuracy": round(sum(c["root_cause_ok"] for c in cases) / n, 4),
         "exact_accuracy": round(sum(exact) / n, 4),
         "top3_accuracy": round(sum(c["top3_ok"] for c in cases) / n, 4),
-        "healthy_false_alarm_rate": round(sum(c["got"]["root_cause"] != "healthy" for c in healthy) / len(healthy), 4) if healthy else 0.0,
-        "citation_validity": round(sum(c["findings_verified"] for c in cases) / findings, 4) if findings else 1.0,
+        "healthy_false_alarm_rate": round(
+            sum(c["got"]["root_cause"] != "healthy" for c in healthy) / len(healthy), 4
+        )
+        if healthy
+        else 0.0,
+        "citation_validity": round(sum(c["findings_verified"] for c in cases) / findings, 4)
+        if findings
+        else 1.0,
         "median_tool_calls": statistics.median(c["tool_calls"] for c in cases),
         "median_wall_s": round(statistics.median(c["wall_s"] for c in cases), 3),
         "errors": sum(1 for c in cases if c.get("error")),
@@ -124,9 +154,17 @@ def confusion(cases: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     return {k: dict(v) for k, v in sorted(out.items())}
 
 
-def run_eval(root: Path, *, planner: str = "graph", repeat: int = 1, limits: Limits | None = None,
-             baselines: bool = True, progress: bool = False, planner_kwargs: dict[str, Any] | None = None,
-             graph: FailureGraph | None = None) -> dict[str, Any]:
+def run_eval(
+    root: Path,
+    *,
+    planner: str = "graph",
+    repeat: int = 1,
+    limits: Limits | None = None,
+    baselines: bool = True,
+    progress: bool = False,
+    planner_kwargs: dict[str, Any] | None = None,
+    graph: FailureGraph | None = None,
+) -> dict[str, Any]:
     """Score every case under ``root``; ``graph`` is the failure graph to investigate with (default: the shipped playbooks)."""
     from forensic.evals.baselines import BASELINES, score_baseline
 
@@ -143,8 +181,11 @@ def run_eval(root: Path, *, planner: str = "graph", repeat: int = 1, limits: Lim
                     r["attempt"] = attempt + 1
                 results.append(r)
                 bar.advance(task)
-    splits = {s: summarize([c for c in results if c["split"] == s]) for s in ("tuned", "holdout")
-              if any(c["split"] == s for c in results)}
+    splits = {
+        s: summarize([c for c in results if c["split"] == s])
+        for s in ("tuned", "holdout")
+        if any(c["split"] == s for c in results)
+    }
     out: dict[str, Any] = {
         "schema": EVAL_SCHEMA,
         "planner": planner,
@@ -161,8 +202,11 @@ def run_eval(root: Path, *, planner: str = "graph", repeat: int = 1, limits: Lim
             scored = [score_baseline(name, case, split_of(case, root)) for case in case_dirs]
             out["baselines"][name] = {
                 "summary": summarize(scored),
-                "splits": {s: summarize([c for c in scored if c["split"] == s]) for s in ("tuned", "holdout")
-                           if any(c["split"] == s for c in scored)},
+                "splits": {
+                    s: summarize([c for c in scored if c["split"] == s])
+                    for s in ("tuned", "holdout")
+                    if any(c["split"] == s for c in scored)
+                },
             }
     return out
 
@@ -170,12 +214,35 @@ def run_eval(root: Path, *, planner: str = "graph", repeat: int = 1, limits: Lim
 def render_scoreboard(result: dict[str, Any], con: Console) -> None:
     s = result["summary"]
     t = Table(title=f"forensic eval ({result['planner']} planner)")
-    for col in ("who", "split", "n", "exact", "cause", "top3", "false alarm", "cites", "wrong conf.", "calls", "secs"):
+    for col in (
+        "who",
+        "split",
+        "n",
+        "exact",
+        "cause",
+        "top3",
+        "false alarm",
+        "cites",
+        "wrong conf.",
+        "calls",
+        "secs",
+    ):
         t.add_column(col, justify="right" if col not in ("who", "split") else "left", no_wrap=True)
 
     def row(who: str, split: str, x: dict[str, Any]) -> None:
-        t.add_row(who, split, str(x["n"]), f"{x['exact_accuracy']:.2f}", f"{x['root_cause_accuracy']:.2f}", f"{x['top3_accuracy']:.2f}",
-                  f"{x['healthy_false_alarm_rate']:.2f}", f"{x['citation_validity']:.2f}", str(x.get("wrong_confirmed", 0)), f"{x['median_tool_calls']:g}", f"{x['median_wall_s']:.2f}")
+        t.add_row(
+            who,
+            split,
+            str(x["n"]),
+            f"{x['exact_accuracy']:.2f}",
+            f"{x['root_cause_accuracy']:.2f}",
+            f"{x['top3_accuracy']:.2f}",
+            f"{x['healthy_false_alarm_rate']:.2f}",
+            f"{x['citation_validity']:.2f}",
+            str(x.get("wrong_confirmed", 0)),
+            f"{x['median_tool_calls']:g}",
+            f"{x['median_wall_s']:.2f}",
+        )
 
     row("forensic", "all", s)
     for name, x in result.get("splits", {}).items():
@@ -191,10 +258,14 @@ def render_scoreboard(result: dict[str, Any], con: Console) -> None:
     pc.add_column("confused with")
     for rc, x in result["per_root_cause"].items():
         wrong = {k: v for k, v in result["confusion"].get(rc, {}).items() if k != rc}
-        pc.add_row(rc, str(x["n"]), f"{x['exact_accuracy']:.2f}", ", ".join(f"{k} x{v}" for k, v in wrong.items()))
+        pc.add_row(
+            rc, str(x["n"]), f"{x['exact_accuracy']:.2f}", ", ".join(f"{k} x{v}" for k, v in wrong.items())
+        )
     con.print(pc)
     if cal := result.get("calibration"):
-        rt = Table(title=f"Calibration: confidence -> accuracy (Brier score {cal['brier']:.4f}; lower is better)")
+        rt = Table(
+            title=f"Calibration: confidence -> accuracy (Brier score {cal['brier']:.4f}; lower is better)"
+        )
         for col in ("confidence", "n", "mean confidence", "accuracy"):
             rt.add_column(col, justify="left" if col == "confidence" else "right")
         for r in cal["reliability"]:
@@ -204,5 +275,8 @@ def render_scoreboard(result: dict[str, Any], con: Console) -> None:
         if c.get("error"):
             con.print(f"[red]error[/] {c['id']}: {c['error']}", highlight=False)
         elif not (c["root_cause_ok"] and c["component_ok"]):
-            con.print(f"[yellow]miss[/] {c['id']}: expected {c['expected']['root_cause']} {c['expected']['component']}, "
-                      f"got {c['got']['root_cause']} {c['got']['component']} ({c['got']['status']})", highlight=False)
+            con.print(
+                f"[yellow]miss[/] {c['id']}: expected {c['expected']['root_cause']} {c['expected']['component']}, "
+                f"got {c['got']['root_cause']} {c['got']['component']} ({c['got']['status']})",
+                highlight=False,
+            )

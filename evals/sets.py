@@ -45,7 +45,9 @@ def _script(name: str) -> Callable[[Path], None]:
 
     def build(out: Path) -> None:
         script = EVALS / name / "write_incidents.py"
-        done = subprocess.run([sys.executable, str(script), "--out", str(out / "holdout")], capture_output=True, text=True)
+        done = subprocess.run(
+            [sys.executable, str(script), "--out", str(out / "holdout")], capture_output=True, text=True
+        )
         if done.returncode:
             raise EvalSetError(f"{name}: {script.name} failed: {done.stderr.strip()[-500:]}")
 
@@ -89,7 +91,9 @@ def read_manifest(name: str) -> dict[str, str]:
     path = MANIFESTS / f"{name}.sha256"
     if not path.is_file():
         raise EvalSetError(f"{name}: no manifest at {path}")
-    rows = (line.split() for line in path.read_text().splitlines() if line.strip() and not line.startswith("#"))
+    rows = (
+        line.split() for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")
+    )
     return {case: digest for digest, case in rows}
 
 
@@ -121,8 +125,10 @@ def ensure_set(name: str, *, progress: Callable[[str], None] | None = None) -> P
         BUILDERS[name](work)
         bad = _diff(expected, case_digests(work))
         if bad:
-            raise EvalSetError(f"{name}: generated set does not match evals/manifests/{name}.sha256 "
-                               f"({len(bad)} cases): {', '.join(bad[:8])}")
+            raise EvalSetError(
+                f"{name}: generated set does not match evals/manifests/{name}.sha256 "
+                f"({len(bad)} cases): {', '.join(bad[:8])}"
+            )
         (work / ".verified").write_text(_manifest_id(name) + "\n")
         try:
             work.rename(final)
@@ -141,7 +147,9 @@ def write_manifest(name: str) -> Path:
         digests = case_digests(Path(tmp))
     MANIFESTS.mkdir(exist_ok=True)
     path = MANIFESTS / f"{name}.sha256"
-    lines = [f"# sha256 per case of evals set {name!r}; regenerate with python -m forensic.evals.sets --write-manifest {name}"]
+    lines = [
+        f"# sha256 per case of evals set {name!r}; regenerate with python -m forensic.evals.sets --write-manifest {name}"
+    ]
     lines += [f"{d}  {c}" for c, d in sorted(digests.items())]
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -150,8 +158,11 @@ def write_manifest(name: str) -> Path:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    p = argparse.ArgumentParser(prog="python -m forensic.evals.sets", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m forensic.evals.sets",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("names", nargs="*", default=sorted(BUILDERS), help="sets (default: all)")
     p.add_argument("--write-manifest", action="store_true", help="regenerate and rewrite the manifests")
     a = p.parse_args(argv)

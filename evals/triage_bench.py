@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-
 from forensic.harness.service.bench import stop_process
 
 #: Targets of the issue: alert -> verdict at 64 and at 256 hosts, seconds.
@@ -93,9 +92,16 @@ def triage_once(hosts: int, *, seed: int = 1, workdir: Path) -> dict[str, Any]:
             tokens = {"alertmanager": ("webhook", webhook_token), "bench": ("viewer", secrets.token_hex(16))}
             serve_dir = workdir / "serve"
             serve_dir.mkdir()
-            config = write_config(serve_dir, port=port, tokens=tokens, bundles=[], extra=(
-                f'[notify]\nslack_webhooks = ["http://127.0.0.1:{receiver.server_address[1]}/slack"]\n'
-                f'[fleet]\nfile = "{rig.fleet_file}"\nlookback_s = {end - start}\n'))
+            config = write_config(
+                serve_dir,
+                port=port,
+                tokens=tokens,
+                bundles=[],
+                extra=(
+                    f'[notify]\nslack_webhooks = ["http://127.0.0.1:{receiver.server_address[1]}/slack"]\n'
+                    f'[fleet]\nfile = "{rig.fleet_file}"\nlookback_s = {end - start}\n'
+                ),
+            )
             server = start_server(config, port, serve_dir / "server.log")
             procs.append(server)
             wait_healthy(port, server)
@@ -106,16 +112,32 @@ def triage_once(hosts: int, *, seed: int = 1, workdir: Path) -> dict[str, Any]:
                 "route:\n  receiver: forensic\n  group_by: [alertname, training_job]\n  group_wait: 0s\n"
                 "  group_interval: 1s\n  repeat_interval: 1h\nreceivers:\n  - name: forensic\n    webhook_configs:\n"
                 f"      - url: http://127.0.0.1:{port}/api/v1/alerts\n        send_resolved: true\n        http_config:\n"
-                f"          authorization:\n            type: Bearer\n            credentials_file: {serve_dir / 'alertmanager.token'}\n")
+                f"          authorization:\n            type: Bearer\n            credentials_file: {serve_dir / 'alertmanager.token'}\n"
+            )
             log = open(am_dir / "log", "wb")  # noqa: SIM115 - closed with the process
-            procs.append(subprocess.Popen([am_bin, f"--config.file={am_dir / 'alertmanager.yml'}", f"--storage.path={am_dir / 'data'}",
-                                           f"--web.listen-address=127.0.0.1:{am_port}", "--cluster.listen-address="],
-                                          stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
+            procs.append(
+                subprocess.Popen(
+                    [
+                        am_bin,
+                        f"--config.file={am_dir / 'alertmanager.yml'}",
+                        f"--storage.path={am_dir / 'data'}",
+                        f"--web.listen-address=127.0.0.1:{am_port}",
+                        "--cluster.listen-address=",
+                    ],
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                )
+            )
             _wait_http(f"http://127.0.0.1:{am_port}/-/ready", procs[-1], "alertmanager")
             viewer = {"Authorization": f"Bearer {tokens['bench'][1]}"}
-            alert = [{"labels": {"alertname": "StepTimeRegression", "training_job": job, "severity": "page"},
-                      "annotations": {"summary": bundle.incident.title, "forensic_window_end": _iso(end)},
-                      "startsAt": _iso(time.time())}]
+            alert = [
+                {
+                    "labels": {"alertname": "StepTimeRegression", "training_job": job, "severity": "page"},
+                    "annotations": {"summary": bundle.incident.title, "forensic_window_end": _iso(end)},
+                    "startsAt": _iso(time.time()),
+                }
+            ]
             t0 = time.monotonic()
             r = httpx.post(f"http://127.0.0.1:{am_port}/api/v2/alerts", json=alert, timeout=10)
             r.raise_for_status()
@@ -123,10 +145,16 @@ def triage_once(hosts: int, *, seed: int = 1, workdir: Path) -> dict[str, Any]:
             verdict_at = None
             deadline = t0 + 600
             while time.monotonic() < deadline:
-                rows = httpx.get(f"http://127.0.0.1:{port}/api/v1/investigations", headers=viewer, timeout=10).json()["investigations"]
+                rows = httpx.get(
+                    f"http://127.0.0.1:{port}/api/v1/investigations", headers=viewer, timeout=10
+                ).json()["investigations"]
                 if rows and rows[0]["status"] not in ("queued", "running"):
                     verdict_at = time.monotonic()
-                    inv = httpx.get(f"http://127.0.0.1:{port}/api/v1/investigations/{rows[0]['id']}", headers=viewer, timeout=10).json()
+                    inv = httpx.get(
+                        f"http://127.0.0.1:{port}/api/v1/investigations/{rows[0]['id']}",
+                        headers=viewer,
+                        timeout=10,
+                    ).json()
                     break
                 time.sleep(0.05)
             while time.monotonic() < deadline and not _Receiver.got:
@@ -138,13 +166,13 @@ def triage_once(hosts: int, *, seed: int = 1, workdir: Path) -> dict[str, Any]:
         receiver.shutdown()
     report = (inv or {}).get("report") or {}
     origin = report.get("evidence_source") or {}
-    live = (report.get("verdict") or {})
+    live = report.get("verdict") or {}
     return {
         "hosts": hosts,
         "alert_to_verdict_s": round(verdict_at - t0, 2) if verdict_at else None,
         "alert_to_notification_s": round(notified_at - t0, 2) if notified_at else None,
         "verdict_matches_replay": (live.get("root_cause"), live.get("component"))
-                                  == (replay["verdict"]["root_cause"], replay["verdict"]["component"]),
+        == (replay["verdict"]["root_cause"], replay["verdict"]["component"]),
         "bundles_used": 0 if origin.get("origin") == "live" else 1,
         "notified": notified_at is not None,
         "status": (inv or {}).get("status"),
@@ -166,10 +194,19 @@ def triage_benchmark(sizes: list[int], *, seed: int = 1) -> dict[str, Any]:
 def format_triage_benchmark(r: dict[str, Any]) -> str:
     lines = [f"alert -> verdict on a live fleet (no bundles), cause {r['cause']}, {r['cores']} cores"]
     for s in r["sizes"]:
-        ok = "" if s["target_s"] is None or s["alert_to_verdict_s"] is None else (
-            " (within target)" if s["alert_to_verdict_s"] <= s["target_s"] else f" (OVER the {s['target_s']:g} s target)")
-        lines.append(f"  {s['hosts']:>5} hosts: verdict {s['alert_to_verdict_s']} s{ok}, notification {s['alert_to_notification_s']} s, "
-                     f"same verdict as replay: {s['verdict_matches_replay']}, bundles used: {s['bundles_used']}")
+        ok = (
+            ""
+            if s["target_s"] is None or s["alert_to_verdict_s"] is None
+            else (
+                " (within target)"
+                if s["alert_to_verdict_s"] <= s["target_s"]
+                else f" (OVER the {s['target_s']:g} s target)"
+            )
+        )
+        lines.append(
+            f"  {s['hosts']:>5} hosts: verdict {s['alert_to_verdict_s']} s{ok}, notification {s['alert_to_notification_s']} s, "
+            f"same verdict as replay: {s['verdict_matches_replay']}, bundles used: {s['bundles_used']}"
+        )
     return "\n".join(lines)
 
 

@@ -45,7 +45,18 @@ from forensic.names import HOST_NAME_MAX, is_host_name
 
 __all__ = ["Step", "StepRecorder", "hf_callback", "lightning_callback", "param_checksum"]
 
-HEADER = ("step", "rank", "start_unix", "duration_s", "compute_s", "loss", "grad_norm", "param_checksum", "host", "local_gpu")
+HEADER = (
+    "step",
+    "rank",
+    "start_unix",
+    "duration_s",
+    "compute_s",
+    "loss",
+    "grad_norm",
+    "param_checksum",
+    "host",
+    "local_gpu",
+)
 #: Upper bounds (seconds) of the step-duration histogram.
 BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 
@@ -90,7 +101,7 @@ class Step:
 
     __slots__ = ("_rec", "step", "loss", "grad_norm", "_t0", "_wall0", "_t_compute", "_ev0", "_ev1")
 
-    def __init__(self, rec: "StepRecorder", step: int) -> None:
+    def __init__(self, rec: StepRecorder, step: int) -> None:
         self._rec = rec
         self.step = step
         #: Set by the loop when it has them; written as empty cells otherwise.
@@ -99,7 +110,7 @@ class Step:
         self._t_compute: float | None = None
         self._ev0 = self._ev1 = None
 
-    def __enter__(self) -> "Step":
+    def __enter__(self) -> Step:
         rec = self._rec
         self._wall0 = rec._clock()
         self._t0 = rec._perf()
@@ -153,14 +164,18 @@ class StepRecorder:
     ) -> None:
         env = os.environ
         self.rank = int(rank if rank is not None else env.get("RANK", env.get("SLURM_PROCID", "0")))
-        self.local_gpu = int(local_gpu if local_gpu is not None else env.get("LOCAL_RANK", env.get("SLURM_LOCALID", self.rank)))
+        self.local_gpu = int(
+            local_gpu if local_gpu is not None else env.get("LOCAL_RANK", env.get("SLURM_LOCALID", self.rank))
+        )
         self.host = host or socket.gethostname()
         self.job = job or env.get("FORENSIC_JOB", "")
         if self.rank < 0 or self.local_gpu < 0:
             raise ValueError("rank and local_gpu must be >= 0")
         if not is_host_name(self.host):
-            raise ValueError(f"host {self.host!r} is not a valid host name (up to {HOST_NAME_MAX} characters: "
-                             "dot-separated labels of letters, digits, - and _)")
+            raise ValueError(
+                f"host {self.host!r} is not a valid host name (up to {HOST_NAME_MAX} characters: "
+                "dot-separated labels of letters, digits, - and _)"
+            )
         if checksum_every < 0 or flush_every < 1:
             raise ValueError("checksum_every must be >= 0 and flush_every >= 1")
         if checksum_every and model is None:
@@ -187,7 +202,9 @@ class StepRecorder:
             if self._fh.tell() == 0:
                 self._fh.write(",".join(HEADER) + "\n")
                 self._fh.flush()
-        self._textfile = Path(textfile_dir) / f"forensic_steps_rank{self.rank:05d}.prom" if textfile_dir else None
+        self._textfile = (
+            Path(textfile_dir) / f"forensic_steps_rank{self.rank:05d}.prom" if textfile_dir else None
+        )
         if self._textfile is not None:
             self._textfile.parent.mkdir(parents=True, exist_ok=True)
         # Prometheus scrapes every 15-60 s: rewriting the file every step would cost more than the step's telemetry.
@@ -211,9 +228,18 @@ class StepRecorder:
                 self.errors += 1
         self._count += 1
         if self._fh is not None:
-            row = (str(s.step), str(self.rank), f"{start:.6f}", f"{duration:.6f}",
-                   "" if compute is None else f"{compute:.6f}", _num(s.loss), _num(s.grad_norm), checksum,
-                   self.host, str(self.local_gpu))
+            row = (
+                str(s.step),
+                str(self.rank),
+                f"{start:.6f}",
+                f"{duration:.6f}",
+                "" if compute is None else f"{compute:.6f}",
+                _num(s.loss),
+                _num(s.grad_norm),
+                checksum,
+                self.host,
+                str(self.local_gpu),
+            )
             try:
                 self._fh.write(",".join(row) + "\n")
                 self._pending += 1
@@ -236,7 +262,8 @@ class StepRecorder:
         labels = f'job="{_label(self.job)}",rank="{self.rank}",host="{self.host}",gpu="{self.local_gpu}"'
         lines = [
             "# HELP forensic_step_duration_seconds Wall time of this rank's last recorded step.",
-            "# TYPE forensic_step_duration_seconds gauge", f"forensic_step_duration_seconds{{{labels}}} {duration:.6f}",
+            "# TYPE forensic_step_duration_seconds gauge",
+            f"forensic_step_duration_seconds{{{labels}}} {duration:.6f}",
             "# HELP forensic_step_compute_seconds This rank's own work in its last step, before the collective.",
             "# TYPE forensic_step_compute_seconds gauge",
         ]
@@ -244,9 +271,11 @@ class StepRecorder:
             lines.append(f"forensic_step_compute_seconds{{{labels}}} {compute:.6f}")
         lines += [
             "# HELP forensic_step_start_timestamp_seconds Start of this rank's last recorded step.",
-            "# TYPE forensic_step_start_timestamp_seconds gauge", f"forensic_step_start_timestamp_seconds{{{labels}}} {start:.6f}",
+            "# TYPE forensic_step_start_timestamp_seconds gauge",
+            f"forensic_step_start_timestamp_seconds{{{labels}}} {start:.6f}",
             "# HELP forensic_step_number Number of this rank's last recorded step.",
-            "# TYPE forensic_step_number gauge", f"forensic_step_number{{{labels}}} {step}",
+            "# TYPE forensic_step_number gauge",
+            f"forensic_step_number{{{labels}}} {step}",
             "# HELP forensic_step_duration_histogram_seconds Step wall times of this rank.",
             "# TYPE forensic_step_duration_histogram_seconds histogram",
         ]
@@ -274,7 +303,7 @@ class StepRecorder:
                 self.errors += 1
             self._fh = None
 
-    def __enter__(self) -> "StepRecorder":
+    def __enter__(self) -> StepRecorder:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -316,7 +345,12 @@ def lightning_callback(out_dir: str | os.PathLike[str] | None, **kwargs: Any) ->
 
         def setup(self, trainer: Any, pl_module: Any, stage: str) -> None:
             if self.recorder is None:
-                kw = {"rank": trainer.global_rank, "local_gpu": trainer.local_rank, "model": pl_module, **kwargs}
+                kw = {
+                    "rank": trainer.global_rank,
+                    "local_gpu": trainer.local_rank,
+                    "model": pl_module,
+                    **kwargs,
+                }
                 self.recorder = StepRecorder(out_dir, **kw)
 
         def on_train_batch_start(self, trainer: Any, pl_module: Any, batch: Any, batch_idx: int) -> None:
@@ -326,7 +360,9 @@ def lightning_callback(out_dir: str | os.PathLike[str] | None, **kwargs: Any) ->
             if self._step is not None:
                 self._step.compute_done()
 
-        def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any, batch_idx: int) -> None:
+        def on_train_batch_end(
+            self, trainer: Any, pl_module: Any, outputs: Any, batch: Any, batch_idx: int
+        ) -> None:
             if self._step is not None:
                 loss = outputs.get("loss") if isinstance(outputs, dict) else outputs
                 try:
@@ -361,8 +397,12 @@ def hf_callback(out_dir: str | os.PathLike[str] | None, **kwargs: Any) -> Any:
 
         def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kw: Any) -> None:
             if self.recorder is None:
-                opts = {"rank": state.process_index if hasattr(state, "process_index") else args.process_index,
-                        "local_gpu": max(0, int(getattr(args, "local_rank", 0) or 0)), "model": model, **kwargs}
+                opts = {
+                    "rank": state.process_index if hasattr(state, "process_index") else args.process_index,
+                    "local_gpu": max(0, int(getattr(args, "local_rank", 0) or 0)),
+                    "model": model,
+                    **kwargs,
+                }
                 self.recorder = StepRecorder(out_dir, **opts)
 
         def on_step_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:

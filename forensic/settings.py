@@ -37,24 +37,39 @@ LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 class Settings(BaseSettings):
     """forensic's configuration from the environment (prefix ``FORENSIC_``)."""
 
-    model_config = SettingsConfigDict(env_prefix="FORENSIC_", extra="ignore", case_sensitive=False,
-                                      env_ignore_empty=True)
+    model_config = SettingsConfigDict(
+        env_prefix="FORENSIC_", extra="ignore", case_sensitive=False, env_ignore_empty=True
+    )
 
     state_dir: Path | None = Field(None, description="Checkpoints and the audit log.")
     evals_cache: Path | None = Field(None, description="Where generated eval sets are written.")
-    xdg_state_home: Path | None = Field(None, validation_alias=AliasChoices("XDG_STATE_HOME"),
-                                        description="The XDG base for state when FORENSIC_STATE_DIR is unset.")
-    xdg_cache_home: Path | None = Field(None, validation_alias=AliasChoices("XDG_CACHE_HOME"),
-                                        description="The XDG base for caches when FORENSIC_EVALS_CACHE is unset.")
+    xdg_state_home: Path | None = Field(
+        None,
+        validation_alias=AliasChoices("XDG_STATE_HOME"),
+        description="The XDG base for state when FORENSIC_STATE_DIR is unset.",
+    )
+    xdg_cache_home: Path | None = Field(
+        None,
+        validation_alias=AliasChoices("XDG_CACHE_HOME"),
+        description="The XDG base for caches when FORENSIC_EVALS_CACHE is unset.",
+    )
     llm_base_url: str | None = Field(None, description="OpenAI-compatible endpoint of the model planner.")
     llm_model: str | None = Field(None, description="Model name.")
-    llm_api_key: SecretStr | None = Field(None, description="API key; a SecretStr so it never shows in a repr or a log.")
+    llm_api_key: SecretStr | None = Field(
+        None, description="API key; a SecretStr so it never shows in a repr or a log."
+    )
     llm_prices: Path | None = Field(None, description="Price table file.")
-    llm_timeout_s: float | None = Field(None, gt=0, description="Per-request timeout of the model planner, seconds.")
+    llm_timeout_s: float | None = Field(
+        None, gt=0, description="Per-request timeout of the model planner, seconds."
+    )
     llm_max_tokens: int | None = Field(None, gt=0, description="Completion token cap per model call.")
-    llm_max_data_chars: int | None = Field(None, gt=0, description="Cap on the evidence text sent per model call.")
+    llm_max_data_chars: int | None = Field(
+        None, gt=0, description="Cap on the evidence text sent per model call."
+    )
     log_level: LogLevel = Field("WARNING", description="Level of forensic's loggers.")
-    log_format: Literal["text", "json"] = Field("text", description="text for people, json (one object per line) for services.")
+    log_format: Literal["text", "json"] = Field(
+        "text", description="text for people, json (one object per line) for services."
+    )
 
     @field_validator("log_level", "log_format", mode="before")
     @classmethod

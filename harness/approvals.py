@@ -14,11 +14,10 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
-
 from forensic.harness import audit as audit_log
 from forensic.harness.models import Proposal
 from forensic.harness.proposals import content_hash
+from pydantic import BaseModel, Field, ValidationError
 
 
 class Decision(BaseModel):
@@ -45,13 +44,25 @@ class AuditEntry(BaseModel):
     decision: str
     approver: str
     # Decisions are approved/rejected/refused; executions (harness/executors) add their steps.
-    outcome: Literal["approved", "rejected", "refused", "planned", "started", "succeeded", "failed",
-                     "verified", "unverified", "undone"]
+    outcome: Literal[
+        "approved",
+        "rejected",
+        "refused",
+        "planned",
+        "started",
+        "succeeded",
+        "failed",
+        "verified",
+        "unverified",
+        "undone",
+    ]
     reason: str = ""
     comment: str = ""
 
 
-def apply(proposals: list[Proposal], raw_decisions: list[Any], *, thread: str, incident: str) -> tuple[list[Proposal], list[AuditEntry]]:
+def apply(
+    proposals: list[Proposal], raw_decisions: list[Any], *, thread: str, incident: str
+) -> tuple[list[Proposal], list[AuditEntry]]:
     """Apply decisions to proposals; anything malformed, stale or unauthenticated is refused."""
     by_id = {p.id: p for p in proposals}
     updated = dict(by_id)
@@ -61,24 +72,53 @@ def apply(proposals: list[Proposal], raw_decisions: list[Any], *, thread: str, i
         try:
             d = Decision.model_validate(raw)
         except ValidationError as exc:
-            audit.append(AuditEntry(time_unix=time.time(), thread=thread, incident=incident, proposal_id=str(raw)[:64],
-                                    action=None, target=None, content_hash="", decision="?", approver="?",
-                                    outcome="refused", reason=f"malformed decision: {exc.errors()[0]['msg']}"))
+            audit.append(
+                AuditEntry(
+                    time_unix=time.time(),
+                    thread=thread,
+                    incident=incident,
+                    proposal_id=str(raw)[:64],
+                    action=None,
+                    target=None,
+                    content_hash="",
+                    decision="?",
+                    approver="?",
+                    outcome="refused",
+                    reason=f"malformed decision: {exc.errors()[0]['msg']}",
+                )
+            )
             continue
         p = updated.get(d.proposal_id)
-        entry = dict(time_unix=time.time(), thread=thread, incident=incident, proposal_id=d.proposal_id,
-                     action=p.action if p else None, target=p.target if p else None, content_hash=d.content_hash,
-                     decision=d.decision, approver=d.approver, comment=d.comment)
+        entry = dict(
+            time_unix=time.time(),
+            thread=thread,
+            incident=incident,
+            proposal_id=d.proposal_id,
+            action=p.action if p else None,
+            target=p.target if p else None,
+            content_hash=d.content_hash,
+            decision=d.decision,
+            approver=d.approver,
+            comment=d.comment,
+        )
         if p is None:
             audit.append(AuditEntry(**entry, outcome="refused", reason="no such proposal"))
         elif d.proposal_id in decided:
             # One decision per proposal per command: approve-and-reject, or approve twice, is
             # ambiguous; the first stands and the repeat is refused on the record.
-            audit.append(AuditEntry(**entry, outcome="refused", reason="a second decision on the same proposal in one command"))
+            audit.append(
+                AuditEntry(
+                    **entry, outcome="refused", reason="a second decision on the same proposal in one command"
+                )
+            )
         elif not d.authenticated:
             audit.append(AuditEntry(**entry, outcome="refused", reason="the approver is not authenticated"))
         elif d.content_hash != p.content_hash or d.content_hash != content_hash(p):
-            audit.append(AuditEntry(**entry, outcome="refused", reason="the hash does not match the proposal's content"))
+            audit.append(
+                AuditEntry(
+                    **entry, outcome="refused", reason="the hash does not match the proposal's content"
+                )
+            )
         elif p.status != "pending_approval":
             audit.append(AuditEntry(**entry, outcome="refused", reason=f"the proposal is already {p.status}"))
         else:
@@ -96,12 +136,24 @@ def append_audit(path: Path, entries: list[AuditEntry]) -> None:
 
 def refusal(*, thread: str, incident: str, decision: Decision, reason: str) -> AuditEntry:
     """The audit entry of a decision refused before it reached the gate (not waiting, ...)."""
-    return AuditEntry(time_unix=time.time(), thread=thread, incident=incident, proposal_id=decision.proposal_id,
-                      action=None, target=None, content_hash=decision.content_hash, decision=decision.decision,
-                      approver=decision.approver, outcome="refused", reason=reason)
+    return AuditEntry(
+        time_unix=time.time(),
+        thread=thread,
+        incident=incident,
+        proposal_id=decision.proposal_id,
+        action=None,
+        target=None,
+        content_hash=decision.content_hash,
+        decision=decision.decision,
+        approver=decision.approver,
+        outcome="refused",
+        reason=reason,
+    )
 
 
-def recorded_approval(path: Path, *, thread: str, proposal_id: str, content_hash: str) -> dict[str, Any] | None:
+def recorded_approval(
+    path: Path, *, thread: str, proposal_id: str, content_hash: str
+) -> dict[str, Any] | None:
     """The latest approval of exactly this content in the audit log at ``path`` (None: there is none).
 
     The chain is verified first (:class:`~forensic.harness.audit.AuditError` if it breaks): an
@@ -112,7 +164,13 @@ def recorded_approval(path: Path, *, thread: str, proposal_id: str, content_hash
         return None
     found = None
     for e in audit_log.entries(path):
-        if (e.get("thread") == thread and e.get("proposal_id") == proposal_id and e.get("content_hash") == content_hash
-                and e.get("decision") == "approve" and e.get("outcome") == "approved" and e.get("approver")):
+        if (
+            e.get("thread") == thread
+            and e.get("proposal_id") == proposal_id
+            and e.get("content_hash") == content_hash
+            and e.get("decision") == "approve"
+            and e.get("outcome") == "approved"
+            and e.get("approver")
+        ):
             found = e
     return found

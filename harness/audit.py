@@ -64,7 +64,7 @@ def _last_line(fd: int) -> bytes | None:
         tail = os.pread(fd, step, pos) + tail
         body = tail[:-1] if tail.endswith(b"\n") else tail
         if (nl := body.rfind(b"\n")) >= 0:
-            return body[nl + 1:]
+            return body[nl + 1 :]
     return tail.rstrip(b"\n")
 
 
@@ -119,7 +119,9 @@ def _chain(path: Path) -> Iterator[tuple[int, dict[str, Any], str]]:
             except (ValueError, RecursionError):
                 raise AuditError(f"audit log {path}: line {n} is not JSON") from None
             if not isinstance(entry, dict) or entry.get("prev") != prev:
-                raise AuditError(f"audit log {path}: the chain breaks at line {n} "
-                                 f"(a line before it was edited, removed or reordered)")
+                raise AuditError(
+                    f"audit log {path}: the chain breaks at line {n} "
+                    f"(a line before it was edited, removed or reordered)"
+                )
             prev = _digest(line)
             yield n, entry, prev

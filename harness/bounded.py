@@ -42,7 +42,9 @@ def keep_set(components: Iterable[str | None]) -> set[str]:
 def _mentions(item: Any, keep: set[str]) -> bool:
     if isinstance(item, str):
         # a component ("host/gpu3"), or a path naming a host among its parts ("nodes/host/...")
-        return item in keep or not keep.isdisjoint(item.split("/")) or any(k in item for k in keep if "/" in k)
+        return (
+            item in keep or not keep.isdisjoint(item.split("/")) or any(k in item for k in keep if "/" in k)
+        )
     if isinstance(item, dict):
         for key in ("component", "host", "name", "gpu", "link", "switch"):
             v = item.get(key)
@@ -70,8 +72,9 @@ def _cut(items: list[Any], keep: set[str], limit: int, also: set[str] | None = N
     return [items[i] for i in sorted(chosen)], len(items) - len(chosen)
 
 
-def _cut_data(value: Any, keep: set[str], limit: int, path: str, omitted: dict[str, int],
-              also: set[str] | None = None) -> Any:
+def _cut_data(
+    value: Any, keep: set[str], limit: int, path: str, omitted: dict[str, int], also: set[str] | None = None
+) -> Any:
     if isinstance(value, dict):
         items = list(value.items())
         if len(items) > limit:  # keyed by component (host, GPU, NIC): the same cut as a list
@@ -87,7 +90,9 @@ def _cut_data(value: Any, keep: set[str], limit: int, path: str, omitted: dict[s
     return value
 
 
-def bound_record(rec: dict[str, Any], components: Iterable[str | None], limit: int = MAX_LIST) -> dict[str, Any]:
+def bound_record(
+    rec: dict[str, Any], components: Iterable[str | None], limit: int = MAX_LIST
+) -> dict[str, Any]:
     """``rec`` with its long lists cut to ``limit`` entries and ``omitted`` counting what was left
     out; ``rec`` itself is not changed. Kept first: entries about ``components`` (the verdict, the
     alternatives, the findings' subjects), then about the record's own signals, then the first ones."""

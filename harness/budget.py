@@ -13,8 +13,13 @@ class Limits(BaseModel):
     tool_calls: int = Field(40, ge=0, le=100_000, description="Tool calls, valid or not.")
     llm_tokens: int = Field(200_000, ge=0, le=10**12, description="Model tokens, prompt plus completion.")
     cost_usd: float = Field(1.0, ge=0.0, le=1e9, allow_inf_nan=False, description="Model cost in US dollars.")
-    wall_s: float = Field(300.0, gt=0.0, le=7 * 86400, allow_inf_nan=False,
-                          description="Working time in seconds (waiting for a person excluded).")
+    wall_s: float = Field(
+        300.0,
+        gt=0.0,
+        le=7 * 86400,
+        allow_inf_nan=False,
+        description="Working time in seconds (waiting for a person excluded).",
+    )
 
 
 class Usage(BaseModel):

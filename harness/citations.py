@@ -30,8 +30,11 @@ def _record_text(rec: dict[str, Any], component: str | None) -> str:
     a number the record states about the claim's subject."""
     parts = [rec.get("summary", "")]
     for sig in rec.get("signals") or []:
-        if component in (None, "job") or sig.get("component") in (component, component.split("/", 1)[0]) \
-                or sig.get("kind") == "job":
+        if (
+            component in (None, "job")
+            or sig.get("component") in (component, component.split("/", 1)[0])
+            or sig.get("kind") == "job"
+        ):
             parts.append(sig.get("detail", ""))
             parts.append(json.dumps(sig.get("values", {})))
     return "\n".join(parts)
@@ -61,13 +64,19 @@ def check(finding: Finding, records: dict[str, dict[str, Any]], component: str |
         if rec is None:
             return finding.model_copy(update={"verified": False, "problem": f"{ev} does not exist"})
         if rec.get("status") != "ok":
-            return finding.model_copy(update={"verified": False, "problem": f"{ev} did not succeed ({rec.get('status')})"})
+            return finding.model_copy(
+                update={"verified": False, "problem": f"{ev} did not succeed ({rec.get('status')})"}
+            )
         if not concerns(rec, component):
-            return finding.model_copy(update={"verified": False, "problem": f"{ev} does not concern {component}"})
+            return finding.model_copy(
+                update={"verified": False, "problem": f"{ev} does not concern {component}"}
+            )
         texts.append(_record_text(rec, component))
     carried = numbers_in("\n".join(texts))
     missing = sorted(n for n in numbers_in(finding.claim) if n not in carried)
     if missing:
         shown = ", ".join(f"{n:g}" for n in missing[:3])
-        return finding.model_copy(update={"verified": False, "problem": f"the cited evidence does not carry {shown}"})
+        return finding.model_copy(
+            update={"verified": False, "problem": f"the cited evidence does not carry {shown}"}
+        )
     return finding.model_copy(update={"verified": True, "problem": None})

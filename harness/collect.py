@@ -34,14 +34,26 @@ from forensic.sandbox.host import HOST_COMMANDS
 
 #: PCI functions recorded: display controllers (GPUs), 3D controllers, network, processing accelerators.
 PCI_CLASSES = ("0x03", "0x02", "0x12")
-PCI_FILES = ("class", "current_link_speed", "max_link_speed", "current_link_width", "max_link_width",
-             "aer_dev_correctable", "aer_dev_nonfatal", "aer_dev_fatal")
+PCI_FILES = (
+    "class",
+    "current_link_speed",
+    "max_link_speed",
+    "current_link_width",
+    "max_link_width",
+    "aer_dev_correctable",
+    "aer_dev_nonfatal",
+    "aer_dev_fatal",
+)
 IB_PORT_FILES = ("state", "phys_state", "rate", "link_layer")
 NET_FILES = ("operstate", "carrier_changes")
 #: Commands recorded on every host, in this order; the first of a group that answers wins.
 COMMANDS: tuple[tuple[tuple[str, ...], ...], ...] = (
-    (("nvidia-smi", "-q"),), (("lspci", "-vv"),), (("dmesg", "-T"), ("journalctl", "-k"), ("dmesg",)),
-    (("ibstat",),), (("top", "-b", "-n", "1"),), (("cat", "/proc/pressure/cpu"),),
+    (("nvidia-smi", "-q"),),
+    (("lspci", "-vv"),),
+    (("dmesg", "-T"), ("journalctl", "-k"), ("dmesg",)),
+    (("ibstat",),),
+    (("top", "-b", "-n", "1"),),
+    (("cat", "/proc/pressure/cpu"),),
 )
 #: Files one host may contribute; a runaway sysfs tree is cut here and the cut is recorded.
 MAX_FILES_PER_HOST = 50_000
@@ -121,11 +133,15 @@ class _Writer:
         o, caps = self.outcome, self.caps
         # A file that would pass a cap is not written at all (a cut file would read as complete).
         if o.bytes + len(data) > caps.host:
-            raise _Full(f"stopped at the per-host byte cap ({caps.host} bytes): {rel} ({len(data)} bytes) and what "
-                        f"followed not recorded; {o.bytes} bytes in {o.files} files kept")
+            raise _Full(
+                f"stopped at the per-host byte cap ({caps.host} bytes): {rel} ({len(data)} bytes) and what "
+                f"followed not recorded; {o.bytes} bytes in {o.files} files kept"
+            )
         if caps.written + len(data) > caps.total:
-            raise _Full(f"stopped at the collection's byte cap ({caps.total} bytes, all hosts): {rel} ({len(data)} bytes) "
-                        f"and what followed not recorded; {o.bytes} bytes in {o.files} files kept")
+            raise _Full(
+                f"stopped at the collection's byte cap ({caps.total} bytes, all hosts): {rel} ({len(data)} bytes) "
+                f"and what followed not recorded; {o.bytes} bytes in {o.files} files kept"
+            )
         p = self.base.joinpath(*parts)
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_bytes(data)
@@ -158,8 +174,13 @@ def _try_list(host: Host, path: str) -> list[str]:
     return [n for n in names if isinstance(n, str) and _ENTRY.fullmatch(n) and n not in (".", "..")]
 
 
-def snapshot_host(host: Host, w: _Writer, prefix: str = "", tick: Callable[[], None] = lambda: None,
-                  netdevs: Sequence[str] = ()) -> dict[str, Any]:
+def snapshot_host(
+    host: Host,
+    w: _Writer,
+    prefix: str = "",
+    tick: Callable[[], None] = lambda: None,
+    netdevs: Sequence[str] = (),
+) -> dict[str, Any]:
     """Record ``host``'s sysfs files, commands and NVML below ``w`` (``prefix`` = "before/" for the
     window-start snapshot); ``netdevs`` are interfaces known from a topology file, read besides
     those the host lists. Returns the facts topology.json needs (gpus, nics)."""
@@ -189,8 +210,14 @@ def snapshot_host(host: Host, w: _Writer, prefix: str = "", tick: Callable[[], N
                     if (text := _try_read(host, f"{pbase}/{sub}/{name}")) is not None:
                         w.put(f"{prefix}sys{pbase[4:]}/{sub}/{name}", text)
             layer = values.get("link_layer")
-            facts["nics"].append({"ibdev": ibdev, "netdev": nets[0] if nets else None, "port": int(port) if port.isdigit() else 1,
-                                  "link_layer": layer if layer in ("InfiniBand", "Ethernet") else None})
+            facts["nics"].append(
+                {
+                    "ibdev": ibdev,
+                    "netdev": nets[0] if nets else None,
+                    "port": int(port) if port.isdigit() else 1,
+                    "link_layer": layer if layer in ("InfiniBand", "Ethernet") else None,
+                }
+            )
             tick()
     for netdev in _try_list(host, "/sys/class/net"):
         if netdev == "lo" or not is_netdev_name(netdev):
@@ -229,8 +256,11 @@ def snapshot_host(host: Host, w: _Writer, prefix: str = "", tick: Callable[[], N
         w.outcome.nvml = "unavailable"
     else:
         w.outcome.nvml = f"{len(nvml.get('devices') or [])} devices"
-        facts["gpus"] = [{k: d.get(k) for k in ("index", "pci_bus_id", "uuid") if d.get(k) is not None}
-                         for d in nvml.get("devices") or [] if isinstance(d, dict) and "index" in d]
+        facts["gpus"] = [
+            {k: d.get(k) for k in ("index", "pci_bus_id", "uuid") if d.get(k) is not None}
+            for d in nvml.get("devices") or []
+            if isinstance(d, dict) and "index" in d
+        ]
     w.put(f"{prefix}nvml.json", json.dumps(nvml, indent=1))
     tick()
     return facts
@@ -259,7 +289,11 @@ def copy_job_dir(job_dir: Path, root: Path) -> dict[str, Any]:
             try:
                 with opener(p, "rt", encoding="utf-8", errors="replace") as fh:
                     for row in csv.DictReader(fh):
-                        if row.get("host") and (row.get("local_gpu") or "").isdigit() and (row.get("rank") or "").isdigit():
+                        if (
+                            row.get("host")
+                            and (row.get("local_gpu") or "").isdigit()
+                            and (row.get("rank") or "").isdigit()
+                        ):
                             placement[int(row["rank"])] = (row["host"], int(row["local_gpu"]))
             except (OSError, EOFError, csv.Error):
                 pass
@@ -331,8 +365,13 @@ def collect_bundle(
                 report(name, steps[0], total)
 
             facts: dict[str, Any] = {"gpus": [], "nics": []}
-            known = [n.get("netdev") for h in (topology or {}).get("hosts", []) if isinstance(h, dict) and h.get("name") == name
-                     for n in h.get("nics", []) if isinstance(n, dict) and isinstance(n.get("netdev"), str)]
+            known = [
+                n.get("netdev")
+                for h in (topology or {}).get("hosts", [])
+                if isinstance(h, dict) and h.get("name") == name
+                for n in h.get("nics", [])
+                if isinstance(n, dict) and isinstance(n.get("netdev"), str)
+            ]
             t_now = clock()
             try:
                 facts = snapshot_host(host, _Writer(root, name, outcome, caps), tick=tick, netdevs=known)
@@ -341,8 +380,13 @@ def collect_bundle(
                     # its files (counted against the caps), so what it lacks is not reported as missing.
                     now = (outcome.nvml, list(outcome.missed), list(outcome.commands))
                     try:
-                        snapshot_host(before[name], _Writer(root, name, outcome, caps), prefix="before/", tick=tick,
-                                      netdevs=known)
+                        snapshot_host(
+                            before[name],
+                            _Writer(root, name, outcome, caps),
+                            prefix="before/",
+                            tick=tick,
+                            netdevs=known,
+                        )
                     finally:
                         outcome.nvml, outcome.missed, outcome.commands = now
             except _Full as cut:
@@ -371,7 +415,9 @@ def collect_bundle(
             if not re.fullmatch(r"[A-Za-z0-9._-]+\.om", fname):
                 raise CollectError(f"metrics file name {fname!r} is not a plain .om name")
             (root / "metrics").mkdir(exist_ok=True)
-            (root / "metrics" / fname).write_text(text if text.rstrip().endswith("# EOF") else text.rstrip("\n") + "\n# EOF\n")
+            (root / "metrics" / fname).write_text(
+                text if text.rstrip().endswith("# EOF") else text.rstrip("\n") + "\n# EOF\n"
+            )
         inc = {"schema": SCHEMA, **dict(incident)}
         if placement and not (inc.get("job") or {}).get("ranks"):
             inc["job"] = {**(inc.get("job") or {}), "ranks": len(placement)}
@@ -381,7 +427,9 @@ def collect_bundle(
             topo_hosts.append({"name": h, "gpus": [], "nics": []})
         for h in topo_hosts:  # ranks on GPUs NVML did not show (no driver here) still need a GPU entry
             have = {g["index"] for g in h["gpus"]}
-            h["gpus"] += [{"index": g} for hh, g in sorted(set(placement.values())) if hh == h["name"] and g not in have]
+            h["gpus"] += [
+                {"index": g} for hh, g in sorted(set(placement.values())) if hh == h["name"] and g not in have
+            ]
             h["gpus"].sort(key=lambda g: g["index"])
         topo: dict[str, Any] = dict(topology) if topology else {"hosts": topo_hosts}
         if placement and not topo.get("ranks"):
@@ -393,8 +441,15 @@ def collect_bundle(
     return CollectResult(out=out, hosts=outcomes, bytes=caps.written)
 
 
-def collect_source(src: Any, out: Path, *, hosts: Sequence[str] | None = None, series: Sequence[Any] | None = None,
-                   progress: Progress | None = None, caps: Mapping[str, int] | None = None) -> tuple[CollectResult, list[str]]:
+def collect_source(
+    src: Any,
+    out: Path,
+    *,
+    hosts: Sequence[str] | None = None,
+    series: Sequence[Any] | None = None,
+    progress: Progress | None = None,
+    caps: Mapping[str, int] | None = None,
+) -> tuple[CollectResult, list[str]]:
     """A live evidence source (a fleet) written as a bundle: ``hosts`` (default: all of the
     source's), their window-start snapshots where the agents keep one, the job's steps and logs,
     and metrics: ``series`` when given (what a run read), else the Prometheus series of the
@@ -429,8 +484,17 @@ def collect_source(src: Any, out: Path, *, hosts: Sequence[str] | None = None, s
             pass
     incident = src.incident.model_dump(by_alias=True, exclude_none=True)
     topology = src.topology.model_dump(exclude_none=True) if src.topology else None
-    result = collect_bundle(chosen, out, incident=incident, before=before, job_files=job_files, metrics=metrics,
-                            topology=topology, progress=progress, **(caps or {}))
+    result = collect_bundle(
+        chosen,
+        out,
+        incident=incident,
+        before=before,
+        job_files=job_files,
+        metrics=metrics,
+        topology=topology,
+        progress=progress,
+        **(caps or {}),
+    )
     return result, problems
 
 
@@ -448,21 +512,44 @@ def _publish(root: Path, out: Path) -> None:
 
 #: The metric families of the bundle spec (``metrics/*.om``), by the file they are written to.
 SPEC_METRICS: dict[str, tuple[str, ...]] = {
-    "dcgm.om": ("DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
-                "DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "DCGM_FI_DEV_XID_ERRORS",
-                "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS",
-                "DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "DCGM_FI_DEV_THERMAL_VIOLATION", "DCGM_FI_DEV_POWER_VIOLATION",
-                "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL",
-                "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_ROW_REMAP_FAILURE"),
-    "node.om": ("node_infiniband_port_data_received_bytes_total", "node_infiniband_port_data_transmitted_bytes_total",
-                "node_infiniband_port_errors_received_total", "node_infiniband_link_downed_total",
-                "node_infiniband_port_transmit_wait_total", "node_cpu_seconds_total",
-                "node_pressure_cpu_waiting_seconds_total", "node_load1"),
+    "dcgm.om": (
+        "DCGM_FI_DEV_SM_CLOCK",
+        "DCGM_FI_DEV_GPU_TEMP",
+        "DCGM_FI_DEV_POWER_USAGE",
+        "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+        "DCGM_FI_PROF_SM_ACTIVE",
+        "DCGM_FI_DEV_GPU_UTIL",
+        "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
+        "DCGM_FI_DEV_XID_ERRORS",
+        "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL",
+        "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+        "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS",
+        "DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
+        "DCGM_FI_DEV_THERMAL_VIOLATION",
+        "DCGM_FI_DEV_POWER_VIOLATION",
+        "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL",
+        "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL",
+        "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
+        "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+        "DCGM_FI_DEV_ROW_REMAP_FAILURE",
+    ),
+    "node.om": (
+        "node_infiniband_port_data_received_bytes_total",
+        "node_infiniband_port_data_transmitted_bytes_total",
+        "node_infiniband_port_errors_received_total",
+        "node_infiniband_link_downed_total",
+        "node_infiniband_port_transmit_wait_total",
+        "node_cpu_seconds_total",
+        "node_pressure_cpu_waiting_seconds_total",
+        "node_load1",
+    ),
     "switch.om": ("ifHCInOctets", "ifHCOutOctets", "ifOutDiscards"),
 }
 
 
-def metrics_from_source(source: Any, start: float, end: float, *, history_s: float = 3600.0) -> tuple[dict[str, str], list[str]]:
+def metrics_from_source(
+    source: Any, start: float, end: float, *, history_s: float = 3600.0
+) -> tuple[dict[str, str], list[str]]:
     """OpenMetrics texts (file name -> text) of the spec's families from a metric source (Prometheus)
     over ``[start - history_s, end]``: the hour before the window holds the window-start values
     that agents, which keep no history, cannot give. Returns the texts and what could not be read."""
@@ -482,7 +569,9 @@ def metrics_from_source(source: Any, start: float, end: float, *, history_s: flo
                 continue
             lines.append(f"# TYPE {name} unknown")
             for series in got.series:
-                labels = ",".join(f'{k}="{_om_escape(v)}"' for k, v in sorted(series.labels.items()) if k != "__name__")
+                labels = ",".join(
+                    f'{k}="{_om_escape(v)}"' for k, v in sorted(series.labels.items()) if k != "__name__"
+                )
                 for t, v in zip(series.timestamps, series.values):
                     if t == t:  # NaN timestamps: a sample without a time is no history
                         lines.append(f"{name}{{{labels}}} {_om_value(float(v))} {float(t):.3f}")
@@ -501,8 +590,11 @@ def openmetrics_texts(series: Sequence[Any]) -> dict[str, str]:
         for t, v in zip(s.timestamps, s.values):
             if t == t:
                 lines.append(f"{s.name}{{{labels}}} {_om_value(float(v))} {float(t):.3f}")
-    return {f: "".join(f"# TYPE {name} unknown\n" + "\n".join(lines) + "\n" for name, lines in fams.items()) + "# EOF\n"
-            for f, fams in by_file.items()}
+    return {
+        f: "".join(f"# TYPE {name} unknown\n" + "\n".join(lines) + "\n" for name, lines in fams.items())
+        + "# EOF\n"
+        for f, fams in by_file.items()
+    }
 
 
 def _om_escape(v: str) -> str:

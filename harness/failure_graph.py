@@ -19,10 +19,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, PrivateAttr, ValidationError
-
 from forensic.sandbox import PlaybookError
 from forensic.tools.base import ComponentKind, Signal
+from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
 log = logging.getLogger(__name__)
 
@@ -38,16 +37,18 @@ class Test(BaseModel):
     tool: str = Field(description="Tool that produces the signal.")
     signal: str = Field(description="Signal name.")
     weight: float = Field(description="Log-likelihood ratio when the signal is found.")
-    absent: float = Field(0.0, description="Log-likelihood ratio when the tool examined the component and did not find it.")
+    absent: float = Field(
+        0.0, description="Log-likelihood ratio when the tool examined the component and did not find it."
+    )
     match: Match = Field(
         "component",
         description="component: on the same component; host: anywhere on its host; host_shared: on its host but not "
-                    "on the component itself (a cause the host shares); job: a job-wide signal; any: anywhere.",
+        "on the component itself (a cause the host shares); job: a job-wide signal; any: anywhere.",
     )
     sweep: bool = Field(
         True,
         description="Counts toward the value of a fleet-wide sweep of its tool (what the sweep can reveal anywhere). "
-                    "False for a test that only decides which level names a fault already found (the host or its GPU).",
+        "False for a test that only decides which level names a fault already found (the host or its GPU).",
     )
 
 
@@ -56,7 +57,8 @@ class Confirm(BaseModel):
 
     require: list[list[str]] = Field(default_factory=list, description="Groups that must each be met.")
     impact: list[list[str]] = Field(
-        default_factory=list, description="Groups that show the fault matters to the job; unmet leaves the verdict probable."
+        default_factory=list,
+        description="Groups that show the fault matters to the job; unmet leaves the verdict probable.",
     )
 
 
@@ -70,13 +72,19 @@ class Remediation(BaseModel):
     blast_radius: str = Field("", description="What else the action affects.")
     rollback: str = Field("", description="How to undo it.")
     kinds: list[ComponentKind] = Field(
-        default_factory=list, description="Kinds of verdict component it applies to (a switch port has no host to drain); empty: all.")
+        default_factory=list,
+        description="Kinds of verdict component it applies to (a switch port has no host to drain); empty: all.",
+    )
 
 
 class RootCauseSpec(BaseModel):
     """One root cause of the failure graph."""
 
-    id: str = Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=64, description="Root cause id; the file's name is a good choice.")
+    id: str = Field(
+        pattern=r"^[a-z][a-z0-9_]*$",
+        max_length=64,
+        description="Root cause id; the file's name is a good choice.",
+    )
     title: str = Field(description="What it means.")
     kinds: list[ComponentKind | Literal["none"]] = Field(description="Kinds of component it can blame.")
     mechanisms: list[str] = Field(description="Mechanisms it acts through (can-cause edges).")
@@ -87,8 +95,9 @@ class RootCauseSpec(BaseModel):
     straggler_kinds: list[ComponentKind] = Field(
         default_factory=list,
         description="Kinds of part through which this cause slows a job only by making that part's ranks compute late "
-                    "(a throttled GPU, a starved host). Such a hypothesis cannot explain a slowdown in which its part "
-                    "does not straggle, or one far larger than its part's lateness, once per-rank compute times were read.")
+        "(a throttled GPU, a starved host). Such a hypothesis cannot explain a slowdown in which its part "
+        "does not straggle, or one far larger than its part's lateness, once per-rank compute times were read.",
+    )
 
 
 class NodeSpec(BaseModel):
@@ -119,7 +128,9 @@ class FailureGraph(BaseModel):
         return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
 
 
-def load_failure_graph(folder: Path | str = PLAYBOOK_DIR, *, emits: Mapping[str, frozenset[str]] | None = None) -> FailureGraph:
+def load_failure_graph(
+    folder: Path | str = PLAYBOOK_DIR, *, emits: Mapping[str, frozenset[str]] | None = None
+) -> FailureGraph:
     """Load and validate the failure graph; PlaybookError says which file is wrong and why.
 
     The playbooks are the vocabulary, checked against the tools: ``emits`` maps each tool name to
@@ -177,7 +188,9 @@ def _line(text: str, pattern: str, start: int = 0) -> int:
     return start + 1
 
 
-def _check_vocabulary(graph: FailureGraph, emits: Mapping[str, frozenset[str]], texts: dict[str, tuple[Path, str]]) -> None:
+def _check_vocabulary(
+    graph: FailureGraph, emits: Mapping[str, frozenset[str]], texts: dict[str, tuple[Path, str]]
+) -> None:
     known = ", ".join(sorted(emits))
     every = frozenset().union(*emits.values())
     graph_path, graph_text = texts[""]
@@ -185,14 +198,18 @@ def _check_vocabulary(graph: FailureGraph, emits: Mapping[str, frozenset[str]], 
         for tool in getattr(graph, key):
             if tool not in emits:
                 where = _line(graph_text, rf"^\s*{key}\s*=")
-                raise PlaybookError(f"{graph_path}:{where}: {key} names unknown tool {tool!r}; known: {known}")
+                raise PlaybookError(
+                    f"{graph_path}:{where}: {key} names unknown tool {tool!r}; known: {known}"
+                )
     for section in ("symptoms", "mechanisms"):
         for name, node in getattr(graph, section).items():
             for sig in node.signals:
                 if sig not in every:
                     head = _line(graph_text, rf"^\s*\[{section}\.{re.escape(name)}\]") - 1
                     where = _line(graph_text, rf'["\']{re.escape(sig)}["\']', head)
-                    raise PlaybookError(f"{graph_path}:{where}: {section}.{name} lists signal {sig!r}, which no tool emits")
+                    raise PlaybookError(
+                        f"{graph_path}:{where}: {section}.{name} lists signal {sig!r}, which no tool emits"
+                    )
     for rc in graph.root_causes.values():
         path, text = texts[rc.id]
         heads = [i for i, line in enumerate(text.splitlines()) if line.strip() == "[[tests]]"]
@@ -200,19 +217,25 @@ def _check_vocabulary(graph: FailureGraph, emits: Mapping[str, frozenset[str]], 
             head = heads[n] if n < len(heads) else 0
             if test.tool not in emits:
                 where = _line(text, r"^\s*tool\s*=", head)
-                raise PlaybookError(f"{path}:{where}: test of {rc.id} names unknown tool {test.tool!r}; known: {known}")
+                raise PlaybookError(
+                    f"{path}:{where}: test of {rc.id} names unknown tool {test.tool!r}; known: {known}"
+                )
             if test.signal not in emits[test.tool]:
                 where = _line(text, r"^\s*signal\s*=", head)
                 others = sorted(t for t, s in emits.items() if test.signal in s)
                 hint = f" (emitted by {', '.join(others)})" if others else " (no tool emits it)"
-                raise PlaybookError(f"{path}:{where}: test of {rc.id} waits for signal {test.signal!r}, "
-                                    f"which tool {test.tool!r} never emits{hint}")
+                raise PlaybookError(
+                    f"{path}:{where}: test of {rc.id} waits for signal {test.signal!r}, "
+                    f"which tool {test.tool!r} never emits{hint}"
+                )
         for group in (*rc.confirm.require, *rc.confirm.impact):
             for sig in group:
                 if sig not in every:
                     head = _line(text, r"^\s*\[confirm\]") - 1
                     where = _line(text, rf'["\']{re.escape(sig)}["\']', head)
-                    raise PlaybookError(f"{path}:{where}: confirmation rule of {rc.id} needs signal {sig!r}, which no tool emits")
+                    raise PlaybookError(
+                        f"{path}:{where}: confirmation rule of {rc.id} needs signal {sig!r}, which no tool emits"
+                    )
 
 
 @lru_cache(maxsize=4)
@@ -230,12 +253,16 @@ def host_of(component: str) -> str:
 class Observation(BaseModel):
     """What the ledger says, reduced to what belief needs."""
 
-    signals: list[tuple[str, Signal]] = Field(default_factory=list, description="(tool, signal) pairs with their evidence id.")
+    signals: list[tuple[str, Signal]] = Field(
+        default_factory=list, description="(tool, signal) pairs with their evidence id."
+    )
     evidence_of: dict[str, list[str]] = Field(default_factory=dict, description="signal key -> evidence ids.")
     covered: dict[str, set[str]] = Field(default_factory=dict, description="tool -> components it examined.")
     ran: set[str] = Field(default_factory=set, description="Tools that ran successfully at least once.")
     unread: dict[str, list[str]] = Field(
-        default_factory=dict, description="What the calls could not read ('what: why') -> evidence ids that met it.")
+        default_factory=dict,
+        description="What the calls could not read ('what: why') -> evidence ids that met it.",
+    )
 
 
 def observe(records: Iterable[dict]) -> Observation:
@@ -271,11 +298,13 @@ class Hypothesis(BaseModel):
     support: list[str] = Field(default_factory=list, description="Signal keys found for it.")
     confirmed: bool = False
     impact_shown: bool = False
-    required_met: bool = Field(False, description="The confirmation rule's required signals are present (the fault exists).")
+    required_met: bool = Field(
+        False, description="The confirmation rule's required signals are present (the fault exists)."
+    )
     unexplained: list[str] = Field(
         default_factory=list,
         description="Other faults the evidence shows (root cause@component) that this hypothesis does not explain "
-                    "and no test has ruled out; while any remain, the verdict cannot be confirmed.",
+        "and no test has ruled out; while any remain, the verdict cannot be confirmed.",
     )
 
 
@@ -307,7 +336,11 @@ def score(rc: RootCauseSpec, component: str | None, obs: Observation) -> Hypothe
     support: list[str] = []
     present: set[str] = set()
     for test in rc.tests:
-        found = [s for tool, s in obs.signals if tool == test.tool and s.name == test.signal and _matches(test, s, component)]
+        found = [
+            s
+            for tool, s in obs.signals
+            if tool == test.tool and s.name == test.signal and _matches(test, s, component)
+        ]
         if found:
             logit += test.weight
             if test.weight > 0:
@@ -321,8 +354,11 @@ def score(rc: RootCauseSpec, component: str | None, obs: Observation) -> Hypothe
     names_on |= present
     required = all(any(n in names_on for n in group) for group in rc.confirm.require)
     # The symptom may show on the part's host (its ranks straggle together): a tie, not a guess.
-    tied = names_on | {s.name for _, s in obs.signals
-                       if component is not None and s.kind == "host" and s.component == host_of(component)}
+    tied = names_on | {
+        s.name
+        for _, s in obs.signals
+        if component is not None and s.kind == "host" and s.component == host_of(component)
+    }
     impact = all(any(n in tied for n in group) for group in rc.confirm.impact)
     kind = rc.kinds[0] if rc.kinds else "none"
     if component is not None and component != "job" and "/" not in component and "host" in rc.kinds:
@@ -331,8 +367,14 @@ def score(rc: RootCauseSpec, component: str | None, obs: Observation) -> Hypothe
     # Confirmed needs the fault (require) and its tie to the symptom (impact): a real fault that
     # nothing ties to the job's trouble stays probable.
     return Hypothesis(
-        root_cause=rc.id, component=component, kind=kind, score=logit,
-        support=sorted(set(support)), confirmed=required and impact, impact_shown=impact, required_met=required,
+        root_cause=rc.id,
+        component=component,
+        kind=kind,
+        score=logit,
+        support=sorted(set(support)),
+        confirmed=required and impact,
+        impact_shown=impact,
+        required_met=required,
     )
 
 

@@ -20,22 +20,27 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypedDict
 
-from langchain_core.runnables import RunnableConfig
-from langgraph.errors import GraphInterrupt
-from langgraph.graph import END, START, StateGraph
-from langgraph.types import interrupt
-
 from forensic.harness import approvals, ledger
 from forensic.harness.budget import Limits, Usage, exhausted
-from forensic.harness.failure_graph import FailureGraph, Hypothesis, Observation, beliefs, default_graph, observe
-from forensic.harness.planners import PlannerView, Refusal, Stop, ToolCall, call_key, make_planner
+from forensic.harness.failure_graph import (
+    FailureGraph,
+    Hypothesis,
+    Observation,
+    beliefs,
+    default_graph,
+    observe,
+)
 from forensic.harness.models import Report
+from forensic.harness.planners import PlannerView, Refusal, Stop, ToolCall, call_key, make_planner
 from forensic.harness.proposals import make_proposals
 from forensic.harness.report import build_report, symptom_of
 from forensic.sandbox import Bundle, EvidenceSource, ForensicError, ToolArgumentError, deadline, open_source
 from forensic.sandbox.errors import NotAllowedError, PathEscapeError, WallTimeExceeded
 from forensic.tools import ToolContext, ToolResult, all_tools, get_tool
-
+from langchain_core.runnables import RunnableConfig
+from langgraph.errors import GraphInterrupt
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import interrupt
 
 log = logging.getLogger(__name__)
 
@@ -74,14 +79,24 @@ def _inert(args: Any) -> dict[str, Any]:
 
 def _refusal(key: str, call: ToolCall, index: int, reason: str) -> dict[str, Any]:
     host = call.args.get("host")
-    return Refusal(key=key, tool=call.tool, host=host if isinstance(host, str) else None, evidence=f"ev-{index}",
-                   reason=reason).model_dump()
+    return Refusal(
+        key=key,
+        tool=call.tool,
+        host=host if isinstance(host, str) else None,
+        evidence=f"ev-{index}",
+        reason=reason,
+    ).model_dump()
 
 
 def _summary(hyps: list[Any], k: int = 8) -> list[dict[str, Any]]:
     return [
-        {"root_cause": h.root_cause, "component": h.component, "p": round(h.probability, 4),
-         "confirmed": h.confirmed, "support": h.support}
+        {
+            "root_cause": h.root_cause,
+            "component": h.component,
+            "p": round(h.probability, 4),
+            "confirmed": h.confirmed,
+            "support": h.support,
+        }
         for h in hyps[:k]
     ]
 
@@ -124,10 +139,16 @@ class Investigator:
             # parsing topology.json. A topology that runs out of time is left out (the run then ends
             # inconclusive, saying so); an archive that runs out leaves nothing to investigate.
             try:
-                bundle = Bundle(bundle, verify_gzip="lazy", verify_budget_s=self.limits.wall_s, budget_s=self.limits.wall_s)
+                bundle = Bundle(
+                    bundle,
+                    verify_gzip="lazy",
+                    verify_budget_s=self.limits.wall_s,
+                    budget_s=self.limits.wall_s,
+                )
             except WallTimeExceeded as exc:
-                raise WallTimeExceeded(f"inconclusive, nothing investigated: {exc} "
-                                       f"(--budget-wall-s {self.limits.wall_s:g})") from None
+                raise WallTimeExceeded(
+                    f"inconclusive, nothing investigated: {exc} (--budget-wall-s {self.limits.wall_s:g})"
+                ) from None
         self.source: EvidenceSource = open_source(bundle)
         self.open_s = time.monotonic() - t0
         self.ctx = ToolContext(self.source)
@@ -168,7 +189,11 @@ class Investigator:
     def _triage(self, state: State) -> dict[str, Any]:
         notes = list(state.get("notes") or [])
         notes.extend(n for n in self.source.notes() if n not in notes)
-        return {"notes": notes, "records": state.get("records") or [], "executed": state.get("executed") or []}
+        return {
+            "notes": notes,
+            "records": state.get("records") or [],
+            "executed": state.get("executed") or [],
+        }
 
     def _beliefs(self, records: list[dict[str, Any]]) -> tuple[Observation, list[Hypothesis]]:
         """Observation and beliefs for the ledger, computed once per ledger (assess and the next
@@ -183,8 +208,10 @@ class Investigator:
     def _view(self, state: State) -> PlannerView:
         obs, hyps = self._beliefs(state.get("records") or [])
         usage = Usage.model_validate(state.get("usage") or {})
-        left = {k: max(0.0, float(getattr(self.limits, k)) - float(getattr(usage, k)))
-                for k in ("tool_calls", "llm_tokens", "cost_usd", "wall_s")}
+        left = {
+            k: max(0.0, float(getattr(self.limits, k)) - float(getattr(usage, k)))
+            for k in ("tool_calls", "llm_tokens", "cost_usd", "wall_s")
+        }
         return PlannerView(
             budget_left=left,
             graph=self.failure_graph,
@@ -201,7 +228,10 @@ class Investigator:
 
     def _hypothesize(self, state: State) -> dict[str, Any]:
         view = self._view(state)
-        return {"hypotheses": _summary(view.hypotheses), "symptom": symptom_of(self.failure_graph, view, self.source)}
+        return {
+            "hypotheses": _summary(view.hypotheses),
+            "symptom": symptom_of(self.failure_graph, view, self.source),
+        }
 
     def _load_planner(self, state: State) -> None:
         """A planner with memory (the model planner's claims, its fallback) continues from the
@@ -220,12 +250,28 @@ class Investigator:
         for key, value in self.planner.drain_usage().items():
             setattr(usage, key, getattr(usage, key) + value)
         if isinstance(decision, Stop):
-            return {"pending": None, "stop_reason": decision.reason, "notes": notes, "usage": usage.model_dump(),
-                    "planner_state": saved}
+            return {
+                "pending": None,
+                "stop_reason": decision.reason,
+                "notes": notes,
+                "usage": usage.model_dump(),
+                "planner_state": saved,
+            }
         if reason := exhausted(usage, self.limits):
-            return {"pending": None, "budget_exhausted": reason, "stop_reason": f"budget exhausted: {reason}",
-                    "notes": notes, "usage": usage.model_dump(), "planner_state": saved}
-        return {"pending": decision.model_dump(), "notes": notes, "usage": usage.model_dump(), "planner_state": saved}
+            return {
+                "pending": None,
+                "budget_exhausted": reason,
+                "stop_reason": f"budget exhausted: {reason}",
+                "notes": notes,
+                "usage": usage.model_dump(),
+                "planner_state": saved,
+            }
+        return {
+            "pending": decision.model_dump(),
+            "notes": notes,
+            "usage": usage.model_dump(),
+            "planner_state": saved,
+        }
 
     @staticmethod
     def _after_choose(state: State) -> str:
@@ -243,9 +289,16 @@ class Investigator:
         earlier = next((Refusal.model_validate(r) for r in refused if r["key"] == key), None)
         if earlier is not None:
             # Refused once, refused again: answered from the refusal, never run a second time.
-            record = ledger.make_record(index, call.tool, _inert(call.args), ToolResult(
-                status="error", summary=f"{earlier.reason} (not run again: the same call was refused in {earlier.evidence})",
-                data={"refused": earlier.evidence}))
+            record = ledger.make_record(
+                index,
+                call.tool,
+                _inert(call.args),
+                ToolResult(
+                    status="error",
+                    summary=f"{earlier.reason} (not run again: the same call was refused in {earlier.evidence})",
+                    data={"refused": earlier.evidence},
+                ),
+            )
             return {"records": ledger.append(records, record), "usage": usage.model_dump(), "pending": None}
         try:
             tool = get_tool(call.tool)
@@ -274,7 +327,9 @@ class Investigator:
             refused.append(_refusal(key, call, index, result.summary))
         except ForensicError as exc:
             clean_args = _inert(call.args)
-            result = ToolResult(status="error", summary=f"{call.tool} failed: {exc}", unread=[f"{call.tool}: {exc}"])
+            result = ToolResult(
+                status="error", summary=f"{call.tool} failed: {exc}", unread=[f"{call.tool}: {exc}"]
+            )
         except Exception as exc:  # a bug in one tool must not lose the investigation
             clean_args = _inert(call.args)
             crashed = f"{call.tool} crashed: {type(exc).__name__}: {exc}"
@@ -282,25 +337,52 @@ class Investigator:
             result = ToolResult(status="error", summary=crashed, unread=[crashed])
             executed.append([call.tool, call.args.get("host") if isinstance(call.args, dict) else None])
         record = ledger.make_record(index, call.tool, clean_args, result)
-        log.debug("tool call", extra={"evidence": record.id, "tool": call.tool, "tool_args": clean_args,
-                                      "status": result.status, "signals": len(result.signals)})
-        return {"records": ledger.append(records, record), "usage": usage.model_dump(), "executed": executed,
-                "refused": refused, "pending": None}
+        log.debug(
+            "tool call",
+            extra={
+                "evidence": record.id,
+                "tool": call.tool,
+                "tool_args": clean_args,
+                "status": result.status,
+                "signals": len(result.signals),
+            },
+        )
+        return {
+            "records": ledger.append(records, record),
+            "usage": usage.model_dump(),
+            "executed": executed,
+            "refused": refused,
+            "pending": None,
+        }
 
     def _assess(self, state: State) -> dict[str, Any]:
         view = self._view(state)
         last = (state.get("records") or [{}])[-1]
-        trace = [*(state.get("trace") or []), {"evidence": last.get("id"), "top": _summary(view.hypotheses, 3)}]
-        return {"hypotheses": _summary(view.hypotheses), "trace": trace,
-                "symptom": symptom_of(self.failure_graph, view, self.source)}
+        trace = [
+            *(state.get("trace") or []),
+            {"evidence": last.get("id"), "top": _summary(view.hypotheses, 3)},
+        ]
+        return {
+            "hypotheses": _summary(view.hypotheses),
+            "trace": trace,
+            "symptom": symptom_of(self.failure_graph, view, self.source),
+        }
 
     def _conclude(self, state: State) -> dict[str, Any]:
         self._load_planner(state)
         report = build_report(self, state)
         # The verdict's vocabulary is the loaded graph's, whichever playbook folder it came from.
         Report.model_validate(report.to_json_dict(), context={"root_causes": self.failure_graph.root_causes})
-        log.info("verdict", extra={"incident": report.incident, "status": report.status, "root_cause": report.verdict.root_cause,
-                                   "component": report.verdict.component, "tool_calls": report.budget.tool_calls})
+        log.info(
+            "verdict",
+            extra={
+                "incident": report.incident,
+                "status": report.status,
+                "root_cause": report.verdict.root_cause,
+                "component": report.verdict.component,
+                "tool_calls": report.budget.tool_calls,
+            },
+        )
         return {"report": report.to_json_dict()}
 
     def _propose(self, state: State) -> dict[str, Any]:
@@ -310,25 +392,39 @@ class Investigator:
 
     @staticmethod
     def _after_propose(state: State) -> str:
-        return "gate" if state.get("await_approval") and (state.get("report") or {}).get("proposals") else "end"
+        return (
+            "gate" if state.get("await_approval") and (state.get("report") or {}).get("proposals") else "end"
+        )
 
     def _approval_gate(self, state: State, config: RunnableConfig) -> dict[str, Any]:
         # Nothing before interrupt(): LangGraph re-runs this node from its first line on resume.
         # The resume value is the only way a decision gets in, and only the caller supplies it.
-        raw = interrupt({"proposals": [p for p in (state.get("report") or {}).get("proposals", [])
-                                       if p["status"] == "pending_approval"]})
+        raw = interrupt(
+            {
+                "proposals": [
+                    p
+                    for p in (state.get("report") or {}).get("proposals", [])
+                    if p["status"] == "pending_approval"
+                ]
+            }
+        )
         report = Report.model_validate(state["report"])
         thread = str(config.get("configurable", {}).get("thread_id", ""))
-        report.proposals, audit = approvals.apply(report.proposals, raw if isinstance(raw, list) else [raw],
-                                                  thread=thread, incident=report.incident)
+        report.proposals, audit = approvals.apply(
+            report.proposals, raw if isinstance(raw, list) else [raw], thread=thread, incident=report.incident
+        )
         if self.audit_log is not None:
             approvals.append_audit(self.audit_log, audit)
-        return {"report": report.to_json_dict(),
-                "decisions": [*(state.get("decisions") or []), *(a.model_dump() for a in audit)]}
+        return {
+            "report": report.to_json_dict(),
+            "decisions": [*(state.get("decisions") or []), *(a.model_dump() for a in audit)],
+        }
 
     @staticmethod
     def _after_gate(state: State) -> str:
-        pending = [p for p in (state.get("report") or {}).get("proposals", []) if p["status"] == "pending_approval"]
+        pending = [
+            p for p in (state.get("report") or {}).get("proposals", []) if p["status"] == "pending_approval"
+        ]
         return "gate" if pending else "end"
 
     # -- running ---------------------------------------------------------------------------
@@ -364,9 +460,11 @@ class Investigator:
         where = f"the playbooks in {folder}" if folder else "the shipped playbooks"
         how = f"pass --playbooks {folder}" if folder else "leave out --playbooks"
         same_folder = folder == self.failure_graph.folder
-        raise ForensicError(f"thread {thread_id!r} was investigated with {where}"
-                            + (", which have changed since" if same_folder else "")
-                            + f"; to continue it, {'restore them' if same_folder else how}")
+        raise ForensicError(
+            f"thread {thread_id!r} was investigated with {where}"
+            + (", which have changed since" if same_folder else "")
+            + f"; to continue it, {'restore them' if same_folder else how}"
+        )
 
     def config(self, thread_id: str | None = None) -> dict[str, Any]:
         return {
@@ -388,12 +486,18 @@ class Investigator:
                 on_step(ev["name"], "start", ev.get("input") or {})
         return final
 
-    def run(self, *, thread_id: str | None = None, await_approval: bool = False, on_step: OnStep | None = None) -> dict[str, Any]:
+    def run(
+        self, *, thread_id: str | None = None, await_approval: bool = False, on_step: OnStep | None = None
+    ) -> dict[str, Any]:
         """Investigate to the end (or to the approval gate) and return the report dict."""
-        final = self._drive(self.initial_state(await_approval=await_approval), self.config(thread_id), on_step)
+        final = self._drive(
+            self.initial_state(await_approval=await_approval), self.config(thread_id), on_step
+        )
         return final["report"]
 
-    def decide(self, thread_id: str, decisions: list[approvals.Decision | dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    def decide(
+        self, thread_id: str, decisions: list[approvals.Decision | dict[str, Any]]
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """Hand a person's decisions to a thread waiting at the approval gate.
 
         Returns the updated report and the audit entries of these decisions (refusals included).
@@ -407,7 +511,7 @@ class Investigator:
         self.check_playbooks(thread_id, snapshot.values)
         raw = [d.model_dump() if isinstance(d, approvals.Decision) else d for d in decisions]
         final = self.app.invoke(Command(resume=raw), cfg)
-        return final["report"], (final.get("decisions") or [])[-len(decisions):]
+        return final["report"], (final.get("decisions") or [])[-len(decisions) :]
 
     def resume(self, thread_id: str, on_step: OnStep | None = None) -> dict[str, Any]:
         """Continue a checkpointed thread from whatever was saved, wherever a kill landed.
@@ -425,10 +529,14 @@ class Investigator:
         if not snapshot.values and not snapshot.next:
             raise ForensicError(f"no checkpoint for thread {thread_id!r} (nothing was saved; run it again)")
         if snapshot.values.get("bundle_path") and not _same_source(snapshot.values, self.source):
-            raise ForensicError(f"thread {thread_id!r} investigates {snapshot.values.get('incident_id')!r} at "
-                                f"{snapshot.values['bundle_path']}, not this bundle: refusing to mix two incidents")
+            raise ForensicError(
+                f"thread {thread_id!r} investigates {snapshot.values.get('incident_id')!r} at "
+                f"{snapshot.values['bundle_path']}, not this bundle: refusing to mix two incidents"
+            )
         self.check_playbooks(thread_id, snapshot.values)
-        at_gate = "approval_gate" in (snapshot.next or ()) or any(t.name == "approval_gate" for t in snapshot.tasks)
+        at_gate = "approval_gate" in (snapshot.next or ()) or any(
+            t.name == "approval_gate" for t in snapshot.tasks
+        )
         if at_gate and snapshot.values.get("report"):
             return snapshot.values["report"]
         if snapshot.next or snapshot.tasks or not snapshot.values.get("report"):
@@ -443,8 +551,17 @@ class Investigator:
             report["notes"] = [*report.get("notes", []), f"not continued: {why_not}"]
             return report
         # Back to the planner with the larger budget: as if the last assessment had just finished.
-        self.app.update_state(cfg, {"budget_exhausted": None, "stop_reason": None, "report": None, "pending": None,
-                                    "limits": self.limits.model_dump()}, as_node="assess")
+        self.app.update_state(
+            cfg,
+            {
+                "budget_exhausted": None,
+                "stop_reason": None,
+                "report": None,
+                "pending": None,
+                "limits": self.limits.model_dump(),
+            },
+            as_node="assess",
+        )
         return self._drive(None, cfg, on_step)["report"]
 
     def _why_not_continue(self, values: dict[str, Any]) -> str | None:
@@ -456,11 +573,15 @@ class Investigator:
         if exhausted(usage, self.limits) is not None:
             left = exhausted(usage, self.limits)
             used = getattr(usage, left)
-            return (f"the {left} budget ran out at {used:g} and the new limit {getattr(self.limits, left):g} leaves nothing more; "
-                    f"pass a larger --budget-{left.replace('_', '-').replace('llm-', '')}")
+            return (
+                f"the {left} budget ran out at {used:g} and the new limit {getattr(self.limits, left):g} leaves nothing more; "
+                f"pass a larger --budget-{left.replace('_', '-').replace('llm-', '')}"
+            )
         return None
 
 
 def _same_source(values: dict[str, Any], source: EvidenceSource) -> bool:
-    return (str(values.get("bundle_path")) == str(source.locator)
-            and str(values.get("incident_id", source.incident.id)) == source.incident.id)
+    return (
+        str(values.get("bundle_path")) == str(source.locator)
+        and str(values.get("incident_id", source.incident.id)) == source.incident.id
+    )

@@ -37,12 +37,16 @@ FINE = ("steps_clean", "job_steady")
 #: Signals that explain a slowdown as the job's own doing.
 EXPLAINED = ("job_reconfigured", "gpu_work_held")
 #: Signals that show a symptom a healthy verdict would have to explain, and what it says (first match wins).
-SYMPTOMS = {"job_hang": "the steps show the job hung and no tool explains it",
-            "job_slowdown": "the steps show a slowdown and no tool explains it"}
+SYMPTOMS = {
+    "job_hang": "the steps show the job hung and no tool explains it",
+    "job_slowdown": "the steps show a slowdown and no tool explains it",
+}
 #: Words in an incident's title or report that say the job is slow (bounded, word-anchored).
 _SLOW_WORDS = re.compile(
     r"\b(?:slow\w{0,4}|mfu|throughput|tokens?/s|samples/s|step[ -]?time|s/it|regress\w{0,5}|"
-    r"drop(?:ped|s)?|degrad\w{0,5}|lower than|takes? longer|longer than|behind schedule)\b", re.I)
+    r"drop(?:ped|s)?|degrad\w{0,5}|lower than|takes? longer|longer than|behind schedule)\b",
+    re.I,
+)
 
 
 @dataclass
@@ -62,7 +66,11 @@ class HealthCheck:
 
 def slowdown_reported(text: str) -> bool:
     """The incident's own words say the job is slow (or state an expected step time)."""
-    return bool(_SLOW_WORDS.search(text or "")) or expected_step_s(text or "") is not None or slow_from_start(text or "")
+    return (
+        bool(_SLOW_WORDS.search(text or ""))
+        or expected_step_s(text or "") is not None
+        or slow_from_start(text or "")
+    )
 
 
 def coverage(graph: FailureGraph, obs: Observation) -> tuple[list[str], list[str]]:
@@ -81,25 +89,40 @@ def coverage(graph: FailureGraph, obs: Observation) -> tuple[list[str], list[str
     return sorted(tested), sorted(untestable)
 
 
-def check_healthy(graph: FailureGraph, obs: Observation, incident_text: str, unread: Sequence[str] = ()) -> HealthCheck:
+def check_healthy(
+    graph: FailureGraph, obs: Observation, incident_text: str, unread: Sequence[str] = ()
+) -> HealthCheck:
     """Is a ``healthy`` verdict earned by the evidence in ``obs``, given what the incident reports?
     ``unread``: what could not be read (:func:`unread_evidence`); any of it means not earned."""
     names = {s.name for _, s in obs.signals if s.kind == "job"}
     tested, untestable = coverage(graph, obs)
     if unread:
         more = f" and {len(unread) - 1} more" if len(unread) > 1 else ""
-        return HealthCheck(False, f"evidence could not be read ({unread[0]}{more}), so no fault there is ruled out",
-                           tested, untestable)
+        return HealthCheck(
+            False,
+            f"evidence could not be read ({unread[0]}{more}), so no fault there is ruled out",
+            tested,
+            untestable,
+        )
     if names & set(EXPLAINED):
-        return HealthCheck(True, "the longer step is the job's own doing: its work per second held, per GPU", tested, untestable)
+        return HealthCheck(
+            True,
+            "the longer step is the job's own doing: its work per second held, per GPU",
+            tested,
+            untestable,
+        )
     for symptom, why in SYMPTOMS.items():
         if symptom in names:
             return HealthCheck(False, why, tested, untestable)
     if names & set(FINE):
         return HealthCheck(True, "the steps show no regression", tested, untestable)
     if slowdown_reported(incident_text):
-        return HealthCheck(False, "the incident reports a slowdown, and no evidence shows the job is fine or explains it",
-                           tested, untestable)
+        return HealthCheck(
+            False,
+            "the incident reports a slowdown, and no evidence shows the job is fine or explains it",
+            tested,
+            untestable,
+        )
     if not tested:
         return HealthCheck(False, "no fault class could be tested", tested, untestable)
     return HealthCheck(True, "no symptom reported or shown, and no fault found", tested, untestable)
@@ -118,4 +141,7 @@ def unread_evidence(source: EvidenceSource, obs: Observation) -> list[str]:
             met[host].extend(i for i in ids if i not in met[host])
         else:
             rest.append(f"{what} ({', '.join(ids)})")
-    return [f"host {name}: {why}" + (f" ({', '.join(met[name])})" if met[name] else "") for name, why in hosts.items()] + rest
+    return [
+        f"host {name}: {why}" + (f" ({', '.join(met[name])})" if met[name] else "")
+        for name, why in hosts.items()
+    ] + rest

@@ -23,7 +23,9 @@ class Identity(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     name: str = Field(min_length=1, max_length=128, description="The name recorded as the approver.")
-    source: str = Field(description="How it was established: 'os' (the process's user) or a service's scheme.")
+    source: str = Field(
+        description="How it was established: 'os' (the process's user) or a service's scheme."
+    )
     uid: int | None = Field(None, description="Operating-system user id, when the source is the OS.")
 
 

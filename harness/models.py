@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, StringConstraints, ValidationInfo, field_validator
-
 from forensic.tools.base import Signal, Status
+from pydantic import BaseModel, Field, StringConstraints, ValidationInfo, field_validator
 
 REPORT_SCHEMA = "forensic.report/v1"
 
@@ -34,11 +33,12 @@ class EvidenceRecord(BaseModel):
     data: dict[str, Any] = Field(default_factory=dict, description="Structured data.")
     unread: list[str] = Field(
         default_factory=list,
-        description="Evidence the call could not read ('what: why'): never absence, and no healthy verdict rests on it.")
+        description="Evidence the call could not read ('what: why'): never absence, and no healthy verdict rests on it.",
+    )
     omitted: dict[str, int] = Field(
         default_factory=dict,
         description="In a report: entries left out per field (covered, sources, signals, data.<key>) to bound its "
-                    "size; the checkpoint keeps the whole record (forensic evidence THREAD ev-N).",
+        "size; the checkpoint keeps the whole record (forensic evidence THREAD ev-N).",
     )
 
 
@@ -54,7 +54,9 @@ class Verdict(BaseModel):
     def _in_vocabulary(cls, value: str, info: ValidationInfo) -> str:
         known = (info.context or {}).get("root_causes")
         if known is not None and value not in known:
-            raise ValueError(f"unknown root cause {value!r}: the loaded playbooks define {', '.join(sorted(known))}")
+            raise ValueError(
+                f"unknown root cause {value!r}: the loaded playbooks define {', '.join(sorted(known))}"
+            )
         return value
 
 
@@ -63,9 +65,12 @@ class Finding(BaseModel):
 
     claim: str = Field(description="One sentence with the numbers.")
     evidence: list[str] = Field(description="Evidence ids cited.")
-    subject: str | None = Field(None, description="Component the claim is about (the verdict's when unset; 'job' for job-wide facts).")
+    subject: str | None = Field(
+        None, description="Component the claim is about (the verdict's when unset; 'job' for job-wide facts)."
+    )
     author: Literal["harness", "model"] = Field(
-        "harness", description="Who wrote the claim: the harness from a signal, or a model (citations checked all the same)."
+        "harness",
+        description="Who wrote the claim: the harness from a signal, or a model (citations checked all the same).",
     )
     verified: bool = Field(True, description="Whether every citation checked out.")
     problem: str | None = Field(None, description="Why a citation failed, when it did.")
@@ -112,12 +117,18 @@ class OutsideWindow(BaseModel):
 class EvidenceOrigin(BaseModel):
     """Where the evidence of a report came from."""
 
-    origin: str = Field(description="live (agents and Prometheus), bundle, or archive (a bundle as one file).")
+    origin: str = Field(
+        description="live (agents and Prometheus), bundle, or archive (a bundle as one file)."
+    )
     where: str = Field("", description="The bundle or archive path, or the live fleet's locator.")
     window: dict[str, float | None] = Field(default_factory=dict, description="start and end, unix seconds.")
     hosts_read: list[str] = Field(default_factory=list, description="Hosts whose evidence some tool read.")
-    hosts_unreachable: list[str] = Field(default_factory=list, description="Hosts that could not be read (why: notes).")
-    outside_window: list[OutsideWindow] = Field(default_factory=list, description="Evidence outside the window, not weighed.")
+    hosts_unreachable: list[str] = Field(
+        default_factory=list, description="Hosts that could not be read (why: notes)."
+    )
+    outside_window: list[OutsideWindow] = Field(
+        default_factory=list, description="Evidence outside the window, not weighed."
+    )
     archive: str | None = Field(None, description="Where what a live run read is kept as a bundle archive.")
 
 
@@ -135,21 +146,32 @@ class Report(BaseModel):
     proposals: list[Proposal] = Field(default_factory=list)
     budget: BudgetReport = Field(default_factory=BudgetReport)
     planner: str = Field("graph", description="Planner that produced the verdict.")
-    notes: list[str] = Field(default_factory=list, description="What is missing, fallbacks, dropped findings.")
+    notes: list[str] = Field(
+        default_factory=list, description="What is missing, fallbacks, dropped findings."
+    )
     title: str = Field("", description="Incident title.")
     leading: list[Verdict] = Field(
-        default_factory=list, description="Inconclusive only: the leading fault hypotheses (never healthy), best first.")
+        default_factory=list,
+        description="Inconclusive only: the leading fault hypotheses (never healthy), best first.",
+    )
     untested: list[str] = Field(
-        default_factory=list, description="Inconclusive only: the leading hypotheses' tests not run yet, as tool or tool@host.")
+        default_factory=list,
+        description="Inconclusive only: the leading hypotheses' tests not run yet, as tool or tool@host.",
+    )
     unread: list[str] = Field(
         default_factory=list,
         description="Evidence that could not be read (a host refused, a file unreadable, a parser error), each with the "
-                    "evidence ids that met it; any makes a healthy verdict inconclusive.")
+        "evidence ids that met it; any makes a healthy verdict inconclusive.",
+    )
     status_reason: str = Field(
-        "", description="Why the status is what it is, in one sentence. Status says whether the playbook's confirmation "
-                        "rule is met; confidence is the verdict's probability against the other hypotheses. Where the two "
-                        "could read as contradicting (confirmed below 0.5, probable at 0.8 or more) this says why.")
-    evidence_source: EvidenceOrigin | None = Field(None, description="Where the evidence came from (live or bundle, window, hosts).")
+        "",
+        description="Why the status is what it is, in one sentence. Status says whether the playbook's confirmation "
+        "rule is met; confidence is the verdict's probability against the other hypotheses. Where the two "
+        "could read as contradicting (confirmed below 0.5, probable at 0.8 or more) this says why.",
+    )
+    evidence_source: EvidenceOrigin | None = Field(
+        None, description="Where the evidence came from (live or bundle, window, hosts)."
+    )
 
     model_config = {"populate_by_name": True}
 

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-
 from forensic.harness import series as _series
 from forensic.sandbox import Bundle, ForensicError
 
@@ -26,9 +25,15 @@ KINDS: tuple[str, ...] = ("rank-heatmap", "timeline")
 FIGSIZE = (10.0, 5.6)
 DPI = 100
 #: Counters whose increase inside the window is marked on the timeline.
-JUMP_COUNTERS = ("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL",
-                 "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
-                 "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "DCGM_FI_DEV_XID_ERRORS")
+JUMP_COUNTERS = (
+    "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
+    "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+    "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL",
+    "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+    "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
+    "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL",
+    "DCGM_FI_DEV_XID_ERRORS",
+)
 THROTTLE_SERIES = ("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS")
 #: Throttle-reason bits that mean the clock was held down (idle and application settings are not).
 THROTTLE_MASK = 0x2 | 0x4 | 0x8 | 0x20 | 0x40 | 0x80 | 0x100
@@ -65,23 +70,45 @@ def rank_heatmap(report: dict[str, Any], bundle: Bundle, out: Path) -> Path:
     finite = rel[np.isfinite(rel)]
     hi = float(np.nanpercentile(finite, 99.9)) if finite.size else 1.1
     hi = max(hi, 1.05)
-    img = ax.imshow(rel.T, aspect="auto", interpolation="nearest", cmap="magma", vmin=min(1.0 / hi, 0.95), vmax=hi,
-                    extent=(-0.5, rel.shape[0] - 0.5, table.ranks[-1] + 0.5, table.ranks[0] - 0.5))
+    img = ax.imshow(
+        rel.T,
+        aspect="auto",
+        interpolation="nearest",
+        cmap="magma",
+        vmin=min(1.0 / hi, 0.95),
+        vmax=hi,
+        extent=(-0.5, rel.shape[0] - 0.5, table.ranks[-1] + 0.5, table.ranks[0] - 0.5),
+    )
     fig.colorbar(img, ax=ax, label=f"{metric} / step median")
     who = _series.suspect(report, bundle)
     if who is not None:
         rank, component, onset = who
         ax.axhline(rank, color="cyan", lw=0.8, ls=":")
-        ax.annotate(f"rank {rank} ({component})", (0, rank), xytext=(4, -6), textcoords="offset points", color="cyan", fontsize=8)
+        ax.annotate(
+            f"rank {rank} ({component})",
+            (0, rank),
+            xytext=(4, -6),
+            textcoords="offset points",
+            color="cyan",
+            fontsize=8,
+        )
         if onset is not None and (idx := np.flatnonzero(table.steps == onset)).size:
             ax.axvline(idx[0], color="cyan", lw=1.2)
-            ax.annotate(f"onset: step {onset}", (idx[0], table.ranks[-1]), xytext=(4, 6), textcoords="offset points",
-                        color="cyan", fontsize=8)
+            ax.annotate(
+                f"onset: step {onset}",
+                (idx[0], table.ranks[-1]),
+                xytext=(4, 6),
+                textcoords="offset points",
+                color="cyan",
+                fontsize=8,
+            )
     ticks = np.linspace(0, rel.shape[0] - 1, min(8, rel.shape[0])).astype(int)
     ax.set_xticks(ticks, [str(table.steps[i]) for i in ticks])
     ax.set_xlabel("step (in time order)")
     ax.set_ylabel("rank")
-    ax.set_title(f"{report.get('incident', bundle.incident.id)}: per-rank {metric} relative to the step median")
+    ax.set_title(
+        f"{report.get('incident', bundle.incident.id)}: per-rank {metric} relative to the step median"
+    )
     fig.tight_layout()
     fig.savefig(out, dpi=DPI)
     plt.close(fig)
@@ -127,7 +154,9 @@ def timeline(report: dict[str, Any], bundle: Bundle, out: Path, host: str | None
         placement = bundle.rank_map()
         mine = [r for r, (h, _) in placement.items() if h == host]
         with np.errstate(all="ignore"):
-            ax1.plot(_dt(table.start), np.nanmedian(secs, axis=1), color="black", lw=1.5, label="fleet median")
+            ax1.plot(
+                _dt(table.start), np.nanmedian(secs, axis=1), color="black", lw=1.5, label="fleet median"
+            )
         for r in mine:
             cols = np.flatnonzero(table.ranks == r)
             if cols.size:
@@ -153,25 +182,40 @@ def timeline(report: dict[str, Any], bundle: Bundle, out: Path, host: str | None
         elif s.name in JUMP_COUNTERS and s.values.size > 1:
             jumps = np.flatnonzero(np.diff(s.values) > 0) + 1
             if jumps.size:
-                ax3.scatter(_dt(s.timestamps[jumps]), [1.0] * jumps.size, marker="^", s=24,
-                            label=f"{s.name.removeprefix('DCGM_FI_DEV_').lower()} gpu{gpu}")
+                ax3.scatter(
+                    _dt(s.timestamps[jumps]),
+                    [1.0] * jumps.size,
+                    marker="^",
+                    s=24,
+                    label=f"{s.name.removeprefix('DCGM_FI_DEV_').lower()} gpu{gpu}",
+                )
                 drawn = True
     ax2.set_ylabel("SM clock, MHz")
     if ax2.lines:
-        ax2.legend(fontsize=6, ncol=8, loc="lower left", title="orange: throttle reasons set", title_fontsize=6)
+        ax2.legend(
+            fontsize=6, ncol=8, loc="lower left", title="orange: throttle reasons set", title_fontsize=6
+        )
 
     try:
         got = read_kernel_log(ctx, host)
     except ForensicError:
         got = None
     if got is not None:
-        events = [e for e in got[0].events if e.time_unix is not None and e.kind in ("xid", "fell_off_bus", "sxid")]
+        events = [
+            e for e in got[0].events if e.time_unix is not None and e.kind in ("xid", "fell_off_bus", "sxid")
+        ]
         for e in events:
             for ax in (ax1, ax2, ax3):
                 ax.axvline(_dt(e.time_unix), color="red", lw=0.8, alpha=0.7)
         if events:
-            ax3.scatter(_dt([e.time_unix for e in events]), [0.0] * len(events), marker="x", color="red",
-                        label="kernel: " + ", ".join(sorted({f"xid {e.xid}" if e.kind == "xid" else e.kind for e in events}))[:60])
+            ax3.scatter(
+                _dt([e.time_unix for e in events]),
+                [0.0] * len(events),
+                marker="x",
+                color="red",
+                label="kernel: "
+                + ", ".join(sorted({f"xid {e.xid}" if e.kind == "xid" else e.kind for e in events}))[:60],
+            )
             drawn = True
     ax3.set_yticks([0.0, 1.0], ["kernel", "counters"])
     ax3.set_ylim(-0.6, 1.6)
@@ -179,7 +223,9 @@ def timeline(report: dict[str, Any], bundle: Bundle, out: Path, host: str | None
         ax3.legend(fontsize=6, ncol=3, loc="upper left")
     if not drawn:
         plt.close(fig)
-        raise PlotError(f"nothing recorded over time for {host}: no step table, metrics or timed kernel events")
+        raise PlotError(
+            f"nothing recorded over time for {host}: no step table, metrics or timed kernel events"
+        )
     start, end = bundle.window
     if start is not None and end is not None:
         ax3.set_xlim(_dt(start), _dt(end))

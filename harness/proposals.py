@@ -13,6 +13,7 @@ import re
 
 from forensic.harness.failure_graph import FailureGraph, host_of
 from forensic.harness.models import Proposal, Report
+
 from forensic.names import is_host_name
 
 #: The device part of a target (``host/DEVICE``).
@@ -35,7 +36,9 @@ def valid_target(target: str) -> bool:
 
 def content_hash(p: Proposal) -> str:
     """sha256 over what a person approves: action, target, reason, risk, blast radius, rollback, evidence."""
-    body = p.model_dump(include={"action", "target", "reason", "risk", "blast_radius", "rollback", "evidence"})
+    body = p.model_dump(
+        include={"action", "target", "reason", "risk", "blast_radius", "rollback", "evidence"}
+    )
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
@@ -50,7 +53,9 @@ def make_proposals(graph: FailureGraph, report: Report) -> list[Proposal]:
     rc = graph.root_causes[v.root_cause]
     component = v.component or "job"
     fill = {"component": component, "host": host_of(component)}
-    cited = sorted({e for f in report.findings if f.verified for e in f.evidence}, key=lambda e: int(e.split("-")[1]))
+    cited = sorted(
+        {e for f in report.findings if f.verified for e in f.evidence}, key=lambda e: int(e.split("-")[1])
+    )
     # The verdict component's kind, as the tools that found it said (a signal carries it).
     kinds = {s.kind for r in report.evidence for s in r.signals if s.component == component}
     out = []
@@ -58,7 +63,9 @@ def make_proposals(graph: FailureGraph, report: Report) -> list[Proposal]:
     for tmpl in templates:
         target = tmpl.target.format(**fill)
         if not valid_target(target):
-            report.notes.append(f"no {tmpl.action} proposed: its target {target!r} is not a valid host, device or port name")
+            report.notes.append(
+                f"no {tmpl.action} proposed: its target {target!r} is not a valid host, device or port name"
+            )
             continue
         p = Proposal(
             id=f"rp-{len(out) + 1}",

@@ -63,20 +63,36 @@ def stopped_series(series: list[Any], window: tuple[float | None, float | None])
     for name, lasts in sorted(by_name.items()):
         last = max(lasts)
         when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(last))
-        out.append(OutsideWindow(what=f"metric {name}", last=last, stale=False, detail=(
-            f"metric {name}: {len(lasts)} series stop before the window ends (last sample {when}): "
-            "an exporter that stopped; nothing is known of them after that")))
+        out.append(
+            OutsideWindow(
+                what=f"metric {name}",
+                last=last,
+                stale=False,
+                detail=(
+                    f"metric {name}: {len(lasts)} series stop before the window ends (last sample {when}): "
+                    "an exporter that stopped; nothing is known of them after that"
+                ),
+            )
+        )
     return out
 
 
-def provenance(source: EvidenceSource, records: list[dict[str, Any]], archive: str | None = None) -> EvidenceOrigin:
+def provenance(
+    source: EvidenceSource, records: list[dict[str, Any]], archive: str | None = None
+) -> EvidenceOrigin:
     start, end = source.window
     unreadable = source.unreadable_hosts()
     read = [h for h in hosts_cited(records, set(source.host_names())) if h not in unreadable]
     outside = outside_window(records) + stopped_series(source.metrics_read(), (start, end))
-    return EvidenceOrigin(origin=source.origin, where=source.locator, window={"start": start, "end": end},
-                          hosts_read=read, hosts_unreachable=sorted(unreadable), outside_window=outside,
-                          archive=archive)
+    return EvidenceOrigin(
+        origin=source.origin,
+        where=source.locator,
+        window={"start": start, "end": end},
+        hosts_read=read,
+        hosts_unreachable=sorted(unreadable),
+        outside_window=outside,
+        archive=archive,
+    )
 
 
 __all__ = ["hosts_cited", "outside_window", "provenance"]

@@ -15,7 +15,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-_STATUS_STYLE = {"confirmed": "bold red", "probable": "bold yellow", "inconclusive": "bold magenta", "healthy": "bold green"}
+_STATUS_STYLE = {
+    "confirmed": "bold red",
+    "probable": "bold yellow",
+    "inconclusive": "bold magenta",
+    "healthy": "bold green",
+}
 
 
 def _grid() -> Table:
@@ -27,7 +32,11 @@ def _grid() -> Table:
 
 
 def _hyp(v: dict[str, Any]) -> str:
-    return v["root_cause"] + (f" on {v['component']}" if v.get("component") else "") + f" ({v['confidence']:.2f})"
+    return (
+        v["root_cause"]
+        + (f" on {v['component']}" if v.get("component") else "")
+        + f" ({v['confidence']:.2f})"
+    )
 
 
 def headline(report: dict[str, Any]) -> str:
@@ -57,8 +66,11 @@ def headline(report: dict[str, Any]) -> str:
 
 def approve_commands(report: dict[str, Any], thread: str) -> list[str]:
     """One ``forensic approve`` command per proposal still waiting for a decision."""
-    return [f"forensic approve {thread} --approve {p['id']}={p['content_hash']}"
-            for p in report.get("proposals") or [] if p["status"] == "pending_approval"]
+    return [
+        f"forensic approve {thread} --approve {p['id']}={p['content_hash']}"
+        for p in report.get("proposals") or []
+        if p["status"] == "pending_approval"
+    ]
 
 
 def _evidence(report: dict[str, Any], con: Console, full: bool) -> None:
@@ -68,7 +80,10 @@ def _evidence(report: dict[str, Any], con: Console, full: bool) -> None:
     if full:
         g = _grid()
         for e in report["evidence"]:
-            g.add_row(f"  {e['id']}", Text(f"{e['tool']} {e['args'].get('host') or 'fleet'} {e['status']}: {e['summary']}"))
+            g.add_row(
+                f"  {e['id']}",
+                Text(f"{e['tool']} {e['args'].get('host') or 'fleet'} {e['status']}: {e['summary']}"),
+            )
         con.print(g)
         return
     for e in report["evidence"]:
@@ -107,8 +122,16 @@ def _proposals(report: dict[str, Any], con: Console) -> None:
         return
     con.print("[bold]Proposed remediations[/] (nothing runs without a person's approval)")
     for p in report["proposals"]:
-        con.print(Text.assemble("  ", (p["id"], "bold"), " ", (p["action"], "bold"), f" {p['target']}  risk={p['risk']}  ",
-                                (p["status"], "yellow" if p["status"] == "pending_approval" else "bold")))
+        con.print(
+            Text.assemble(
+                "  ",
+                (p["id"], "bold"),
+                " ",
+                (p["action"], "bold"),
+                f" {p['target']}  risk={p['risk']}  ",
+                (p["status"], "yellow" if p["status"] == "pending_approval" else "bold"),
+            )
+        )
         g = _grid()
         g.add_row("      why", Text(p["reason"]))
         if p.get("blast_radius"):
@@ -128,7 +151,9 @@ def _verdict(report: dict[str, Any], con: Console) -> None:
         leading = report.get("leading") or []
         if leading:
             g.add_row("Leading", Text(", ".join(_hyp(v) for v in leading)))
-        why = next((n for n in report.get("notes") or [] if n.startswith(("budget exhausted", "no evidence"))), "")
+        why = next(
+            (n for n in report.get("notes") or [] if n.startswith(("budget exhausted", "no evidence"))), ""
+        )
         if why:
             g.add_row("Why", Text(why.split(";")[0]))
         if report.get("untested"):
@@ -152,20 +177,34 @@ def evidence_line(report: dict[str, Any]) -> str:
     def utc(t: Any) -> str:
         return time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(t)) if isinstance(t, (int, float)) else "?"
 
-    parts = [f"evidence: {ev.get('origin')}", f"window {utc(w.get('start'))} to {utc(w.get('end'))}",
-             f"{len(ev.get('hosts_read') or [])} host(s) read"]
+    parts = [
+        f"evidence: {ev.get('origin')}",
+        f"window {utc(w.get('start'))} to {utc(w.get('end'))}",
+        f"{len(ev.get('hosts_read') or [])} host(s) read",
+    ]
     if ev.get("hosts_unreachable"):
-        parts.append("unreachable: " + ", ".join(ev["hosts_unreachable"][:10])
-                     + (f" (+{len(ev['hosts_unreachable']) - 10})" if len(ev["hosts_unreachable"]) > 10 else ""))
+        parts.append(
+            "unreachable: "
+            + ", ".join(ev["hosts_unreachable"][:10])
+            + (f" (+{len(ev['hosts_unreachable']) - 10})" if len(ev["hosts_unreachable"]) > 10 else "")
+        )
     if ev.get("outside_window"):
-        parts.append("outside the window, not weighed: " + ", ".join(o.get("what", "?") for o in ev["outside_window"]))
+        parts.append(
+            "outside the window, not weighed: " + ", ".join(o.get("what", "?") for o in ev["outside_window"])
+        )
     if ev.get("archive"):
         parts.append(f"kept as {ev['archive']}")
     return "  ".join(parts)
 
 
-def render_report(report: dict[str, Any], con: Console, *, full: bool = False, thread: str | None = None,
-                  spark: tuple[str, str, str, str] | None = None) -> None:
+def render_report(
+    report: dict[str, Any],
+    con: Console,
+    *,
+    full: bool = False,
+    thread: str | None = None,
+    spark: tuple[str, str, str, str] | None = None,
+) -> None:
     """Print the report: details first, then the verdict, then what to run to approve.
 
     ``full`` prints every evidence summary and every note; ``thread`` (a checkpointed thread
@@ -187,8 +226,13 @@ def render_report(report: dict[str, Any], con: Console, *, full: bool = False, t
     if origin:
         con.print(Text(origin, style="dim"))
     b = report["budget"]
-    con.print(Text(f"planner={report['planner']}  tool calls {b['tool_calls']}/{b['tool_calls_limit']}  "
-                   f"wall {b['wall_s']:.2f}/{b['wall_s_limit']:g} s  tokens {b['llm_tokens']}/{b['llm_tokens_limit']}", style="dim"))
+    con.print(
+        Text(
+            f"planner={report['planner']}  tool calls {b['tool_calls']}/{b['tool_calls_limit']}  "
+            f"wall {b['wall_s']:.2f}/{b['wall_s_limit']:g} s  tokens {b['llm_tokens']}/{b['llm_tokens_limit']}",
+            style="dim",
+        )
+    )
     _verdict(report, con)
     cmds = approve_commands(report, thread) if thread else []
     if cmds:

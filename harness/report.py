@@ -7,8 +7,16 @@ from typing import TYPE_CHECKING, Any
 from forensic.harness import citations
 from forensic.harness.bounded import bound_record
 from forensic.harness.budget import Usage
+from forensic.harness.failure_graph import (
+    FailureGraph,
+    Hypothesis,
+    Observation,
+    _covered,
+    beliefs,
+    host_of,
+    observe,
+)
 from forensic.harness.health import check_healthy, unread_evidence
-from forensic.harness.failure_graph import FailureGraph, Hypothesis, Observation, _covered, beliefs, host_of, observe
 from forensic.harness.ledger import by_id
 from forensic.harness.models import BudgetReport, EvidenceRecord, Finding, Report, Verdict
 from forensic.harness.provenance import provenance
@@ -61,11 +69,19 @@ def _findings(h: Hypothesis, records: list[dict[str, Any]]) -> list[Finding]:
                     ids.append(rec["id"])
                     detail = detail or sig.get("detail") or f"{name} on {component}"
         if ids:
-            out.append(Finding(claim=detail, subject=component, evidence=sorted(set(ids), key=lambda e: int(e.split("-")[1]))))
+            out.append(
+                Finding(
+                    claim=detail,
+                    subject=component,
+                    evidence=sorted(set(ids), key=lambda e: int(e.split("-")[1])),
+                )
+            )
     return out
 
 
-def _symptom_findings(graph: FailureGraph, symptom: str, records: list[dict[str, Any]], have: list[Finding]) -> list[Finding]:
+def _symptom_findings(
+    graph: FailureGraph, symptom: str, records: list[dict[str, Any]], have: list[Finding]
+) -> list[Finding]:
     """The job-wide evidence of the symptom the verdict explains (the watchdog timeouts, the job
     that stopped logging, the slowdown), cited beside the cause, so a report shows both ends of
     its chain. Only job-scoped signals: the cause's own findings already name the part."""
@@ -90,7 +106,11 @@ def _steps_with_compute(records: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The last job_steps record that read per-rank compute times (without them no rank can be
     told apart, so nothing can be said about which part straggles)."""
     for rec in reversed(records):
-        if rec["tool"] == "job_steps" and rec["status"] == "ok" and (rec.get("data") or {}).get("has_compute"):
+        if (
+            rec["tool"] == "job_steps"
+            and rec["status"] == "ok"
+            and (rec.get("data") or {}).get("has_compute")
+        ):
             return rec
     return None
 
@@ -105,7 +125,9 @@ def _part_kind(h: Hypothesis, records: list[dict[str, Any]]) -> str:
     return h.kind
 
 
-def cannot_explain(graph: FailureGraph, h: Hypothesis, records: list[dict[str, Any]], symptom: str) -> str | None:
+def cannot_explain(
+    graph: FailureGraph, h: Hypothesis, records: list[dict[str, Any]], symptom: str
+) -> str | None:
     """Why ``h`` cannot account for the job's slowdown, or None when it can (or nothing says).
 
     A cause that slows a job only through its part's ranks computing late (``straggler_kinds``)
@@ -128,21 +150,30 @@ def cannot_explain(graph: FailureGraph, h: Hypothesis, records: list[dict[str, A
     if symptom != "mfu_drop" and slow is None:
         return None
     part, host = h.component, host_of(h.component)
-    late = [(s["component"], float((s.get("values") or {}).get("slowdown_pct") or 0.0))
-            for s in sigs if s["name"] == "straggler"]
+    late = [
+        (s["component"], float((s.get("values") or {}).get("slowdown_pct") or 0.0))
+        for s in sigs
+        if s["name"] == "straggler"
+    ]
     what = f"{h.root_cause} on {part}"
     if not late:
-        return (f"{what} cannot explain the slowdown: per-rank compute times show no late rank [{rec['id']}], "
-                f"and a {kind} that slowed the job would make its ranks compute late")
+        return (
+            f"{what} cannot explain the slowdown: per-rank compute times show no late rank [{rec['id']}], "
+            f"and a {kind} that slowed the job would make its ranks compute late"
+        )
     mine = [pct for comp, pct in late if comp == part or (kind == "host" and host_of(comp) == host)]
     if not mine:
         elsewhere = sorted({host_of(c) for c, _ in late})
-        return (f"{what} cannot explain the slowdown: the ranks that compute late are on {', '.join(elsewhere[:3])}"
-                f"{' …' if len(elsewhere) > 3 else ''}, not on {part} [{rec['id']}]")
+        return (
+            f"{what} cannot explain the slowdown: the ranks that compute late are on {', '.join(elsewhere[:3])}"
+            f"{' …' if len(elsewhere) > 3 else ''}, not on {part} [{rec['id']}]"
+        )
     ratio = float((slow.get("values") or {}).get("ratio") or 0.0) if slow else 0.0
     if ratio > 1.0 and max(mine) / 100.0 < EXPLAINED_SHARE * (ratio - 1.0):
-        return (f"{what} cannot explain the slowdown's size: its ranks compute {max(mine):.1f}% late, "
-                f"against a step period up {100 * (ratio - 1):.0f}% [{rec['id']}]")
+        return (
+            f"{what} cannot explain the slowdown's size: its ranks compute {max(mine):.1f}% late, "
+            f"against a step period up {100 * (ratio - 1):.0f}% [{rec['id']}]"
+        )
     return None
 
 
@@ -150,8 +181,9 @@ def cannot_explain(graph: FailureGraph, h: Hypothesis, records: list[dict[str, A
 EXPLAINED_SHARE = 0.25
 
 
-def _explaining(graph: FailureGraph, hyps: list[Hypothesis], records: list[dict[str, Any]], symptom: str,
-                notes: list[str]) -> Hypothesis | None:
+def _explaining(
+    graph: FailureGraph, hyps: list[Hypothesis], records: list[dict[str, Any]], symptom: str, notes: list[str]
+) -> Hypothesis | None:
     """The best fault hypothesis with support that can explain the symptom; a note for each
     stronger one that cannot (so the report says what was set aside and why)."""
     for h in hyps:
@@ -165,15 +197,19 @@ def _explaining(graph: FailureGraph, hyps: list[Hypothesis], records: list[dict[
     return None
 
 
-def _status_reason(graph: FailureGraph, status: str, top: Hypothesis, alternatives: list[Verdict], notes: list[str]) -> str:
+def _status_reason(
+    graph: FailureGraph, status: str, top: Hypothesis, alternatives: list[Verdict], notes: list[str]
+) -> str:
     """One sentence on why the status is what it is, naming what would change it."""
     found = {key.split("@", 1)[0] for key in top.support}
     if status == "confirmed":
         why = "its confirmation rule is met"
         if top.probability < 0.5 and alternatives:
             a = alternatives[0]
-            why += (f"; confidence {top.probability:.2f} because {a.root_cause}"
-                    f"{' on ' + a.component if a.component else ''} fits the same evidence ({a.confidence:.2f})")
+            why += (
+                f"; confidence {top.probability:.2f} because {a.root_cause}"
+                f"{' on ' + a.component if a.component else ''} fits the same evidence ({a.confidence:.2f})"
+            )
         return why
     if status == "probable":
         rule = graph.root_causes[top.root_cause].confirm
@@ -186,7 +222,12 @@ def _status_reason(graph: FailureGraph, status: str, top: Hypothesis, alternativ
             return "not confirmed: the fault is present, but no evidence ties it to the job's symptom"
         return "not confirmed by its playbook's rule"
     if status == "inconclusive":
-        for first in ("budget exhausted", "no evidence", "not healthy", "inconclusive:"):  # the decisive reason first
+        for first in (
+            "budget exhausted",
+            "no evidence",
+            "not healthy",
+            "inconclusive:",
+        ):  # the decisive reason first
             if (n := next((n for n in notes if n.startswith(first)), None)) is not None:
                 return n
         return "no hypothesis is established"
@@ -235,23 +276,35 @@ def build_report(inv: Investigator, state: State) -> Report:
     unearned: str | None = None
     set_aside = len(notes)
     if top.root_cause == "healthy":
-        health = check_healthy(graph, obs, f"{inv.source.incident.title} {inv.source.incident.reported}", unread)
+        health = check_healthy(
+            graph, obs, f"{inv.source.incident.title} {inv.source.incident.reported}", unread
+        )
         faults = [h for h in hyps if h.root_cause != "healthy"]
         # With nothing read at all the rule below (absence of evidence) says inconclusive already.
         if health.earned or not faults or (not health.tested and not unread):
             status = "healthy"
             # Confidence reflects coverage: classes no tool could test are not ruled out.
-            verdict = Verdict(root_cause="healthy", component=None, confidence=round(top.probability * health.coverage, 4))
+            verdict = Verdict(
+                root_cause="healthy", component=None, confidence=round(top.probability * health.coverage, 4)
+            )
             chain = [view_symptom, "healthy"]
             findings = _healthy_findings(records)
-            notes.append(f"healthy: {health.why}; {len(health.tested)} fault classes tested with readable evidence"
-                         + (f", not testable here: {', '.join(health.untestable)}" if health.untestable else ""))
+            notes.append(
+                f"healthy: {health.why}; {len(health.tested)} fault classes tested with readable evidence"
+                + (f", not testable here: {', '.join(health.untestable)}" if health.untestable else "")
+            )
         else:
             # Healthy must be earned: name the strongest fault candidate, inconclusive, not a weak "healthy".
             unearned = health.why
             top = _explaining(graph, faults, records, view_symptom, notes) or faults[0]
-            verdict = Verdict(root_cause=top.root_cause, component=top.component, confidence=round(top.probability, 4))
-            chain = [view_symptom, m, top.root_cause] if (m := _mechanism(graph, top)) else [view_symptom, top.root_cause]
+            verdict = Verdict(
+                root_cause=top.root_cause, component=top.component, confidence=round(top.probability, 4)
+            )
+            chain = (
+                [view_symptom, m, top.root_cause]
+                if (m := _mechanism(graph, top))
+                else [view_symptom, top.root_cause]
+            )
             findings = _findings(top, records) or _healthy_findings(records)
             status = "inconclusive"
             notes.append(f"not healthy: {unearned}; the strongest candidates are listed, none is established")
@@ -263,20 +316,34 @@ def build_report(inv: Investigator, state: State) -> Report:
             top = _explaining(graph, hyps, records, view_symptom, notes) or top
             unearned = "nothing found explains the symptom"
         status = "confirmed" if top.confirmed else "probable"
-        verdict = Verdict(root_cause=top.root_cause, component=top.component, confidence=round(top.probability, 4))
-        chain = [view_symptom, m, top.root_cause] if (m := _mechanism(graph, top)) else [view_symptom, top.root_cause]
+        verdict = Verdict(
+            root_cause=top.root_cause, component=top.component, confidence=round(top.probability, 4)
+        )
+        chain = (
+            [view_symptom, m, top.root_cause]
+            if (m := _mechanism(graph, top))
+            else [view_symptom, top.root_cause]
+        )
         findings = _findings(top, records)
         if top.required_met and not top.impact_shown:
-            notes.append(f"{top.root_cause} is present on {top.component}, but no evidence ties it to the job's symptom: probable, not confirmed")
+            notes.append(
+                f"{top.root_cause} is present on {top.component}, but no evidence ties it to the job's symptom: probable, not confirmed"
+            )
         if top.unexplained:
-            notes.append(f"not confirmed: the evidence also shows {', '.join(top.unexplained)}, which this verdict does not explain")
+            notes.append(
+                f"not confirmed: the evidence also shows {', '.join(top.unexplained)}, which this verdict does not explain"
+            )
     if unearned == "nothing found explains the symptom":
         status = "inconclusive"
         notes.insert(set_aside, "inconclusive: nothing found explains the symptom; no part is blamed for it")
     if exhausted:
         status = "inconclusive"
-        notes.append(f"budget exhausted ({exhausted}) before the investigation could finish; the verdict is the best hypothesis so far")
-    elif status == "healthy" and not any(r["status"] == "ok" and (r.get("covered") or r.get("signals")) for r in records):
+        notes.append(
+            f"budget exhausted ({exhausted}) before the investigation could finish; the verdict is the best hypothesis so far"
+        )
+    elif status == "healthy" and not any(
+        r["status"] == "ok" and (r.get("covered") or r.get("signals")) for r in records
+    ):
         # Absence of evidence is not health: with nothing read, "healthy" is only the prior.
         status = "inconclusive"
         notes.append("no evidence could be read: nothing supports a verdict")
@@ -286,9 +353,11 @@ def build_report(inv: Investigator, state: State) -> Report:
         findings += _symptom_findings(graph, view_symptom, records, findings)
     # A model planner may add its own claims; they face the same citation check as ours.
     ours = {f.claim for f in findings}  # a claim that repeats one of ours adds nothing
-    findings += [f.model_copy(update={"author": "model"})
-                 for f in (Finding.model_validate(c) for c in inv.planner.claims())
-                 if f.claim not in ours]
+    findings += [
+        f.model_copy(update={"author": "model"})
+        for f in (Finding.model_validate(c) for c in inv.planner.claims())
+        if f.claim not in ours
+    ]
     ledger_by_id = by_id(records)
     checked = [citations.check(f, ledger_by_id, f.subject or verdict.component) for f in findings]
     for f in checked:
@@ -298,12 +367,15 @@ def build_report(inv: Investigator, state: State) -> Report:
 
     alternatives = [
         Verdict(root_cause=h.root_cause, component=h.component, confidence=round(h.probability, 4))
-        for h in hyps if h is not top and h.probability >= 0.001
+        for h in hyps
+        if h is not top and h.probability >= 0.001
     ][:3]
     if verdict.root_cause != "healthy" and not any(a.root_cause == "healthy" for a in alternatives):
         healthy = next((h for h in hyps if h.root_cause == "healthy"), None)
         if healthy and healthy.probability >= 0.001:
-            alternatives = alternatives[:2] + [Verdict(root_cause="healthy", component=None, confidence=round(healthy.probability, 4))]
+            alternatives = alternatives[:2] + [
+                Verdict(root_cause="healthy", component=None, confidence=round(healthy.probability, 4))
+            ]
     leading: list[Hypothesis] = []
     if status == "inconclusive":
         # An exhausted budget (or an unearned "healthy") is no evidence of health: name the faults still in play.
@@ -313,10 +385,16 @@ def build_report(inv: Investigator, state: State) -> Report:
         for h in hyps:  # the set-aside are in the notes
             if len(leading) >= LEADING:
                 break
-            if h.root_cause != "healthy" and h is not top and cannot_explain(graph, h, records, view_symptom) is None:
+            if (
+                h.root_cause != "healthy"
+                and h is not top
+                and cannot_explain(graph, h, records, view_symptom) is None
+            ):
                 leading.append(h)
     if unread:
-        shown = "; ".join(unread[:UNREAD_IN_NOTE]) + (f"; and {len(unread) - UNREAD_IN_NOTE} more" if len(unread) > UNREAD_IN_NOTE else "")
+        shown = "; ".join(unread[:UNREAD_IN_NOTE]) + (
+            f"; and {len(unread) - UNREAD_IN_NOTE} more" if len(unread) > UNREAD_IN_NOTE else ""
+        )
         notes.append(f"could not read ({len(unread)}): {shown}")
     origin = provenance(inv.source, records)
     for o in origin.outside_window:
@@ -324,7 +402,12 @@ def build_report(inv: Investigator, state: State) -> Report:
             notes.append(o.detail)
     missing = [r for r in records if r["status"] == "no_data"]
     if missing:
-        notes.append("no data for: " + ", ".join(f"{r['tool']}{'@' + r['args']['host'] if r['args'].get('host') else ''}" for r in missing))
+        notes.append(
+            "no data for: "
+            + ", ".join(
+                f"{r['tool']}{'@' + r['args']['host'] if r['args'].get('host') else ''}" for r in missing
+            )
+        )
     usage = Usage.model_validate(state.get("usage") or {})
     lim = inv.limits
     return Report(
@@ -337,22 +420,38 @@ def build_report(inv: Investigator, state: State) -> Report:
         findings=findings,
         # Bounded: the rows about the verdict, the alternatives and the signals; the checkpoint
         # keeps every record whole (forensic evidence THREAD ev-N).
-        evidence=[EvidenceRecord.model_validate(bound_record(
-            r, [verdict.component, *(f.subject for f in findings), *(a.component for a in alternatives),
-                *(h.component for h in leading)]))
-            for r in records],
+        evidence=[
+            EvidenceRecord.model_validate(
+                bound_record(
+                    r,
+                    [
+                        verdict.component,
+                        *(f.subject for f in findings),
+                        *(a.component for a in alternatives),
+                        *(h.component for h in leading),
+                    ],
+                )
+            )
+            for r in records
+        ],
         budget=BudgetReport(
-            tool_calls=usage.tool_calls, tool_calls_limit=lim.tool_calls,
-            llm_tokens=usage.llm_tokens, llm_tokens_limit=lim.llm_tokens,
-            cost_usd=round(usage.cost_usd, 6), cost_usd_limit=lim.cost_usd,
-            wall_s=round(usage.wall_s, 3), wall_s_limit=lim.wall_s,
+            tool_calls=usage.tool_calls,
+            tool_calls_limit=lim.tool_calls,
+            llm_tokens=usage.llm_tokens,
+            llm_tokens_limit=lim.llm_tokens,
+            cost_usd=round(usage.cost_usd, 6),
+            cost_usd_limit=lim.cost_usd,
+            wall_s=round(usage.wall_s, 3),
+            wall_s_limit=lim.wall_s,
         ),
         planner=state.get("planner") or inv.planner.name,
         notes=notes,
-        leading=[Verdict(root_cause=h.root_cause, component=h.component, confidence=round(h.probability, 4)) for h in leading],
+        leading=[
+            Verdict(root_cause=h.root_cause, component=h.component, confidence=round(h.probability, 4))
+            for h in leading
+        ],
         untested=_untested(graph, obs, leading),
         unread=unread[:UNREAD_LISTED],
         status_reason=_status_reason(graph, status, top, alternatives, notes),
         evidence_source=origin,
     )
-

@@ -7,16 +7,14 @@ picks the rank the verdict blames, so the readable report and the plots draw the
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
-import warnings
-
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
-
 from forensic.sandbox import Bundle, EvidenceSource, ForensicError, open_source
 from forensic.tools.detectors.steps import StepTable, load_steps_csv
 from forensic.tools.parsers.step_files import merge_step_files
+from pydantic import BaseModel, ConfigDict, Field
 
 #: Eight levels, lowest first; a sparkline maps each bucket's value to one of them.
 _BARS = "▁▂▃▄▅▆▇█"
@@ -32,7 +30,9 @@ class RankSeries(BaseModel):
     metric: str = Field(description="compute_s when recorded, else duration_s.")
     steps: np.ndarray = Field(repr=False, description="(S,) step numbers in time order.")
     start: np.ndarray = Field(repr=False, description="(S,) unix start of each step.")
-    values: np.ndarray = Field(repr=False, description="(S,) the rank's seconds per step (NaN where not logged).")
+    values: np.ndarray = Field(
+        repr=False, description="(S,) the rank's seconds per step (NaN where not logged)."
+    )
     median: np.ndarray = Field(repr=False, description="(S,) median seconds per step over all ranks.")
     onset_step: int | None = Field(None, description="First step the detectors flagged, when they did.")
 
@@ -89,9 +89,19 @@ def rank_series(report: dict[str, Any], bundle: Bundle, table: StepTable | None 
     secs, metric = per_step_seconds(table)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        median = np.nanmedian(np.where(np.isfinite(secs), secs, np.nan), axis=1) if secs.size else np.array([])
-    return RankSeries(rank=rank, component=component, metric=metric, steps=table.steps, start=table.start,
-                      values=secs[:, cols[0]].astype(float), median=median.astype(float), onset_step=onset)
+        median = (
+            np.nanmedian(np.where(np.isfinite(secs), secs, np.nan), axis=1) if secs.size else np.array([])
+        )
+    return RankSeries(
+        rank=rank,
+        component=component,
+        metric=metric,
+        steps=table.steps,
+        start=table.start,
+        values=secs[:, cols[0]].astype(float),
+        median=median.astype(float),
+        onset_step=onset,
+    )
 
 
 def _buckets(values: np.ndarray, width: int) -> np.ndarray:
@@ -126,7 +136,11 @@ def sparkline_pair(s: RankSeries, width: int) -> tuple[str, str, float]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         excess = float(np.nanmean(s.values[-tail:]) / np.nanmean(s.median[-tail:]) - 1.0)
-    return sparkline(s.values, lo, hi, width), sparkline(s.median, lo, hi, width), excess if np.isfinite(excess) else 0.0
+    return (
+        sparkline(s.values, lo, hi, width),
+        sparkline(s.median, lo, hi, width),
+        excess if np.isfinite(excess) else 0.0,
+    )
 
 
 def _stopped(report: dict[str, Any]) -> str | None:
@@ -152,6 +166,9 @@ def spark_for(report: dict[str, Any], bundle: Bundle, width: int) -> tuple[str, 
         return None
     rank_line, median_line, excess = sparkline_pair(s, width)
     stopped = _stopped(report)
-    caption = (f"steps end here: {stopped}" if stopped
-               else f"rank {s.rank} {100 * excess:+.0f}% against the median over its last quarter of steps")
+    caption = (
+        f"steps end here: {stopped}"
+        if stopped
+        else f"rank {s.rank} {100 * excess:+.0f}% against the median over its last quarter of steps"
+    )
     return f"rank {s.rank}", rank_line, median_line, caption

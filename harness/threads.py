@@ -7,7 +7,7 @@ gate, ``unfinished`` when it stopped before a report (resume it), ``done`` other
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -45,7 +45,7 @@ def latest_values(saver: Any, thread: str) -> tuple[dict[str, Any], datetime] | 
     if tup is None:
         return None
     ts = tup.checkpoint.get("ts")
-    when = datetime.fromisoformat(ts) if ts else datetime.now(timezone.utc)
+    when = datetime.fromisoformat(ts) if ts else datetime.now(UTC)
     return dict(tup.checkpoint.get("channel_values") or {}), when
 
 
@@ -82,10 +82,20 @@ def summarize(thread: str, values: dict[str, Any], when: datetime) -> ThreadSumm
         if status == "inconclusive":
             lead = (report.get("leading") or [None])[0]
             verdict = f"leading {lead['root_cause']}" if lead else "nothing supported"
-    state = "unfinished" if not report else ("waiting" if pending and values.get("await_approval") else "done")
-    return ThreadSummary(thread=thread, incident=values.get("incident_id") or "?", bundle=values.get("bundle_path") or "",
-                         state=state, status=status, verdict=verdict, pending=pending, updated=when,
-                         title=str((report or {}).get("title") or ""))
+    state = (
+        "unfinished" if not report else ("waiting" if pending and values.get("await_approval") else "done")
+    )
+    return ThreadSummary(
+        thread=thread,
+        incident=values.get("incident_id") or "?",
+        bundle=values.get("bundle_path") or "",
+        state=state,
+        status=status,
+        verdict=verdict,
+        pending=pending,
+        updated=when,
+        title=str((report or {}).get("title") or ""),
+    )
 
 
 def list_threads(saver: Any) -> list[ThreadSummary]:
@@ -100,7 +110,7 @@ def list_threads(saver: Any) -> list[ThreadSummary]:
 
 def age(when: datetime, now: datetime | None = None) -> str:
     """How long ago, in the largest unit that is at least one: 42s, 5m, 3h, 2d."""
-    secs = max(0.0, ((now or datetime.now(timezone.utc)) - when).total_seconds())
+    secs = max(0.0, ((now or datetime.now(UTC)) - when).total_seconds())
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if secs >= size:
             return f"{int(secs // size)}{unit}"

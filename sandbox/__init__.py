@@ -25,12 +25,13 @@ from forensic.sandbox.errors import (
     PathEscapeError,
     PlannerError,
     PlaybookError,
-    SettingsError,
     RemoteHostError,
     SandboxError,
+    SettingsError,
     ToolArgumentError,
     ToolError,
 )
+from forensic.sandbox.host import HOST_COMMANDS, SWITCH_COMMANDS, Host, ReplayHost, ReplaySwitch, command_file
 from forensic.sandbox.live import LiveHost
 from forensic.sandbox.remote import RemoteHost
 from forensic.sandbox.sources import (
@@ -45,8 +46,8 @@ from forensic.sandbox.sources import (
     SwitchSource,
     open_source,
 )
+
 from forensic.names import HOST_NAME_MAX, HOST_NAME_PATTERN, is_host_name, is_netdev_name
-from forensic.sandbox.host import HOST_COMMANDS, SWITCH_COMMANDS, Host, ReplayHost, ReplaySwitch, command_file
 
 __all__ = [
     "is_host_name",

@@ -97,7 +97,7 @@ class ConfinedFS:
                 base.pop()
             else:
                 base.append(p)
-        return base + parts[link.index + 1:]
+        return base + parts[link.index + 1 :]
 
     def _walk(self, parts: list[str], directory: bool) -> int:
         if not parts and not directory:
@@ -116,8 +116,11 @@ class ConfinedFS:
                 else:
                     if not stat.S_ISREG(st.st_mode):
                         # Never open a FIFO, device or socket: opening one can block or act.
-                        raise IsADirectoryError(errno.EISDIR, "not a regular file", name) if stat.S_ISDIR(st.st_mode) \
+                        raise (
+                            IsADirectoryError(errno.EISDIR, "not a regular file", name)
+                            if stat.S_ISDIR(st.st_mode)
                             else _NotRegular(name)
+                        )
                     flags = _FILE_FLAGS
                 try:
                     nfd = os.open(name, flags, dir_fd=fd)
@@ -199,7 +202,9 @@ class ConfinedFS:
             except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
                 continue
             except _NotRegular:
-                raise NotAllowedError(f"{rel}: not a regular file (FIFO, device or socket); refused") from None
+                raise NotAllowedError(
+                    f"{rel}: not a regular file (FIFO, device or socket); refused"
+                ) from None
             except PermissionError:
                 raise NotAllowedError(f"{rel}: permission denied") from None
             except OSError as exc:

@@ -120,12 +120,18 @@ def read_token_file(path: Path | str, *, private: bool = False) -> str:
         token = Path(path).read_text(encoding="utf-8").strip()
         mode = os.stat(path).st_mode & 0o777
     except (OSError, UnicodeDecodeError) as exc:
-        raise AgentConfigError(f"token file {path}: cannot read it ({getattr(exc, 'strerror', None) or exc})") from None
+        raise AgentConfigError(
+            f"token file {path}: cannot read it ({getattr(exc, 'strerror', None) or exc})"
+        ) from None
     if private and mode & 0o077:
-        raise AgentConfigError(f"token file {path}: permissions {mode:04o} are too open (other users can read "
-                               f"or replace the token); run chmod 600 {path}")
+        raise AgentConfigError(
+            f"token file {path}: permissions {mode:04o} are too open (other users can read "
+            f"or replace the token); run chmod 600 {path}"
+        )
     if len(token) < MIN_TOKEN_CHARS or any(c.isspace() for c in token):
-        raise AgentConfigError(f"token file {path}: the token must be one word of at least {MIN_TOKEN_CHARS} characters")
+        raise AgentConfigError(
+            f"token file {path}: the token must be one word of at least {MIN_TOKEN_CHARS} characters"
+        )
     return token
 
 
@@ -212,8 +218,15 @@ def _has_command(host: Host, argv: Sequence[str]) -> bool:
 class Agent:
     """The request handling, independent of the HTTP framework's app object (see :func:`make_app`)."""
 
-    def __init__(self, hosts: dict[str, Host | None], *, token: str, mode: Literal["live", "replay"],
-                 limits: AgentLimits | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        hosts: dict[str, Host | None],
+        *,
+        token: str,
+        mode: Literal["live", "replay"],
+        limits: AgentLimits | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         if len(token) < MIN_TOKEN_CHARS:
             raise AgentConfigError(f"the token must have at least {MIN_TOKEN_CHARS} characters")
         self.hosts = hosts  # snapshot -> host; a live agent has no "before"
@@ -227,26 +240,38 @@ class Agent:
     def check_auth(self, header: str | None) -> None:
         scheme, _, given = (header or "").partition(" ")
         # compare_digest on bytes of any length: the time taken says nothing about the token.
-        ok = scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode("utf-8", "replace"), self._token)
+        ok = scheme.lower() == "bearer" and hmac.compare_digest(
+            given.strip().encode("utf-8", "replace"), self._token
+        )
         if not ok:
-            raise _Refused(401, "Unauthorized", "missing or wrong bearer token", {"WWW-Authenticate": "Bearer"})
+            raise _Refused(
+                401, "Unauthorized", "missing or wrong bearer token", {"WWW-Authenticate": "Bearer"}
+            )
 
     def check_rate(self, client: str) -> None:
         wait = self._buckets.take(client)
         if wait > 0:
-            raise _Refused(429, "RateLimited", f"too many requests; retry in {wait:.2f} s",
-                           {"Retry-After": str(max(1, int(wait + 0.999)))})
+            raise _Refused(
+                429,
+                "RateLimited",
+                f"too many requests; retry in {wait:.2f} s",
+                {"Retry-After": str(max(1, int(wait + 0.999)))},
+            )
 
     def parse_body(self, raw: bytes) -> dict[str, Any]:
         if not raw:
             return {}
         depth = _json_depth(raw)
         if depth > MAX_JSON_DEPTH:
-            raise _Refused(422, "ToolArgumentError", f"request body nests deeper than {MAX_JSON_DEPTH} levels")
+            raise _Refused(
+                422, "ToolArgumentError", f"request body nests deeper than {MAX_JSON_DEPTH} levels"
+            )
         try:
             body = json.loads(raw, parse_int=_small_int)
         except _LongInt:
-            raise _Refused(422, "ToolArgumentError", f"request body has an integer of more than {MAX_INT_DIGITS} digits") from None
+            raise _Refused(
+                422, "ToolArgumentError", f"request body has an integer of more than {MAX_INT_DIGITS} digits"
+            ) from None
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise _Refused(422, "ToolArgumentError", "request body is not JSON") from None
         if not isinstance(body, dict):
@@ -277,7 +302,9 @@ class Agent:
         if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
             raise ToolArgumentError("'argv' must be a non-empty list of strings")
         if len(argv) > MAX_ARGV_ITEMS or any(len(a) > MAX_ARG_CHARS or "\x00" in a for a in argv):
-            raise NotAllowedError(f"argv of {len(argv)} items is not on the allowlist (too long, or a NUL byte)")
+            raise NotAllowedError(
+                f"argv of {len(argv)} items is not on the allowlist (too long, or a NUL byte)"
+            )
         return argv
 
     def _text(self, text: str) -> dict[str, Any]:
@@ -328,7 +355,9 @@ def make_app(agent: Agent) -> Any:
     limits = agent.limits
 
     def refused(r: _Refused) -> JSONResponse:
-        return JSONResponse({"error": {"type": r.type, "message": r.message}}, status_code=r.status, headers=r.headers)
+        return JSONResponse(
+            {"error": {"type": r.type, "message": r.message}}, status_code=r.status, headers=r.headers
+        )
 
     async def read_body(request: Request) -> bytes:
         declared = request.headers.get("content-length")
@@ -340,12 +369,16 @@ def make_app(agent: Agent) -> Any:
             async for chunk in request.stream():
                 buf.extend(chunk)
                 if len(buf) > limits.max_request_bytes:
-                    raise _Refused(413, "RequestTooLarge", f"request body over {limits.max_request_bytes} bytes")
+                    raise _Refused(
+                        413, "RequestTooLarge", f"request body over {limits.max_request_bytes} bytes"
+                    )
 
         try:
             await asyncio.wait_for(collect(), timeout=limits.body_timeout_s)
-        except asyncio.TimeoutError:
-            raise _Refused(408, "RequestTimeout", f"request body not received within {limits.body_timeout_s:g} s") from None
+        except TimeoutError:
+            raise _Refused(
+                408, "RequestTimeout", f"request body not received within {limits.body_timeout_s:g} s"
+            ) from None
         except ClientDisconnect:
             raise _Refused(400, "ClientDisconnect", "client went away") from None
         return bytes(buf)
@@ -405,7 +438,12 @@ class _HeadLimit:
             if size > self.limit:
                 from starlette.responses import JSONResponse
 
-                body = {"error": {"type": "RequestHeaderTooLarge", "message": f"request line and headers over {self.limit} bytes"}}
+                body = {
+                    "error": {
+                        "type": "RequestHeaderTooLarge",
+                        "message": f"request line and headers over {self.limit} bytes",
+                    }
+                }
                 await JSONResponse(body, status_code=431)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
@@ -428,25 +466,37 @@ def replay_agent(bundle: Any, host: str, token: str, *, limits: AgentLimits | No
     return Agent({"now": now, "before": before}, token=token, mode="replay", limits=limits)
 
 
-def _uvicorn_config(agent: Agent, *, limit_concurrency: int, ssl_certfile: str | None = None,
-                    ssl_keyfile: str | None = None) -> Any:
+def _uvicorn_config(
+    agent: Agent, *, limit_concurrency: int, ssl_certfile: str | None = None, ssl_keyfile: str | None = None
+) -> Any:
     """The uvicorn settings every agent runs with, loaded (TLS files read) so that they fail here."""
     import ssl
 
     import uvicorn
 
     config = uvicorn.Config(
-        make_app(agent), log_level="warning", access_log=False, lifespan="off", timeout_keep_alive=5,
-        limit_concurrency=limit_concurrency, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
+        make_app(agent),
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        timeout_keep_alive=5,
+        limit_concurrency=limit_concurrency,
+        ssl_certfile=ssl_certfile,
+        ssl_keyfile=ssl_keyfile,
         # h11, not httptools: h11 bounds the request line and headers (httptools took 100 KB of them).
-        http="h11", h11_max_incomplete_event_size=MAX_HEAD_BYTES,
+        http="h11",
+        h11_max_incomplete_event_size=MAX_HEAD_BYTES,
         # No proxy headers: X-Forwarded-For from loopback would otherwise choose the rate-limit bucket.
-        proxy_headers=False, server_header=False)
+        proxy_headers=False,
+        server_header=False,
+    )
     try:
         config.load()
     except (ssl.SSLError, OSError) as exc:
-        raise AgentConfigError(f"--tls-cert {ssl_certfile} / --tls-key {ssl_keyfile}: cannot load them "
-                               f"({getattr(exc, 'strerror', None) or exc})") from None
+        raise AgentConfigError(
+            f"--tls-cert {ssl_certfile} / --tls-key {ssl_keyfile}: cannot load them "
+            f"({getattr(exc, 'strerror', None) or exc})"
+        ) from None
     return config
 
 
@@ -463,7 +513,9 @@ def _bind(host: str, port: int) -> socket.socket:
         sock.listen(2048)
     except (OSError, OverflowError) as exc:
         sock.close()
-        raise AgentConfigError(f"cannot listen on {_address(host, port)}: {getattr(exc, 'strerror', None) or exc}") from None
+        raise AgentConfigError(
+            f"cannot listen on {_address(host, port)}: {getattr(exc, 'strerror', None) or exc}"
+        ) from None
     return sock
 
 
@@ -477,21 +529,34 @@ class AgentServer:
     ``with AgentServer(agent) as srv: srv.url`` binds 127.0.0.1 on a free port and stops on exit.
     """
 
-    def __init__(self, agent: Agent, *, host: str = "127.0.0.1", port: int = 0,
-                 ssl_certfile: str | None = None, ssl_keyfile: str | None = None) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        ssl_certfile: str | None = None,
+        ssl_keyfile: str | None = None,
+    ) -> None:
         import uvicorn
 
         self.agent = agent
-        config = _uvicorn_config(agent, limit_concurrency=64, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile)
+        config = _uvicorn_config(
+            agent, limit_concurrency=64, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile
+        )
         self._sock = _bind(host, port)
         self.port = self._sock.getsockname()[1]
         scheme = "https" if ssl_certfile else "http"
         self.url = f"{scheme}://{_address(host, self.port)}"
         self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]},
-                                        name=f"forensic-agent-{self.port}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.run,
+            kwargs={"sockets": [self._sock]},
+            name=f"forensic-agent-{self.port}",
+            daemon=True,
+        )
 
-    def start(self) -> "AgentServer":
+    def start(self) -> AgentServer:
         self._thread.start()
         deadline = time.monotonic() + 10
         while not self._server.started:
@@ -505,7 +570,7 @@ class AgentServer:
         self._thread.join(timeout=10)
         self._sock.close()
 
-    def __enter__(self) -> "AgentServer":
+    def __enter__(self) -> AgentServer:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
@@ -521,8 +586,14 @@ def check_tls(ssl_certfile: str | None, ssl_keyfile: str | None) -> None:
         raise AgentConfigError("--tls-cert and --tls-key go together")
 
 
-def serve(agent: Agent, listen: str, *, ssl_certfile: str | None = None, ssl_keyfile: str | None = None,
-          on_ready: Callable[[str], None] | None = None) -> None:
+def serve(
+    agent: Agent,
+    listen: str,
+    *,
+    ssl_certfile: str | None = None,
+    ssl_keyfile: str | None = None,
+    on_ready: Callable[[str], None] | None = None,
+) -> None:
     """Serve ``agent`` in the foreground until SIGINT or SIGTERM (``forensic agent``).
 
     Everything that can refuse a start (the address, the TLS files, the bind) runs first and raises

@@ -65,7 +65,9 @@ class _Budget:
 
     def check_time(self, doing: str) -> None:
         """Raise WallTimeExceeded, naming the archive and the progress, when the deadline has passed."""
-        deadline.check(f"{doing} {self.archive.name} ({self.count} members checked, {self.written} bytes written)")
+        deadline.check(
+            f"{doing} {self.archive.name} ({self.count} members checked, {self.written} bytes written)"
+        )
 
     def add(self, name: str, size: int) -> None:
         self.check_time("checking")
@@ -73,15 +75,20 @@ class _Budget:
         if self.count > MAX_MEMBERS:
             raise CorruptInputError(f"{self.archive.name}: more than {MAX_MEMBERS} members")
         if size > self.max_member:
-            raise CorruptInputError(f"{self.archive.name}: member {name!r} expands to {size} bytes (cap {self.max_member})")
+            raise CorruptInputError(
+                f"{self.archive.name}: member {name!r} expands to {size} bytes (cap {self.max_member})"
+            )
         self.total += size
         if self.total > self.max_total:
-            raise CorruptInputError(f"{self.archive.name}: members expand past {self.max_total} bytes in total "
-                                    f"(the archive cap; refused at member {name!r})")
+            raise CorruptInputError(
+                f"{self.archive.name}: members expand past {self.max_total} bytes in total "
+                f"(the archive cap; refused at member {name!r})"
+            )
 
 
-def extract_archive(archive: Path | str, *, max_member_bytes: int = MAX_MEMBER_BYTES,
-                    max_total_bytes: int = MAX_TOTAL_BYTES) -> Path:
+def extract_archive(
+    archive: Path | str, *, max_member_bytes: int = MAX_MEMBER_BYTES, max_total_bytes: int = MAX_TOTAL_BYTES
+) -> Path:
     """Check then unpack ``archive`` into a new private temporary folder; return that folder.
 
     Raises PathEscapeError for a member that would leave the folder (absolute, ``..``, a link),
@@ -119,7 +126,9 @@ def _untar(archive: Path, dest: Path, budget: _Budget) -> None:
                 if m.issym() or m.islnk():
                     raise PathEscapeError(f"{archive.name}: member {m.name!r} is a link (links are refused)")
                 if not (m.isfile() or m.isdir()):
-                    raise PathEscapeError(f"{archive.name}: member {m.name!r} is a device, FIFO or other special file")
+                    raise PathEscapeError(
+                        f"{archive.name}: member {m.name!r} is a device, FIFO or other special file"
+                    )
                 budget.add(name, m.size if m.isfile() else 0)
             for m in members:
                 name = _check_name(m.name, archive)
@@ -147,7 +156,9 @@ def _unzip(archive: Path, dest: Path, budget: _Budget) -> None:
                 mode = info.external_attr >> 16
                 kind = stat.S_IFMT(mode)  # 0 when the zip was written without Unix modes
                 if stat.S_ISLNK(mode):
-                    raise PathEscapeError(f"{archive.name}: member {info.filename!r} is a link (links are refused)")
+                    raise PathEscapeError(
+                        f"{archive.name}: member {info.filename!r} is a link (links are refused)"
+                    )
                 if kind and kind not in (stat.S_IFREG, stat.S_IFDIR):
                     raise PathEscapeError(f"{archive.name}: member {info.filename!r} is a special file")
                 budget.add(name, info.file_size)
@@ -162,11 +173,20 @@ def _unzip(archive: Path, dest: Path, budget: _Budget) -> None:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 with zf.open(info) as src:
                     _copy_capped(src, target, info.file_size, archive, info.filename, budget)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, NotImplementedError, RuntimeError) as exc:
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        EOFError,
+        OSError,
+        NotImplementedError,
+        RuntimeError,
+    ) as exc:
         raise CorruptInputError(f"{archive.name}: unreadable zip archive ({exc})") from None
 
 
-def _copy_capped(src: IO[bytes], target: Path, declared: int, archive: Path, name: str, budget: _Budget) -> None:
+def _copy_capped(
+    src: IO[bytes], target: Path, declared: int, archive: Path, name: str, budget: _Budget
+) -> None:
     # The declared size was checked against the caps; never write more than it, whatever the stream says.
     written = 0
     with open(target, "xb") as out:
@@ -184,7 +204,11 @@ def _copy_capped(src: IO[bytes], target: Path, declared: int, archive: Path, nam
 
 def bundle_root(folder: Path) -> Path:
     """The bundle inside an unpacked archive: the folder itself, or its one top-level folder."""
-    if (folder / "incident.json").is_file() or (folder / "incident.json.gz").is_file() or (folder / "bundle").is_dir():
+    if (
+        (folder / "incident.json").is_file()
+        or (folder / "incident.json.gz").is_file()
+        or (folder / "bundle").is_dir()
+    ):
         return folder
     entries = [p for p in folder.iterdir() if not p.name.startswith(".")]
     if len(entries) == 1 and entries[0].is_dir():

@@ -12,18 +12,23 @@ import os
 import shutil
 import time
 import weakref
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from forensic.sandbox import deadline
 from forensic.sandbox._fs import ConfinedFS
 from forensic.sandbox.archive import bundle_root, extract_archive, is_archive
-from forensic.sandbox.errors import CorruptInputError, NotABundleError, NotFoundError, SandboxError, WallTimeExceeded
+from forensic.sandbox.errors import (
+    CorruptInputError,
+    NotABundleError,
+    NotFoundError,
+    SandboxError,
+    WallTimeExceeded,
+)
 from forensic.sandbox.host import ReplayHost, ReplaySwitch
 from forensic.sandbox.sources import SourceBase
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 SCHEMA = "forensic.bundle/v1"
 #: The most GPUs per host a bundle may claim (real hosts hold 4 to 16).
@@ -55,9 +60,7 @@ def parse_time(value: Any) -> float | None:
     except ValueError:
         return None
     if dt.tzinfo is None:  # the spec says every time is UTC
-        from datetime import timezone
-
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     return dt.timestamp()
 
 
@@ -89,7 +92,9 @@ class Incident(_Loose):
     window: Window = Field(default_factory=Window, description="Time bounds of the incident.")
     job: JobInfo = Field(default_factory=JobInfo, description="The job concerned.")
     reported: str = Field("", description="Free text from whoever opened the incident.")
-    alerts: list[dict[str, Any]] = Field(default_factory=list, description="Alertmanager alerts that opened it.")
+    alerts: list[dict[str, Any]] = Field(
+        default_factory=list, description="Alertmanager alerts that opened it."
+    )
 
 
 class GpuInfo(_Loose):
@@ -107,7 +112,9 @@ class NicInfo(_Loose):
     netdev: str | None = Field(None, description="Network interface name.")
     pci_bus_id: str | None = Field(None, description="PCI address.")
     port: int = Field(1, description="Port number on the device.")
-    link_layer: Literal["InfiniBand", "Ethernet"] | str | None = Field(None, description="InfiniBand or Ethernet (RoCE).")
+    link_layer: Literal["InfiniBand", "Ethernet"] | str | None = Field(
+        None, description="InfiniBand or Ethernet (RoCE)."
+    )
     switch: str | None = Field(None, description="Switch the port is cabled to.")
     switch_port: str | None = Field(None, description="Switch port it is cabled to.")
 
@@ -153,8 +160,11 @@ class Topology(_Loose):
     switches: list[SwitchInfo] = Field(default_factory=list, description="Switches.")
 
 
-_TOPOLOGY_LISTS = {"hosts": TypeAdapter(list[HostInfo]), "ranks": TypeAdapter(list[RankPlacement]),
-                   "switches": TypeAdapter(list[SwitchInfo])}
+_TOPOLOGY_LISTS = {
+    "hosts": TypeAdapter(list[HostInfo]),
+    "ranks": TypeAdapter(list[RankPlacement]),
+    "switches": TypeAdapter(list[SwitchInfo]),
+}
 
 
 def _validate_topology(raw: Any, batch: int = 1024) -> Topology:
@@ -169,7 +179,7 @@ def _validate_topology(raw: Any, batch: int = 1024) -> Topology:
         done: list[Any] = []
         for i in range(0, len(items), batch):
             deadline.check(f"parsing topology.json ({key} {i} of {len(items)})")
-            done.extend(_TOPOLOGY_LISTS[key].validate_python(items[i:i + batch]))
+            done.extend(_TOPOLOGY_LISTS[key].validate_python(items[i : i + batch]))
         setattr(topo, key, done)
     return topo
 
@@ -179,7 +189,9 @@ def gpus_per_node(incident: Incident) -> int:
     return min(MAX_GPUS_PER_NODE, max(1, int(incident.job.gpus_per_node or 8)))
 
 
-def place_ranks(incident: Incident, topology: Topology | None, hosts: list[str]) -> dict[int, tuple[str, int]]:
+def place_ranks(
+    incident: Incident, topology: Topology | None, hosts: list[str]
+) -> dict[int, tuple[str, int]]:
     """rank -> (host, gpu index): topology ``ranks`` when given, else the spec's default placement.
 
     Only ranks that land on a known host are placed: a ``job.ranks`` of 10**12 costs no more than
@@ -202,8 +214,14 @@ class Bundle(SourceBase):
     #: The archive this bundle was unpacked from, when it came as one file.
     archive: Path | None = None
 
-    def __init__(self, root: Path | str, *, verify_gzip: bool | Literal["lazy"] = True,
-                 verify_budget_s: float | None = None, budget_s: float | None = None) -> None:
+    def __init__(
+        self,
+        root: Path | str,
+        *,
+        verify_gzip: bool | Literal["lazy"] = True,
+        verify_budget_s: float | None = None,
+        budget_s: float | None = None,
+    ) -> None:
         """``verify_gzip``: True checks every gzip stream now and refuses the bundle on a corrupt one;
         ``"lazy"`` checks each stream when it is read (every read is checked and capped), so a corrupt
         file costs the read that wanted it and opening costs nothing per file; False never checks.
@@ -211,7 +229,9 @@ class Bundle(SourceBase):
         an archive (past it, WallTimeExceeded: nothing is left to open) and parsing topology.json
         (past it, the topology is left out and :attr:`topology_error` says so)."""
         root = Path(root)
-        self._open_by = None if budget_s is None or not math.isfinite(budget_s) else time.monotonic() + budget_s
+        self._open_by = (
+            None if budget_s is None or not math.isfinite(budget_s) else time.monotonic() + budget_s
+        )
         unpacked: Path | None = None
         if root.is_file() and is_archive(root):
             self.archive = root.resolve()
@@ -231,7 +251,9 @@ class Bundle(SourceBase):
 
     def _open(self, root: Path, verify_gzip: bool | str, verify_budget_s: float | None) -> None:
         if not root.is_dir():
-            raise NotABundleError(f"{root}: not a folder" + ("" if root.exists() else " (no such file or folder)"))
+            raise NotABundleError(
+                f"{root}: not a folder" + ("" if root.exists() else " (no such file or folder)")
+            )
         if (root / "bundle").is_dir() and not _has_incident(root):
             root = root / "bundle"  # an evaluation case: investigate its bundle/, never truth.json
         if not _has_incident(root):
@@ -315,8 +337,10 @@ class Bundle(SourceBase):
             self.topology_error = f"topology.json not used ({exc}); placement inferred from nodes/"
         except WallTimeExceeded as exc:
             # The alarm may name only the outer step ("opening ..."): say which file it stopped.
-            self.topology_error = (f"topology.json not used: the working-time budget ran out while it was read and parsed "
-                                   f"({exc}); placement inferred from nodes/")
+            self.topology_error = (
+                f"topology.json not used: the working-time budget ran out while it was read and parsed "
+                f"({exc}); placement inferred from nodes/"
+            )
         except (ValidationError, RecursionError):
             self.topology_error = "topology.json is unreadable; placement inferred from nodes/"
         return None

@@ -51,9 +51,12 @@ def deadline(seconds: float | None, *, what: str = "", alarm: bool = True) -> It
     if outer is not None and (at is None or outer < at):
         at = outer
     token = _DEADLINE.set(at)
-    armed = alarm and at is not None and threading.current_thread() is threading.main_thread() and _alarm_free()
+    armed = (
+        alarm and at is not None and threading.current_thread() is threading.main_thread() and _alarm_free()
+    )
     previous = None
     if armed:
+
         def on_alarm(signum, frame):  # noqa: ARG001 - signal handler signature
             raise WallTimeExceeded(f"working-time budget exhausted{' while ' + what if what else ''}")
 

@@ -43,8 +43,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-
 from forensic.sandbox._fs import ConfinedFS
 from forensic.sandbox.bundle import SCHEMA, Incident, Topology
 from forensic.sandbox.errors import (
@@ -56,7 +54,6 @@ from forensic.sandbox.errors import (
     RemoteHostError,
 )
 from forensic.sandbox.host import Host
-from forensic.names import is_host_name
 from forensic.sandbox.placement import (
     KubernetesPlacement,
     Placement,
@@ -66,7 +63,17 @@ from forensic.sandbox.placement import (
     TopologyFilePlacement,
 )
 from forensic.sandbox.prometheus import PrometheusMetrics
-from forensic.sandbox.sources import Document, MetricRead, RecordingMetrics, Snapshot, SourceBase, step_file_names
+from forensic.sandbox.sources import (
+    Document,
+    MetricRead,
+    RecordingMetrics,
+    Snapshot,
+    SourceBase,
+    step_file_names,
+)
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from forensic.names import is_host_name
 
 _JOB = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 #: Job files read over HTTP: larger answers are refused.
@@ -104,8 +111,12 @@ class AgentsConfig(_Strict):
     """Where the node agents are."""
 
     url_template: str | None = Field(None, description="Agent URL with {host}, e.g. https://{host}:9401.")
-    urls: dict[str, str] = Field(default_factory=dict, description="Agent URL per host; overrides the template.")
-    hosts: list[str] = Field(default_factory=list, description="Hosts to read when topology does not list them.")
+    urls: dict[str, str] = Field(
+        default_factory=dict, description="Agent URL per host; overrides the template."
+    )
+    hosts: list[str] = Field(
+        default_factory=list, description="Hosts to read when topology does not list them."
+    )
     token_file: Path = Field(description="File holding the agents' bearer token.")
     timeout_s: float = Field(10.0, gt=0, le=300, description="Seconds one agent call may take.")
     ca_file: Path | None = Field(None, description="CA bundle to verify the agents' TLS certificates.")
@@ -131,14 +142,22 @@ class TopologyConfig(_Strict):
     """Where the hosts, GPUs, NICs and rank placement come from (one of these; sandbox.placement)."""
 
     file: Path | None = Field(None, description="topology.json in the bundle format.")
-    prometheus_label: str | None = Field(None, description="Label of DCGM series that names the host, e.g. Hostname.")
-    job_label: str | None = Field(None, description="Label of DCGM series that names the job (keeps the job's hosts).")
+    prometheus_label: str | None = Field(
+        None, description="Label of DCGM series that names the host, e.g. Hostname."
+    )
+    job_label: str | None = Field(
+        None, description="Label of DCGM series that names the job (keeps the job's hosts)."
+    )
     metric: str = Field("DCGM_FI_DEV_GPU_TEMP", description="DCGM series read to list hosts and GPUs.")
-    scheduler: Literal["slurm", "kubernetes"] | None = Field(None, description="Ask the scheduler which nodes run the job.")
+    scheduler: Literal["slurm", "kubernetes"] | None = Field(
+        None, description="Ask the scheduler which nodes run the job."
+    )
     slurm_conf: Path | None = Field(None, description="slurm.conf for squeue/scontrol (default: theirs).")
     kubernetes_label: str = Field("training-job", description="Pods labelled LABEL=<job> run the job.")
     kubernetes_namespace: str | None = Field(None, description="Namespace of the job's pods (default: all).")
-    kubeconfig: Path | None = Field(None, description="kubeconfig file (default: the in-cluster service account).")
+    kubeconfig: Path | None = Field(
+        None, description="kubeconfig file (default: the in-cluster service account)."
+    )
 
     @model_validator(mode="after")
     def _one(self) -> TopologyConfig:
@@ -166,7 +185,9 @@ class JobConfig(_Strict):
 class FleetConfig(_Strict):
     """``fleet.toml``: how to read a live fleet."""
 
-    prometheus: PrometheusConfig | None = Field(None, description="Metrics; without it the metrics tool has no data.")
+    prometheus: PrometheusConfig | None = Field(
+        None, description="Metrics; without it the metrics tool has no data."
+    )
     agents: AgentsConfig = Field(description="The node agents.")
     topology: TopologyConfig = Field(default_factory=TopologyConfig, description="Hosts and placement.")
     job: JobConfig = Field(default_factory=JobConfig, description="Job steps and logs.")
@@ -231,8 +252,14 @@ def tls_context(ca_file: str | None = None) -> ssl.SSLContext:
         return ssl.create_default_context()
 
 
-def remote_host(name: str, url: str, token: str, timeout_s: float, snapshot: Snapshot,
-                verify: bool | str | ssl.SSLContext = True) -> Host:
+def remote_host(
+    name: str,
+    url: str,
+    token: str,
+    timeout_s: float,
+    snapshot: Snapshot,
+    verify: bool | str | ssl.SSLContext = True,
+) -> Host:
     """The default host factory: a node agent over HTTP."""
     import socket
 
@@ -242,8 +269,12 @@ def remote_host(name: str, url: str, token: str, timeout_s: float, snapshot: Sna
         verify = tls_context(verify) if isinstance(verify, str) else (tls_context() if verify else False)
     # A request goes out as headers then body: without TCP_NODELAY, Nagle holds the body until the
     # agent's delayed ACK (40 ms on Linux), for every call.
-    transport = httpx.HTTPTransport(verify=verify, socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
-    return RemoteHost(url, token, name=name, snapshot=snapshot, timeout_s=timeout_s, verify=verify, transport=transport)
+    transport = httpx.HTTPTransport(
+        verify=verify, socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+    )
+    return RemoteHost(
+        url, token, name=name, snapshot=snapshot, timeout_s=timeout_s, verify=verify, transport=transport
+    )
 
 
 #: Errors that are the host's answer to a request (the file is not there, not allowed): the host
@@ -417,7 +448,10 @@ class _JobFiles:
             except ForensicError as exc:
                 self.error = f"job logs not listed: {exc}"
                 return []
-            names = {m.removesuffix(".gz") for m in re.findall(r'href="([A-Za-z0-9][A-Za-z0-9._-]*\.log(?:\.gz)?)"', index)}
+            names = {
+                m.removesuffix(".gz")
+                for m in re.findall(r'href="([A-Za-z0-9][A-Za-z0-9._-]*\.log(?:\.gz)?)"', index)
+            }
             return sorted(names)
         return []
 
@@ -437,7 +471,11 @@ def parse_since(text: str) -> float:
     else:
         parts = _DURATION_PART.findall(t)
         units = [u for _, u in parts]
-        if not parts or "".join(n + u for n, u in parts) != t or units != sorted(set(units), key="dhms".index):
+        if (
+            not parts
+            or "".join(n + u for n, u in parts) != t
+            or units != sorted(set(units), key="dhms".index)
+        ):
             raise ValueError(f"{text!r} is not a duration like 90, 30m, 2h, 1.5d or 1h30m")
         total = sum(float(n) * _UNIT_S[u] for n, u in parts)
     if total <= 0:
@@ -448,9 +486,21 @@ def parse_since(text: str) -> float:
 class FleetSource(SourceBase):
     """Evidence read live: every host through its agent, metrics through Prometheus."""
 
-    def __init__(self, cfg: FleetConfig, *, job: str, start: float, end: float, title: str = "",
-                 ranks: int | None = None, reported: str = "", host_factory: HostFactory | None = None,
-                 metrics: Any = None, locator: str = "fleet", probe: bool = False) -> None:
+    def __init__(
+        self,
+        cfg: FleetConfig,
+        *,
+        job: str,
+        start: float,
+        end: float,
+        title: str = "",
+        ranks: int | None = None,
+        reported: str = "",
+        host_factory: HostFactory | None = None,
+        metrics: Any = None,
+        locator: str = "fleet",
+        probe: bool = False,
+    ) -> None:
         if not _JOB.fullmatch(job):
             raise FleetFileError(f"job name {job!r} is not a valid job name")
         if not end > start:
@@ -465,19 +515,32 @@ class FleetSource(SourceBase):
         self._token = read_secret(cfg.path(cfg.agents.token_file), "agent token file")  # type: ignore[arg-type]
         verify = tls_context(str(cfg.path(cfg.agents.ca_file)) if cfg.agents.ca_file else None)
         self._factory: HostFactory = host_factory or (
-            lambda n, u, t, s, snap: remote_host(n, u, t, s, snap, verify=verify))
+            lambda n, u, t, s, snap: remote_host(n, u, t, s, snap, verify=verify)
+        )
         if metrics is None and cfg.prometheus is not None:
             prom = cfg.prometheus
-            token = read_secret(cfg.path(prom.token_file), "Prometheus token file") if prom.token_file else None  # type: ignore[arg-type]
-            metrics = PrometheusMetrics(prom.url, token=token, timeout_s=prom.timeout_s, attempts=prom.attempts,
-                                        min_step_s=prom.step_s)
+            token = (
+                read_secret(cfg.path(prom.token_file), "Prometheus token file") if prom.token_file else None
+            )  # type: ignore[arg-type]
+            metrics = PrometheusMetrics(
+                prom.url,
+                token=token,
+                timeout_s=prom.timeout_s,
+                attempts=prom.attempts,
+                min_step_s=prom.step_s,
+            )
         # Recorded: what the tools read is what a kept archive of this run holds.
         self.metrics = RecordingMetrics(metrics if metrics is not None else _NoMetrics())
-        self.incident = Incident.model_validate({
-            "schema": SCHEMA, "id": f"live-{job}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime(end))}",
-            "title": title or f"Investigate job {job}", "reported": reported, "window": {"start": start, "end": end},
-            "job": {"name": job, "ranks": ranks, "gpus_per_node": cfg.gpus_per_node},
-        })
+        self.incident = Incident.model_validate(
+            {
+                "schema": SCHEMA,
+                "id": f"live-{job}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime(end))}",
+                "title": title or f"Investigate job {job}",
+                "reported": reported,
+                "window": {"start": start, "end": end},
+                "job": {"name": job, "ranks": ranks, "gpus_per_node": cfg.gpus_per_node},
+            }
+        )
         self.topology = self._load_topology(job)
         self._job = _JobFiles(cfg, job)
         if self._job.error:
@@ -509,12 +572,17 @@ class FleetSource(SourceBase):
         if t.file is not None:
             return TopologyFilePlacement(self.cfg.path(t.file))  # type: ignore[arg-type]
         if t.prometheus_label is not None:
-            return PrometheusPlacement(self.metrics, host_label=t.prometheus_label, job_label=t.job_label, metric=t.metric)
+            return PrometheusPlacement(
+                self.metrics, host_label=t.prometheus_label, job_label=t.job_label, metric=t.metric
+            )
         if t.scheduler == "slurm":
             return SlurmPlacement(slurm_conf=self.cfg.path(t.slurm_conf))
         if t.scheduler == "kubernetes":
-            return KubernetesPlacement(label=t.kubernetes_label, namespace=t.kubernetes_namespace,
-                                       kubeconfig=self.cfg.path(t.kubeconfig))
+            return KubernetesPlacement(
+                label=t.kubernetes_label,
+                namespace=t.kubernetes_namespace,
+                kubeconfig=self.cfg.path(t.kubeconfig),
+            )
         return None
 
     def _probe(self) -> None:
@@ -537,8 +605,10 @@ class FleetSource(SourceBase):
     def notes(self) -> list[str]:
         out = list(self._notes)
         if self._health.down:
-            out.append("hosts that could not be read: " + "; ".join(
-                f"{h} ({reason})" for h, reason in sorted(self._health.down.items())))
+            out.append(
+                "hosts that could not be read: "
+                + "; ".join(f"{h} ({reason})" for h, reason in sorted(self._health.down.items()))
+            )
         return out
 
     def unreadable_hosts(self) -> dict[str, str]:
@@ -560,7 +630,9 @@ class FleetSource(SourceBase):
         if key not in self._hosts:
             if not is_host_name(name) or name not in self.host_names():
                 raise NotFoundError(f"no host {name!r} in the fleet")
-            inner = self._factory(name, self.cfg.agent_url(name), self._token, self.cfg.agents.timeout_s, snapshot)
+            inner = self._factory(
+                name, self.cfg.agent_url(name), self._token, self.cfg.agents.timeout_s, snapshot
+            )
             self._hosts[key] = FleetHost(name, inner, self._health, snapshot)
         return self._hosts[key]
 
@@ -610,19 +682,42 @@ def valid_job_name(job: str) -> bool:
     return bool(_JOB.match(job))
 
 
-def fleet_locator(fleet_file: Path | str, *, job: str, since: float, until: float, title: str = "",
-                  ranks: int | None = None, reported: str = "") -> str:
+def fleet_locator(
+    fleet_file: Path | str,
+    *,
+    job: str,
+    since: float,
+    until: float,
+    title: str = "",
+    ranks: int | None = None,
+    reported: str = "",
+) -> str:
     """The string a run records to reopen the same source (:func:`reopen_fleet`)."""
-    args: dict[str, Any] = {"file": str(Path(fleet_file).resolve()), "job": job, "since": since, "until": until,
-                            "title": title, "ranks": ranks}
+    args: dict[str, Any] = {
+        "file": str(Path(fleet_file).resolve()),
+        "job": job,
+        "since": since,
+        "until": until,
+        "title": title,
+        "ranks": ranks,
+    }
     if reported:  # absent when empty: locators recorded before it existed stay equal
         args["reported"] = reported
     return "fleet:" + json.dumps(args, sort_keys=True)
 
 
-def open_fleet(fleet_file: Path | str, *, job: str, since: str | float, until: float | None = None,
-               title: str = "", ranks: int | None = None, host_factory: HostFactory | None = None,
-               probe: bool = True, reported: str = "") -> FleetSource:
+def open_fleet(
+    fleet_file: Path | str,
+    *,
+    job: str,
+    since: str | float,
+    until: float | None = None,
+    title: str = "",
+    ranks: int | None = None,
+    host_factory: HostFactory | None = None,
+    probe: bool = True,
+    reported: str = "",
+) -> FleetSource:
     """The live source of ``job`` over ``[until - since, until]`` (``until`` defaults to now); every
     agent is probed once at open so that the report names the hosts that could not be read."""
     cfg = load_fleet(fleet_file)
@@ -631,23 +726,44 @@ def open_fleet(fleet_file: Path | str, *, job: str, since: str | float, until: f
     except ValueError as exc:
         raise FleetFileError(f"--since: {exc}") from None
     end = time.time() if until is None else float(until)
-    locator = fleet_locator(fleet_file, job=job, since=span, until=end, title=title, ranks=ranks, reported=reported)
-    return FleetSource(cfg, job=job, start=end - span, end=end, title=title, ranks=ranks, reported=reported,
-                       host_factory=host_factory, locator=locator, probe=probe)
+    locator = fleet_locator(
+        fleet_file, job=job, since=span, until=end, title=title, ranks=ranks, reported=reported
+    )
+    return FleetSource(
+        cfg,
+        job=job,
+        start=end - span,
+        end=end,
+        title=title,
+        ranks=ranks,
+        reported=reported,
+        host_factory=host_factory,
+        locator=locator,
+        probe=probe,
+    )
 
 
 def reopen_fleet(locator: str) -> FleetSource:
     """A fleet source again from its :attr:`FleetSource.locator` (a resumed, checkpointed run)."""
     try:
         args = json.loads(locator.removeprefix("fleet:"))
-        return open_fleet(args["file"], job=args["job"], since=float(args["since"]), until=float(args["until"]),
-                          title=args.get("title") or "", ranks=args.get("ranks"), reported=args.get("reported") or "")
+        return open_fleet(
+            args["file"],
+            job=args["job"],
+            since=float(args["since"]),
+            until=float(args["until"]),
+            title=args.get("title") or "",
+            ranks=args.get("ranks"),
+            reported=args.get("reported") or "",
+        )
     except (ValueError, KeyError, TypeError) as exc:
         raise FleetFileError(f"not a fleet locator: {locator[:80]!r} ({exc})") from None
 
 
 class _NoMetrics:
-    def series(self, name: str, labels: Any = None, start: float | None = None, end: float | None = None) -> MetricRead:
+    def series(
+        self, name: str, labels: Any = None, start: float | None = None, end: float | None = None
+    ) -> MetricRead:
         return MetricRead(unavailable="no Prometheus in the fleet file")
 
 

@@ -34,7 +34,9 @@ def _inside(path: str, roots: Sequence[str]) -> bool:
 class LiveHost:
     """This machine, as a :class:`sandbox.host.Host`."""
 
-    def __init__(self, name: str | None = None, *, timeout_s: float = COMMAND_TIMEOUT_S, max_output: int = MAX_OUTPUT) -> None:
+    def __init__(
+        self, name: str | None = None, *, timeout_s: float = COMMAND_TIMEOUT_S, max_output: int = MAX_OUTPUT
+    ) -> None:
         self.name = name or socket.gethostname()
         self.timeout_s = timeout_s
         self.max_output = max_output
@@ -81,14 +83,23 @@ class LiveHost:
     def run(self, argv: Sequence[str]) -> str:
         command_file(argv, HOST_COMMANDS)  # refuses anything off the allowlist before it can start
         try:
-            done = subprocess.run(list(argv), shell=False, capture_output=True, timeout=self.timeout_s, check=False,
-                                  env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C"}, stdin=subprocess.DEVNULL)
+            done = subprocess.run(
+                list(argv),
+                shell=False,
+                capture_output=True,
+                timeout=self.timeout_s,
+                check=False,
+                env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C"},
+                stdin=subprocess.DEVNULL,
+            )
         except FileNotFoundError:
             raise NotFoundError(f"{argv[0]}: not installed on {self.name}") from None
         except subprocess.TimeoutExpired:
             raise ToolError(f"{' '.join(argv)}: no answer within {self.timeout_s:g} s") from None
         if done.returncode != 0 and not done.stdout:
-            raise ToolError(f"{' '.join(argv)} exited {done.returncode}: {done.stderr[:200].decode(errors='replace').strip()}")
+            raise ToolError(
+                f"{' '.join(argv)} exited {done.returncode}: {done.stderr[:200].decode(errors='replace').strip()}"
+            )
         return done.stdout[: self.max_output].decode("utf-8", errors="replace")
 
     def nvml(self) -> dict[str, Any] | None:
@@ -102,8 +113,10 @@ class LiveHost:
         except pynvml.NVMLError:
             return None
         try:
-            return {"driver_version": _text(pynvml.nvmlSystemGetDriverVersion()),
-                    "devices": [_device(pynvml, i) for i in range(pynvml.nvmlDeviceGetCount())]}
+            return {
+                "driver_version": _text(pynvml.nvmlSystemGetDriverVersion()),
+                "devices": [_device(pynvml, i) for i in range(pynvml.nvmlDeviceGetCount())],
+            }
         finally:
             pynvml.nvmlShutdown()
 
@@ -133,26 +146,45 @@ def _device(nv: Any, index: int) -> dict[str, Any]:
         out["pci_bus_id"] = _text(nv.nvmlDeviceGetPciInfo(h).busId)
     except nv.NVMLError:
         pass
-    for key in ("nvmlDeviceGetCurrPcieLinkGeneration", "nvmlDeviceGetMaxPcieLinkGeneration", "nvmlDeviceGetCurrPcieLinkWidth",
-                "nvmlDeviceGetMaxPcieLinkWidth", "nvmlDeviceGetPcieReplayCounter", "nvmlDeviceGetPowerUsage",
-                "nvmlDeviceGetEnforcedPowerLimit", "nvmlDeviceGetCurrentClocksEventReasons"):
+    for key in (
+        "nvmlDeviceGetCurrPcieLinkGeneration",
+        "nvmlDeviceGetMaxPcieLinkGeneration",
+        "nvmlDeviceGetCurrPcieLinkWidth",
+        "nvmlDeviceGetMaxPcieLinkWidth",
+        "nvmlDeviceGetPcieReplayCounter",
+        "nvmlDeviceGetPowerUsage",
+        "nvmlDeviceGetEnforcedPowerLimit",
+        "nvmlDeviceGetCurrentClocksEventReasons",
+    ):
         take(key, getattr(nv, key))
     take("nvmlDeviceGetTemperature", nv.nvmlDeviceGetTemperature, nv.NVML_TEMPERATURE_GPU)
-    for key, fn in (("nvmlDeviceGetClockInfo", nv.nvmlDeviceGetClockInfo), ("nvmlDeviceGetMaxClockInfo", nv.nvmlDeviceGetMaxClockInfo)):
+    for key, fn in (
+        ("nvmlDeviceGetClockInfo", nv.nvmlDeviceGetClockInfo),
+        ("nvmlDeviceGetMaxClockInfo", nv.nvmlDeviceGetMaxClockInfo),
+    ):
         try:
             out[key] = {"sm": fn(h, nv.NVML_CLOCK_SM), "mem": fn(h, nv.NVML_CLOCK_MEM)}
         except nv.NVMLError:
             pass
     try:
         out["nvmlDeviceGetTotalEccErrors"] = {
-            "corrected_volatile": nv.nvmlDeviceGetTotalEccErrors(h, nv.NVML_MEMORY_ERROR_TYPE_CORRECTED, nv.NVML_VOLATILE_ECC),
-            "uncorrected_volatile": nv.nvmlDeviceGetTotalEccErrors(h, nv.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, nv.NVML_VOLATILE_ECC),
+            "corrected_volatile": nv.nvmlDeviceGetTotalEccErrors(
+                h, nv.NVML_MEMORY_ERROR_TYPE_CORRECTED, nv.NVML_VOLATILE_ECC
+            ),
+            "uncorrected_volatile": nv.nvmlDeviceGetTotalEccErrors(
+                h, nv.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, nv.NVML_VOLATILE_ECC
+            ),
         }
     except nv.NVMLError:
         pass
     try:
         corr, unc, pending, failure = nv.nvmlDeviceGetRemappedRows(h)
-        out["nvmlDeviceGetRemappedRows"] = {"corrected": corr, "uncorrected": unc, "pending": bool(pending), "failure": bool(failure)}
+        out["nvmlDeviceGetRemappedRows"] = {
+            "corrected": corr,
+            "uncorrected": unc,
+            "pending": bool(pending),
+            "failure": bool(failure),
+        }
     except nv.NVMLError:
         pass
     for k in ("uuid", "name"):

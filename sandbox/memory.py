@@ -14,10 +14,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from forensic.sandbox.bundle import Bundle
-from forensic.names import is_host_name
-from forensic.sandbox.errors import CorruptInputError, ForensicError, NotAllowedError, NotFoundError, PathEscapeError
+from forensic.sandbox.errors import (
+    CorruptInputError,
+    ForensicError,
+    NotAllowedError,
+    NotFoundError,
+    PathEscapeError,
+)
 from forensic.sandbox.host import HOST_COMMANDS, SWITCH_COMMANDS, command_file
-from forensic.sandbox.sources import Document, MetricSets, SourceBase, Snapshot
+from forensic.sandbox.sources import Document, MetricSets, Snapshot, SourceBase
+
+from forensic.names import is_host_name
 
 #: Deepest folder the loader descends into (sysfs trees are shallow; symlink loops are not).
 _MAX_DEPTH = 24
@@ -52,16 +59,18 @@ class _Tree:
             if depth > _MAX_DEPTH or real in chain:
                 return
             names = fs.list(rel)
-            tree.dirs[_norm(rel[len(top):])] = names
+            tree.dirs[_norm(rel[len(top) :])] = names
             for name in names:
                 child = f"{rel}/{name}"
                 if fs.is_dir(child):
                     walk(child, depth + 1, chain | {real})
                 else:
                     try:
-                        tree.files[_norm(child[len(top):])] = Document(fs.read_text(child), fs.source_of(child))
+                        tree.files[_norm(child[len(top) :])] = Document(
+                            fs.read_text(child), fs.source_of(child)
+                        )
                     except ForensicError as exc:
-                        tree.unreadable[_norm(child[len(top):])] = str(exc)
+                        tree.unreadable[_norm(child[len(top) :])] = str(exc)
 
         if fs.is_dir(top):
             walk(top, 0, frozenset())
@@ -138,8 +147,13 @@ class MemoryHost:
 class MemorySwitch:
     """A switch whose recorded show outputs are held in memory."""
 
-    def __init__(self, name: str, outputs: dict[str, Document], citation_base: str,
-                 unreadable: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        outputs: dict[str, Document],
+        citation_base: str,
+        unreadable: dict[str, str] | None = None,
+    ) -> None:
         self.name = name
         self._outputs = outputs
         self._unreadable = unreadable or {}
@@ -162,10 +176,21 @@ class MemorySwitch:
 class MemorySource(SourceBase):
     """Every piece of a bundle's evidence, in dicts."""
 
-    def __init__(self, *, locator: str, incident: Any, topology: Any, hosts: dict[str, _Tree],
-                 collected: dict[str, dict[str, float]], switches: dict[str, dict[str, Document]],
-                 steps: list[Document], logs: dict[str, Document], metrics: MetricSets,
-                 notes: list[str] | None = None, switch_unreadable: dict[str, dict[str, str]] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        locator: str,
+        incident: Any,
+        topology: Any,
+        hosts: dict[str, _Tree],
+        collected: dict[str, dict[str, float]],
+        switches: dict[str, dict[str, Document]],
+        steps: list[Document],
+        logs: dict[str, Document],
+        metrics: MetricSets,
+        notes: list[str] | None = None,
+        switch_unreadable: dict[str, dict[str, str]] | None = None,
+    ) -> None:
         self.locator = locator
         self.incident = incident
         self.topology = topology
@@ -185,8 +210,11 @@ class MemorySource(SourceBase):
         from forensic.sandbox.sources import BundleSource, OpenMetricsFiles
 
         replay = BundleSource(bundle)
-        hosts = {name: _Tree.load(bundle, f"nodes/{name}") for name in replay.host_names()
-                 if is_host_name(name) and bundle.fs.is_dir(f"nodes/{name}")}
+        hosts = {
+            name: _Tree.load(bundle, f"nodes/{name}")
+            for name in replay.host_names()
+            if is_host_name(name) and bundle.fs.is_dir(f"nodes/{name}")
+        }
         switches: dict[str, dict[str, Document]] = {}
         switch_unreadable: dict[str, dict[str, str]] = {}
         for name in replay.switch_names():
@@ -206,7 +234,9 @@ class MemorySource(SourceBase):
             switch_unreadable=switch_unreadable,
             steps=replay.steps(),
             # Read now: a bundle's logs are streamed lazily, and this copy must not touch files later.
-            logs={name: Document(d.text, d.source) for name in replay.log_names() for d in [replay.log(name)]},
+            logs={
+                name: Document(d.text, d.source) for name in replay.log_names() for d in [replay.log(name)]
+            },
             metrics=MetricSets(files._sets, files._errors),
             notes=replay.notes(),
         )
@@ -235,7 +265,9 @@ class MemorySource(SourceBase):
     def switch(self, name: str) -> MemorySwitch:
         if not is_host_name(name):
             raise NotAllowedError(f"switch name {name!r} is not a valid switch name")
-        return MemorySwitch(name, self._switches.get(name, {}), f"switches/{name}", self._switch_unreadable.get(name))
+        return MemorySwitch(
+            name, self._switches.get(name, {}), f"switches/{name}", self._switch_unreadable.get(name)
+        )
 
     def steps(self) -> list[Document]:
         return list(self._steps)

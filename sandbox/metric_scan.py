@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
 from forensic.sandbox.errors import ForensicError
 
 #: Metric file suffixes of a bundle (as :class:`~forensic.sandbox.sources.OpenMetricsFiles`).
@@ -117,7 +116,9 @@ class _Acc:
         head, _, tail = np.strings.rpartition(lines, b" ")
         key, _, value = np.strings.rpartition(head, b" ")
         # No timestamp: the last field is the value, and the key is everything before it.
-        stamped = np.strings.endswith(key, b"}") | (np.strings.find(key, b"{") < 0) & (np.strings.str_len(key) > 0)
+        stamped = np.strings.endswith(key, b"}") | (np.strings.find(key, b"{") < 0) & (
+            np.strings.str_len(key) > 0
+        )
         key = np.where(stamped, key, head)
         value = np.where(stamped, value, tail)
         stamp = np.where(stamped, tail, b"nan")
@@ -153,8 +154,11 @@ class _Acc:
         for g in np.flatnonzero(moved | early):
             a, b = bounds[g], bounds[g + 1]
             name, raw = keys[ids[a]]
-            span = SeriesSpan(name.decode(), dict(_LABEL.findall(raw.decode("utf-8", errors="replace"))),
-                              last_seen=float(seen[g]) if np.isfinite(seen[g]) else None)
+            span = SeriesSpan(
+                name.decode(),
+                dict(_LABEL.findall(raw.decode("utf-8", errors="replace"))),
+                last_seen=float(seen[g]) if np.isfinite(seen[g]) else None,
+            )
             for val, when in zip(v[a:b].tolist(), t[a:b].tolist()):
                 if math.isnan(val):
                     continue
@@ -199,8 +203,8 @@ def _scan_bundle(bundle: Any, names: tuple[str, ...], start: float | None, end: 
                     if buf.startswith(heads):
                         at.append(0)
                     if at:
-                        acc.add(buf[min(at):cut], heads)
-                    pending = buf[cut + 1:]
+                        acc.add(buf[min(at) : cut], heads)
+                    pending = buf[cut + 1 :]
                 if pending:
                     acc.add(pending, heads)
         except ForensicError as exc:
@@ -257,7 +261,9 @@ def scan_counters(source: Any, names: Iterable[str], start: float | None, end: f
     if key not in cache:
         from forensic.sandbox.sources import BundleSource, _LazyMetrics
 
-        if isinstance(source, BundleSource) and not (isinstance(source.metrics, _LazyMetrics) and source.metrics.loaded):
+        if isinstance(source, BundleSource) and not (
+            isinstance(source.metrics, _LazyMetrics) and source.metrics.loaded
+        ):
             cache[key] = _scan_bundle(source.bundle, key[0], start, end)
         else:
             cache[key] = _scan_series(source, key[0], start, end)

@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from forensic.sandbox.bundle import GpuInfo, HostInfo, Topology
-from forensic.names import is_host_name
 from forensic.sandbox.errors import BundleError
+
+from forensic.names import is_host_name
 
 #: Hosts one node list may expand to (a hostile or broken list must not exhaust memory).
 MAX_HOSTS = 100_000
@@ -65,7 +66,9 @@ class TopologyFilePlacement:
             text = (gzip.decompress(raw) if self.path.suffix == ".gz" else raw).decode("utf-8")
             return Topology.model_validate(json.loads(text))
         except (OSError, EOFError, ValueError) as exc:
-            raise PlacementError(f"topology file {self.path}: unusable ({str(exc).splitlines()[0][:200]})") from None
+            raise PlacementError(
+                f"topology file {self.path}: unusable ({str(exc).splitlines()[0][:200]})"
+            ) from None
 
 
 class PrometheusPlacement:
@@ -90,7 +93,9 @@ class PrometheusPlacement:
             name = s.labels.get(self.host_label)
             if not is_host_name(name):
                 if name:
-                    self.refused[name[:300]] = f"not a valid host name (label {self.host_label} of {self.metric})"
+                    self.refused[name[:300]] = (
+                        f"not a valid host name (label {self.host_label} of {self.metric})"
+                    )
                 continue
             gpus = hosts.setdefault(name, {})
             try:
@@ -98,7 +103,11 @@ class PrometheusPlacement:
             except ValueError:
                 continue
             gpus[idx] = GpuInfo(index=idx, pci_bus_id=s.labels.get("pci_bus_id"), uuid=s.labels.get("UUID"))
-        return Topology(hosts=[HostInfo(name=h, gpus=[g for _, g in sorted(gs.items())]) for h, gs in sorted(hosts.items())])
+        return Topology(
+            hosts=[
+                HostInfo(name=h, gpus=[g for _, g in sorted(gs.items())]) for h, gs in sorted(hosts.items())
+            ]
+        )
 
 
 # -- Slurm -------------------------------------------------------------------------------------
@@ -112,7 +121,7 @@ def expand_hostlist(text: str) -> list[str]:
     for item in _split_top(text.strip()):
         names, pos = [""], 0
         for m in re.finditer(r"\[([^\[\]]*)\]", item):
-            lit = item[pos:m.start()]
+            lit = item[pos : m.start()]
             names = [n + lit + x for n in names for x in _expand_group(m.group(1), text)]
             pos = m.end()
             if len(names) + len(out) > MAX_HOSTS:
@@ -163,7 +172,9 @@ Runner = Callable[[list[str]], str]
 class SlurmPlacement:
     kind = "slurm"
 
-    def __init__(self, *, slurm_conf: Path | None = None, timeout_s: float = 15.0, runner: Runner | None = None) -> None:
+    def __init__(
+        self, *, slurm_conf: Path | None = None, timeout_s: float = 15.0, runner: Runner | None = None
+    ) -> None:
         self.slurm_conf = slurm_conf
         self.timeout_s = timeout_s
         self._run = runner or self._subprocess
@@ -173,15 +184,27 @@ class SlurmPlacement:
         if self.slurm_conf is not None:
             env["SLURM_CONF"] = str(self.slurm_conf)
         try:
-            done = subprocess.run(argv, capture_output=True, timeout=self.timeout_s, env=env, check=False,
-                                  stdin=subprocess.DEVNULL)
+            done = subprocess.run(
+                argv,
+                capture_output=True,
+                timeout=self.timeout_s,
+                env=env,
+                check=False,
+                stdin=subprocess.DEVNULL,
+            )
         except FileNotFoundError:
-            raise PlacementError(f"{argv[0]} is not installed (Debian: apt-get install slurm-client)") from None
+            raise PlacementError(
+                f"{argv[0]} is not installed (Debian: apt-get install slurm-client)"
+            ) from None
         except subprocess.TimeoutExpired:
-            raise PlacementError(f"{argv[0]} did not answer in {self.timeout_s:g} s (is slurmctld up?)") from None
+            raise PlacementError(
+                f"{argv[0]} did not answer in {self.timeout_s:g} s (is slurmctld up?)"
+            ) from None
         if done.returncode != 0:
             why = done.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise PlacementError(f"{' '.join(argv[:3])} failed: {(why[-1] if why else f'exit {done.returncode}')[:200]}")
+            raise PlacementError(
+                f"{' '.join(argv[:3])} failed: {(why[-1] if why else f'exit {done.returncode}')[:200]}"
+            )
         return done.stdout[:MAX_OUTPUT].decode("utf-8", "replace")
 
     def topology(self, job: str, window: tuple[float, float]) -> Topology:
@@ -222,15 +245,24 @@ def kubernetes_core_api(kubeconfig: Path | None, context: str | None) -> Any:
         else:
             config.load_incluster_config()
     except Exception as exc:  # the client raises several unrelated types for a bad config
-        raise PlacementError(f"kubernetes configuration: {str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__}") from None
+        raise PlacementError(
+            f"kubernetes configuration: {str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__}"
+        ) from None
     return client.CoreV1Api()
 
 
 class KubernetesPlacement:
     kind = "kubernetes"
 
-    def __init__(self, *, label: str, namespace: str | None = None, kubeconfig: Path | None = None,
-                 context: str | None = None, api: Any = None) -> None:
+    def __init__(
+        self,
+        *,
+        label: str,
+        namespace: str | None = None,
+        kubeconfig: Path | None = None,
+        context: str | None = None,
+        api: Any = None,
+    ) -> None:
         self.label = label
         self.namespace = namespace
         self.kubeconfig = kubeconfig
@@ -242,7 +274,9 @@ class KubernetesPlacement:
             try:
                 self._api = kubernetes_core_api(self.kubeconfig, self.context)
             except ModuleNotFoundError:
-                raise PlacementError("kubernetes placement needs the client: pip install kubernetes") from None
+                raise PlacementError(
+                    "kubernetes placement needs the client: pip install kubernetes"
+                ) from None
         return self._api
 
     def topology(self, job: str, window: tuple[float, float]) -> Topology:
@@ -257,11 +291,20 @@ class KubernetesPlacement:
             else:
                 pods = core.list_pod_for_all_namespaces(label_selector=selector, _request_timeout=15)
         except ApiException as exc:
-            raise PlacementError(f"kubernetes: listing pods {selector}: the API server answered {exc.status} {exc.reason}") from None
+            raise PlacementError(
+                f"kubernetes: listing pods {selector}: the API server answered {exc.status} {exc.reason}"
+            ) from None
         except HTTPError as exc:
             raise PlacementError(f"kubernetes: cannot reach the API server ({type(exc).__name__})") from None
-        nodes = sorted({p.spec.node_name for p in pods.items if p.spec and p.spec.node_name
-                        and (p.status is None or p.status.phase not in ("Succeeded", "Failed"))})
+        nodes = sorted(
+            {
+                p.spec.node_name
+                for p in pods.items
+                if p.spec
+                and p.spec.node_name
+                and (p.status is None or p.status.phase not in ("Succeeded", "Failed"))
+            }
+        )
         if not nodes:
             raise PlacementError(f"kubernetes: no scheduled pod labelled {selector}")
         bad = [n for n in nodes if not is_host_name(n)]
@@ -270,5 +313,12 @@ class KubernetesPlacement:
         return _hosts_only(nodes)
 
 
-__all__ = ["KubernetesPlacement", "Placement", "PlacementError", "PrometheusPlacement", "SlurmPlacement",
-           "TopologyFilePlacement", "expand_hostlist"]
+__all__ = [
+    "KubernetesPlacement",
+    "Placement",
+    "PlacementError",
+    "PrometheusPlacement",
+    "SlurmPlacement",
+    "TopologyFilePlacement",
+    "expand_hostlist",
+]

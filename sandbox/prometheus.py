@@ -20,9 +20,8 @@ from typing import Any
 
 import httpx
 import numpy as np
-from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
-
 from forensic.sandbox.sources import MetricRead
+from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
 #: Prometheus refuses a query_range that would return more points than this per series.
 MAX_POINTS = 11_000
@@ -108,8 +107,9 @@ class PrometheusMetrics:
         headers = {"Accept": "application/json"}
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        self._client = httpx.Client(base_url=self.url, headers=headers, timeout=timeout_s,
-                                    transport=transport, follow_redirects=False)
+        self._client = httpx.Client(
+            base_url=self.url, headers=headers, timeout=timeout_s, transport=transport, follow_redirects=False
+        )
         #: Once Prometheus has failed past every retry, later queries say so at once instead of
         #: each waiting out its own timeouts.
         self._down: str | None = None
@@ -117,8 +117,13 @@ class PrometheusMetrics:
     def close(self) -> None:
         self._client.close()
 
-    def series(self, name: str, labels: Mapping[str, str] | None = None,
-               start: float | None = None, end: float | None = None) -> MetricRead:
+    def series(
+        self,
+        name: str,
+        labels: Mapping[str, str] | None = None,
+        start: float | None = None,
+        end: float | None = None,
+    ) -> MetricRead:
         from forensic.tools.parsers.openmetrics import Series
 
         if self._down:
@@ -146,18 +151,32 @@ class PrometheusMetrics:
                 metric = dict(item.get("metric") or {})
                 sample_name = str(metric.pop("__name__", name))
                 ts, vs = _points(item.get("values") or [])
-                out.series.append(Series(name=sample_name, labels={str(k): str(v) for k, v in metric.items()},
-                                         timestamps=ts, values=vs, family=sample_name))
+                out.series.append(
+                    Series(
+                        name=sample_name,
+                        labels={str(k): str(v) for k, v in metric.items()},
+                        timestamps=ts,
+                        values=vs,
+                        family=sample_name,
+                    )
+                )
         except (TypeError, ValueError, KeyError, AttributeError) as exc:
-            return MetricRead(unavailable=f"Prometheus at {self.url} answered {query} with an unusable result ({exc})")
+            return MetricRead(
+                unavailable=f"Prometheus at {self.url} answered {query} with an unusable result ({exc})"
+            )
         if not out.series:
             out.sources = []
         return out
 
     # -- HTTP ----------------------------------------------------------------------------------
     def _get(self, path: str, params: dict[str, str]) -> Any:
-        retrying = Retrying(stop=stop_after_attempt(self.attempts), wait=self._wait, sleep=self._sleep,
-                            retry=retry_if_exception(lambda e: isinstance(e, _Transient)), reraise=False)
+        retrying = Retrying(
+            stop=stop_after_attempt(self.attempts),
+            wait=self._wait,
+            sleep=self._sleep,
+            retry=retry_if_exception(lambda e: isinstance(e, _Transient)),
+            reraise=False,
+        )
         return retrying(self._get_once, path, params)
 
     def _get_once(self, path: str, params: dict[str, str]) -> Any:
@@ -195,7 +214,11 @@ def _retry_after(response: httpx.Response) -> float | None:
 
 
 def _matrix(data: Any) -> list[dict[str, Any]]:
-    if not isinstance(data, dict) or data.get("resultType") != "matrix" or not isinstance(data.get("result"), list):
+    if (
+        not isinstance(data, dict)
+        or data.get("resultType") != "matrix"
+        or not isinstance(data.get("result"), list)
+    ):
         raise ValueError("not a range-query matrix")
     return [item for item in data["result"] if isinstance(item, dict)]
 

@@ -20,8 +20,6 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import httpx
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
-
 from forensic.sandbox.errors import (
     CorruptInputError,
     ForensicError,
@@ -32,6 +30,7 @@ from forensic.sandbox.errors import (
     ToolArgumentError,
     ToolError,
 )
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 #: Seconds one call may take, all phases together.
 CALL_TIMEOUT_S = 15.0
@@ -44,7 +43,15 @@ MAX_RETRY_AFTER_S = 5.0
 
 #: error type names the agent may send -> the error raised here (anything else: RemoteHostError).
 _TYPED: dict[str, type[ForensicError]] = {
-    c.__name__: c for c in (PathEscapeError, NotAllowedError, NotFoundError, ToolArgumentError, ToolError, CorruptInputError)
+    c.__name__: c
+    for c in (
+        PathEscapeError,
+        NotAllowedError,
+        NotFoundError,
+        ToolArgumentError,
+        ToolError,
+        CorruptInputError,
+    )
 }
 
 
@@ -59,10 +66,20 @@ class _Retryable(Exception):
 class RemoteHost:
     """A machine served by ``forensic agent`` at ``url``, as a :class:`forensic.sandbox.Host`."""
 
-    def __init__(self, url: str, token: str, *, name: str | None = None, snapshot: Literal["now", "before"] = "now",
-                 timeout_s: float = CALL_TIMEOUT_S, attempts: int = ATTEMPTS, max_response_bytes: int = MAX_RESPONSE_BYTES,
-                 verify: bool | str | ssl.SSLContext = True, transport: httpx.BaseTransport | None = None,
-                 sleep: Callable[[float], None] | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        token: str,
+        *,
+        name: str | None = None,
+        snapshot: Literal["now", "before"] = "now",
+        timeout_s: float = CALL_TIMEOUT_S,
+        attempts: int = ATTEMPTS,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
+        verify: bool | str | ssl.SSLContext = True,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] | None = None,
+    ) -> None:
         self.url = url.rstrip("/")
         self.snapshot = snapshot
         self.timeout_s = timeout_s
@@ -70,9 +87,14 @@ class RemoteHost:
         self.max_response_bytes = max_response_bytes
         if isinstance(verify, str):  # a CA bundle file: trust exactly it
             verify = ssl.create_default_context(cafile=verify)
-        self._client = httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {token}"},
-                                    timeout=httpx.Timeout(timeout_s), verify=verify, transport=transport,
-                                    follow_redirects=False)
+        self._client = httpx.Client(
+            base_url=self.url,
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=httpx.Timeout(timeout_s),
+            verify=verify,
+            transport=transport,
+            follow_redirects=False,
+        )
         self._sleep = sleep
         self.name = name if name is not None else str(self._call("GET", "info").get("name") or "")
         if not self.name:
@@ -116,7 +138,7 @@ class RemoteHost:
     def close(self) -> None:
         self._client.close()
 
-    def __enter__(self) -> "RemoteHost":
+    def __enter__(self) -> RemoteHost:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -146,9 +168,13 @@ class RemoteHost:
                 return min(MAX_RETRY_AFTER_S, after)
             return min(2.0, 0.1 * 2 ** (state.attempt_number - 1))
 
-        retrying = Retrying(stop=stop_after_attempt(self.attempts), wait=wait, reraise=True,
-                            retry=retry_if_exception(lambda e: isinstance(e, _Retryable)),
-                            **({"sleep": self._sleep} if self._sleep else {}))
+        retrying = Retrying(
+            stop=stop_after_attempt(self.attempts),
+            wait=wait,
+            reraise=True,
+            retry=retry_if_exception(lambda e: isinstance(e, _Retryable)),
+            **({"sleep": self._sleep} if self._sleep else {}),
+        )
         try:
             return retrying(self._once, method, op, payload)
         except _Retryable as exc:
@@ -161,7 +187,9 @@ class RemoteHost:
                 for chunk in resp.iter_bytes():
                     raw += chunk
                     if len(raw) > self.max_response_bytes:
-                        raise RemoteHostError(f"agent {self.url}: answer larger than {self.max_response_bytes} bytes")
+                        raise RemoteHostError(
+                            f"agent {self.url}: answer larger than {self.max_response_bytes} bytes"
+                        )
                 status, headers = resp.status_code, resp.headers
         except httpx.TimeoutException:
             raise RemoteHostError(f"agent {self.url}: no answer within {self.timeout_s:g} s") from None

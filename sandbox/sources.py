@@ -17,16 +17,15 @@ Derived facts (rank placement, job GPUs) are computed once from the incident and
 from __future__ import annotations
 
 import threading
-
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
+from forensic.sandbox.errors import ForensicError, NotFoundError
 
 from forensic.names import is_host_name
-from forensic.sandbox.errors import ForensicError, NotFoundError
 
 if TYPE_CHECKING:
     from forensic.sandbox.bundle import Bundle, HostInfo, Incident, Topology
@@ -49,8 +48,13 @@ class Document:
     #: so parsers that each read it (NCCL, watchdog, trainer facts) read the file once (issue 16).
     KEEP_CHARS = 8 * 1024 * 1024
 
-    def __init__(self, text: str | None, source: str, opener: Callable[[], Iterable[str]] | None = None,
-                 reader: Callable[[], str] | None = None) -> None:
+    def __init__(
+        self,
+        text: str | None,
+        source: str,
+        opener: Callable[[], Iterable[str]] | None = None,
+        reader: Callable[[], str] | None = None,
+    ) -> None:
         if text is None and opener is None:
             raise ValueError("a Document needs its text or an opener")
         self._text, self.source, self._opener, self._reader = text, source, opener, reader
@@ -60,8 +64,11 @@ class Document:
     def text(self) -> str:
         if self._text is None:
             # The reader gives the exact text (trailing newline included); without one, the lines.
-            self._text = (self._reader() if self._reader is not None
-                          else "\n".join(self._lines if self._lines is not None else self._opener()))  # type: ignore[misc]
+            self._text = (
+                self._reader()
+                if self._reader is not None
+                else "\n".join(self._lines if self._lines is not None else self._opener())
+            )  # type: ignore[misc]
         return self._text
 
     def lines(self) -> Iterator[str]:
@@ -108,8 +115,13 @@ class MetricRead:
 class MetricSource(Protocol):
     """Time series by metric name and label set over a time range."""
 
-    def series(self, name: str, labels: Mapping[str, str] | None = None,
-               start: float | None = None, end: float | None = None) -> MetricRead:
+    def series(
+        self,
+        name: str,
+        labels: Mapping[str, str] | None = None,
+        start: float | None = None,
+        end: float | None = None,
+    ) -> MetricRead:
         """Series whose sample name is ``name`` and whose labels equal every item of ``labels``,
         with samples in ``[start, end]`` (an open bound when None). Never raises for an
         unreachable backend: the reason goes into ``unavailable``."""
@@ -125,8 +137,13 @@ class RecordingMetrics:
         self._seen: dict[tuple[str, tuple[tuple[str, str], ...]], Any] = {}
         self._lock = threading.Lock()
 
-    def series(self, name: str, labels: Mapping[str, str] | None = None,
-               start: float | None = None, end: float | None = None) -> MetricRead:
+    def series(
+        self,
+        name: str,
+        labels: Mapping[str, str] | None = None,
+        start: float | None = None,
+        end: float | None = None,
+    ) -> MetricRead:
         got = self.inner.series(name, labels, start, end)
         with self._lock:
             for s in got.series:
@@ -321,11 +338,18 @@ class MetricSets:
         self._sets = list(sets)
         self._errors = list(errors)
 
-    def series(self, name: str, labels: Mapping[str, str] | None = None,
-               start: float | None = None, end: float | None = None) -> MetricRead:
+    def series(
+        self,
+        name: str,
+        labels: Mapping[str, str] | None = None,
+        start: float | None = None,
+        end: float | None = None,
+    ) -> MetricRead:
         out = MetricRead(errors=list(self._errors))
         if not self._sets:
-            out.unavailable = ("no metrics files readable: " + self._errors[0]) if self._errors else "no metrics files"
+            out.unavailable = (
+                ("no metrics files readable: " + self._errors[0]) if self._errors else "no metrics files"
+            )
         for ms, src in self._sets:
             found = ms.select(name, **dict(labels or {}))
             if found:
@@ -353,7 +377,9 @@ class OpenMetricsFiles(MetricSets):
                     text = kept.pop(rel).decode("utf-8", errors="replace")
                     sets.append((parse_openmetrics(text), bundle.fs.source_of(rel)))
                     continue
-                sets.append((parse_openmetrics(bundle.fs.iter_lines(rel)), bundle.fs.source_of(rel)))  # streamed
+                sets.append(
+                    (parse_openmetrics(bundle.fs.iter_lines(rel)), bundle.fs.source_of(rel))
+                )  # streamed
             except ForensicError as exc:
                 errors.append(f"{rel}: {exc}")
         super().__init__(sets, errors)
@@ -366,8 +392,13 @@ class _LazyMetrics:
         self._factory = factory
         self._inner: MetricSource | None = None
 
-    def series(self, name: str, labels: Mapping[str, str] | None = None,
-               start: float | None = None, end: float | None = None) -> MetricRead:
+    def series(
+        self,
+        name: str,
+        labels: Mapping[str, str] | None = None,
+        start: float | None = None,
+        end: float | None = None,
+    ) -> MetricRead:
         if self._inner is None:
             self._inner = self._factory()
         return self._inner.series(name, labels, start, end)
@@ -411,7 +442,10 @@ class BundleSource(SourceBase):
 
     def steps(self) -> list[Document]:
         fs = self.bundle.fs
-        return [Document(fs.read_text(f"job/{n}"), fs.source_of(f"job/{n}")) for n in step_file_names(fs.list("job"))]
+        return [
+            Document(fs.read_text(f"job/{n}"), fs.source_of(f"job/{n}"))
+            for n in step_file_names(fs.list("job"))
+        ]
 
     def log_names(self) -> list[str]:
         return [rel.rsplit("/", 1)[1] for rel in self.bundle.files("job/logs", (".log",))]

@@ -1,4 +1,5 @@
 """Every package folder ships in the wheel under the one ``forensic`` import root."""
+
 from __future__ import annotations
 
 import tomllib

@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-
 from forensic.harness.collect import collect_bundle
-from forensic.record import HEADER, StepRecorder, hf_callback, lightning_callback, param_checksum
 from forensic.sandbox import Bundle
 from forensic.tools import ToolContext, get_tool
 from forensic.tools.detectors.steps import load_steps_csv
+
+from forensic.record import HEADER, StepRecorder, hf_callback, lightning_callback, param_checksum
 
 
 class FakeClock:
@@ -32,8 +32,17 @@ class FakeClock:
 def test_rows_follow_the_spec_with_compute_loss_and_checksums(tmp_path: Path) -> None:
     wall, perf = FakeClock(), FakeClock()
     params = [np.arange(10, dtype=np.float32)]
-    rec = StepRecorder(tmp_path, rank=3, host="gpu-a017", local_gpu=1, model=params, checksum_every=2,
-                       clock=wall, perf=perf, cuda=False)
+    rec = StepRecorder(
+        tmp_path,
+        rank=3,
+        host="gpu-a017",
+        local_gpu=1,
+        model=params,
+        checksum_every=2,
+        clock=wall,
+        perf=perf,
+        cuda=False,
+    )
     for i in range(4):
         wall.t = 5000.0 + i
         with rec.step(i) as s:
@@ -48,9 +57,15 @@ def test_rows_follow_the_spec_with_compute_loss_and_checksums(tmp_path: Path) ->
     assert list(rows[0]) == list(HEADER)
     assert [r["step"] for r in rows] == ["0", "1", "2", "3", "4"] and {r["rank"] for r in rows} == {"3"}
     assert float(rows[1]["start_unix"]) == 5001.0
-    assert float(rows[0]["duration_s"]) == pytest.approx(0.3) and float(rows[0]["compute_s"]) == pytest.approx(0.25)
+    assert float(rows[0]["duration_s"]) == pytest.approx(0.3) and float(
+        rows[0]["compute_s"]
+    ) == pytest.approx(0.25)
     assert rows[4]["compute_s"] == "" and rows[0]["loss"] == "2.5"
-    assert rows[0]["param_checksum"] == param_checksum(params) and rows[1]["param_checksum"] == "" and rows[2]["param_checksum"]
+    assert (
+        rows[0]["param_checksum"] == param_checksum(params)
+        and rows[1]["param_checksum"] == ""
+        and rows[2]["param_checksum"]
+    )
     assert rows[0]["host"] == "gpu-a017" and rows[0]["local_gpu"] == "1"
     table = load_steps_csv((tmp_path / "steps-rank00003.csv").read_text())
     assert table.compute is not None and table.n_ranks == 1
@@ -76,8 +91,17 @@ def test_a_step_that_raises_is_not_recorded(tmp_path: Path) -> None:
 
 def test_prometheus_textfile_has_gauges_and_a_histogram(tmp_path: Path) -> None:
     perf = FakeClock()
-    rec = StepRecorder(None, rank=2, host="h1", local_gpu=2, textfile_dir=tmp_path, job='j"1', perf=perf, cuda=False,
-                       textfile_interval_s=10.0)
+    rec = StepRecorder(
+        None,
+        rank=2,
+        host="h1",
+        local_gpu=2,
+        textfile_dir=tmp_path,
+        job='j"1',
+        perf=perf,
+        cuda=False,
+        textfile_interval_s=10.0,
+    )
     for i, d in enumerate((0.02, 0.2, 3.0)):
         with rec.step(i) as s:
             perf.t += d
@@ -100,14 +124,26 @@ def test_the_openmetrics_reader_accepts_the_textfile(tmp_path: Path) -> None:
         s.compute_done()
     parsed = parse_openmetrics((tmp_path / "forensic_steps_rank00000.prom").read_text() + "# EOF\n")
     by_name = {x.name: x for x in parsed.series}
-    assert by_name["forensic_step_duration_seconds"].labels == {"job": "", "rank": "0", "host": "h", "gpu": "0"}
+    assert by_name["forensic_step_duration_seconds"].labels == {
+        "job": "",
+        "rank": "0",
+        "host": "h",
+        "gpu": "0",
+    }
     assert by_name["forensic_step_number"].values[0] == 0 and "forensic_step_compute_seconds" in by_name
 
 
-@pytest.mark.parametrize("kw, message", [
-    ({"rank": -1}, "rank"), ({"host": "bad host"}, "host"), ({"checksum_every": 5}, "model"),
-    ({"flush_every": 0}, "flush_every"), ({"out_dir": None}, "out_dir"), ({"cuda": True}, "cuda=True"),
-])
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        ({"rank": -1}, "rank"),
+        ({"host": "bad host"}, "host"),
+        ({"checksum_every": 5}, "model"),
+        ({"flush_every": 0}, "flush_every"),
+        ({"out_dir": None}, "out_dir"),
+        ({"cuda": True}, "cuda=True"),
+    ],
+)
 def test_bad_arguments_are_clear_errors(tmp_path: Path, kw: dict[str, Any], message: str) -> None:
     args = {"out_dir": tmp_path, "rank": 0, "host": "h", **kw}
     with pytest.raises(ValueError, match=message):
@@ -144,7 +180,15 @@ RANKS, STEPS, SLOW_RANK = 4, 60, 2
 
 def _rank_main(rank: int, barrier: Any, out: str) -> None:
     model = [np.full(256, 0.5, dtype=np.float32)]
-    rec = StepRecorder(out, rank=rank, host=f"node-{rank // 2}", local_gpu=rank % 2, model=model, checksum_every=10, cuda=False)
+    rec = StepRecorder(
+        out,
+        rank=rank,
+        host=f"node-{rank // 2}",
+        local_gpu=rank % 2,
+        model=model,
+        checksum_every=10,
+        cuda=False,
+    )
     for i in range(STEPS):
         with rec.step(i) as s:
             time.sleep(0.02 * (1.6 if rank == SLOW_RANK else 1.0))  # this rank's own work
@@ -170,9 +214,17 @@ def test_a_real_4_process_job_with_a_slow_rank_is_recorded_and_the_rank_named(tm
 
     starts = [float(r["start_unix"]) for f in job.iterdir() for r in csv.DictReader(open(f))]
     bundle = tmp_path / "incident"
-    collect_bundle([], bundle, job_dir=job, incident={
-        "id": "recorded-job", "title": "step time up on the recorded job",
-        "window": {"start": min(starts) - 1, "end": max(starts) + 2}, "job": {"name": "mp-job", "gpus_per_node": 2}})
+    collect_bundle(
+        [],
+        bundle,
+        job_dir=job,
+        incident={
+            "id": "recorded-job",
+            "title": "step time up on the recorded job",
+            "window": {"start": min(starts) - 1, "end": max(starts) + 2},
+            "job": {"name": "mp-job", "gpus_per_node": 2},
+        },
+    )
     b = Bundle(bundle)
     assert b.rank_map() == {0: ("node-0", 0), 1: ("node-0", 1), 2: ("node-1", 0), 3: ("node-1", 1)}
 
@@ -181,9 +233,21 @@ def test_a_real_4_process_job_with_a_slow_rank_is_recorded_and_the_rank_named(tm
     assert stragglers == ["node-1/gpu0"], res.summary
     assert res.data["n_ranks"] == RANKS and res.data["n_steps"] == STEPS
 
-    out = subprocess.run([sys.executable, "-m", "forensic.harness.cli", "investigate", str(bundle), "--json", "--no-checkpoint"],
-                         capture_output=True, text=True, timeout=300,
-                         env={"FORENSIC_STATE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "forensic.harness.cli",
+            "investigate",
+            str(bundle),
+            "--json",
+            "--no-checkpoint",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"FORENSIC_STATE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     named = [s for ev in report["evidence"] for s in ev.get("signals", []) if s["name"] == "straggler"]
@@ -192,11 +256,32 @@ def test_a_real_4_process_job_with_a_slow_rank_is_recorded_and_the_rank_named(tm
 
 
 def test_bench_recorder_reports_the_overhead_per_setup(tmp_path: Path) -> None:
-    out = subprocess.run([sys.executable, "-m", "forensic.harness.cli", "bench", "recorder", "--json", "--steps", "200",
-                          "--params", "1000", "--checksum-every", "10"], capture_output=True, text=True, timeout=300,
-                         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "forensic.harness.cli",
+            "bench",
+            "recorder",
+            "--json",
+            "--steps",
+            "200",
+            "--params",
+            "1000",
+            "--checksum-every",
+            "10",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
     assert out.returncode == 0, out.stderr
     r = json.loads(out.stdout)
-    assert set(r["per_step_us"]) == {"csv", "csv+textfile", "csv+checksum"} and all(v > 0 for v in r["per_step_us"].values())
-    assert r["overhead_pct"] == pytest.approx(max(r["per_step_us"].values()) / 1e6 / 0.1 * 100, rel=1e-3, abs=1e-3)
+    assert set(r["per_step_us"]) == {"csv", "csv+textfile", "csv+checksum"} and all(
+        v > 0 for v in r["per_step_us"].values()
+    )
+    assert r["overhead_pct"] == pytest.approx(
+        max(r["per_step_us"].values()) / 1e6 / 0.1 * 100, rel=1e-3, abs=1e-3
+    )
     assert r["target_pct"] == 1.0 and isinstance(r["ok"], bool)

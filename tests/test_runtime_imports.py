@@ -13,13 +13,20 @@ EXAMPLE = ROOT / "evals" / "examples" / "pcie-x8-mfu-drop" / "bundle"
 
 
 def _python(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path,
-                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "FORENSIC_STATE_DIR": str(tmp_path)})
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "FORENSIC_STATE_DIR": str(tmp_path)},
+    )
 
 
 def test_the_cli_and_an_investigation_load_neither_evals_nor_openai_nor_pandas(tmp_path: Path) -> None:
     # nor numba: the compiled scan kernel is imported only for arrays of millions of values
-    out = _python(f"""
+    out = _python(
+        f"""
 import contextlib, io, json, sys
 from forensic.harness.cli import main
 sys.argv = ["forensic", "investigate", {str(EXAMPLE)!r}, "--json", "--no-checkpoint"]
@@ -33,14 +40,17 @@ verdict = json.loads(buf.getvalue())["verdict"]["root_cause"]
 loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("openai", "pandas", "numba", "llvmlite")
                 or m.startswith("forensic.evals"))
 print(json.dumps({{"verdict": verdict, "loaded": loaded}}))
-""", tmp_path)
+""",
+        tmp_path,
+    )
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout.splitlines()[-1])
     assert got == {"verdict": "pcie_downtrain", "loaded": []}
 
 
 def test_the_llm_planner_without_openai_names_the_extra(tmp_path: Path) -> None:
-    out = _python("""
+    out = _python(
+        """
 import sys
 sys.modules["openai"] = None  # as if the llm extra were not installed
 from forensic.harness.planners import make_planner, planner_names
@@ -50,19 +60,26 @@ try:
     make_planner("llm", model="m")
 except PlannerError as exc:
     print(exc)
-""", tmp_path)
+""",
+        tmp_path,
+    )
     assert out.returncode == 0, out.stderr
     assert "pip install 'forensic-harness[llm]'" in out.stdout and "openai" in out.stdout
 
 
 def test_bench_detectors_without_pandas_says_what_to_install(tmp_path: Path) -> None:
-    out = _python("""
+    out = _python(
+        """
 import sys
 sys.modules["pandas"] = None  # as if the bench extra were not installed
 from forensic.harness.cli import main
 sys.argv = ["forensic", "bench", "detectors", "--ranks", "64", "--steps", "100"]
 main()
-""", tmp_path)
+""",
+        tmp_path,
+    )
     assert out.returncode == 2
-    assert out.stderr.strip() == ("forensic: bench detectors measures a naive pandas baseline, and pandas is not "
-                                  "installed: pip install 'forensic-harness[bench]'")
+    assert out.stderr.strip() == (
+        "forensic: bench detectors measures a naive pandas baseline, and pandas is not "
+        "installed: pip install 'forensic-harness[bench]'"
+    )

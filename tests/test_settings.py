@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from forensic.sandbox import SettingsError
 
 from forensic.logs import configure
-from forensic.sandbox import SettingsError
 from forensic.settings import get_settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,8 +21,17 @@ EXAMPLE = ROOT / "evals" / "examples" / "pcie-x8-mfu-drop" / "bundle"
 
 @pytest.fixture
 def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatch:
-    for name in ("FORENSIC_STATE_DIR", "FORENSIC_EVALS_CACHE", "XDG_STATE_HOME", "XDG_CACHE_HOME", "FORENSIC_LLM_MODEL",
-                 "FORENSIC_LLM_API_KEY", "FORENSIC_LLM_TIMEOUT_S", "FORENSIC_LOG_LEVEL", "FORENSIC_LOG_FORMAT"):
+    for name in (
+        "FORENSIC_STATE_DIR",
+        "FORENSIC_EVALS_CACHE",
+        "XDG_STATE_HOME",
+        "XDG_CACHE_HOME",
+        "FORENSIC_LLM_MODEL",
+        "FORENSIC_LLM_API_KEY",
+        "FORENSIC_LLM_TIMEOUT_S",
+        "FORENSIC_LOG_LEVEL",
+        "FORENSIC_LOG_FORMAT",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
     return monkeypatch
@@ -35,7 +44,10 @@ def test_defaults_follow_xdg_and_the_home_folder(clean_env: pytest.MonkeyPatch, 
     clean_env.setenv("XDG_STATE_HOME", "/xdg/state")
     clean_env.setenv("XDG_CACHE_HOME", "/xdg/cache")
     s = get_settings()
-    assert (s.state_path(), s.evals_cache_path()) == (Path("/xdg/state/forensic"), Path("/xdg/cache/forensic/evals"))
+    assert (s.state_path(), s.evals_cache_path()) == (
+        Path("/xdg/state/forensic"),
+        Path("/xdg/cache/forensic/evals"),
+    )
 
 
 def test_forensic_variables_win_and_empty_means_unset(clean_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -69,20 +81,38 @@ def test_the_modules_read_the_settings(clean_env: pytest.MonkeyPatch, tmp_path: 
 
 
 def _cli(*args: str, env: dict[str, str], tmp_path: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "forensic.harness.cli", *args], capture_output=True, text=True, timeout=300,
-                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "FORENSIC_STATE_DIR": str(tmp_path), **env})
+    return subprocess.run(
+        [sys.executable, "-m", "forensic.harness.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "FORENSIC_STATE_DIR": str(tmp_path), **env},
+    )
 
 
 def test_a_bad_environment_is_exit_2_with_one_line(tmp_path: Path) -> None:
     out = _cli("tools", env={"FORENSIC_LOG_FORMAT": "xml"}, tmp_path=tmp_path)
-    assert out.returncode == 2 and out.stderr == "forensic: FORENSIC_LOG_FORMAT: Input should be 'text' or 'json'\n"
+    assert (
+        out.returncode == 2
+        and out.stderr == "forensic: FORENSIC_LOG_FORMAT: Input should be 'text' or 'json'\n"
+    )
     out = _cli("--log-level", "chatty", "tools", env={}, tmp_path=tmp_path)
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and "--log-level 'chatty'" in out.stderr
 
 
 def test_json_logs_on_stderr_keep_stdout_for_the_report(tmp_path: Path) -> None:
-    out = _cli("--log-level", "debug", "--log-format", "json", "investigate", str(EXAMPLE), "--json", "--no-checkpoint",
-               env={}, tmp_path=tmp_path)
+    out = _cli(
+        "--log-level",
+        "debug",
+        "--log-format",
+        "json",
+        "investigate",
+        str(EXAMPLE),
+        "--json",
+        "--no-checkpoint",
+        env={},
+        tmp_path=tmp_path,
+    )
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     logs = [json.loads(line) for line in out.stderr.splitlines()]
@@ -90,13 +120,23 @@ def test_json_logs_on_stderr_keep_stdout_for_the_report(tmp_path: Path) -> None:
     assert [c["evidence"] for c in calls] == [e["id"] for e in report["evidence"]]
     assert all(c["logger"] == "forensic.harness.graph" and c["level"] == "DEBUG" for c in calls)
     verdict = next(r for r in logs if r["message"] == "verdict")
-    assert (verdict["root_cause"], verdict["component"]) == (report["verdict"]["root_cause"], report["verdict"]["component"])
+    assert (verdict["root_cause"], verdict["component"]) == (
+        report["verdict"]["root_cause"],
+        report["verdict"]["component"],
+    )
 
 
 def test_the_default_level_is_quiet(tmp_path: Path) -> None:
     out = _cli("investigate", str(EXAMPLE), "--json", "--no-checkpoint", env={}, tmp_path=tmp_path)
     assert out.returncode == 0 and out.stderr == ""
-    out = _cli("investigate", str(EXAMPLE), "--json", "--no-checkpoint", env={"FORENSIC_LOG_LEVEL": "info"}, tmp_path=tmp_path)
+    out = _cli(
+        "investigate",
+        str(EXAMPLE),
+        "--json",
+        "--no-checkpoint",
+        env={"FORENSIC_LOG_LEVEL": "info"},
+        tmp_path=tmp_path,
+    )
     assert "INFO forensic.harness.graph: verdict" in out.stderr
 
 
@@ -108,6 +148,11 @@ def test_configure_replaces_its_own_handler() -> None:
     configure("INFO", "json", second)
     logging.getLogger("forensic.tools.x").info("hello", extra={"n": 3})
     assert first.getvalue() == ""
-    assert json.loads(second.getvalue()) | {"time": None} == {"time": None, "level": "INFO", "logger": "forensic.tools.x",
-                                                              "message": "hello", "n": 3}
+    assert json.loads(second.getvalue()) | {"time": None} == {
+        "time": None,
+        "level": "INFO",
+        "logger": "forensic.tools.x",
+        "message": "hello",
+        "n": 3,
+    }
     root.handlers[:], root.level, root.propagate = saved[0], saved[1], saved[2]

@@ -28,8 +28,14 @@ pytestmark = pytest.mark.slow
 
 
 def _run(argv: list[str], cwd: Path, timeout: int = 900, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          env={"PATH": "/usr/bin:/bin", "HOME": str(cwd), **env})
+    return subprocess.run(
+        argv,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(cwd), **env},
+    )
 
 
 def _pip(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
@@ -44,9 +50,16 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     tmp = tmp_path_factory.mktemp("wheel")
     # Build from a copy: an in-tree build would leave build/ and *.egg-info in the checkout.
     src = tmp / "src"
-    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(
-        ".venv", ".git", "__pycache__", "*.egg-info", "build", "dist", ".pytest_cache", "examples"))
-    built = _pip([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp / "dist"), str(src)], tmp)
+    shutil.copytree(
+        ROOT,
+        src,
+        ignore=shutil.ignore_patterns(
+            ".venv", ".git", "__pycache__", "*.egg-info", "build", "dist", ".pytest_cache", "examples"
+        ),
+    )
+    built = _pip(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp / "dist"), str(src)], tmp
+    )
     assert built.returncode == 0, built.stderr[-3000:]
     wheel = next((tmp / "dist").glob("forensic_harness-*.whl"))
     env_dir = tmp / "venv"
@@ -68,31 +81,43 @@ def test_the_wheel_holds_one_import_root_and_its_data(installed: tuple[Path, Pat
     assert "forensic/harness/service/migrations/versions/0001_initial.py" in names
 
 
-def test_the_installed_command_investigates_the_example_from_another_folder(installed: tuple[Path, Path], tmp_path: Path) -> None:
+def test_the_installed_command_investigates_the_example_from_another_folder(
+    installed: tuple[Path, Path], tmp_path: Path
+) -> None:
     _, env_dir = installed
     elsewhere = tmp_path / "elsewhere"
     # Folders named like the checkout's, in the working directory, must not shadow anything.
     for name in FOLDERS:
         (elsewhere / name).mkdir(parents=True)
         (elsewhere / name / "__init__.py").write_text("raise ImportError('shadowed')\n")
-    out = _run([str(env_dir / "bin" / "forensic"), "investigate", str(EXAMPLE), "--json", "--no-checkpoint"], elsewhere,
-               FORENSIC_STATE_DIR=str(tmp_path / "state"))
+    out = _run(
+        [str(env_dir / "bin" / "forensic"), "investigate", str(EXAMPLE), "--json", "--no-checkpoint"],
+        elsewhere,
+        FORENSIC_STATE_DIR=str(tmp_path / "state"),
+    )
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     truth = json.loads((EXAMPLE / "truth.json").read_text())
-    assert (report["verdict"]["root_cause"], report["verdict"]["component"]) == (truth["root_cause"], truth["component"])
+    assert (report["verdict"]["root_cause"], report["verdict"]["component"]) == (
+        truth["root_cause"],
+        truth["component"],
+    )
     assert report["status"] == "confirmed" and report["findings"]
     # python -m puts the working directory first on sys.path: the decoys are right there.
-    as_module = _run([str(env_dir / "bin" / "python"), "-m", "forensic.harness.cli", "tools", "--json"], elsewhere)
+    as_module = _run(
+        [str(env_dir / "bin" / "python"), "-m", "forensic.harness.cli", "tools", "--json"], elsewhere
+    )
     assert as_module.returncode == 0, as_module.stderr
     assert "pcie_link" in {t["name"] for t in json.loads(as_module.stdout)}
 
 
 def test_no_top_level_module_but_forensic_is_importable(installed: tuple[Path, Path], tmp_path: Path) -> None:
     _, env_dir = installed
-    code = ("import importlib.util, json, forensic; "
-            f"print(json.dumps([[n, importlib.util.find_spec(n) is not None] for n in {list(FOLDERS)!r}] "
-            "+ [['forensic', forensic.__file__]]))")
+    code = (
+        "import importlib.util, json, forensic; "
+        f"print(json.dumps([[n, importlib.util.find_spec(n) is not None] for n in {list(FOLDERS)!r}] "
+        "+ [['forensic', forensic.__file__]]))"
+    )
     out = _run([str(env_dir / "bin" / "python"), "-c", code], tmp_path)
     assert out.returncode == 0, out.stderr
     found = json.loads(out.stdout)
@@ -100,14 +125,38 @@ def test_no_top_level_module_but_forensic_is_importable(installed: tuple[Path, P
     assert found[-1][1].startswith(str(env_dir))
 
 
-def test_without_extras_the_optional_paths_say_what_to_install(installed: tuple[Path, Path], tmp_path: Path) -> None:
+def test_without_extras_the_optional_paths_say_what_to_install(
+    installed: tuple[Path, Path], tmp_path: Path
+) -> None:
     _, env_dir = installed
     py = str(env_dir / "bin" / "python")
-    missing = _run([py, "-c", "import importlib.util as u; print([m for m in ('openai', 'pandas', 'pynvml') if u.find_spec(m)])"],
-                   tmp_path)
+    missing = _run(
+        [
+            py,
+            "-c",
+            "import importlib.util as u; print([m for m in ('openai', 'pandas', 'pynvml') if u.find_spec(m)])",
+        ],
+        tmp_path,
+    )
     assert missing.stdout.strip() == "[]", "openai, pandas and nvidia-ml-py are extras, not dependencies"
     bench = _run([str(env_dir / "bin" / "forensic"), "bench", "detectors"], tmp_path)
     assert bench.returncode == 2 and "pip install 'forensic-harness[bench]'" in bench.stderr
-    llm = _run([str(env_dir / "bin" / "forensic"), "investigate", str(EXAMPLE), "--planner", "llm", "--llm-model", "m",
-                "--no-checkpoint"], tmp_path, FORENSIC_STATE_DIR=str(tmp_path / "state"))
-    assert llm.returncode == 2 and "pip install 'forensic-harness[llm]'" in llm.stderr and "Traceback" not in llm.stderr
+    llm = _run(
+        [
+            str(env_dir / "bin" / "forensic"),
+            "investigate",
+            str(EXAMPLE),
+            "--planner",
+            "llm",
+            "--llm-model",
+            "m",
+            "--no-checkpoint",
+        ],
+        tmp_path,
+        FORENSIC_STATE_DIR=str(tmp_path / "state"),
+    )
+    assert (
+        llm.returncode == 2
+        and "pip install 'forensic-harness[llm]'" in llm.stderr
+        and "Traceback" not in llm.stderr
+    )

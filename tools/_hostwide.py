@@ -17,7 +17,9 @@ HOST_WIDE_SHARE = 0.75
 HOST_WIDE_MIN = 2
 
 
-def host_wide(signals: Iterable[Signal], gpus_of_host: dict[str, list[str]], names: dict[str, str]) -> list[Signal]:
+def host_wide(
+    signals: Iterable[Signal], gpus_of_host: dict[str, list[str]], names: dict[str, str]
+) -> list[Signal]:
     """For each GPU signal name in ``names`` (gpu signal -> host signal), one host signal per host
     where at least HOST_WIDE_SHARE of its GPUs (``gpus_of_host``: host -> GPU components) carry it."""
     hit: dict[tuple[str, str], set[str]] = defaultdict(set)
@@ -29,8 +31,13 @@ def host_wide(signals: Iterable[Signal], gpus_of_host: dict[str, list[str]], nam
         gpus = set(gpus_of_host.get(host, []))
         n = len(comps & gpus) if gpus else 0
         if n >= HOST_WIDE_MIN and n >= HOST_WIDE_SHARE * len(gpus):
-            out.append(Signal(
-                name=names[name], component=host, kind="host",
-                detail=f"{n} of {len(gpus)} GPUs of {host} show {name}: a cause the host shares (power, cooling), not one GPU",
-                values={"gpus_affected": n, "gpus_on_host": len(gpus), "gpu_signal": name}))
+            out.append(
+                Signal(
+                    name=names[name],
+                    component=host,
+                    kind="host",
+                    detail=f"{n} of {len(gpus)} GPUs of {host} show {name}: a cause the host shares (power, cooling), not one GPU",
+                    values={"gpus_affected": n, "gpus_on_host": len(gpus), "gpu_signal": name},
+                )
+            )
     return out

@@ -16,16 +16,31 @@ _NUM = r"(\d{1,5}(?:\.\d{1,4})?)\s{0,2}(ms|s|sec|secs|seconds?)\b"
 #: "used to do 0.9 s per step", "was 0.9s/step", "expected 900 ms per step", "normally 1.1 s/it",
 #: "step time (was|used to be|should be) 0.9 s", "baseline 0.9 s per step"
 _EXPECTED = [
-    re.compile(r"\b(?:used to (?:do|be|take|run at)|was|were|expected|expect|normally|usually|should be|baseline(?: of| is)?|"
-               r"yesterday|previously|before)\s{1,3}(?:at\s{1,2}|about\s{1,2}|~\s{0,1})?" + _NUM +
-               r"\s{0,3}(?:/|per)\s{0,2}(?:step|iter(?:ation)?|it)\b", re.I),
-    re.compile(r"\bstep[ _-]?time\s{0,3}(?:was|used to be|should be|is normally|is usually|of|baseline)\s{1,3}(?:about\s{1,2}|~\s{0,1})?" + _NUM, re.I),
-    re.compile(r"\(\s{0,2}(?:was|expected|normally)\s{1,3}" + _NUM + r"\s{0,3}(?:/|per)\s{0,2}(?:step|iter(?:ation)?|it)\s{0,2}\)", re.I),
+    re.compile(
+        r"\b(?:used to (?:do|be|take|run at)|was|were|expected|expect|normally|usually|should be|baseline(?: of| is)?|"
+        r"yesterday|previously|before)\s{1,3}(?:at\s{1,2}|about\s{1,2}|~\s{0,1})?"
+        + _NUM
+        + r"\s{0,3}(?:/|per)\s{0,2}(?:step|iter(?:ation)?|it)\b",
+        re.I,
+    ),
+    re.compile(
+        r"\bstep[ _-]?time\s{0,3}(?:was|used to be|should be|is normally|is usually|of|baseline)\s{1,3}(?:about\s{1,2}|~\s{0,1})?"
+        + _NUM,
+        re.I,
+    ),
+    re.compile(
+        r"\(\s{0,2}(?:was|expected|normally)\s{1,3}"
+        + _NUM
+        + r"\s{0,3}(?:/|per)\s{0,2}(?:step|iter(?:ation)?|it)\s{0,2}\)",
+        re.I,
+    ),
 ]
 _FROM_START = re.compile(
     r"\b(?:slow|sluggish|underperform\w{0,4}|low (?:mfu|throughput))\b.{0,40}\b(?:since (?:launch|the (?:start|launch|first step)|"
     r"it started|start(?:up)?|the job started|day one|the beginning)|from (?:the )?(?:start|launch|first step|the beginning)|"
-    r"right from launch|ever since launch)\b|\bnever (?:reached|hit|got to)\b.{0,40}\b(?:expected|target|mfu|throughput)\b", re.I)
+    r"right from launch|ever since launch)\b|\bnever (?:reached|hit|got to)\b.{0,40}\b(?:expected|target|mfu|throughput)\b",
+    re.I,
+)
 
 
 def expected_step_s(text: str) -> float | None:
@@ -43,13 +58,17 @@ _LEVEL = re.compile(
     r"\b(?:below|under|short of)\s{1,3}(?:the\s{1,3}|our\s{1,3})?(?:plan(?:ned)?|baseline|target|expect\w{0,7}|forecast|budget|spec)\b|"
     r"\b(?:slower|lower|worse|less)\s{1,3}than\s{1,3}(?:the\s{1,3}|on\s{1,3}the\s{1,3})?(?:same\s{1,3}(?:config\w{0,8}|job|run|model|recipe|code)|"
     r"old\s{1,3}\w{1,20}|previous\s{1,3}\w{1,20}|other\s{1,3}(?:clusters?|allocations?|pools?)|plan(?:ned)?|expect\w{0,6}|baseline|usual|normal)\b|"
-    r"\bdegraded\b|\ball day\b|\bsince (?:yesterday|last (?:week|night))\b", re.I)
+    r"\bdegraded\b|\ball day\b|\bsince (?:yesterday|last (?:week|night))\b",
+    re.I,
+)
 #: A time the text gives for the onset ("since 11:05", "after the 01:53 restart", "since the
 #: maintenance"): the window should hold the change.
 _ONSET = re.compile(
     r"\b(?:since|after|from|at|around)\s{1,3}(?:~\s{0,1}|about\s{1,3}|around\s{1,3}|the\s{1,3})?\d{1,2}[:h]\d{2}\b|"
     r"\b(?:since|after)\s{1,3}the\s{1,3}(?:\d{1,2}:\d{2}\s{1,3})?(?:restart|maintenance|upgrade|reboot|update|deploy\w{0,4}|"
-    r"migration|failover|rollout|change)\b|\bsince\s{1,3}this\s{1,3}(?:morning|afternoon|evening)\b", re.I)
+    r"migration|failover|rollout|change)\b|\bsince\s{1,3}this\s{1,3}(?:morning|afternoon|evening)\b",
+    re.I,
+)
 
 
 def slow_from_start(text: str) -> bool:
@@ -63,14 +82,21 @@ def slow_from_start(text: str) -> bool:
 #: "relaunched with the long-context recipe", "restarted with global batch 1536", "resubmitted with a
 #: larger batch", "new data mix since the restart", "seq len 4096 -> 8192": the job was changed on
 #: purpose so that a step does more work (or runs on another layout). Bounded, word-anchored.
-_CHANGE = (r"(?:(?:larger|bigger|higher|longer|increased|doubled|new|different|another)\s{1,3}(?:global\s{1,3})?"
-           r"(?:batch|seq(?:uence)?|context|data[ _-]?(?:mix|mixture|blend|set)|dataset|recipe|parallel\w{0,6}|layout|"
-           r"(?:tp|pp|dp|tensor|pipeline)\b)|long[ -]context|"
-           r"(?:global[ _-]batch(?:[ _-]size)?|seq(?:uence)?[ _-]len(?:gth)?|context[ _-]length|micro[ _-]batch(?:[ _-]size)?|"
-           r"data[ _-]?mix|tensor[ _-]parallel\w{0,6}|pipeline[ _-]parallel\w{0,6})\s{0,3}(?:(?:from\s{1,3})?\d[\d,k]{0,9}\s{0,3})?(?:to|->|→)\s{0,3}\d)")
+_CHANGE = (
+    r"(?:(?:larger|bigger|higher|longer|increased|doubled|new|different|another)\s{1,3}(?:global\s{1,3})?"
+    r"(?:batch|seq(?:uence)?|context|data[ _-]?(?:mix|mixture|blend|set)|dataset|recipe|parallel\w{0,6}|layout|"
+    r"(?:tp|pp|dp|tensor|pipeline)\b)|long[ -]context|"
+    r"(?:global[ _-]batch(?:[ _-]size)?|seq(?:uence)?[ _-]len(?:gth)?|context[ _-]length|micro[ _-]batch(?:[ _-]size)?|"
+    r"data[ _-]?mix|tensor[ _-]parallel\w{0,6}|pipeline[ _-]parallel\w{0,6})\s{0,3}(?:(?:from\s{1,3})?\d[\d,k]{0,9}\s{0,3})?(?:to|->|→)\s{0,3}\d)"
+)
 _RECONFIGURED = re.compile(
-    r"\b(?:re-?launch\w{0,3}|re-?start\w{0,3}|re-?submit\w{0,5}|resum\w{1,3}|re-?queued|switched|moved|changed)\b.{0,80}?\b" + _CHANGE
-    + r"|\b" + _CHANGE + r".{0,80}?\b(?:re-?launch\w{0,3}|re-?start\w{0,3}|re-?submit\w{0,5}|resum\w{1,3})\b", re.I)
+    r"\b(?:re-?launch\w{0,3}|re-?start\w{0,3}|re-?submit\w{0,5}|resum\w{1,3}|re-?queued|switched|moved|changed)\b.{0,80}?\b"
+    + _CHANGE
+    + r"|\b"
+    + _CHANGE
+    + r".{0,80}?\b(?:re-?launch\w{0,3}|re-?start\w{0,3}|re-?submit\w{0,5}|resum\w{1,3})\b",
+    re.I,
+)
 
 
 def stated_reconfiguration(text: str) -> str | None:

@@ -74,8 +74,18 @@ def _build(ctx: ToolContext, host: str) -> HostInventory:
         for g in info.gpus:
             inv.gpus[g.index] = Device("gpu", f"gpu{g.index}", _addr(g.pci_bus_id), info={"uuid": g.uuid})
         for n in info.nics:
-            inv.nics[n.ibdev] = Device("nic", n.ibdev, _addr(n.pci_bus_id), netdev=n.netdev,
-                                       info={"link_layer": n.link_layer, "switch": n.switch, "switch_port": n.switch_port, "port": n.port})
+            inv.nics[n.ibdev] = Device(
+                "nic",
+                n.ibdev,
+                _addr(n.pci_bus_id),
+                netdev=n.netdev,
+                info={
+                    "link_layer": n.link_layer,
+                    "switch": n.switch,
+                    "switch_port": n.switch_port,
+                    "port": n.port,
+                },
+            )
     try:
         node = source.host(host)
         raw = node.nvml()
@@ -123,8 +133,11 @@ def _gpus_from_commands(ctx: ToolContext, host: str, inv: HostInventory) -> None
         if node.has_command(["nvidia-smi", "-q"]):
             addrs = [g.pci for g in parse_nvidia_smi_q(node.run(["nvidia-smi", "-q"])) if g.pci is not None]
         if not addrs and node.has_command(["lspci", "-vv"]):
-            addrs = [d.address for d in parse_lspci_vv(node.run(["lspci", "-vv"]))
-                     if "NVIDIA" in d.description and (d.class_name or "").startswith(("3D controller", "VGA"))]
+            addrs = [
+                d.address
+                for d in parse_lspci_vv(node.run(["lspci", "-vv"]))
+                if "NVIDIA" in d.description and (d.class_name or "").startswith(("3D controller", "VGA"))
+            ]
     except ForensicError:
         return
     key = lambda a: (a.domain, a.bus, a.device, a.function or 0)  # noqa: E731

@@ -101,7 +101,9 @@ def _nvlink_from_hosts(ctx: ToolContext, hosts: list[str]) -> bool | None:
     for host in hosts:
         try:
             node = ctx.source.host(host)
-            if node.has_command(["nvidia-smi", "nvlink", "-e"]) and "Link" in node.run(["nvidia-smi", "nvlink", "-e"]):
+            if node.has_command(["nvidia-smi", "nvlink", "-e"]) and "Link" in node.run(
+                ["nvidia-smi", "nvlink", "-e"]
+            ):
                 return True
         except ForensicError:
             pass

@@ -67,19 +67,30 @@ class Sweep:
 
     def data(self) -> dict[str, Any]:
         """What goes into the evidence record (``data.sweep``)."""
-        out: dict[str, Any] = {"hosts_total": self.total, "hosts_read": len(self.hosts), "hosts_not_read": self.not_read,
-                               "sampled": not self.whole, "why": self.why}
+        out: dict[str, Any] = {
+            "hosts_total": self.total,
+            "hosts_read": len(self.hosts),
+            "hosts_not_read": self.not_read,
+            "sampled": not self.whole,
+            "why": self.why,
+        }
         if not self.whole:
-            out.update(suspects=dict(list(self.suspects.items())[:MAX_SUSPECTS]), peers_sampled=self.sampled,
-                       suspects_left_out=self.dropped_suspects, fleet_pass=self.fleet_pass)
+            out.update(
+                suspects=dict(list(self.suspects.items())[:MAX_SUSPECTS]),
+                peers_sampled=self.sampled,
+                suspects_left_out=self.dropped_suspects,
+                fleet_pass=self.fleet_pass,
+            )
         return out
 
     def phrase(self) -> str:
         """A clause for the record's summary; empty when every host was read."""
         if self.whole:
             return ""
-        return (f"; sampled sweep: {len(self.hosts)} of {self.total} hosts read ({len(self.suspects)} suspects, "
-                f"{self.sampled} peers spread over the fleet), {self.not_read} not read")
+        return (
+            f"; sampled sweep: {len(self.hosts)} of {self.total} hosts read ({len(self.suspects)} suspects, "
+            f"{self.sampled} peers spread over the fleet), {self.not_read} not read"
+        )
 
 
 def _host_of_labels(labels: dict[str, str]) -> str | None:
@@ -115,20 +126,36 @@ def metric_suspects(ctx: ToolContext) -> tuple[dict[str, tuple[float, str]], set
             for rise, s in rows:
                 if rise > 0 and rise > PEER_FACTOR * median:
                     dev = s.labels.get("device") or s.labels.get("gpu") or ""
-                    name(_host_of_labels(s.labels), rise / (median + 1.0), f"{metric} +{rise:g} on {dev} in the window")
+                    name(
+                        _host_of_labels(s.labels),
+                        rise / (median + 1.0),
+                        f"{metric} +{rise:g} on {dev} in the window",
+                    )
         seen = [s.last_seen for s in scan.spans if s.name.startswith("DCGM") and s.last_seen is not None]
         fleet_last = max(seen, default=None)
         for s in scan.spans:
             if s.name not in _GPU_GAUGES:
                 continue
             gpu = s.labels.get("gpu", "")
-            if s.name == "DCGM_FI_DEV_XID_ERRORS" and s.last is not None and (s.peak or 0) > 0 \
-                    and (s.before is not None and s.peak != s.before or s.first != s.last):
-                name(_host_of_labels(s.labels), 1e6, f"XID gauge changed to {s.last:g} on GPU {gpu} in the window")
+            if (
+                s.name == "DCGM_FI_DEV_XID_ERRORS"
+                and s.last is not None
+                and (s.peak or 0) > 0
+                and (s.before is not None and s.peak != s.before or s.first != s.last)
+            ):
+                name(
+                    _host_of_labels(s.labels),
+                    1e6,
+                    f"XID gauge changed to {s.last:g} on GPU {gpu} in the window",
+                )
             elif s.name == "DCGM_FI_DEV_ROW_REMAP_FAILURE" and (s.peak or 0) > 0:
                 name(_host_of_labels(s.labels), 1e6, f"row remap failure on GPU {gpu}")
             if fleet_last is not None and s.last_seen is not None and fleet_last - s.last_seen > STOPPED_S:
-                name(_host_of_labels(s.labels), 1e6, f"GPU {gpu} DCGM series stop {fleet_last - s.last_seen:.0f} s early")
+                name(
+                    _host_of_labels(s.labels),
+                    1e6,
+                    f"GPU {gpu} DCGM series stop {fleet_last - s.last_seen:.0f} s early",
+                )
         covered = {d for d, metric in COVERS.items() if metric in scan.found}
         return out, covered, [*scan.errors]
 
@@ -142,24 +169,42 @@ def plan(ctx: ToolContext, needs: tuple[str, ...]) -> Sweep:
     if total <= SAMPLE + 1:
         return Sweep(hosts=names, total=total, why="small fleet: every host read")
     known = set(names)
-    suspects: dict[str, str] = {h: f"named by the evidence: {why}" for h, why in ctx.evidence_hosts.items() if h in known}
+    suspects: dict[str, str] = {
+        h: f"named by the evidence: {why}" for h, why in ctx.evidence_hosts.items() if h in known
+    }
     from_metrics, covered, errors = metric_suspects(ctx)
     missing = [d for d in needs if d not in covered]
     if missing:
         what = ", ".join(_WHAT.get(d, d) for d in missing)
-        why = f"no fleet-wide {what} to rest a sample on" + (f" ({errors[0]})" if errors else "") + ": every host read"
+        why = (
+            f"no fleet-wide {what} to rest a sample on"
+            + (f" ({errors[0]})" if errors else "")
+            + ": every host read"
+        )
         return Sweep(hosts=names, total=total, why=why)
     for host, (_, why) in sorted(from_metrics.items(), key=lambda kv: (-kv[1][0], kv[0])):
         suspects.setdefault(host, why)
     dropped = max(0, len(suspects) - MAX_SUSPECTS)
     suspects = dict(list(suspects.items())[:MAX_SUSPECTS])
     if total <= len(suspects) + SAMPLE:
-        return Sweep(hosts=names, total=total, suspects=suspects, why="fleet no larger than suspects plus sample: every host read")
+        return Sweep(
+            hosts=names,
+            total=total,
+            suspects=suspects,
+            why="fleet no larger than suspects plus sample: every host read",
+        )
     hosts = ctx.peers(sorted(suspects), SAMPLE)
     passes = ["job_steps and earlier findings"] + [f"metrics ({_WHAT[d]})" for d in sorted(covered)]
-    return Sweep(hosts=hosts, total=total, suspects=suspects, sampled=len(hosts) - len(suspects), whole=False,
-                 why="large fleet: the suspects of the fleet-wide pass plus a fixed sample of peers",
-                 dropped_suspects=dropped, fleet_pass=passes)
+    return Sweep(
+        hosts=hosts,
+        total=total,
+        suspects=suspects,
+        sampled=len(hosts) - len(suspects),
+        whole=False,
+        why="large fleet: the suspects of the fleet-wide pass plus a fixed sample of peers",
+        dropped_suspects=dropped,
+        fleet_pass=passes,
+    )
 
 
 def hosts_for(ctx: ToolContext, host: str | None, needs: tuple[str, ...]) -> tuple[list[str], Sweep | None]:

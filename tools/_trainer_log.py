@@ -25,33 +25,111 @@ from collections.abc import Iterable
 INPUT_STALL = [
     ("pytorch", re.compile(r"DataLoader (?:worker \(pid|timed out after|.{0,40}is killed by signal)", re.I)),
     ("pytorch", re.compile(r"Timeout waiting for (?:data|batch)|waiting for (?:the )?next batch", re.I)),
-    ("megatron", re.compile(r"\bbatch-generator\b.{0,40}\d{4,}|data(?:-| )?loader (?:time|wait).{0,20}\d{3,}", re.I)),
+    (
+        "megatron",
+        re.compile(r"\bbatch-generator\b.{0,40}\d{4,}|data(?:-| )?loader (?:time|wait).{0,20}\d{3,}", re.I),
+    ),
     ("deepspeed", re.compile(r"\bdataloader\b.{0,60}\b(?:slow|stall|starv|bottleneck)", re.I)),
-    ("lightning", re.compile(r"\b(?:train_dataloader|data fetching|fetch(?:ing)? next batch).{0,60}\b(?:slow|stall|took \d)", re.I)),
-    ("ray", re.compile(r"Ray Data.{0,80}\b(?:backpressure|stall|slow|waiting)|ray\.data.{0,60}\b(?:backpressure|stall)", re.I)),
-    ("prefetch", re.compile(r"\b(?:prefetch|input|data|shuffle)[ _-]?(?:queue|buffer)\b.{0,20}\b(?:empty|starv|drained|underrun)", re.I)),
-    ("generic", re.compile(r"\b(?:data|input)[ _-](?:loading|pipeline|wait)\b.{0,30}\b(?:stall|slow|bottleneck|timeout|timed out)", re.I)),
+    (
+        "lightning",
+        re.compile(
+            r"\b(?:train_dataloader|data fetching|fetch(?:ing)? next batch).{0,60}\b(?:slow|stall|took \d)",
+            re.I,
+        ),
+    ),
+    (
+        "ray",
+        re.compile(
+            r"Ray Data.{0,80}\b(?:backpressure|stall|slow|waiting)|ray\.data.{0,60}\b(?:backpressure|stall)",
+            re.I,
+        ),
+    ),
+    (
+        "prefetch",
+        re.compile(
+            r"\b(?:prefetch|input|data|shuffle)[ _-]?(?:queue|buffer)\b.{0,20}\b(?:empty|starv|drained|underrun)",
+            re.I,
+        ),
+    ),
+    (
+        "generic",
+        re.compile(
+            r"\b(?:data|input)[ _-](?:loading|pipeline|wait)\b.{0,30}\b(?:stall|slow|bottleneck|timeout|timed out)",
+            re.I,
+        ),
+    ),
     ("data_time", re.compile(r"\bdata_time[=: ]{1,3}(?:[1-9]\d{0,5}|0\.[3-9])\d{0,6}\s{0,2}s", re.I)),
     # Wider wordings (issue 11m): a loader timeout names what it waited for; c10d's "Timeout waiting
     # for key" is the rendezvous store, not input, so the object must be data-like.
-    ("pytorch", re.compile(r"\bTimeout waiting for (?:the )?(?:data|batch|input|samples?|prefetch|worker|queue|shard|reader|records?)\b", re.I)),
-    ("data_wait", re.compile(r"\b(?:dataloader(?:_time)?|data_wait|batch[_ ]wait|load_time|time/data)[=: ]{1,3}(?:[1-9]\d{0,5}(?:\.\d{1,6})?|0\.[3-9]\d{0,6})\s{0,2}s\b", re.I)),
-    ("hf_datasets", re.compile(r"Got disconnected from remote data host|\bwebdataset\b.{0,80}\b(?:timeout|timed out|retry|stall|slow)", re.I)),
-    ("tf.data", re.compile(r"\btf\.data\b.{0,80}\b(?:bottleneck|slow|stall|starv)|Filling up shuffle buffer|"
-                           r"input pipeline is (?:the|a) bottleneck", re.I)),
-    ("dali", re.compile(r"\b(?:nvidia\.)?DALI\b.{0,80}\b(?:timeout|timed out|stall|waiting|starv|slow)", re.I)),
+    (
+        "pytorch",
+        re.compile(
+            r"\bTimeout waiting for (?:the )?(?:data|batch|input|samples?|prefetch|worker|queue|shard|reader|records?)\b",
+            re.I,
+        ),
+    ),
+    (
+        "data_wait",
+        re.compile(
+            r"\b(?:dataloader(?:_time)?|data_wait|batch[_ ]wait|load_time|time/data)[=: ]{1,3}(?:[1-9]\d{0,5}(?:\.\d{1,6})?|0\.[3-9]\d{0,6})\s{0,2}s\b",
+            re.I,
+        ),
+    ),
+    (
+        "hf_datasets",
+        re.compile(
+            r"Got disconnected from remote data host|\bwebdataset\b.{0,80}\b(?:timeout|timed out|retry|stall|slow)",
+            re.I,
+        ),
+    ),
+    (
+        "tf.data",
+        re.compile(
+            r"\btf\.data\b.{0,80}\b(?:bottleneck|slow|stall|starv)|Filling up shuffle buffer|"
+            r"input pipeline is (?:the|a) bottleneck",
+            re.I,
+        ),
+    ),
+    (
+        "dali",
+        re.compile(r"\b(?:nvidia\.)?DALI\b.{0,80}\b(?:timeout|timed out|stall|waiting|starv|slow)", re.I),
+    ),
     ("prefetch", re.compile(r"\b(?:prefetch|data|input|batch)[ _-]?queue\b.{0,20}\bis empty\b", re.I)),
 ]
 
 #: (label, pattern): storage clients and file systems in trouble.
 STORAGE = [
-    ("s3", re.compile(r"\bSlowDown\b|503 Slow Down|Reduce your request rate|RequestTimeout|ReadTimeoutError|"
-                      r"botocore\.exceptions\.\w{0,40}(?:Timeout|Throttl)", re.I)),
+    (
+        "s3",
+        re.compile(
+            r"\bSlowDown\b|503 Slow Down|Reduce your request rate|RequestTimeout|ReadTimeoutError|"
+            r"botocore\.exceptions\.\w{0,40}(?:Timeout|Throttl)",
+            re.I,
+        ),
+    ),
     ("nfs", re.compile(r"nfs: server \S{1,253} not responding|nfs.{0,40}timed out", re.I)),
-    ("lustre", re.compile(r"LustreError|Lustre:.{0,120}(?:timed out|evict|Connection to \S{1,200} was lost)", re.I)),
-    ("gcs", re.compile(r"gcsfuse.{0,80}(?:429|503|timeout|retry)|TooManyRequests|storage\.googleapis\.com.{0,80}(?:429|503)", re.I)),
-    ("fs", re.compile(r"\b(?:EIO|Input/output error|Stale file handle|Transport endpoint is not connected)\b")),
-    ("s3", re.compile(r"Read timeout on endpoint URL|\b503\b.{0,40}(?:Service Unavailable|Slow ?Down)|ThrottlingException", re.I)),
+    (
+        "lustre",
+        re.compile(r"LustreError|Lustre:.{0,120}(?:timed out|evict|Connection to \S{1,200} was lost)", re.I),
+    ),
+    (
+        "gcs",
+        re.compile(
+            r"gcsfuse.{0,80}(?:429|503|timeout|retry)|TooManyRequests|storage\.googleapis\.com.{0,80}(?:429|503)",
+            re.I,
+        ),
+    ),
+    (
+        "fs",
+        re.compile(r"\b(?:EIO|Input/output error|Stale file handle|Transport endpoint is not connected)\b"),
+    ),
+    (
+        "s3",
+        re.compile(
+            r"Read timeout on endpoint URL|\b503\b.{0,40}(?:Service Unavailable|Slow ?Down)|ThrottlingException",
+            re.I,
+        ),
+    ),
     ("nfs", re.compile(r"nfs: server \S{1,253} (?:OK|still trying)", re.I)),
     ("lustre", re.compile(r"\bptlrpc_\w{1,40}", re.I)),
     ("gpfs", re.compile(r"\bmmfs\w{0,10}\b.{0,120}(?:expel|timeout|timed out|lease)", re.I)),
@@ -76,21 +154,35 @@ def _key(alias: str, value: str = r"(\d{1,9})(?![\d]|\.\d|\s{0,2}[kKMG]\b)") -> 
 #: Trainer, Lightning, NeMo, MosaicML Composer, torchtitan wordings).
 _CONFIG = {
     # tokens per optimizer step (seq_len x global batch), as some trainers print the batch
-    "global_batch_tokens": _key(r"global[ _-]?batch[ _-]?(?:size[ _-]?(?:in[ _-])?)?tok(?:en)?s|tok(?:en)?s[ _-]per[ _-](?:global[ _-])?(?:batch|step)",
-                                r"(\d{1,3}(?:,\d{3})+|\d{1,12})(?![\d,]|\.\d|\s{0,2}[kKMG]\b)"),
-    "global_batch_size": _key(r"global[ _-]?(?:train[ _-]?)?batch[ _-]?size|(?<![Dd]evice[_ ])(?<!per[_ ]gpu[_ ])train[ _-]batch[ _-]size|"
-                              r"total train batch size(?:\s{0,2}\([^)]{0,60}\))?|gbs"),
+    "global_batch_tokens": _key(
+        r"global[ _-]?batch[ _-]?(?:size[ _-]?(?:in[ _-])?)?tok(?:en)?s|tok(?:en)?s[ _-]per[ _-](?:global[ _-])?(?:batch|step)",
+        r"(\d{1,3}(?:,\d{3})+|\d{1,12})(?![\d,]|\.\d|\s{0,2}[kKMG]\b)",
+    ),
+    "global_batch_size": _key(
+        r"global[ _-]?(?:train[ _-]?)?batch[ _-]?size|(?<![Dd]evice[_ ])(?<!per[_ ]gpu[_ ])train[ _-]batch[ _-]size|"
+        r"total train batch size(?:\s{0,2}\([^)]{0,60}\))?|gbs"
+    ),
     "seq_length": _key(r"(?:max[ _-]?)?seq(?:uence)?[ _-]?len(?:gth)?|context[ _-]?(?:length|len|window)"),
-    "micro_batch_size": _key(r"micro[ _-]?batch[ _-]?size|train[ _-]micro[ _-]batch[ _-]size[ _-]per[ _-]gpu|"
-                             r"per[ _-]device[ _-]train[ _-]batch[ _-]size|(?:instantaneous )?batch size per device|"
-                             r"local[ _-]batch[ _-]size|device[ _-]train[ _-]microbatch[ _-]size"),
+    "micro_batch_size": _key(
+        r"micro[ _-]?batch[ _-]?size|train[ _-]micro[ _-]batch[ _-]size[ _-]per[ _-]gpu|"
+        r"per[ _-]device[ _-]train[ _-]batch[ _-]size|(?:instantaneous )?batch size per device|"
+        r"local[ _-]batch[ _-]size|device[ _-]train[ _-]microbatch[ _-]size"
+    ),
     "grad_accumulation": _key(r"grad(?:ient)?[ _-]accum(?:ulation)?(?:[ _-]steps)?"),
     "world_size": _key(r"world[ _-]size"),
     "data_parallel": _key(r"data[ _-]?parallel[ _-]?(?:size|degree)|dp[ _-](?:size|degree|shard)"),
-    "tensor_parallel": _key(r"tensor[ _-]?(?:model[ _-]?)?parallel(?:[ _-]?(?:size|degree))?|tp[ _-](?:size|degree)"),
-    "pipeline_parallel": _key(r"pipeline[ _-]?(?:model[ _-]?)?parallel(?:[ _-]?(?:size|degree))?|pp[ _-](?:size|degree)"),
+    "tensor_parallel": _key(
+        r"tensor[ _-]?(?:model[ _-]?)?parallel(?:[ _-]?(?:size|degree))?|tp[ _-](?:size|degree)"
+    ),
+    "pipeline_parallel": _key(
+        r"pipeline[ _-]?(?:model[ _-]?)?parallel(?:[ _-]?(?:size|degree))?|pp[ _-](?:size|degree)"
+    ),
     "context_parallel": _key(r"context[ _-]?parallel(?:[ _-]?(?:size|degree))?|cp[ _-](?:size|degree)"),
-    "data_mix": re.compile(_EDGE + r"(?:data[ _-]?(?:mix|mixture|blend)|dataset[ _-]?mixture)(?![A-Za-z])[\"']?\s{0,3}[=:]\s{0,3}(\S{1,120})", re.I),
+    "data_mix": re.compile(
+        _EDGE
+        + r"(?:data[ _-]?(?:mix|mixture|blend)|dataset[ _-]?mixture)(?![A-Za-z])[\"']?\s{0,3}[=:]\s{0,3}(\S{1,120})",
+        re.I,
+    ),
 }
 #: Settings that change the work of one step (the others say where it runs).
 _WORK = ("global_batch_size", "seq_length", "grad_accumulation")
@@ -105,9 +197,27 @@ _DEV_PER_S = rf"{_PER_DEV}(?:{_PER_S}|[ _-]s(?:ec)?)"
 #: Work per second as the trainer reports it, "key: value" (or "value unit"): tokens, samples,
 #: model TFLOP/s, MFU, or a bare "throughput". (kind, pattern); the key text says whether it is per GPU.
 _RATE = [
-    ("tokens", _key(rf"(?:device/)?tok(?:en)?s?(?:{_PER_S}{_PER_DEV}?|{_DEV_PER_S})|tps|tgs|wps|throughput\s?\(tok(?:en)?s?/s(?:ec)?(?:/gpu)?\)", _NUM)),
-    ("samples", _key(rf"(?:device/)?(?:train[ _-])?samples?(?:{_PER_S}{_PER_DEV}?|{_DEV_PER_S})|(?:Curr|RunningAvg)?SamplesPerSec", _NUM)),
-    ("tflops", _key(r"throughput per gpu \(tflop/s/gpu\)|(?:model[ _-])?tflop(?:s|/s)(?:[ _/-]{1,2}(?:per[ _-])?gpu)?", _NUM)),
+    (
+        "tokens",
+        _key(
+            rf"(?:device/)?tok(?:en)?s?(?:{_PER_S}{_PER_DEV}?|{_DEV_PER_S})|tps|tgs|wps|throughput\s?\(tok(?:en)?s?/s(?:ec)?(?:/gpu)?\)",
+            _NUM,
+        ),
+    ),
+    (
+        "samples",
+        _key(
+            rf"(?:device/)?(?:train[ _-])?samples?(?:{_PER_S}{_PER_DEV}?|{_DEV_PER_S})|(?:Curr|RunningAvg)?SamplesPerSec",
+            _NUM,
+        ),
+    ),
+    (
+        "tflops",
+        _key(
+            r"throughput per gpu \(tflop/s/gpu\)|(?:model[ _-])?tflop(?:s|/s)(?:[ _/-]{1,2}(?:per[ _-])?gpu)?",
+            _NUM,
+        ),
+    ),
     ("mfu", _key(r"mfu(?:\s?\(%\))?", _NUM)),
     ("tokens", re.compile(rf"{_EDGE}{_NUM}\s{{0,2}}(tok(?:en)?s?{_PER_S}{_PER_DEV}?)(?![A-Za-z])", re.I)),
     ("samples", re.compile(rf"{_EDGE}{_NUM}\s{{0,2}}(samples?{_PER_S}{_PER_DEV}?)(?![A-Za-z])", re.I)),
@@ -116,9 +226,12 @@ _RATE = [
 ]
 #: Step time: "key: value [ms|s]" (seconds unless the key or the unit says ms), tqdm's "1.89s/it" and
 #: "0.53it/s", HF's "train_steps_per_second".
-_STEP_TIME = _key(r"elapsed time per iteration \(ms\)|(?:train[ _-])?step[ _-]?tim(?:e|ing)(?:\s?in\s?(?:ms|s))?(?:\s?\((?:ms|s)\))?|"
-                  r"iter(?:ation)?[ _-]?time(?:\s?\((?:ms|s)\))?|time/step|batch[ _-]time|step_(?:s|sec|ms)|"
-                  r"s(?:ec(?:onds?)?)?[ _-]per[ _-](?:step|iter(?:ation)?)|sec/step", r"(\d{1,9}(?:\.\d{1,9})?)\s{0,2}(ms|s)?(?![A-Za-z])")
+_STEP_TIME = _key(
+    r"elapsed time per iteration \(ms\)|(?:train[ _-])?step[ _-]?tim(?:e|ing)(?:\s?in\s?(?:ms|s))?(?:\s?\((?:ms|s)\))?|"
+    r"iter(?:ation)?[ _-]?time(?:\s?\((?:ms|s)\))?|time/step|batch[ _-]time|step_(?:s|sec|ms)|"
+    r"s(?:ec(?:onds?)?)?[ _-]per[ _-](?:step|iter(?:ation)?)|sec/step",
+    r"(\d{1,9}(?:\.\d{1,9})?)\s{0,2}(ms|s)?(?![A-Za-z])",
+)
 _STEP_RATE = [
     ("s/it", re.compile(r"(?<![\d.])(\d{1,5}(?:\.\d{1,4})?)\s?s/it\b", re.I)),
     ("it/s", re.compile(r"(?<![\d.])(\d{1,5}(?:\.\d{1,4})?)\s?it/s\b", re.I)),
@@ -139,18 +252,34 @@ STEP_GREW = 1.10
 # only by the groups whose words it holds.
 #: Per pattern of INPUT_STALL and STORAGE (same order), words one of which is in every line it matches.
 _STALL_GATES: tuple[tuple[str, ...], ...] = (
-    ("dataloader",), ("waiting for",), ("batch-generator", "loader "), ("dataloader",),
-    ("dataloader", "data fetching", "fetch"), ("ray data", "ray.data"), ("queue", "buffer"), ("loading", "pipeline", "wait"),
-    ("data_time",), ("timeout waiting for",),
-    ("dataloader", "data_wait", "batch_wait", "batch wait", "load_time", "time/data"), ("got disconnected", "webdataset"),
-    ("tf.data", "filling up shuffle buffer", "input pipeline is"), ("dali",), ("is empty",),
+    ("dataloader",),
+    ("waiting for",),
+    ("batch-generator", "loader "),
+    ("dataloader",),
+    ("dataloader", "data fetching", "fetch"),
+    ("ray data", "ray.data"),
+    ("queue", "buffer"),
+    ("loading", "pipeline", "wait"),
+    ("data_time",),
+    ("timeout waiting for",),
+    ("dataloader", "data_wait", "batch_wait", "batch wait", "load_time", "time/data"),
+    ("got disconnected", "webdataset"),
+    ("tf.data", "filling up shuffle buffer", "input pipeline is"),
+    ("dali",),
+    ("is empty",),
 )
 _STORAGE_GATES: tuple[tuple[str, ...], ...] = (
-    ("slowdown", "slow down", "reduce your request rate", "requesttimeout", "readtimeouterror", "botocore"), ("nfs",),
-    ("lustre",), ("gcsfuse", "toomanyrequests", "storage.googleapis.com"),
+    ("slowdown", "slow down", "reduce your request rate", "requesttimeout", "readtimeouterror", "botocore"),
+    ("nfs",),
+    ("lustre",),
+    ("gcsfuse", "toomanyrequests", "storage.googleapis.com"),
     ("eio", "input/output error", "stale file handle", "transport endpoint is not connected"),
-    ("read timeout on endpoint url", "service unavailable", "slow down", "slowdown", "throttlingexception"), ("nfs",),
-    ("ptlrpc_",), ("mmfs",), ("weka",), ("blocked for more than",),
+    ("read timeout on endpoint url", "service unavailable", "slow down", "slowdown", "throttlingexception"),
+    ("nfs",),
+    ("ptlrpc_",),
+    ("mmfs",),
+    ("weka",),
+    ("blocked for more than",),
 )
 _STALL_WORDS = tuple(w for gate in _STALL_GATES for w in gate)
 _STORAGE_WORDS = tuple(w for gate in _STORAGE_GATES for w in gate)
@@ -158,19 +287,49 @@ _STALL = [(label, pat, gate) for (label, pat), gate in zip(INPUT_STALL, _STALL_G
 _STORE = [(label, pat, gate) for (label, pat), gate in zip(STORAGE, _STORAGE_GATES, strict=True)]
 #: Per setting of _CONFIG, per pattern of _RATE (same order), and for the step time.
 _CONFIG_GATES: dict[str, tuple[str, ...]] = {
-    "global_batch_tokens": ("global", "toks per", "toks_per", "toks-per", "tokens per", "tokens_per", "tokens-per"),
+    "global_batch_tokens": (
+        "global",
+        "toks per",
+        "toks_per",
+        "toks-per",
+        "tokens per",
+        "tokens_per",
+        "tokens-per",
+    ),
     "global_batch_size": ("global", "train batch", "train_batch", "train-batch", "gbs"),
-    "seq_length": ("seqlen", "seq_len", "seq len", "seq-len", "sequencelen", "sequence_len", "sequence len", "sequence-len",
-                   "context"),
+    "seq_length": (
+        "seqlen",
+        "seq_len",
+        "seq len",
+        "seq-len",
+        "sequencelen",
+        "sequence_len",
+        "sequence len",
+        "sequence-len",
+        "context",
+    ),
     "micro_batch_size": ("batch",),
     "grad_accumulation": ("accum",),
     "world_size": ("world",),
-    **{key: ("parallel", f"{x}p ", f"{x}p_", f"{x}p-") for key, x in (("data_parallel", "d"), ("tensor_parallel", "t"),
-                                                                       ("pipeline_parallel", "p"), ("context_parallel", "c"))},
+    **{
+        key: ("parallel", f"{x}p ", f"{x}p_", f"{x}p-")
+        for key, x in (
+            ("data_parallel", "d"),
+            ("tensor_parallel", "t"),
+            ("pipeline_parallel", "p"),
+            ("context_parallel", "c"),
+        )
+    },
     "data_mix": ("mix", "blend"),
 }
 _RATE_GATES: tuple[tuple[str, ...], ...] = (
-    ("tok", "tps", "tgs", "wps"), ("sample",), ("throughput per gpu", "tflop"), ("mfu",), ("tok",), ("sample",), ("tflop",),
+    ("tok", "tps", "tgs", "wps"),
+    ("sample",),
+    ("throughput per gpu", "tflop"),
+    ("mfu",),
+    ("tok",),
+    ("sample",),
+    ("tflop",),
     ("throughput",),
 )
 _STEP_WORDS = ("iter", "step", "batch", "s/it", "it/s")
@@ -185,17 +344,20 @@ _ROUTINE_WORDS = ("worker processes in total", "suggested max number of worker",
 def _trie(words: Iterable[str]) -> re.Pattern[str]:
     """One regex that finds any of ``words`` (already case-folded), factored by common prefixes so
     that each position tries one branch per first letter instead of one per word."""
+
     def build(ws: list[str]) -> str:
         heads: dict[str, list[str]] = {}
         for w in ws:
             heads.setdefault(w[0], []).append(w[1:])
         alts = [re.escape(c) + ("" if "" in tails else build(tails)) for c, tails in sorted(heads.items())]
         return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
     return re.compile(build(sorted(set(words))))
 
 
 _STALL_ANY, _STORAGE_ANY, _CONFIG_ANY, _RATE_ANY, _STEP_ANY = (
-    _trie(w) for w in (_STALL_WORDS, _STORAGE_WORDS, _CONFIG_WORDS, _RATE_WORDS, _STEP_WORDS))
+    _trie(w) for w in (_STALL_WORDS, _STORAGE_WORDS, _CONFIG_WORDS, _RATE_WORDS, _STEP_WORDS)
+)
 #: Any word of any group: a line without one carries no trainer fact.
 _NEEDS = _trie((*_STALL_WORDS, *_STORAGE_WORDS, *_CONFIG_WORDS, *_RATE_WORDS, *_STEP_WORDS))
 
@@ -225,7 +387,7 @@ def _keep(series: list, item: object) -> None:
     twice the cap the older half of the tail is dropped (amortized, one move per half-cap appends)."""
     series.append(item)
     if len(series) >= 3 * MAX_SERIES:
-        del series[MAX_SERIES:2 * MAX_SERIES]
+        del series[MAX_SERIES : 2 * MAX_SERIES]
 
 
 class TrainerFacts:
@@ -280,8 +442,17 @@ class TrainerFacts:
 
     def _add_line(self, line: str, low: str) -> None:
         if _STALL_ANY.search(low):
-            label = next((label for label, pat, gate in _STALL if any(map(low.__contains__, gate)) and pat.search(line)), None)
-            if label is not None and not (any(map(low.__contains__, _ROUTINE_WORDS)) and _ROUTINE.search(line)):
+            label = next(
+                (
+                    label
+                    for label, pat, gate in _STALL
+                    if any(map(low.__contains__, gate)) and pat.search(line)
+                ),
+                None,
+            )
+            if label is not None and not (
+                any(map(low.__contains__, _ROUTINE_WORDS)) and _ROUTINE.search(line)
+            ):
                 self.stall_lines += 1
                 self.stall_kinds[label] += 1
                 self._example(self.stalls, label, line)
@@ -293,10 +464,16 @@ class TrainerFacts:
                     self._example(self.storage, label, line)
                     break
         if _CONFIG_ANY.search(low):
-            found = {k: m.group(1) for k, pat, gate in _CONFIGS if any(map(low.__contains__, gate)) and (m := pat.search(line))}
+            found = {
+                k: m.group(1)
+                for k, pat, gate in _CONFIGS
+                if any(map(low.__contains__, gate)) and (m := pat.search(line))
+            }
             if found:
                 # consecutive config lines of one start belong together; a changed value starts a new one
-                if self.configs and not any(self.configs[-1].get(k) not in (None, v) for k, v in found.items()):
+                if self.configs and not any(
+                    self.configs[-1].get(k) not in (None, v) for k, v in found.items()
+                ):
                     self.configs[-1].update(found)
                 elif len(self.configs) >= MAX_CONFIGS:
                     self.configs[-1] = dict(found)
@@ -320,7 +497,9 @@ class TrainerFacts:
         if _STEP_ANY.search(low):
             if m := _STEP_TIME.search(line):
                 key = m.group(0).lower()
-                ms = (m.group(2) or "").lower() == "ms" or "(ms)" in key or " in ms" in key or "step_ms" in key
+                ms = (
+                    (m.group(2) or "").lower() == "ms" or "(ms)" in key or " in ms" in key or "step_ms" in key
+                )
                 self._series(self.step_time, (idx, float(m.group(1)) / (1000.0 if ms else 1.0)))
             else:
                 for unit, pat in _STEP_RATE:
@@ -357,10 +536,16 @@ class TrainerFacts:
             first, last = self.configs[0], self.configs[-1]
             changed = sorted(k for k in first.keys() & last.keys() if first[k] != last[k])
             if changed:
-                out: dict[str, object] = {"changed": ", ".join(f"{k} {first[k]} -> {last[k]}" for k in changed)}
+                out: dict[str, object] = {
+                    "changed": ", ".join(f"{k} {first[k]} -> {last[k]}" for k in changed)
+                }
                 late_idx = len(self.configs) - 1
-                held = self._rate_ratio([r for r in self.rates if r[0] == 0], [r for r in self.rates if r[0] == late_idx],
-                                        first, last)
+                held = self._rate_ratio(
+                    [r for r in self.rates if r[0] == 0],
+                    [r for r in self.rates if r[0] == late_idx],
+                    first,
+                    last,
+                )
                 if held is not None:
                     out.update(work_ratio=round(held[0], 4), basis=held[1])
                     return out if held[0] >= SAME_WORK else None
@@ -394,27 +579,39 @@ class TrainerFacts:
             k = max(1, len(steps) // 4)
             grew = statistics.median(steps[-k:]) / max(statistics.median(steps[:k]), 1e-9)
             if grew >= STEP_GREW:
-                return {"changed": stated or "more work per step", "work_ratio": round(held[0], 4),
-                        "basis": held[1] + f" while the trainer's step time grew {grew:.2f}x"}
+                return {
+                    "changed": stated or "more work per step",
+                    "work_ratio": round(held[0], 4),
+                    "basis": held[1] + f" while the trainer's step time grew {grew:.2f}x",
+                }
         if stated:
             return {"changed": stated, "work_ratio": round(held[0], 4), "basis": held[1]}
         return None
 
     @staticmethod
-    def _rate_ratio(early: list[tuple[int, str, float]], late: list[tuple[int, str, float]],
-                    first: dict[str, str], last: dict[str, str]) -> tuple[float, str] | None:
+    def _rate_ratio(
+        early: list[tuple[int, str, float]],
+        late: list[tuple[int, str, float]],
+        first: dict[str, str],
+        last: dict[str, str],
+    ) -> tuple[float, str] | None:
         """(late over early work per GPU per second, which rate) from the best rate both sides print."""
         wf, wl = _world(first), _world(last)
         world = wl / wf if wf and wl else 1.0
-        seq = _num(last["seq_length"]) / max(_num(first["seq_length"]), 1.0) \
-            if "seq_length" in first and "seq_length" in last else 1.0
+        seq = (
+            _num(last["seq_length"]) / max(_num(first["seq_length"]), 1.0)
+            if "seq_length" in first and "seq_length" in last
+            else 1.0
+        )
         for kind in _RATE_ORDER:
             e = [v for _, k, v in early if k == kind]
             t = [v for _, k, v in late if k == kind]
             if not e or not t:
                 continue
             ratio = statistics.median(t) / max(statistics.median(e), 1e-12)
-            basis = kind.replace("/gpu", " per GPU") + " per second" * (kind.split("/")[0] in ("tokens", "samples"))
+            basis = kind.replace("/gpu", " per GPU") + " per second" * (
+                kind.split("/")[0] in ("tokens", "samples")
+            )
             if not kind.endswith("/gpu") and kind != "throughput":
                 ratio /= world  # a total over more GPUs: per GPU it is the share
                 if world != 1.0:
@@ -427,14 +624,26 @@ class TrainerFacts:
 
 
 #: The rates in the order they are trusted: per GPU first, tokens before the rest.
-_RATE_ORDER = ("tokens/gpu", "tflops/gpu", "mfu/gpu", "tokens", "samples/gpu", "samples", "throughput/gpu", "throughput")
+_RATE_ORDER = (
+    "tokens/gpu",
+    "tflops/gpu",
+    "mfu/gpu",
+    "tokens",
+    "samples/gpu",
+    "samples",
+    "throughput/gpu",
+    "throughput",
+)
 _PER_DEVICE = re.compile(r"gpu|device|dev\b|rank|chip|^tps|^tgs|^wps", re.I)
 #: Lines that are normal in healthy runs although they name the data loader: PyTorch's worker-count
 #: advice at start ("This DataLoader will create 16 worker processes in total ... might get
 #: DataLoader running slow"), checkpoint saves and loads (a long step at a save is the job's own).
-_ROUTINE = re.compile(r"worker processes in total|suggested max number of worker|"
-                      r"\bcheckpoint\b.{0,120}\b(?:sav(?:e|ed|ing)|load(?:ed|ing)?|writ(?:e|ing|ten)|commit)|"
-                      r"\b(?:sav(?:e|ed|ing)|load(?:ed|ing)?|writ(?:e|ing|ten))\b.{0,40}\bcheckpoint", re.I)
+_ROUTINE = re.compile(
+    r"worker processes in total|suggested max number of worker|"
+    r"\bcheckpoint\b.{0,120}\b(?:sav(?:e|ed|ing)|load(?:ed|ing)?|writ(?:e|ing|ten)|commit)|"
+    r"\b(?:sav(?:e|ed|ing)|load(?:ed|ing)?|writ(?:e|ing|ten))\b.{0,40}\bcheckpoint",
+    re.I,
+)
 
 
 def _number(text: str, suffix: str | None) -> float | None:
@@ -454,6 +663,10 @@ def _world(cfg: dict[str, str]) -> float:
     if "world_size" in cfg:
         return _num(cfg["world_size"])
     if "data_parallel" in cfg:
-        return _num(cfg["data_parallel"]) * _num(cfg.get("tensor_parallel", "1")) * _num(cfg.get("pipeline_parallel", "1")) \
+        return (
+            _num(cfg["data_parallel"])
+            * _num(cfg.get("tensor_parallel", "1"))
+            * _num(cfg.get("pipeline_parallel", "1"))
             * _num(cfg.get("context_parallel", "1"))
+        )
     return 0.0

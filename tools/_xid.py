@@ -20,7 +20,9 @@ SIGNAL_OF_CATEGORY = {
 XID_SIGNALS = frozenset(SIGNAL_OF_CATEGORY.values())
 
 
-def xid_signal(code: int, component: str, detail: str, **values: float | int | str | bool | None) -> Signal | None:
+def xid_signal(
+    code: int, component: str, detail: str, **values: float | int | str | bool | None
+) -> Signal | None:
     """The signal an XID on ``component`` raises, or None for XIDs that blame nothing."""
     name = SIGNAL_OF_CATEGORY.get(xid_info(code).category)
     if name is None:

@@ -10,9 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar, Literal
 
+from forensic.sandbox import (
+    HOST_NAME_MAX,
+    HOST_NAME_PATTERN,
+    Bundle,
+    EvidenceSource,
+    ForensicError,
+    ToolArgumentError,
+    open_source,
+)
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from forensic.sandbox import HOST_NAME_MAX, HOST_NAME_PATTERN, Bundle, EvidenceSource, ForensicError, ToolArgumentError, open_source
 
 Status = Literal["ok", "no_data", "error"]
 ComponentKind = Literal["gpu", "nic", "host", "switch", "port", "job"]
@@ -24,7 +31,9 @@ class Signal(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     name: str = Field(description="Signal name from the failure graph's vocabulary, e.g. pcie_degraded.")
-    component: str = Field(description="Component it concerns: host, host/gpuN, host/ibdev, switch, switch/port or job.")
+    component: str = Field(
+        description="Component it concerns: host, host/gpuN, host/ibdev, switch, switch/port or job."
+    )
     kind: ComponentKind = Field(description="What kind of component it is.")
     detail: str = Field("", description="One human sentence with the numbers behind the signal.")
     values: dict[str, float | int | str | bool | None] = Field(
@@ -47,7 +56,7 @@ class ToolResult(BaseModel):
     unread: list[str] = Field(
         default_factory=list,
         description="Evidence the call could not read, one 'what: why' each (a host refused, a file unreadable, "
-                    "a parser error). Never absence: a healthy verdict cannot rest on it.",
+        "a parser error). Never absence: a healthy verdict cannot rest on it.",
     )
 
 
@@ -61,7 +70,9 @@ class HostScope(ToolInput):
     """Input for tools that look at one host or at every host of the fleet."""
 
     host: str | None = Field(
-        None, description="Host to examine; omit to scan every host of the bundle.", max_length=HOST_NAME_MAX,
+        None,
+        description="Host to examine; omit to scan every host of the bundle.",
+        max_length=HOST_NAME_MAX,
         pattern=HOST_NAME_PATTERN,
     )
 
@@ -174,8 +185,12 @@ class Tool:
 
     @classmethod
     def schema(cls) -> dict[str, Any]:
-        return {"name": cls.name, "description": cls.description, "parameters": cls.Input.model_json_schema(),
-                "emits": sorted(cls.emits)}
+        return {
+            "name": cls.name,
+            "description": cls.description,
+            "parameters": cls.Input.model_json_schema(),
+            "emits": sorted(cls.emits),
+        }
 
 
 _REGISTRY: dict[str, Tool] = {}
@@ -205,7 +220,9 @@ def all_tools() -> dict[str, Tool]:
 def by_signal(signals: list[Signal], most: int = 4) -> str:
     """'pfc_origin on h1/mlx5_0; pfc_victim on h2/mlx5_0, h3/mlx5_0': what a call found, for its summary."""
     names = sorted({s.name for s in signals})
-    return "; ".join(f"{n} on {', '.join(sorted({s.component for s in signals if s.name == n})[:most])}" for n in names)
+    return "; ".join(
+        f"{n} on {', '.join(sorted({s.component for s in signals if s.name == n})[:most])}" for n in names
+    )
 
 
 def count(n: int, noun: str) -> str:

@@ -16,14 +16,13 @@ import statistics
 from collections import defaultdict
 
 import numpy as np
-from pydantic import Field
-
 from forensic.sandbox import HOST_NAME_MAX, HOST_NAME_PATTERN, ForensicError, NotFoundError, ToolArgumentError
 from forensic.tools._switch_pause import PFC_SERIES, PortPause, origins
 from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, register
 from forensic.tools.metrics import in_window, read_metric
 from forensic.tools.parsers.openmetrics import counter_increase
 from forensic.tools.parsers.sonic import parse_interfaces_counters, parse_pfc_counters, parse_pfcwd_stats
+from pydantic import Field
 
 #: Max/median ratio of uplink transmit rates above which ECMP is not spreading the load.
 IMBALANCE_RATIO = 2.5
@@ -39,8 +38,12 @@ PORT_ERR_OVER_MEDIAN = 100.0
 class FabricScope(ToolInput):
     """Input of the fabric tool."""
 
-    switch: str | None = Field(None, description="Switch to examine; omit for every switch.", max_length=HOST_NAME_MAX,
-                               pattern=HOST_NAME_PATTERN)
+    switch: str | None = Field(
+        None,
+        description="Switch to examine; omit for every switch.",
+        max_length=HOST_NAME_MAX,
+        pattern=HOST_NAME_PATTERN,
+    )
 
 
 def _port_owner(ctx: ToolContext) -> dict[tuple[str, str], str]:
@@ -68,7 +71,15 @@ def _uplinks(ctx: ToolContext) -> dict[str, set[str]]:
 @register
 class Fabric(Tool):
     name = "fabric"
-    emits = frozenset({"pfc_origin", "pfcwd_storm", "switch_port_errors", "switch_port_pause_origin", "switch_uplink_imbalance"})
+    emits = frozenset(
+        {
+            "pfc_origin",
+            "pfcwd_storm",
+            "switch_port_errors",
+            "switch_port_pause_origin",
+            "switch_uplink_imbalance",
+        }
+    )
     description = (
         "Switch-side evidence: SONiC PFC watchdog storms and per-port PFC counters mapped to the NIC cabled to "
         "each port (the storm origin), ports whose error counters stand out (a failing link), and ECMP uplink "
@@ -96,7 +107,10 @@ class Fabric(Tool):
             except ForensicError as exc:  # a name that cannot be a folder's: nothing of it is read
                 unread.append(f"switch {name}: {exc}")
                 continue
-            for argv, parse in ((["show", "pfcwd", "stats"], parse_pfcwd_stats), (["show", "pfc", "counters"], parse_pfc_counters)):
+            for argv, parse in (
+                (["show", "pfcwd", "stats"], parse_pfcwd_stats),
+                (["show", "pfc", "counters"], parse_pfc_counters),
+            ):
                 try:
                     text = sw.run(argv)
                 except NotFoundError:  # not recorded: no evidence here
@@ -112,30 +126,59 @@ class Fabric(Tool):
                         if q.status == "stormed" or (q.storm_detected or 0) > (q.storm_restored or 0):
                             comp = owner.get((name, q.port))
                             target = comp or f"{name}/{q.port}"
-                            signals.append(Signal(
-                                name="pfcwd_storm", component=target, kind="nic" if comp else "port",
-                                detail=f"{name} PFC watchdog: {q.port} queue {q.queue} {q.status}, storms detected {q.storm_detected}"
-                                       + (f"; the port is cabled to {comp}" if comp else ""),
-                                values={"switch": name, "port": q.port, "queue": q.queue, "storm_detected": q.storm_detected,
-                                        "tx_drop": q.tx_drop}))
+                            signals.append(
+                                Signal(
+                                    name="pfcwd_storm",
+                                    component=target,
+                                    kind="nic" if comp else "port",
+                                    detail=f"{name} PFC watchdog: {q.port} queue {q.queue} {q.status}, storms detected {q.storm_detected}"
+                                    + (f"; the port is cabled to {comp}" if comp else ""),
+                                    values={
+                                        "switch": name,
+                                        "port": q.port,
+                                        "queue": q.queue,
+                                        "storm_detected": q.storm_detected,
+                                        "tx_drop": q.tx_drop,
+                                    },
+                                )
+                            )
                 else:
                     for p in parsed.rx.keys() | parsed.tx.keys():
-                        pauses.append(PortPause(name, p, float(sum(v or 0 for v in parsed.tx.get(p, []))),
-                                                float(sum(v or 0 for v in parsed.rx.get(p, []))), "show pfc counters"))
+                        pauses.append(
+                            PortPause(
+                                name,
+                                p,
+                                float(sum(v or 0 for v in parsed.tx.get(p, []))),
+                                float(sum(v or 0 for v in parsed.rx.get(p, []))),
+                                "show pfc counters",
+                            )
+                        )
                     # Pauses received on a port come from what is cabled to it. Only host-facing
                     # ports can be an origin (pauses on uplinks are propagation), and an origin is
                     # rare: when many ports stand out, congestion is general, not one device.
-                    rx_tot = {p: sum(v or 0 for v in vals) for p, vals in parsed.rx.items() if (name, p) in owner}
+                    rx_tot = {
+                        p: sum(v or 0 for v in vals) for p, vals in parsed.rx.items() if (name, p) in owner
+                    }
                     if len(rx_tot) >= 4:
                         med = statistics.median(rx_tot.values())
                         hot = [p for p, t in rx_tot.items() if t >= 1000 and t > 10 * max(med, 1)]
                         if 0 < len(hot) <= max(2, len(rx_tot) // 20):
                             for port in hot:
                                 comp = owner[(name, port)]
-                                signals.append(Signal(
-                                    name="pfc_origin", component=comp, kind="nic",
-                                    detail=f"{name} {port} received {rx_tot[port]} PFC frames (port median {med:g}) from {comp}",
-                                    values={"switch": name, "port": port, "rx_pfc": rx_tot[port], "median": med}))
+                                signals.append(
+                                    Signal(
+                                        name="pfc_origin",
+                                        component=comp,
+                                        kind="nic",
+                                        detail=f"{name} {port} received {rx_tot[port]} PFC frames (port median {med:g}) from {comp}",
+                                        values={
+                                            "switch": name,
+                                            "port": port,
+                                            "rx_pfc": rx_tot[port],
+                                            "median": med,
+                                        },
+                                    )
+                                )
                 covered.extend(c for (s, _), c in owner.items() if s == name)
             covered.append(name)
         # Switch ports that transmit pauses with nothing pausing them: the origin is the switch port.
@@ -145,15 +188,26 @@ class Fabric(Tool):
             pauses.extend(series_pauses)
             sources.extend(series_sources)
         nic_origin = any(sig.name in ("pfc_origin", "pfcwd_storm") and sig.kind == "nic" for sig in signals)
-        for port, med in ([] if nic_origin else origins(pauses)):
+        for port, med in [] if nic_origin else origins(pauses):
             cabled = owner.get((port.switch, port.port))
             comp = f"{port.switch}/{port.port}"
-            signals.append(Signal(
-                name="switch_port_pause_origin", component=comp, kind="port",
-                detail=f"{comp} transmitted {port.tx:.0f} PFC pause frames (port median {med:g}) "
-                       + (f"into {cabled}" if cabled else "into its peer")
-                       + f" while no port of {port.switch} received a pause storm: the switch port originates them ({port.basis})",
-                values={"switch": port.switch, "port": port.port, "tx_pfc": port.tx, "median": med, "cabled_to": cabled or ""}))
+            signals.append(
+                Signal(
+                    name="switch_port_pause_origin",
+                    component=comp,
+                    kind="port",
+                    detail=f"{comp} transmitted {port.tx:.0f} PFC pause frames (port median {med:g}) "
+                    + (f"into {cabled}" if cabled else "into its peer")
+                    + f" while no port of {port.switch} received a pause storm: the switch port originates them ({port.basis})",
+                    values={
+                        "switch": port.switch,
+                        "port": port.port,
+                        "tx_pfc": port.tx,
+                        "median": med,
+                        "cabled_to": cabled or "",
+                    },
+                )
+            )
             covered.append(comp)
         errs, err_checked, err_sources = _port_errors(ctx, scope, owner, unread)
         if err_checked:
@@ -169,23 +223,39 @@ class Fabric(Tool):
             sources.extend(read_metric(ctx, "ifHCOutOctets").sources)
         # Switches without snmp series may still have a `show interfaces counters` snapshot: the
         # same question (are the uplinks evenly loaded?) from its TX_BPS column.
-        snap, snap_checked, snap_sources = self._ecmp_snapshot(ctx, [n for n in scope if n not in checked], unread)
+        snap, snap_checked, snap_sources = self._ecmp_snapshot(
+            ctx, [n for n in scope if n not in checked], unread
+        )
         signals.extend(snap)
         if snap_checked:
             seen_any = True
             covered.extend(snap_checked)
             sources.extend(snap_sources)
         if not seen_any:
-            return ToolResult(status="error" if unread else "no_data", unread=unread,
-                              summary="no switch outputs or switch port metrics recorded" + (f": {unread[0]}" if unread else ""))
+            return ToolResult(
+                status="error" if unread else "no_data",
+                unread=unread,
+                summary="no switch outputs or switch port metrics recorded"
+                + (f": {unread[0]}" if unread else ""),
+            )
         found = sorted({s.name for s in signals})
         summary = f"{len(scope)} switches examined; "
-        summary += ("; ".join(s.detail for s in signals[:4])) if found else "no PFC storm and uplinks evenly loaded"
-        return ToolResult(status="ok", summary=summary, signals=signals, source=sorted(set(sources)),
-                          covered=sorted(set(covered)), data={"uplinks_checked": checked},
-                          unread=list(dict.fromkeys(unread)))
+        summary += (
+            ("; ".join(s.detail for s in signals[:4])) if found else "no PFC storm and uplinks evenly loaded"
+        )
+        return ToolResult(
+            status="ok",
+            summary=summary,
+            signals=signals,
+            source=sorted(set(sources)),
+            covered=sorted(set(covered)),
+            data={"uplinks_checked": checked},
+            unread=list(dict.fromkeys(unread)),
+        )
 
-    def _ecmp_snapshot(self, ctx: ToolContext, scope: list[str], unread: list[str]) -> tuple[list[Signal], list[str], list[str]]:
+    def _ecmp_snapshot(
+        self, ctx: ToolContext, scope: list[str], unread: list[str]
+    ) -> tuple[list[Signal], list[str], list[str]]:
         uplinks = _uplinks(ctx)
         signals, checked, sources = [], [], []
         argv = ["show", "interfaces", "counters"]
@@ -199,8 +269,11 @@ class Fabric(Tool):
             except ForensicError as exc:
                 unread.append(f"switch {name}: {exc}")
                 continue
-            rows = {r.iface: r.tx_bps for r in parse_interfaces_counters(text).interfaces
-                    if r.iface in uplinks[name] and r.tx_bps is not None and r.state != "X"}
+            rows = {
+                r.iface: r.tx_bps
+                for r in parse_interfaces_counters(text).interfaces
+                if r.iface in uplinks[name] and r.tx_bps is not None and r.state != "X"
+            }
             if len(rows) < 2:
                 continue
             checked.append(name)
@@ -246,11 +319,18 @@ def _imbalance(sw: str, by_port: dict[str, float], basis: str) -> Signal | None:
         return None
     share = float(np.sort(vals)[-2:].sum() / vals.sum()) if vals.sum() else 0.0
     return Signal(
-        name="switch_uplink_imbalance", component=sw, kind="switch",
+        name="switch_uplink_imbalance",
+        component=sw,
+        kind="switch",
         detail=f"{sw} uplinks unevenly loaded: {top} at {by_port[top] * 8 / 1e9:.1f} Gb/s vs median "
-               f"{med * 8 / 1e9:.1f} Gb/s; the top two of {len(vals)} uplinks carry {100 * share:.0f}% of the traffic ({basis})",
-        values={"max_gbps": round(by_port[top] * 8 / 1e9, 1), "median_gbps": round(med * 8 / 1e9, 1),
-                "uplinks": len(vals), "top2_share_pct": round(100 * share)})
+        f"{med * 8 / 1e9:.1f} Gb/s; the top two of {len(vals)} uplinks carry {100 * share:.0f}% of the traffic ({basis})",
+        values={
+            "max_gbps": round(by_port[top] * 8 / 1e9, 1),
+            "median_gbps": round(med * 8 / 1e9, 1),
+            "uplinks": len(vals),
+            "top2_share_pct": round(100 * share),
+        },
+    )
 
 
 #: Consecutive scrape intervals an imbalance must last to be judged on its own (not a burst).
@@ -290,7 +370,9 @@ def _persistent_rates(by_port: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict
     return {port: float(np.nanmean(row)) for port, row in zip(per, tail, strict=True)}
 
 
-def _series_pauses(ctx: ToolContext, scope: list[str], have: set[tuple[str, str]]) -> tuple[list[PortPause], list[str]]:
+def _series_pauses(
+    ctx: ToolContext, scope: list[str], have: set[tuple[str, str]]
+) -> tuple[list[PortPause], list[str]]:
     """Per-port PFC counts from switch-port series (increase over the window), for ports with no
     ``show pfc counters`` row."""
     start, end = ctx.source.window
@@ -308,12 +390,15 @@ def _series_pauses(ctx: ToolContext, scope: list[str], have: set[tuple[str, str]
                 counts[(sw, port)][direction] += counter_increase(s.values[mask])
         if read.series:
             sources.extend(read.sources)
-    return [PortPause(sw, port, c["tx"], c["rx"], "PFC series increase over the window")
-            for (sw, port), c in counts.items()], sources
+    return [
+        PortPause(sw, port, c["tx"], c["rx"], "PFC series increase over the window")
+        for (sw, port), c in counts.items()
+    ], sources
 
 
-def _port_errors(ctx: ToolContext, scope: list[str], owner: dict[tuple[str, str], str], unread: list[str]
-                 ) -> tuple[list[Signal], list[str], list[str]]:
+def _port_errors(
+    ctx: ToolContext, scope: list[str], owner: dict[tuple[str, str], str], unread: list[str]
+) -> tuple[list[Signal], list[str], list[str]]:
     """Switch ports whose RX_ERR + TX_ERR (``show interfaces counters``) stand out from their switch's.
 
     The counters count since they were last cleared, so one snapshot cannot place the errors in
@@ -333,15 +418,24 @@ def _port_errors(ctx: ToolContext, scope: list[str], owner: dict[tuple[str, str]
         except ForensicError as exc:
             unread.append(f"switch {name}: {exc}")
             continue
-        errs = {r.iface: (r.rx_err or 0) + (r.tx_err or 0) for r in rows if r.rx_err is not None or r.tx_err is not None}
+        errs = {
+            r.iface: (r.rx_err or 0) + (r.tx_err or 0)
+            for r in rows
+            if r.rx_err is not None or r.tx_err is not None
+        }
         if len(errs) < 4:
             continue
         frames = {r.iface: (r.rx_ok or 0) + (r.tx_ok or 0) for r in rows}
         checked.extend([name, *(f"{name}/{p}" for p in errs)])
         sources.append(sw.command_source(argv))
         med = statistics.median(errs.values())
-        hot = [p for p, n in errs.items() if n >= PORT_ERR_MIN and n > PORT_ERR_OVER_MEDIAN * max(med, 1.0)
-               and n >= PORT_ERR_RATIO * max(frames.get(p, 0), 1)]
+        hot = [
+            p
+            for p, n in errs.items()
+            if n >= PORT_ERR_MIN
+            and n > PORT_ERR_OVER_MEDIAN * max(med, 1.0)
+            and n >= PORT_ERR_RATIO * max(frames.get(p, 0), 1)
+        ]
         if not 0 < len(hot) <= max(2, len(errs) // 20):
             continue
         by = {r.iface: r for r in rows}
@@ -349,10 +443,22 @@ def _port_errors(ctx: ToolContext, scope: list[str], owner: dict[tuple[str, str]
             r = by[port]
             cabled = owner.get((name, port))
             comp = f"{name}/{port}"
-            signals.append(Signal(
-                name="switch_port_errors", component=comp, kind="port",
-                detail=f"{comp} counts {r.rx_err or 0} receive and {r.tx_err or 0} transmit errors (port median {med:g})"
-                       + (f" on its link to {cabled}" if cabled else "") + ": frames cross that link corrupted (show interfaces counters)",
-                values={"switch": name, "port": port, "rx_err": r.rx_err or 0, "tx_err": r.tx_err or 0, "median": med,
-                        "cabled_to": cabled or ""}))
+            signals.append(
+                Signal(
+                    name="switch_port_errors",
+                    component=comp,
+                    kind="port",
+                    detail=f"{comp} counts {r.rx_err or 0} receive and {r.tx_err or 0} transmit errors (port median {med:g})"
+                    + (f" on its link to {cabled}" if cabled else "")
+                    + ": frames cross that link corrupted (show interfaces counters)",
+                    values={
+                        "switch": name,
+                        "port": port,
+                        "rx_err": r.rx_err or 0,
+                        "tx_err": r.tx_err or 0,
+                        "median": med,
+                        "cabled_to": cabled or "",
+                    },
+                )
+            )
     return signals, checked, sources

@@ -13,9 +13,19 @@ from dataclasses import dataclass
 
 from forensic.sandbox import ForensicError, NotFoundError
 from forensic.tools._hostwide import host_wide
-from forensic.tools._sweep import hosts_for
 from forensic.tools._inventory import inventory
-from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, count, gpu_component, register
+from forensic.tools._sweep import hosts_for
+from forensic.tools.base import (
+    HostScope,
+    Signal,
+    Tool,
+    ToolContext,
+    ToolResult,
+    by_signal,
+    count,
+    gpu_component,
+    register,
+)
 from forensic.tools.parsers.nvidia_smi import parse_nvidia_smi_q
 from forensic.tools.parsers.nvml import decode_clock_event_reasons
 
@@ -70,15 +80,26 @@ def _from_nvml(ctx: ToolContext, host: str) -> list[Reading]:
         if d.index is None:
             continue
         dev = inv.gpus.get(d.index)
-        out.append(Reading(
-            host=host, index=d.index, in_job=bool(dev and dev.in_job), lost=d.lost, error=d.error,
-            temp=d.temperature_c, power_w=d.power_usage_mw / 1000 if d.power_usage_mw is not None else None,
-            limit_w=d.enforced_power_limit_mw / 1000 if d.enforced_power_limit_mw is not None else None,
-            sm=d.clock_sm_mhz, sm_max=d.max_clock_sm_mhz, reasons=d.clocks_event_reasons,
-            ecc_unc=d.ecc_uncorrected_volatile, remap_unc=d.remapped_rows_uncorrected,
-            remap_pending=d.remapped_rows_pending, remap_failure=d.remapped_rows_failure,
-            source=inv.nvml_source or "",
-        ))
+        out.append(
+            Reading(
+                host=host,
+                index=d.index,
+                in_job=bool(dev and dev.in_job),
+                lost=d.lost,
+                error=d.error,
+                temp=d.temperature_c,
+                power_w=d.power_usage_mw / 1000 if d.power_usage_mw is not None else None,
+                limit_w=d.enforced_power_limit_mw / 1000 if d.enforced_power_limit_mw is not None else None,
+                sm=d.clock_sm_mhz,
+                sm_max=d.max_clock_sm_mhz,
+                reasons=d.clocks_event_reasons,
+                ecc_unc=d.ecc_uncorrected_volatile,
+                remap_unc=d.remapped_rows_uncorrected,
+                remap_pending=d.remapped_rows_pending,
+                remap_failure=d.remapped_rows_failure,
+                source=inv.nvml_source or "",
+            )
+        )
     return out
 
 
@@ -92,17 +113,28 @@ def _from_smi(ctx: ToolContext, host: str) -> list[Reading]:
     for pos, g in enumerate(parse_nvidia_smi_q(node.run(argv))):
         dev = inv.by_pci(g.pci) if g.pci else None
         index = int(dev.name[3:]) if dev is not None else pos
-        out.append(Reading(
-            host=host, index=index, in_job=bool(dev and dev.in_job) or (host, index) in ctx.source.job_gpus(),
-            lost=g.lost, error=g.lost_reason, temp=g.temp_gpu_c, slowdown_temp=g.temp_slowdown_c,
-            power_w=g.power_draw_w, limit_w=g.power_limit_w, sm=g.clock_sm_mhz, sm_max=g.max_clock_sm_mhz,
-            reasons=g.clock_event_reasons_mask,
-            ecc_unc=g.ecc_volatile.uncorrectable_total, remap_unc=g.remapped_rows_uncorrectable,
-            remap_pending=g.remapped_rows_pending, remap_failure=g.remapped_rows_failure,
-            source=node.command_source(argv),
-        ))
+        out.append(
+            Reading(
+                host=host,
+                index=index,
+                in_job=bool(dev and dev.in_job) or (host, index) in ctx.source.job_gpus(),
+                lost=g.lost,
+                error=g.lost_reason,
+                temp=g.temp_gpu_c,
+                slowdown_temp=g.temp_slowdown_c,
+                power_w=g.power_draw_w,
+                limit_w=g.power_limit_w,
+                sm=g.clock_sm_mhz,
+                sm_max=g.max_clock_sm_mhz,
+                reasons=g.clock_event_reasons_mask,
+                ecc_unc=g.ecc_volatile.uncorrectable_total,
+                remap_unc=g.remapped_rows_uncorrectable,
+                remap_pending=g.remapped_rows_pending,
+                remap_failure=g.remapped_rows_failure,
+                source=node.command_source(argv),
+            )
+        )
     return out
-
 
 
 def _clock_low(r: Reading, peer_median: float | None) -> bool:
@@ -121,7 +153,11 @@ def assess(r: Reading, peer_median: float | None) -> list[Signal]:
         sigs.append(Signal(name=name, component=comp, kind="gpu", detail=detail, values=values))
 
     if r.lost:
-        sig("device_lost", f"{comp} cannot be read by NVML: {r.error or 'GPU is lost'}", error=r.error or "lost")
+        sig(
+            "device_lost",
+            f"{comp} cannot be read by NVML: {r.error or 'GPU is lost'}",
+            error=r.error or "lost",
+        )
         return sigs
     reasons = r.reasons or 0
     names = decode_clock_event_reasons(reasons) if reasons else []
@@ -129,35 +165,71 @@ def assess(r: Reading, peer_median: float | None) -> list[Signal]:
     clocks = f"SM clock {r.sm:g} MHz" if r.sm is not None else "SM clock unknown"
     if r.sm is not None and r.sm_max:
         clocks += f" of max {r.sm_max:g} MHz"
-    hot = r.temp is not None and (r.temp >= HOT_C or (r.slowdown_temp is not None and r.temp >= r.slowdown_temp - 3))
+    hot = r.temp is not None and (
+        r.temp >= HOT_C or (r.slowdown_temp is not None and r.temp >= r.slowdown_temp - 3)
+    )
     hw_slow = bool(reasons & _HW_SLOWDOWN)
     near_limit = r.power_w is not None and r.limit_w is not None and r.power_w >= 0.97 * r.limit_w
     # A hot GPU whose clocks sit below its peers' is thermally limited even where the reason
     # bits are not recorded (older drivers, partial readings).
     if reasons & (_SW_THERMAL | _HW_THERMAL) or (hot and (hw_slow or (low and r.reasons is None))):
-        sig("thermal_slowdown", f"{comp} thermal slowdown active ({', '.join(names)}) at {r.temp:g} C, {clocks}"
-            if r.temp is not None else f"{comp} thermal slowdown active ({', '.join(names)}), {clocks}",
-            reasons=reasons, temp_c=r.temp, sm_mhz=r.sm, sm_max_mhz=r.sm_max)
+        sig(
+            "thermal_slowdown",
+            f"{comp} thermal slowdown active ({', '.join(names)}) at {r.temp:g} C, {clocks}"
+            if r.temp is not None
+            else f"{comp} thermal slowdown active ({', '.join(names)}), {clocks}",
+            reasons=reasons,
+            temp_c=r.temp,
+            sm_mhz=r.sm,
+            sm_max_mhz=r.sm_max,
+        )
     # The software power cap is how busy GPUs normally run: it is a fault only when the GPU draws
     # at its limit (when the reading exists) and its clocks sit below its in-job peers'. Without
     # peers there is nothing to call it abnormal against. The power brake is a fault on its own.
     at_cap = near_limit or r.power_w is None or r.limit_w is None
     power_limited = bool(reasons & _HW_POWER_BRAKE) or (
-        ((reasons & _SW_POWER_CAP and at_cap) or (hw_slow and near_limit and not hot)) and low and peer_median is not None)
+        ((reasons & _SW_POWER_CAP and at_cap) or (hw_slow and near_limit and not hot))
+        and low
+        and peer_median is not None
+    )
     if power_limited:
-        power = f" drawing {r.power_w:g} W of a {r.limit_w:g} W limit" if r.power_w is not None and r.limit_w is not None else ""
-        sig("power_slowdown", f"{comp} power-limited ({', '.join(names)}){power}, {clocks}",
-            reasons=reasons, power_w=r.power_w, limit_w=r.limit_w, sm_mhz=r.sm, sm_max_mhz=r.sm_max)
+        power = (
+            f" drawing {r.power_w:g} W of a {r.limit_w:g} W limit"
+            if r.power_w is not None and r.limit_w is not None
+            else ""
+        )
+        sig(
+            "power_slowdown",
+            f"{comp} power-limited ({', '.join(names)}){power}, {clocks}",
+            reasons=reasons,
+            power_w=r.power_w,
+            limit_w=r.limit_w,
+            sm_mhz=r.sm,
+            sm_max_mhz=r.sm_max,
+        )
     if low:
         ref = f" vs peer median {peer_median:g} MHz" if peer_median else ""
-        sig("clocks_reduced", f"{comp} {clocks}{ref}", sm_mhz=r.sm, sm_max_mhz=r.sm_max, peer_median_mhz=peer_median)
+        sig(
+            "clocks_reduced",
+            f"{comp} {clocks}{ref}",
+            sm_mhz=r.sm,
+            sm_max_mhz=r.sm_max,
+            peer_median_mhz=peer_median,
+        )
     if hot:
         sig("gpu_hot", f"{comp} at {r.temp:g} C", temp_c=r.temp)
     if (r.ecc_unc or 0) > 0 or (r.remap_unc or 0) > 0:
-        sig("ecc_uncorrectable", f"{comp} uncorrectable ECC errors {r.ecc_unc or 0} (volatile), "
-            f"{r.remap_unc or 0} rows remapped for uncorrectable errors", ecc_uncorrected=r.ecc_unc, remapped_uncorrectable=r.remap_unc)
+        sig(
+            "ecc_uncorrectable",
+            f"{comp} uncorrectable ECC errors {r.ecc_unc or 0} (volatile), "
+            f"{r.remap_unc or 0} rows remapped for uncorrectable errors",
+            ecc_uncorrected=r.ecc_unc,
+            remapped_uncorrectable=r.remap_unc,
+        )
     if r.remap_pending:
-        sig("remap_pending", f"{comp} has a row remap pending (activates at the next GPU reset)", pending=True)
+        sig(
+            "remap_pending", f"{comp} has a row remap pending (activates at the next GPU reset)", pending=True
+        )
     if r.remap_failure:
         sig("remap_failure", f"{comp} row remapping failed: no spare rows left", failure=True)
     return sigs
@@ -166,10 +238,18 @@ def assess(r: Reading, peer_median: float | None) -> list[Signal]:
 @register
 class GpuHealth(Tool):
     name = "gpu_health"
-    emits = frozenset({
-        "clocks_reduced", "device_lost", "ecc_uncorrectable", "gpu_hot", "power_slowdown", "remap_failure",
-        "remap_pending", "thermal_slowdown",
-    }) | frozenset(HOST_WIDE_SIGNALS.values())
+    emits = frozenset(
+        {
+            "clocks_reduced",
+            "device_lost",
+            "ecc_uncorrectable",
+            "gpu_hot",
+            "power_slowdown",
+            "remap_failure",
+            "remap_pending",
+            "thermal_slowdown",
+        }
+    ) | frozenset(HOST_WIDE_SIGNALS.values())
     description = (
         "Per-GPU health from NVML readings or nvidia-smi -q: clock event (throttle) reasons, temperature, "
         "power vs limit, SM clock vs max and vs peers, ECC, row remapping, lost GPUs. Scope: one host or all."
@@ -194,10 +274,18 @@ class GpuHealth(Tool):
             readings.extend(rs)
             sources.extend(sorted({r.source for r in rs if r.source}))
         if not readings:
-            return ToolResult(status="error" if errors else "no_data",
-                              summary="no GPU readings (no nvml.json or nvidia-smi -q)" + (f"; {errors[0]}" if errors else ""),
-                              data={"errors": errors}, unread=errors)
-        busy = [r.sm for r in readings if r.in_job and r.sm is not None and not r.lost and not (r.reasons or 0) & _GPU_IDLE]
+            return ToolResult(
+                status="error" if errors else "no_data",
+                summary="no GPU readings (no nvml.json or nvidia-smi -q)"
+                + (f"; {errors[0]}" if errors else ""),
+                data={"errors": errors},
+                unread=errors,
+            )
+        busy = [
+            r.sm
+            for r in readings
+            if r.in_job and r.sm is not None and not r.lost and not (r.reasons or 0) & _GPU_IDLE
+        ]
         peer_median = statistics.median(busy) if len(busy) >= 4 else None
         signals: list[Signal] = []
         for r in readings:
@@ -208,8 +296,10 @@ class GpuHealth(Tool):
                 in_job.setdefault(r.host, []).append(r.component)
         signals.extend(host_wide(signals, in_job, HOST_WIDE_SIGNALS))
         warm = [r.component for r in readings if r.temp is not None and 80 <= r.temp < HOT_C]
-        summary = (f"{count(len(readings), 'GPU')} on {count(len({r.host for r in readings}), 'host')} read; "
-                   + (f"findings: {by_signal(signals)}" if signals else "no throttling, ECC or lost GPUs"))
+        summary = (
+            f"{count(len(readings), 'GPU')} on {count(len({r.host for r in readings}), 'host')} read; "
+            + (f"findings: {by_signal(signals)}" if signals else "no throttling, ECC or lost GPUs")
+        )
         if warm:
             summary += f"; warm but not throttled: {', '.join(warm[:4])}"
         if errors:
@@ -217,11 +307,25 @@ class GpuHealth(Tool):
         if sweep is not None:
             summary += sweep.phrase()
         return ToolResult(
-            status="ok", summary=summary, source=sources, signals=signals,
+            status="ok",
+            summary=summary,
+            source=sources,
+            signals=signals,
             covered=[r.component for r in readings],
-            data={"peer_median_sm_mhz": peer_median, "errors": errors,
-                  **({"sweep": sweep.data()} if sweep is not None and not sweep.whole else {}),
-                  "gpus": {r.component: {"temp_c": r.temp, "sm_mhz": r.sm, "power_w": r.power_w, "reasons": r.reasons,
-                                         "in_job": r.in_job} for r in readings}},
+            data={
+                "peer_median_sm_mhz": peer_median,
+                "errors": errors,
+                **({"sweep": sweep.data()} if sweep is not None and not sweep.whole else {}),
+                "gpus": {
+                    r.component: {
+                        "temp_c": r.temp,
+                        "sm_mhz": r.sm,
+                        "power_w": r.power_w,
+                        "reasons": r.reasons,
+                        "in_job": r.in_job,
+                    }
+                    for r in readings
+                },
+            },
             unread=errors,
         )

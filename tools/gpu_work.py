@@ -22,7 +22,6 @@ Without ``compute_s`` or GPU activity series nothing is claimed: absence of evid
 from __future__ import annotations
 
 import numpy as np
-
 from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, register
 from forensic.tools.job_steps import table_or_result
 from forensic.tools.metrics import read_metric
@@ -75,18 +74,31 @@ class GpuWork(Tool):
         before, after, facts = steps
         hw = _activity(ctx, before, after)
         if isinstance(hw, str):  # no activity series to judge the GPUs by: nothing covered
-            return ToolResult(status="no_data", summary=f"{facts['relaunch']}; {hw}", source=sources, data=facts)
+            return ToolResult(
+                status="no_data", summary=f"{facts['relaunch']}; {hw}", source=sources, data=facts
+            )
         ratio, metric_sources, detail = hw
         facts.update(work_ratio=round(ratio, 4))
         src = sources + [s for s in metric_sources if s not in sources]
         if ratio < SAME_WORK:
-            return ToolResult(status="ok", summary=f"{facts['relaunch']}; {detail}: the GPUs do less work per second after it",
-                              source=src, covered=["job"], data=facts)
-        sig = Signal(name="gpu_work_held", component="job", kind="job",
-                     detail=f"{facts['relaunch']}; the step grew {facts['step_ratio']:.2f}x, all of it compute on every rank alike, "
-                            f"while {detail}: the same work per GPU per second, more work per step",
-                     values={k: v for k, v in facts.items() if isinstance(v, (int, float))})
-        return ToolResult(status="ok", summary=sig.detail, signals=[sig], source=src, covered=["job"], data=facts)
+            return ToolResult(
+                status="ok",
+                summary=f"{facts['relaunch']}; {detail}: the GPUs do less work per second after it",
+                source=src,
+                covered=["job"],
+                data=facts,
+            )
+        sig = Signal(
+            name="gpu_work_held",
+            component="job",
+            kind="job",
+            detail=f"{facts['relaunch']}; the step grew {facts['step_ratio']:.2f}x, all of it compute on every rank alike, "
+            f"while {detail}: the same work per GPU per second, more work per step",
+            values={k: v for k, v in facts.items() if isinstance(v, (int, float))},
+        )
+        return ToolResult(
+            status="ok", summary=sig.detail, signals=[sig], source=src, covered=["job"], data=facts
+        )
 
 
 def _relaunch(table) -> tuple[tuple[float, float], tuple[float, float], dict] | str:
@@ -104,36 +116,47 @@ def _relaunch(table) -> tuple[tuple[float, float], tuple[float, float], dict] | 
     if i + 1 < MIN_STEPS or s.size - i - 1 < MIN_STEPS:
         return "too few steps on one side of the relaunch"
     dur, comp = table.duration, table.compute
-    logged_b, logged_a = np.isfinite(dur[: i + 1]).any(axis=0), np.isfinite(dur[i + 1:]).any(axis=0)
+    logged_b, logged_a = np.isfinite(dur[: i + 1]).any(axis=0), np.isfinite(dur[i + 1 :]).any(axis=0)
     if not np.array_equal(logged_b, logged_a):
         return f"the relaunch changed which ranks log ({int(logged_b.sum())} before, {int(logged_a.sum())} after)"
     step_b = float(np.nanmedian(np.nanmedian(dur[: i + 1], axis=1)))
-    step_a = float(np.nanmedian(np.nanmedian(dur[i + 1:], axis=1)))
+    step_a = float(np.nanmedian(np.nanmedian(dur[i + 1 :], axis=1)))
     ratio = step_a / max(step_b, 1e-9)
     if ratio < STEP_GREW:
         return f"relaunched; the step did not grow ({ratio:.2f}x)"
     with np.errstate(all="ignore"):
-        rank_b, rank_a = np.nanmedian(comp[: i + 1], axis=0), np.nanmedian(comp[i + 1:], axis=0)
+        rank_b, rank_a = np.nanmedian(comp[: i + 1], axis=0), np.nanmedian(comp[i + 1 :], axis=0)
     ok = np.isfinite(rank_b) & np.isfinite(rank_a) & (rank_b > 0)
     if ok.sum() < 2:
         return "relaunched; too few ranks with compute_s on both sides"
     grew = rank_a[ok] / rank_b[ok]
     spread = float(np.percentile(grew, 90) / max(np.percentile(grew, 10), 1e-9))
     compute_delta = float(np.median(rank_a[ok] - rank_b[ok]))
-    how = "the step counter restarted" if table.steps[i + 1] <= table.steps[i] else "resumed from a checkpoint"
-    facts = {"relaunch": f"relaunched after a {gaps[i] / 60:.0f}-minute pause in the steps ({how}; steps resume at {int(table.steps[i + 1])})",
-             "step_ratio": round(ratio, 4), "compute_share": round(compute_delta / max(step_a - step_b, 1e-9), 4),
-             "rank_spread": round(spread, 4), "pause_s": round(float(gaps[i]), 1)}
+    how = (
+        "the step counter restarted" if table.steps[i + 1] <= table.steps[i] else "resumed from a checkpoint"
+    )
+    facts = {
+        "relaunch": f"relaunched after a {gaps[i] / 60:.0f}-minute pause in the steps ({how}; steps resume at {int(table.steps[i + 1])})",
+        "step_ratio": round(ratio, 4),
+        "compute_share": round(compute_delta / max(step_a - step_b, 1e-9), 4),
+        "rank_spread": round(spread, 4),
+        "pause_s": round(float(gaps[i]), 1),
+    }
     if compute_delta < COMPUTE_SHARE * (step_a - step_b):
         facts["relaunch"] += f"; the longer step is not compute ({facts['compute_share']:.0%} of it)"
         return facts["relaunch"]
     if spread > UNIFORM:
-        return facts["relaunch"] + f"; ranks slowed unevenly (spread {spread:.2f}): a part, not the work, changed"
+        return (
+            facts["relaunch"]
+            + f"; ranks slowed unevenly (spread {spread:.2f}): a part, not the work, changed"
+        )
     end = float(s[-1] + np.nanmedian(dur[-1]))
     return (float(s[0]), float(s[i] + np.nanmedian(dur[i]))), (float(s[i + 1]), end), facts
 
 
-def _activity(ctx: ToolContext, before: tuple[float, float], after: tuple[float, float]) -> tuple[float, list[str], str] | str:
+def _activity(
+    ctx: ToolContext, before: tuple[float, float], after: tuple[float, float]
+) -> tuple[float, list[str], str] | str:
     """(fleet median of activity x clock after over before, sources, detail), or why it cannot say."""
     for name in ACTIVITY:
         act = read_metric(ctx, name)
@@ -158,9 +181,14 @@ def _activity(ctx: ToolContext, before: tuple[float, float], after: tuple[float,
     if len(ratios) < 2:
         return "no GPU activity series covering both sides of the relaunch"
     short = name.replace("DCGM_FI_PROF_", "").replace("DCGM_FI_DEV_", "").lower()
-    detail = (f"the {len(ratios)} busy GPUs' {short} went {np.median([a for a, _ in acts]):.2f} -> {np.median([b for _, b in acts]):.2f}"
-              + (f" and their SM clock {np.median([a for a, _ in clocks]):.0f} -> {np.median([b for _, b in clocks]):.0f} MHz" if clocks else
-                 " (no SM clock series: activity alone)"))
+    detail = (
+        f"the {len(ratios)} busy GPUs' {short} went {np.median([a for a, _ in acts]):.2f} -> {np.median([b for _, b in acts]):.2f}"
+        + (
+            f" and their SM clock {np.median([a for a, _ in clocks]):.0f} -> {np.median([b for _, b in clocks]):.0f} MHz"
+            if clocks
+            else " (no SM clock series: activity alone)"
+        )
+    )
     sources = [*act.sources, *clk.sources]
     return float(np.median(ratios)), sources, detail
 

@@ -12,7 +12,6 @@ import statistics
 from dataclasses import dataclass, field
 
 import numpy as np
-
 from forensic.sandbox import ForensicError, NotFoundError
 from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, count, register
 from forensic.tools.metrics import read_metric
@@ -63,7 +62,11 @@ def _loads(ctx: ToolContext) -> dict[str, Load]:
     for s in got.series:
         host = series_host(s.labels)
         if host in out:
-            m = np.isfinite(s.values) & (s.timestamps >= (start or -np.inf)) & (s.timestamps <= (end or np.inf))
+            m = (
+                np.isfinite(s.values)
+                & (s.timestamps >= (start or -np.inf))
+                & (s.timestamps <= (end or np.inf))
+            )
             if m.any():
                 out[host].load1 = float(np.median(s.values[m]))
                 out[host].sources.extend(x for x in sources if x not in out[host].sources)
@@ -84,11 +87,19 @@ class HostLoad(Tool):
         loads: dict[str, Load] = ctx.memo("host_loads", lambda: _loads(ctx))
         hosts = ctx.hosts(args.host)
         job_hosts = ctx.source.job_hosts()
-        scope = [loads[h] for h in hosts if h in loads and (loads[h].load1 is not None or loads[h].pressure is not None)]
+        scope = [
+            loads[h]
+            for h in hosts
+            if h in loads and (loads[h].load1 is not None or loads[h].pressure is not None)
+        ]
         unread = [f"{h}: {loads[h].unread}" for h in hosts if h in loads and loads[h].unread]
         if not scope:
-            return ToolResult(status="error" if unread else "no_data", unread=unread,
-                              summary="no host load readings (top, pressure, node_load1)" + (f": {unread[0]}" if unread else ""))
+            return ToolResult(
+                status="error" if unread else "no_data",
+                unread=unread,
+                summary="no host load readings (top, pressure, node_load1)"
+                + (f": {unread[0]}" if unread else ""),
+            )
         # Peers are the job's hosts; a small job borrows the rest of the fleet as its reference.
         peer_hosts = job_hosts if len(job_hosts & loads.keys()) >= 3 else set(loads)
         peers_load = [l.load1 for h, l in loads.items() if l.load1 is not None and h in peer_hosts]
@@ -97,20 +108,50 @@ class HostLoad(Tool):
         med_pr = statistics.median(peers_pr) if len(peers_pr) >= 3 else None
         signals = []
         for ld in scope:
-            high_load = ld.load1 is not None and med_load is not None and ld.load1 > PEER_FACTOR * max(med_load, 1.0)
-            high_pr = ld.pressure is not None and ld.pressure >= PRESSURE_PCT and (med_pr is None or ld.pressure > PEER_FACTOR * max(med_pr, 1.0))
+            high_load = (
+                ld.load1 is not None and med_load is not None and ld.load1 > PEER_FACTOR * max(med_load, 1.0)
+            )
+            high_pr = (
+                ld.pressure is not None
+                and ld.pressure >= PRESSURE_PCT
+                and (med_pr is None or ld.pressure > PEER_FACTOR * max(med_pr, 1.0))
+            )
             if high_load or high_pr:
                 parts = []
                 if ld.load1 is not None:
-                    parts.append(f"load {ld.load1:g}" + (f" vs fleet median {med_load:g}" if med_load is not None else ""))
+                    parts.append(
+                        f"load {ld.load1:g}"
+                        + (f" vs fleet median {med_load:g}" if med_load is not None else "")
+                    )
                 if ld.pressure is not None:
-                    parts.append(f"CPU pressure {ld.pressure:g}%" + (f" vs fleet median {med_pr:g}%" if med_pr is not None else ""))
+                    parts.append(
+                        f"CPU pressure {ld.pressure:g}%"
+                        + (f" vs fleet median {med_pr:g}%" if med_pr is not None else "")
+                    )
                 if ld.top_procs:
                     parts.append("top: " + ", ".join(ld.top_procs))
-                signals.append(Signal(name="host_cpu_contention", component=ld.host, kind="host",
-                                      detail=f"{ld.host} CPUs contended: " + "; ".join(parts),
-                                      values={"load1": ld.load1, "fleet_median_load1": med_load, "cpu_pressure_pct": ld.pressure}))
-        summary = f"load of {count(len(scope), 'host')} read; " + ("; ".join(s.detail for s in signals[:3]) if signals else "no host stands out from its peers")
-        return ToolResult(status="ok", summary=summary, signals=signals, covered=[l.host for l in scope],
-                          source=sorted({s for l in scope for s in l.sources}),
-                          data={"fleet_median_load1": med_load, "fleet_median_pressure": med_pr}, unread=unread)
+                signals.append(
+                    Signal(
+                        name="host_cpu_contention",
+                        component=ld.host,
+                        kind="host",
+                        detail=f"{ld.host} CPUs contended: " + "; ".join(parts),
+                        values={
+                            "load1": ld.load1,
+                            "fleet_median_load1": med_load,
+                            "cpu_pressure_pct": ld.pressure,
+                        },
+                    )
+                )
+        summary = f"load of {count(len(scope), 'host')} read; " + (
+            "; ".join(s.detail for s in signals[:3]) if signals else "no host stands out from its peers"
+        )
+        return ToolResult(
+            status="ok",
+            summary=summary,
+            signals=signals,
+            covered=[l.host for l in scope],
+            source=sorted({s for l in scope for s in l.sources}),
+            data={"fleet_median_load1": med_load, "fleet_median_pressure": med_pr},
+            unread=unread,
+        )

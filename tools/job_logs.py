@@ -41,15 +41,31 @@ class _Proc:
 
 
 #: Settings whose change between runs is worth saying; the rest (timeouts, debug) rarely slows a job.
-_PERF_ENV = ("NCCL_IB_DISABLE", "NCCL_IB_HCA", "NCCL_NET_GDR_LEVEL", "NCCL_NET_GDR_READ", "NCCL_SOCKET_IFNAME",
-             "NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS",
-             "NCCL_NET", "NCCL_IB_GID_INDEX", "NCCL_CROSS_NIC", "NCCL_COLLNET_ENABLE", "NCCL_NVLS_ENABLE")
+_PERF_ENV = (
+    "NCCL_IB_DISABLE",
+    "NCCL_IB_HCA",
+    "NCCL_NET_GDR_LEVEL",
+    "NCCL_NET_GDR_READ",
+    "NCCL_SOCKET_IFNAME",
+    "NCCL_P2P_DISABLE",
+    "NCCL_SHM_DISABLE",
+    "NCCL_ALGO",
+    "NCCL_PROTO",
+    "NCCL_MIN_NCHANNELS",
+    "NCCL_MAX_NCHANNELS",
+    "NCCL_NET",
+    "NCCL_IB_GID_INDEX",
+    "NCCL_CROSS_NIC",
+    "NCCL_COLLNET_ENABLE",
+    "NCCL_NVLS_ENABLE",
+)
 
 
 def _processes(files: list[tuple[int, object]]) -> dict[tuple[str, int, int], _Proc]:
     """(host, cuda dev, pid) -> process facts, in order of first appearance."""
     procs: dict[tuple[str, int, int], _Proc] = {}
     for file_no, log in files:
+
         def proc(host, dev, pid, line):
             key = (host or "?", dev if dev is not None else -1, pid or 0)
             return procs.setdefault(key, _Proc(first_line=(file_no, line)))
@@ -84,7 +100,9 @@ def _runs(procs: dict[tuple[str, int, int], _Proc]) -> tuple[list[_Proc], list[_
     return first, latest
 
 
-def _nccl_config_signals(ctx: ToolContext, first: list[_Proc], latest: list[_Proc], hw: HostFacts) -> list[Signal]:
+def _nccl_config_signals(
+    ctx: ToolContext, first: list[_Proc], latest: list[_Proc], hw: HostFacts
+) -> list[Signal]:
     out: list[Signal] = []
     restarted = any(a is not b for a, b in zip(first, latest))
     nics_per_host = len(hw.ibdevs)
@@ -92,39 +110,73 @@ def _nccl_config_signals(ctx: ToolContext, first: list[_Proc], latest: list[_Pro
     before = [p.ib_devices for p in first if p.ib_devices]
     if used and (max(used) < nics_per_host or (restarted and before and max(used) < max(before))):
         ref = max(before) if restarted and before and max(before) > max(used) else nics_per_host
-        out.append(Signal(name="nccl_rails_reduced", component="job", kind="job",
-                          detail=f"NCCL uses {max(used)} IB device(s) per process where {ref} are available",
-                          values={"ib_devices": max(used), "available": ref}))
-    gdr_env = ({p.env.get("NCCL_NET_GDR_LEVEL", p.env.get("NCCL_IB_GDR_LEVEL", "")).upper() for p in latest}
-               | {p.env.get("NCCL_NET_GDR_READ", "") for p in latest})
-    lost_gdr = restarted and any(p.gdr for p in first) and not any(p.gdr for p in latest if p.gdr is not None) \
+        out.append(
+            Signal(
+                name="nccl_rails_reduced",
+                component="job",
+                kind="job",
+                detail=f"NCCL uses {max(used)} IB device(s) per process where {ref} are available",
+                values={"ib_devices": max(used), "available": ref},
+            )
+        )
+    gdr_env = {
+        p.env.get("NCCL_NET_GDR_LEVEL", p.env.get("NCCL_IB_GDR_LEVEL", "")).upper() for p in latest
+    } | {p.env.get("NCCL_NET_GDR_READ", "") for p in latest}
+    lost_gdr = (
+        restarted
+        and any(p.gdr for p in first)
+        and not any(p.gdr for p in latest if p.gdr is not None)
         and any(p.gdr is not None for p in latest)
+    )
     if lost_gdr or gdr_env & {"LOC", "0"}:
-        out.append(Signal(name="nccl_gdr_disabled", component="job", kind="job",
-                          detail="GPU Direct RDMA is off in the latest run" + (" (NCCL_NET_GDR_LEVEL set to LOC)" if "LOC" in gdr_env else "")
-                                 + (": its NET/IB channels lost /GDRDMA" if lost_gdr else ""),
-                          values={"gdr_level": ",".join(sorted(v for v in gdr_env if v))}))
+        out.append(
+            Signal(
+                name="nccl_gdr_disabled",
+                component="job",
+                kind="job",
+                detail="GPU Direct RDMA is off in the latest run"
+                + (" (NCCL_NET_GDR_LEVEL set to LOC)" if "LOC" in gdr_env else "")
+                + (": its NET/IB channels lost /GDRDMA" if lost_gdr else ""),
+                values={"gdr_level": ",".join(sorted(v for v in gdr_env if v))},
+            )
+        )
     # P2P (NVLink/PCIe peer copies) turned off forces intra-node traffic through host memory: a
     # slow path by configuration wherever a host runs more than one GPU of the job.
     intra = hw.gpus_per_host is None or hw.gpus_per_host > 1
     p2p_off = "1" in {p.env.get("NCCL_P2P_DISABLE") for p in latest}
-    for var, what in (("NCCL_P2P_DISABLE", "peer-to-peer (NVLink/PCIe) transfers"), ("NCCL_SHM_DISABLE", "shared-memory transport")):
+    for var, what in (
+        ("NCCL_P2P_DISABLE", "peer-to-peer (NVLink/PCIe) transfers"),
+        ("NCCL_SHM_DISABLE", "shared-memory transport"),
+    ):
         # Shared memory is only the fallback where peer copies are impossible: on NVLink it
         # matters when P2P is off too (then the P2P setting is the finding).
         if var == "NCCL_SHM_DISABLE" and hw.nvlink is True:
             continue
         if intra and "1" in {p.env.get(var) for p in latest}:
-            out.append(Signal(name="nccl_p2p_disabled", component="job", kind="job",
-                              detail=f"{var}=1 in the latest run: NCCL {what} turned off, intra-node traffic takes a slower path",
-                              values={var: 1}))
+            out.append(
+                Signal(
+                    name="nccl_p2p_disabled",
+                    component="job",
+                    kind="job",
+                    detail=f"{var}=1 in the latest run: NCCL {what} turned off, intra-node traffic takes a slower path",
+                    values={var: 1},
+                )
+            )
             break
     if restarted:
-        changed = sorted(k for k in _PERF_ENV
-                         if {p.env.get(k) for p in first} != {p.env.get(k) for p in latest})
+        changed = sorted(
+            k for k in _PERF_ENV if {p.env.get(k) for p in first} != {p.env.get(k) for p in latest}
+        )
         if changed:
-            out.append(Signal(name="nccl_env_changed", component="job", kind="job",
-                              detail="the NCCL environment changed at the resubmit: " + ", ".join(changed),
-                              values={"changed": ",".join(changed)}))
+            out.append(
+                Signal(
+                    name="nccl_env_changed",
+                    component="job",
+                    kind="job",
+                    detail="the NCCL environment changed at the resubmit: " + ", ".join(changed),
+                    values={"changed": ",".join(changed)},
+                )
+            )
     return out
 
 
@@ -138,25 +190,49 @@ def _trainer_signals(t: TrainerFacts, stated: str | None = None) -> list[Signal]
     # Counts and kinds cover every line; the examples quoted are the first ones kept.
     if t.stall_lines >= MIN_STALL_LINES:
         kinds = sorted(t.stall_kinds)
-        out.append(Signal(name="input_stall_logged", component="job", kind="job",
-                          detail=f"the trainer logged {t.stall_lines} waits for input ({', '.join(kinds)}), e.g. {t.stalls[0][1]!r}",
-                          values={"lines": t.stall_lines, "kinds": ",".join(kinds)}))
+        out.append(
+            Signal(
+                name="input_stall_logged",
+                component="job",
+                kind="job",
+                detail=f"the trainer logged {t.stall_lines} waits for input ({', '.join(kinds)}), e.g. {t.stalls[0][1]!r}",
+                values={"lines": t.stall_lines, "kinds": ",".join(kinds)},
+            )
+        )
     if t.storage_lines >= MIN_STALL_LINES:
         kinds = sorted(t.storage_kinds)
-        out.append(Signal(name="storage_errors_logged", component="job", kind="job",
-                          detail=f"{t.storage_lines} storage errors or throttling in the job logs ({', '.join(kinds)}), e.g. {t.storage[0][1]!r}",
-                          values={"lines": t.storage_lines, "kinds": ",".join(kinds)}))
+        out.append(
+            Signal(
+                name="storage_errors_logged",
+                component="job",
+                kind="job",
+                detail=f"{t.storage_lines} storage errors or throttling in the job logs ({', '.join(kinds)}), e.g. {t.storage[0][1]!r}",
+                values={"lines": t.storage_lines, "kinds": ",".join(kinds)},
+            )
+        )
     weak = [*t.stalls, *t.storage]
     if weak and t.stall_lines < MIN_STALL_LINES and t.storage_lines < MIN_STALL_LINES:
         # One "nfs: server X not responding" or one DataLoader timeout is a lead worth testing.
-        out.append(Signal(name="input_stall_hint", component="job", kind="job",
-                          detail=f"the job logs mention input or storage trouble {len(weak)} time(s), e.g. {weak[0][1]!r}",
-                          values={"lines": len(weak), "kinds": ",".join(sorted({k for k, _ in weak}))}))
+        out.append(
+            Signal(
+                name="input_stall_hint",
+                component="job",
+                kind="job",
+                detail=f"the job logs mention input or storage trouble {len(weak)} time(s), e.g. {weak[0][1]!r}",
+                values={"lines": len(weak), "kinds": ",".join(sorted({k for k, _ in weak}))},
+            )
+        )
     if (rc := t.reconfiguration(stated)) is not None:
-        out.append(Signal(name="job_reconfigured", component="job", kind="job",
-                          detail=f"the job was changed ({rc['changed']}) and its work per GPU per second held "
-                                 f"({rc['basis']}: {rc['work_ratio']:.2f} of before): the longer step is explained",
-                          values={k: v for k, v in rc.items() if isinstance(v, (str, int, float))}))
+        out.append(
+            Signal(
+                name="job_reconfigured",
+                component="job",
+                kind="job",
+                detail=f"the job was changed ({rc['changed']}) and its work per GPU per second held "
+                f"({rc['basis']}: {rc['work_ratio']:.2f} of before): the longer step is explained",
+                values={k: v for k, v in rc.items() if isinstance(v, (str, int, float))},
+            )
+        )
     return out
 
 
@@ -167,12 +243,26 @@ class JobLogsInput(ToolInput):
 @register
 class JobLogs(Tool):
     name = "job_logs"
-    emits = frozenset({
-        "collective_timeout", "dump_signal_rank", "input_stall_hint", "input_stall_logged", "job_reconfigured", "lagging_rank",
-        "nccl_async_event", "nccl_completion_error", "nccl_env_changed", "nccl_gdr_disabled",
-        "nccl_fast_path", "nccl_ib_disabled", "nccl_p2p_disabled", "nccl_rails_reduced", "nccl_socket_transport",
-        "storage_errors_logged",
-    })
+    emits = frozenset(
+        {
+            "collective_timeout",
+            "dump_signal_rank",
+            "input_stall_hint",
+            "input_stall_logged",
+            "job_reconfigured",
+            "lagging_rank",
+            "nccl_async_event",
+            "nccl_completion_error",
+            "nccl_env_changed",
+            "nccl_gdr_disabled",
+            "nccl_fast_path",
+            "nccl_ib_disabled",
+            "nccl_p2p_disabled",
+            "nccl_rails_reduced",
+            "nccl_socket_transport",
+            "storage_errors_logged",
+        }
+    )
     description = (
         "The job's NCCL and PyTorch logs: the transport NCCL chose (NET/IB vs NET/Socket, IB disabled by "
         "environment), completion errors and async events per host, watchdog timeouts, the stuck SeqNum and "
@@ -213,15 +303,23 @@ class JobLogs(Tool):
                 continue
             sources.append(doc.source)
             if dropped := nccl.dropped_records() + torch.dropped_records():  # issue 10: a capped log says so
-                capped.append(f"{doc.source}: {dropped} records past the per-log cap not kept "
-                              "(timeout counts, completion errors per host and per-rank facts cover every line)")
+                capped.append(
+                    f"{doc.source}: {dropped} records past the per-log cap not kept "
+                    "(timeout counts, completion errors per host and per-rank facts cover every line)"
+                )
             trainer.add_lines(doc.lines())
             launcher.add_lines(doc.lines())
             parsed.append((file_no, nccl))
             for sel in nccl.nets:
                 transports[sel.transport] += 1
             for use in nccl.networks:
-                transports["Socket" if "socket" in use.name.lower() else "IB" if "ib" in use.name.lower() else use.name] += 1
+                transports[
+                    "Socket"
+                    if "socket" in use.name.lower()
+                    else "IB"
+                    if "ib" in use.name.lower()
+                    else use.name
+                ] += 1
             for ch in nccl.channels:
                 if ch.kind == "NET":
                     transports["Socket" if "Socket" in ch.via else "IB"] += 1
@@ -231,8 +329,15 @@ class JobLogs(Tool):
             for ae in nccl.async_events:
                 if ae.host and ae.device:
                     dev = ae.device.split(":")[0]
-                    signals.append(Signal(name="nccl_async_event", component=f"{ae.host}/{dev}", kind="nic",
-                                          detail=f"{ae.host}/{dev} NCCL async event: {ae.event}", values={"line": ae.line_no}))
+                    signals.append(
+                        Signal(
+                            name="nccl_async_event",
+                            component=f"{ae.host}/{dev}",
+                            kind="nic",
+                            detail=f"{ae.host}/{dev} NCCL async event: {ae.event}",
+                            values={"line": ae.line_no},
+                        )
+                    )
             timeouts += torch.timeout_count  # every timeout, also past the parser's record cap
             for seq, ranks in torch.stuck_seqnums().items():
                 stuck.setdefault(seq, set()).update(ranks)
@@ -240,48 +345,94 @@ class JobLogs(Tool):
             for r, n in torch.last_completed_by_rank().items():
                 last_done[r] = max(last_done.get(r, n), n)
         if not sources:
-            return ToolResult(status="error", summary=f"job logs unreadable: {errors[0]}", data={"errors": errors}, unread=errors)
+            return ToolResult(
+                status="error",
+                summary=f"job logs unreadable: {errors[0]}",
+                data={"errors": errors},
+                unread=errors,
+            )
         if trainer.not_kept:
-            capped.append(f"trainer lines: {trainer.not_kept} rates, step times or example lines past the cap not kept "
-                          "(stall and storage counts cover every line; early and late values are kept)")
+            capped.append(
+                f"trainer lines: {trainer.not_kept} rates, step times or example lines past the cap not kept "
+                "(stall and storage counts cover every line; early and late values are kept)"
+            )
         # What the hosts could do (RDMA NICs, NVLink), from topology or the hosts' own files.
         hw = host_facts(ctx, nvls_channels=launcher.nvls_channels)
         has_rdma = bool(hw.ibdevs)
         first, latest = _runs(_processes(parsed))
         latest_socket = sum(1 for p in latest if p.transport == "Socket")
         socket, ib = transports.get("Socket", 0), transports.get("IB", 0)
-        if has_rdma and (latest_socket and latest_socket >= sum(1 for p in latest if p.transport == "IB") or (socket and socket >= ib)):
-            signals.append(Signal(name="nccl_socket_transport", component="job", kind="job",
-                                  detail=f"NCCL runs collectives over NET/Socket ({socket} log lines) on a fleet with RDMA NICs",
-                                  values={"socket_lines": socket, "ib_lines": ib}))
+        if has_rdma and (
+            latest_socket
+            and latest_socket >= sum(1 for p in latest if p.transport == "IB")
+            or (socket and socket >= ib)
+        ):
+            signals.append(
+                Signal(
+                    name="nccl_socket_transport",
+                    component="job",
+                    kind="job",
+                    detail=f"NCCL runs collectives over NET/Socket ({socket} log lines) on a fleet with RDMA NICs",
+                    values={"socket_lines": socket, "ib_lines": ib},
+                )
+            )
         signals.extend(_nccl_config_signals(ctx, first, latest, hw))
-        if "1" in {p.env.get("NCCL_IB_DISABLE") for p in latest} or ("1" in env.get("NCCL_IB_DISABLE", set()) and not latest):
-            signals.append(Signal(name="nccl_ib_disabled", component="job", kind="job",
-                                  detail="NCCL_IB_DISABLE set by environment to 1", values={"NCCL_IB_DISABLE": 1}))
+        if "1" in {p.env.get("NCCL_IB_DISABLE") for p in latest} or (
+            "1" in env.get("NCCL_IB_DISABLE", set()) and not latest
+        ):
+            signals.append(
+                Signal(
+                    name="nccl_ib_disabled",
+                    component="job",
+                    kind="job",
+                    detail="NCCL_IB_DISABLE set by environment to 1",
+                    values={"NCCL_IB_DISABLE": 1},
+                )
+            )
         # The same settings as launchers and trainers print them (export lines, env dumps,
         # "GPU Direct RDMA Disabled"): a slow path by configuration, onset or not.
         have = {s.name for s in signals}
-        for name, detail, values in slow_path_findings(launcher, ibdevs=hw.ibdevs, netdevs=hw.netdevs, nvlink=hw.nvlink,
-                                                       gpus_per_host=hw.gpus_per_host):
+        for name, detail, values in slow_path_findings(
+            launcher, ibdevs=hw.ibdevs, netdevs=hw.netdevs, nvlink=hw.nvlink, gpus_per_host=hw.gpus_per_host
+        ):
             if name not in have:
                 have.add(name)
                 signals.append(Signal(name=name, component="job", kind="job", detail=detail, values=values))
         if has_rdma and ib and not socket and not SLOW_PATH_SIGNALS & {s.name for s in signals}:
             # NCCL said which transport it chose, and it is the RDMA fabric with nothing forcing a
             # slower path: evidence against a configuration fault, not merely no evidence for one.
-            signals.append(Signal(name="nccl_fast_path", component="job", kind="job",
-                                  detail=f"NCCL runs on the RDMA fabric ({ib} NET/IB line(s), none over sockets) and no setting "
-                                         "in the logs forces a slower path", values={"ib_lines": ib}))
+            signals.append(
+                Signal(
+                    name="nccl_fast_path",
+                    component="job",
+                    kind="job",
+                    detail=f"NCCL runs on the RDMA fabric ({ib} NET/IB line(s), none over sockets) and no setting "
+                    "in the logs forces a slower path",
+                    values={"ib_lines": ib},
+                )
+            )
         if timeouts:
             seq, ranks = max(stuck.items(), key=lambda kv: len(kv[1])) if stuck else (None, set())
-            signals.append(Signal(name="collective_timeout", component="job", kind="job",
-                                  detail=f"{timeouts} watchdog timeouts; {len(ranks)} ranks stuck on SeqNum {seq}",
-                                  values={"timeouts": timeouts, "seq": seq, "ranks": len(ranks)}))
+            signals.append(
+                Signal(
+                    name="collective_timeout",
+                    component="job",
+                    kind="job",
+                    detail=f"{timeouts} watchdog timeouts; {len(ranks)} ranks stuck on SeqNum {seq}",
+                    values={"timeouts": timeouts, "seq": seq, "ranks": len(ranks)},
+                )
+            )
         for r in sorted(dump_sources):
             if comp := rank_component(ctx, r):
-                signals.append(Signal(name="dump_signal_rank", component=comp, kind="gpu",
-                                      detail=f"rank {r} ({comp}) timed out first: the other ranks received its dump signal",
-                                      values={"rank": r}))
+                signals.append(
+                    Signal(
+                        name="dump_signal_rank",
+                        component=comp,
+                        kind="gpu",
+                        detail=f"rank {r} ({comp}) timed out first: the other ranks received its dump signal",
+                        values={"rank": r},
+                    )
+                )
         # The rank that stopped first completed the fewest collectives: every other rank is one
         # ahead, waiting in the collective it never joined.
         if len(last_done) >= 2:
@@ -290,28 +441,61 @@ class JobLogs(Tool):
             if len(laggards) <= max(1, len(last_done) // 10) and max(last_done.values()) > low:
                 for r in laggards:
                     if comp := rank_component(ctx, r):
-                        signals.append(Signal(name="lagging_rank", component=comp, kind="gpu",
-                                              detail=f"rank {r} ({comp}) last completed work {low}; the other ranks reached "
-                                                     f"{max(last_done.values())}",
-                                              values={"rank": r, "last_completed": low, "others": max(last_done.values())}))
+                        signals.append(
+                            Signal(
+                                name="lagging_rank",
+                                component=comp,
+                                kind="gpu",
+                                detail=f"rank {r} ({comp}) last completed work {low}; the other ranks reached "
+                                f"{max(last_done.values())}",
+                                values={"rank": r, "last_completed": low, "others": max(last_done.values())},
+                            )
+                        )
         for where, n in completion.items():
             kind = "nic" if "/" in where else "host"
-            signals.append(Signal(name="nccl_completion_error", component=where, kind=kind,
-                                  detail=f"{where} reported {n} NCCL completion errors", values={"count": n}))
+            signals.append(
+                Signal(
+                    name="nccl_completion_error",
+                    component=where,
+                    kind=kind,
+                    detail=f"{where} reported {n} NCCL completion errors",
+                    values={"count": n},
+                )
+            )
         inc = ctx.source.incident
         signals.extend(_trainer_signals(trainer, stated_reconfiguration(f"{inc.title}. {inc.reported}")))
-        summary = (f"{len(sources)} job logs read" + (f" of {len(sources) + sweep.not_read_logs}" if sweep else "")
-                   + f"; transport lines: IB {ib}, Socket {socket}"
-                   + (f"; {timeouts} watchdog timeouts" if timeouts else "")
-                   + (f"; first to time out: rank {', '.join(map(str, sorted(dump_sources)))}" if dump_sources else "")
-                   + (f"; findings: {', '.join(sorted({s.name for s in signals}))}" if signals else "")
-                   + (sweep.plan.phrase() if sweep else ""))
+        summary = (
+            f"{len(sources)} job logs read"
+            + (f" of {len(sources) + sweep.not_read_logs}" if sweep else "")
+            + f"; transport lines: IB {ib}, Socket {socket}"
+            + (f"; {timeouts} watchdog timeouts" if timeouts else "")
+            + (
+                f"; first to time out: rank {', '.join(map(str, sorted(dump_sources)))}"
+                if dump_sources
+                else ""
+            )
+            + (f"; findings: {', '.join(sorted({s.name for s in signals}))}" if signals else "")
+            + (sweep.plan.phrase() if sweep else "")
+        )
         if capped:
-            summary += f"; capped (not every record kept): {capped[0]}" + (f" and {len(capped) - 1} more" if len(capped) > 1 else "")
-        return ToolResult(status="ok", summary=summary, signals=signals, source=sources, covered=["job"],
-                          data={"transports": dict(transports), "env": {k: sorted(v) for k, v in env.items()}, "errors": errors,
-                                **({"capped": capped} if capped else {}),
-                                **({"sweep": {**sweep.plan.data(), "logs_not_read": sweep.not_read_logs}} if sweep else {})}, unread=errors)
+            summary += f"; capped (not every record kept): {capped[0]}" + (
+                f" and {len(capped) - 1} more" if len(capped) > 1 else ""
+            )
+        return ToolResult(
+            status="ok",
+            summary=summary,
+            signals=signals,
+            source=sources,
+            covered=["job"],
+            data={
+                "transports": dict(transports),
+                "env": {k: sorted(v) for k, v in env.items()},
+                "errors": errors,
+                **({"capped": capped} if capped else {}),
+                **({"sweep": {**sweep.plan.data(), "logs_not_read": sweep.not_read_logs}} if sweep else {}),
+            },
+            unread=errors,
+        )
 
 
 @dataclass

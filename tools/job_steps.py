@@ -14,7 +14,6 @@ import time
 from collections import defaultdict
 
 import numpy as np
-
 from forensic.sandbox import ForensicError
 from forensic.tools._incident_text import expected_step_s, slow_from_start
 from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, gpu_component, register
@@ -61,7 +60,12 @@ def table_or_result(ctx: ToolContext) -> tuple[StepTable, list[str]] | ToolResul
         return ToolResult(status="no_data", summary="no job/steps.csv recorded")
     outside = outside_window(got[0], ctx.source.window)
     if outside is not None and outside["stale"]:
-        return ToolResult(status="no_data", source=got[1], summary=str(outside["detail"]), data={"outside_window": [outside]})
+        return ToolResult(
+            status="no_data",
+            source=got[1],
+            summary=str(outside["detail"]),
+            data={"outside_window": [outside]},
+        )
     return got
 
 
@@ -87,21 +91,46 @@ def outside_window(table: StepTable, window: tuple[float | None, float | None]) 
         return None
     span = max(end - start, 0.0)
     stale = last < start - span or first > end + span
-    side = f"its last step started at {_utc(last)}, before" if last < start else f"its first step started at {_utc(first)}, after"
-    how = ("a stale file or a job that stopped long before, not weighed" if stale
-           else "read as the job's latest steps")
-    return {"what": "job/steps.csv", "first": first, "last": last, "stale": stale,
-            "detail": f"job/steps.csv has no step in the window: {side} the window ({_utc(start)} to {_utc(end)}); {how}"}
+    side = (
+        f"its last step started at {_utc(last)}, before"
+        if last < start
+        else f"its first step started at {_utc(first)}, after"
+    )
+    how = (
+        "a stale file or a job that stopped long before, not weighed"
+        if stale
+        else "read as the job's latest steps"
+    )
+    return {
+        "what": "job/steps.csv",
+        "first": first,
+        "last": last,
+        "stale": stale,
+        "detail": f"job/steps.csv has no step in the window: {side} the window ({_utc(start)} to {_utc(end)}); {how}",
+    }
 
 
 @register
 class JobSteps(Tool):
     name = "job_steps"
-    emits = frozenset({
-        "host_stragglers", "job_hang", "job_slowdown", "job_steady", "replica_divergence", "slowdown_in_comm",
-        "slowdown_bursty", "slowdown_in_compute", "slowdown_in_gaps", "slowdown_mid_run", "slowdown_since_launch", "slowdown_unattributed",
-        "steps_clean", "straggler",
-    })
+    emits = frozenset(
+        {
+            "host_stragglers",
+            "job_hang",
+            "job_slowdown",
+            "job_steady",
+            "replica_divergence",
+            "slowdown_in_comm",
+            "slowdown_bursty",
+            "slowdown_in_compute",
+            "slowdown_in_gaps",
+            "slowdown_mid_run",
+            "slowdown_since_launch",
+            "slowdown_unattributed",
+            "steps_clean",
+            "straggler",
+        }
+    )
     description = (
         "Per-rank step statistics of the job (job/steps.csv): stragglers by compute share and arrival lateness "
         "with a fleet-size-aware threshold, change points and intermittent spikes, whether lost time is "
@@ -126,15 +155,27 @@ class JobSteps(Tool):
         if table.compute is not None:
             covered += [gpu_component(h, g) for h, g in placement.values()] + sorted(set(rank_host.values()))
         return ToolResult(
-            status="ok", summary=a.summary + (f"; signals: {', '.join(sorted({s.name for s in signals}))}" if signals else ""),
-            source=sources, signals=signals, covered=covered,
-            data={"n_steps": a.n_steps, "n_ranks": a.n_ranks, "has_compute": a.has_compute, "pattern": a.pattern,
-                  "stragglers": [s.model_dump() for s in a.stragglers[:20]],
-                  "slowdown": a.slowdown.model_dump() if a.slowdown else None, "notes": a.notes[:10],
-                  **({"outside_window": [near]} if (near := outside_window(table, ctx.source.window)) else {})},
+            status="ok",
+            summary=a.summary
+            + (f"; signals: {', '.join(sorted({s.name for s in signals}))}" if signals else ""),
+            source=sources,
+            signals=signals,
+            covered=covered,
+            data={
+                "n_steps": a.n_steps,
+                "n_ranks": a.n_ranks,
+                "has_compute": a.has_compute,
+                "pattern": a.pattern,
+                "stragglers": [s.model_dump() for s in a.stragglers[:20]],
+                "slowdown": a.slowdown.model_dump() if a.slowdown else None,
+                "notes": a.notes[:10],
+                **({"outside_window": [near]} if (near := outside_window(table, ctx.source.window)) else {}),
+            },
         )
 
-    def _signals(self, ctx: ToolContext, table: StepTable, a: StepAnalysis, placement: dict[int, tuple[str, int]]) -> list[Signal]:
+    def _signals(
+        self, ctx: ToolContext, table: StepTable, a: StepAnalysis, placement: dict[int, tuple[str, int]]
+    ) -> list[Signal]:
         out: list[Signal] = []
         by_host: dict[str, list] = defaultdict(list)
         for s in a.stragglers:
@@ -145,51 +186,104 @@ class JobSteps(Tool):
             by_host[host].append(s)
             pct = 100.0 * s.lateness  # lateness 0.03 = 3% slower than the typical rank
             start = f" from step {s.first_step}" if s.first_step is not None else ""
-            out.append(Signal(
-                name="straggler", component=comp, kind="gpu",
-                detail=f"rank {s.rank} ({comp}) computes {pct:.1f}% slower than the typical rank{start} "
-                       f"({s.kind}, robust z {s.z:.1f})",
-                values={"rank": s.rank, "slowdown_pct": round(pct, 1), "z": round(s.z, 2), "kind": s.kind,
-                        "first_step": s.first_step, "detected_by": ",".join(s.detected_by)}))
+            out.append(
+                Signal(
+                    name="straggler",
+                    component=comp,
+                    kind="gpu",
+                    detail=f"rank {s.rank} ({comp}) computes {pct:.1f}% slower than the typical rank{start} "
+                    f"({s.kind}, robust z {s.z:.1f})",
+                    values={
+                        "rank": s.rank,
+                        "slowdown_pct": round(pct, 1),
+                        "z": round(s.z, 2),
+                        "kind": s.kind,
+                        "first_step": s.first_step,
+                        "detected_by": ",".join(s.detected_by),
+                    },
+                )
+            )
         ranks_of: dict[str, int] = defaultdict(int)
         for h, _ in placement.values():
             ranks_of[h] += 1
         for host, flagged in by_host.items():
             if len(flagged) >= 2 and len(flagged) >= HOST_SHARE * ranks_of[host]:
-                out.append(Signal(
-                    name="host_stragglers", component=host, kind="host",
-                    detail=f"{len(flagged)} of {ranks_of[host]} ranks on {host} straggle together",
-                    values={"ranks_flagged": len(flagged), "ranks_on_host": ranks_of[host]}))
+                out.append(
+                    Signal(
+                        name="host_stragglers",
+                        component=host,
+                        kind="host",
+                        detail=f"{len(flagged)} of {ranks_of[host]} ranks on {host} straggle together",
+                        values={"ranks_flagged": len(flagged), "ranks_on_host": ranks_of[host]},
+                    )
+                )
         slow = a.slowdown
         if slow is not None and slow.regressed:
             onset = f" from step {slow.onset_step}" if slow.onset_step is not None else ""
-            out.append(Signal(name="job_slowdown", component="job", kind="job",
-                              detail=f"step period up {100 * (slow.ratio - 1):.1f}%{onset} "
-                                     f"({slow.baseline_period_s:.3f} s -> {slow.late_period_s:.3f} s), mostly in {slow.where}",
-                              values={"ratio": round(slow.ratio, 4), "where": slow.where, "onset_step": slow.onset_step}))
-            where_signal = {"gaps": "slowdown_in_gaps", "communication": "slowdown_in_comm", "compute": "slowdown_in_compute"}
+            out.append(
+                Signal(
+                    name="job_slowdown",
+                    component="job",
+                    kind="job",
+                    detail=f"step period up {100 * (slow.ratio - 1):.1f}%{onset} "
+                    f"({slow.baseline_period_s:.3f} s -> {slow.late_period_s:.3f} s), mostly in {slow.where}",
+                    values={
+                        "ratio": round(slow.ratio, 4),
+                        "where": slow.where,
+                        "onset_step": slow.onset_step,
+                    },
+                )
+            )
+            where_signal = {
+                "gaps": "slowdown_in_gaps",
+                "communication": "slowdown_in_comm",
+                "compute": "slowdown_in_compute",
+            }
             if slow.where in where_signal and not (a.stragglers and slow.where == "compute"):
-                out.append(Signal(name=where_signal[slow.where], component="job", kind="job",
-                                  detail=f"the job-wide slowdown is in {slow.where}: "
-                                         + ", ".join(f"{k} {v:+.3f} s" for k, v in slow.deltas_s.items()),
-                                  values={k: round(v, 4) for k, v in slow.deltas_s.items()}))
+                out.append(
+                    Signal(
+                        name=where_signal[slow.where],
+                        component="job",
+                        kind="job",
+                        detail=f"the job-wide slowdown is in {slow.where}: "
+                        + ", ".join(f"{k} {v:+.3f} s" for k, v in slow.deltas_s.items()),
+                        values={k: round(v, 4) for k, v in slow.deltas_s.items()},
+                    )
+                )
             elif slow.where not in where_signal:
                 # Without compute_s the time cannot be split: say so, so that the silence about
                 # gaps or communication is not read as their absence.
-                out.append(Signal(name="slowdown_unattributed", component="job", kind="job",
-                                  detail=f"the job-wide slowdown ({100 * (slow.ratio - 1):.1f}%) cannot be split into compute, "
-                                         "communication and gaps from the recorded columns",
-                                  values={"ratio": round(slow.ratio, 4), "where": slow.where}))
+                out.append(
+                    Signal(
+                        name="slowdown_unattributed",
+                        component="job",
+                        kind="job",
+                        detail=f"the job-wide slowdown ({100 * (slow.ratio - 1):.1f}%) cannot be split into compute, "
+                        "communication and gaps from the recorded columns",
+                        values={"ratio": round(slow.ratio, 4), "where": slow.where},
+                    )
+                )
         if slow is not None and slow.regressed:
             out.extend(_slowdown_shape(slow))
         if a.divergence is not None:
             for d in a.divergence.flagged:
                 if d.rank in placement:
                     comp = gpu_component(*placement[d.rank])
-                    out.append(Signal(name="replica_divergence", component=comp, kind="gpu",
-                                      detail=f"rank {d.rank} ({comp}) {d.kind} disagrees with its replicas from step {d.first_step} "
-                                             f"({d.n_steps} steps)",
-                                      values={"rank": d.rank, "kind": d.kind, "first_step": d.first_step, "steps": d.n_steps}))
+                    out.append(
+                        Signal(
+                            name="replica_divergence",
+                            component=comp,
+                            kind="gpu",
+                            detail=f"rank {d.rank} ({comp}) {d.kind} disagrees with its replicas from step {d.first_step} "
+                            f"({d.n_steps} steps)",
+                            values={
+                                "rank": d.rank,
+                                "kind": d.kind,
+                                "first_step": d.first_step,
+                                "steps": d.n_steps,
+                            },
+                        )
+                    )
         hang = self._hang(ctx, table)
         if hang is not None:
             out.append(hang)
@@ -209,16 +303,28 @@ class JobSteps(Tool):
         elif not out and from_start:
             pass  # slow since launch: no onset to find, so "no regression" is not evidence of health
         elif not out and table.compute is not None:
-            out.append(Signal(name="steps_clean", component="job", kind="job",
-                              detail=f"{a.n_ranks} ranks over {a.n_steps} logged steps: no straggler, no slowdown, replicas agree",
-                              values={"ranks": a.n_ranks, "steps": a.n_steps}))
+            out.append(
+                Signal(
+                    name="steps_clean",
+                    component="job",
+                    kind="job",
+                    detail=f"{a.n_ranks} ranks over {a.n_steps} logged steps: no straggler, no slowdown, replicas agree",
+                    values={"ranks": a.n_ranks, "steps": a.n_steps},
+                )
+            )
         elif not out:
             # Without compute_s a slow rank is invisible (the barrier equalizes durations): all that
             # is known is that the job as a whole did not regress.
-            out.append(Signal(name="job_steady", component="job", kind="job",
-                              detail=f"{a.n_ranks} ranks over {a.n_steps} logged steps: no job-level regression "
-                                     "(no compute_s, so a single slow rank cannot be seen here)",
-                              values={"ranks": a.n_ranks, "steps": a.n_steps}))
+            out.append(
+                Signal(
+                    name="job_steady",
+                    component="job",
+                    kind="job",
+                    detail=f"{a.n_ranks} ranks over {a.n_steps} logged steps: no job-level regression "
+                    "(no compute_s, so a single slow rank cannot be seen here)",
+                    values={"ranks": a.n_ranks, "steps": a.n_steps},
+                )
+            )
         return out
 
     @staticmethod
@@ -232,18 +338,39 @@ class JobSteps(Tool):
         period = float(np.nanmedian(table.duration))
         if period < STATED_RATIO * expected:
             return None
-        detail = (f"step time {period:.3f} s for the whole window vs {expected:.3f} s the incident states as expected: "
-                  "slow from the first logged step (no onset)")
-        return [Signal(name="job_slowdown", component="job", kind="job", detail=detail,
-                       values={"ratio": round(period / expected, 4), "where": "from_start", "expected_s": expected,
-                               "observed_s": round(period, 4)}),
-                Signal(name="slowdown_since_launch", component="job", kind="job",
-                       detail=f"slow from the first logged step ({period:.3f} s vs {expected:.3f} s expected): the slowdown "
-                              "came with the launch, so a start-up setting can be its cause",
-                       values={"ratio": round(period / expected, 4), "where": "from_start"}),
-                Signal(name="slowdown_unattributed", component="job", kind="job",
-                       detail="the job is slow from its start: there is no before and after to split the time by",
-                       values={"ratio": round(period / expected, 4), "where": "from_start"})]
+        detail = (
+            f"step time {period:.3f} s for the whole window vs {expected:.3f} s the incident states as expected: "
+            "slow from the first logged step (no onset)"
+        )
+        return [
+            Signal(
+                name="job_slowdown",
+                component="job",
+                kind="job",
+                detail=detail,
+                values={
+                    "ratio": round(period / expected, 4),
+                    "where": "from_start",
+                    "expected_s": expected,
+                    "observed_s": round(period, 4),
+                },
+            ),
+            Signal(
+                name="slowdown_since_launch",
+                component="job",
+                kind="job",
+                detail=f"slow from the first logged step ({period:.3f} s vs {expected:.3f} s expected): the slowdown "
+                "came with the launch, so a start-up setting can be its cause",
+                values={"ratio": round(period / expected, 4), "where": "from_start"},
+            ),
+            Signal(
+                name="slowdown_unattributed",
+                component="job",
+                kind="job",
+                detail="the job is slow from its start: there is no before and after to split the time by",
+                values={"ratio": round(period / expected, 4), "where": "from_start"},
+            ),
+        ]
 
     @staticmethod
     def _hang(ctx: ToolContext, table: StepTable) -> Signal | None:
@@ -260,9 +387,13 @@ class JobSteps(Tool):
         last = float(np.nanmax(table.start)) + period
         silent = end - last
         if silent > max(HANG_MIN_S, HANG_PERIODS * period):
-            return Signal(name="job_hang", component="job", kind="job",
-                          detail=f"the job logged no step for the last {silent:.0f} s of the window (step period {period:.1f} s)",
-                          values={"silent_s": round(silent, 1), "period_s": round(period, 3)})
+            return Signal(
+                name="job_hang",
+                component="job",
+                kind="job",
+                detail=f"the job logged no step for the last {silent:.0f} s of the window (step period {period:.1f} s)",
+                values={"silent_s": round(silent, 1), "period_s": round(period, 3)},
+            )
         return None
 
 
@@ -279,20 +410,43 @@ def _slowdown_shape(slow) -> list[Signal]:
     out: list[Signal] = []
     onset = f" from step {slow.onset_step}" if slow.onset_step is not None else ""
     if slow.onset_at_restart:
-        out.append(Signal(name="slowdown_since_launch", component="job", kind="job",
-                          detail=f"the slowdown began with a relaunch{onset}: the run after the restart is slower than the run "
-                                 "before it, so what the relaunch changed (its settings, image, nodes) can be its cause",
-                          values={"onset_step": slow.onset_step, "ratio": round(slow.ratio, 4)}))
+        out.append(
+            Signal(
+                name="slowdown_since_launch",
+                component="job",
+                kind="job",
+                detail=f"the slowdown began with a relaunch{onset}: the run after the restart is slower than the run "
+                "before it, so what the relaunch changed (its settings, image, nodes) can be its cause",
+                values={"onset_step": slow.onset_step, "ratio": round(slow.ratio, 4)},
+            )
+        )
     if not slow.restarted:
-        out.append(Signal(name="slowdown_mid_run", component="job", kind="job",
-                          detail=f"the slowdown began inside one run{onset}: no restart in the recorded steps, so the "
-                                 "job's start-up settings were the same before it",
-                          values={"onset_step": slow.onset_step, "ratio": round(slow.ratio, 4)}))
+        out.append(
+            Signal(
+                name="slowdown_mid_run",
+                component="job",
+                kind="job",
+                detail=f"the slowdown began inside one run{onset}: no restart in the recorded steps, so the "
+                "job's start-up settings were the same before it",
+                values={"onset_step": slow.onset_step, "ratio": round(slow.ratio, 4)},
+            )
+        )
     rise, share = slow.outside_rise_s, slow.outside_median_share
-    if (rise is not None and share is not None and slow.baseline_period_s > 0
-            and rise >= BURST_MIN_RISE * slow.baseline_period_s and share <= BURST_MEDIAN_SHARE):
-        out.append(Signal(name="slowdown_bursty", component="job", kind="job",
-                          detail=f"the time outside compute rose {rise:.3f} s per step on average but the median step only "
-                                 f"{share * rise:.3f} s: a minority of long steps carries the slowdown",
-                          values={"mean_rise_s": round(rise, 4), "median_share": round(share, 3)}))
+    if (
+        rise is not None
+        and share is not None
+        and slow.baseline_period_s > 0
+        and rise >= BURST_MIN_RISE * slow.baseline_period_s
+        and share <= BURST_MEDIAN_SHARE
+    ):
+        out.append(
+            Signal(
+                name="slowdown_bursty",
+                component="job",
+                kind="job",
+                detail=f"the time outside compute rose {rise:.3f} s per step on average but the median step only "
+                f"{share * rise:.3f} s: a minority of long steps carries the slowdown",
+                values={"mean_rise_s": round(rise, 4), "median_share": round(share, 3)},
+            )
+        )
     return out

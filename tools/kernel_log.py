@@ -9,7 +9,7 @@ address with the host's inventory.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from forensic.sandbox import ForensicError, NotFoundError, ParseError
 from forensic.tools._inventory import inventory
@@ -55,7 +55,9 @@ def read_kernel_log(ctx: ToolContext, host: str) -> tuple[KernelLog, str] | None
         if got is None:
             return None
         text, source = got
-        log = parse_kernel_log(text, boot_unix=ctx.source.collected(host).get("boot"), year=log_year(ctx.source.window))
+        log = parse_kernel_log(
+            text, boot_unix=ctx.source.collected(host).get("boot"), year=log_year(ctx.source.window)
+        )
         if text.strip() and not log.events and not _KERNEL_LINE.search(text[:_SNIFF]):
             # Text with no kernel line in it is not a quiet kernel log: saying "no fault"
             # about it would count an unreadable file as health (issue 10 item 3).
@@ -67,7 +69,7 @@ def read_kernel_log(ctx: ToolContext, host: str) -> tuple[KernelLog, str] | None
 
 def log_year(window: tuple[float | None, float | None]) -> int | None:
     """The year of the window's start: syslog-style prefixes print no year."""
-    return datetime.fromtimestamp(window[0], timezone.utc).year if window[0] else None
+    return datetime.fromtimestamp(window[0], UTC).year if window[0] else None
 
 
 def placed(window: tuple[float | None, float | None], t: float | None) -> str:
@@ -125,50 +127,101 @@ class KernelLogTool(Tool):
                 dev = inv.by_pci(ev.pci)
                 comp = dev.component(host) if dev else (f"{host}/{ev.pci}" if ev.pci else host)
                 when = placed(ctx.source.window, ev.time_unix)
-                stamp = f"line {ev.line_no}" + (f", {datetime.fromtimestamp(ev.time_unix, timezone.utc):%Y-%m-%d %H:%M:%S}Z"
-                                                if ev.time_unix is not None else "")
+                stamp = f"line {ev.line_no}" + (
+                    f", {datetime.fromtimestamp(ev.time_unix, UTC):%Y-%m-%d %H:%M:%S}Z"
+                    if ev.time_unix is not None
+                    else ""
+                )
                 if when == "history":
                     if ev.kind in ("xid", "fell_off_bus"):
                         history.append(f"{comp} {'XID ' + str(ev.xid) if ev.xid else ev.kind} ({stamp})")
                     continue
                 values = {"line": ev.line_no, "time_unix": ev.time_unix, "when": when}
                 if ev.kind == "xid":
-                    sig = xid_signal(ev.xid, comp, f"{comp} XID {ev.xid} ({ev.mnemonic}) in the kernel log, {stamp}", **values)
+                    sig = xid_signal(
+                        ev.xid,
+                        comp,
+                        f"{comp} XID {ev.xid} ({ev.mnemonic}) in the kernel log, {stamp}",
+                        **values,
+                    )
                     if sig is not None and (dev is None or dev.kind == "gpu"):
                         signals.append(sig)
                     else:
                         other.append(f"{comp} XID {ev.xid} ({ev.category}, {stamp})")
                 elif ev.kind == "fell_off_bus":
-                    signals.append(Signal(name="xid_fell_off_bus", component=comp, kind="gpu",
-                                          detail=f"{comp} fell off the bus (kernel log, {stamp})", values={**values, "xid": 79}))
-                elif ev.kind == "aer" and ev.form == "bus_error" and dev is not None:  # one error logs a "received" line too
-                    signals.append(Signal(name="pcie_aer", component=comp, kind=dev.kind,  # type: ignore[arg-type]
-                                          detail=f"{comp} PCIe AER {ev.severity or ''} error {ev.error_type or ''} ({stamp})".replace("  ", " "),
-                                          values={**values, "severity": ev.severity}))
+                    signals.append(
+                        Signal(
+                            name="xid_fell_off_bus",
+                            component=comp,
+                            kind="gpu",
+                            detail=f"{comp} fell off the bus (kernel log, {stamp})",
+                            values={**values, "xid": 79},
+                        )
+                    )
+                elif (
+                    ev.kind == "aer" and ev.form == "bus_error" and dev is not None
+                ):  # one error logs a "received" line too
+                    signals.append(
+                        Signal(
+                            name="pcie_aer",
+                            component=comp,
+                            kind=dev.kind,  # type: ignore[arg-type]
+                            detail=f"{comp} PCIe AER {ev.severity or ''} error {ev.error_type or ''} ({stamp})".replace(
+                                "  ", " "
+                            ),
+                            values={**values, "severity": ev.severity},
+                        )
+                    )
                 elif ev.kind == "mlx5_link" and ev.link_state.upper() == "DOWN":
                     nic = ev.ibdev or (dev.name if dev else None) or ev.netdev
                     if nic:
                         ncomp = f"{host}/{nic}" if not dev else comp
-                        signals.append(Signal(name="nic_link_flap", component=ncomp, kind="nic",
-                                              detail=f"{ncomp} link went DOWN ({stamp})", values=values))
+                        signals.append(
+                            Signal(
+                                name="nic_link_flap",
+                                component=ncomp,
+                                kind="nic",
+                                detail=f"{ncomp} link went DOWN ({stamp})",
+                                values=values,
+                            )
+                        )
         if not read_any:
-            return ToolResult(status="error" if errors else "no_data",
-                              summary="no kernel log recorded" + (f": {errors[0]}" if errors else ""), data={"errors": errors}, unread=errors)
+            return ToolResult(
+                status="error" if errors else "no_data",
+                summary="no kernel log recorded" + (f": {errors[0]}" if errors else ""),
+                data={"errors": errors},
+                unread=errors,
+            )
         signals = _dedupe(signals)
         summary = f"kernel logs of {count(len(sources), 'host')} read; "
-        summary += ("in the window: " + by_signal(signals)) if signals else "no GPU or link fault in the window"
+        summary += (
+            ("in the window: " + by_signal(signals)) if signals else "no GPU or link fault in the window"
+        )
         if other:
             summary += f"; other XIDs (no root cause on their own): {', '.join(other[:3])}"
         if history:
             summary += f"; history, long before the window: {', '.join(history[:3])}"
         if capped:
-            summary += f"; capped (not every event kept): {capped[0]}" + (f" and {len(capped) - 1} more" if len(capped) > 1 else "")
+            summary += f"; capped (not every event kept): {capped[0]}" + (
+                f" and {len(capped) - 1} more" if len(capped) > 1 else ""
+            )
         if sweep is not None:
             summary += sweep.phrase()
-        return ToolResult(status="ok", summary=summary, source=sources, signals=signals, covered=covered,
-                          data={"history": history, "other_xids": other, "errors": errors,
-                                **({"capped": capped} if capped else {}),
-                                **({"sweep": sweep.data()} if sweep is not None and not sweep.whole else {})}, unread=errors)
+        return ToolResult(
+            status="ok",
+            summary=summary,
+            source=sources,
+            signals=signals,
+            covered=covered,
+            data={
+                "history": history,
+                "other_xids": other,
+                "errors": errors,
+                **({"capped": capped} if capped else {}),
+                **({"sweep": sweep.data()} if sweep is not None and not sweep.whole else {}),
+            },
+            unread=errors,
+        )
 
 
 def _dedupe(signals: list[Signal]) -> list[Signal]:

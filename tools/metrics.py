@@ -13,11 +13,19 @@ import statistics
 from dataclasses import dataclass, field
 
 import numpy as np
-
 from forensic.sandbox import MetricRead
 from forensic.tools._hostwide import host_wide
 from forensic.tools._xid import XID_SIGNALS, xid_signal
-from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, gpu_component, register
+from forensic.tools.base import (
+    HostScope,
+    Signal,
+    Tool,
+    ToolContext,
+    ToolResult,
+    by_signal,
+    gpu_component,
+    register,
+)
 from forensic.tools.parsers.openmetrics import Series, counter_increase, series_host
 
 _THERMAL_BITS = 0x20 | 0x40
@@ -29,6 +37,8 @@ _NVLINK_COUNTERS = (
     "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL",
     "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL",
 )
+
+
 def _violation_text(kind: str, share: float | None, bits: float | None, bits_name: str) -> str:
     """Say what each number measures: DCGM's violation-time counter (time, as a share of the
     window) and the throttle-reason bits (share of samples), which can disagree (a counter that
@@ -79,8 +89,9 @@ def read_metric(ctx: ToolContext, name: str) -> MetricRead:
 
     def build() -> MetricRead:
         start, end = ctx.source.window
-        return ctx.source.metrics.series(name, None, None if start is None else start - HISTORY_S,
-                                         None if end is None else end + AFTER_S)
+        return ctx.source.metrics.series(
+            name, None, None if start is None else start - HISTORY_S, None if end is None else end + AFTER_S
+        )
 
     return ctx.memo(f"metric:{name}", build)
 
@@ -176,21 +187,37 @@ def _bit_share(s: Series | None, bits: int, start: float | None, end: float | No
 
 
 def _reasons(g: GpuSeries) -> Series | None:
-    return g.by_name.get("DCGM_FI_DEV_CLOCKS_EVENT_REASONS") or g.by_name.get("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS")
+    return g.by_name.get("DCGM_FI_DEV_CLOCKS_EVENT_REASONS") or g.by_name.get(
+        "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"
+    )
 
 
 #: GPU signals whose host-wide pattern is reported as one host signal (``_hostwide``).
-HOST_WIDE_METRICS = {"metric_thermal_violation": "host_thermal_violation",
-                     "metric_power_violation": "host_power_violation"}
+HOST_WIDE_METRICS = {
+    "metric_thermal_violation": "host_thermal_violation",
+    "metric_power_violation": "host_power_violation",
+}
 
 
 @register
 class Metrics(Tool):
     name = "metrics"
-    emits = frozenset({
-        "metric_clock_low", "metric_ecc_dbe", "metric_nvlink_errors", "metric_power_violation", "metric_remap",
-        "metric_series_stopped", "metric_temp_high", "metric_thermal_violation",
-    }) | XID_SIGNALS | frozenset(HOST_WIDE_METRICS.values())
+    emits = (
+        frozenset(
+            {
+                "metric_clock_low",
+                "metric_ecc_dbe",
+                "metric_nvlink_errors",
+                "metric_power_violation",
+                "metric_remap",
+                "metric_series_stopped",
+                "metric_temp_high",
+                "metric_thermal_violation",
+            }
+        )
+        | XID_SIGNALS
+        | frozenset(HOST_WIDE_METRICS.values())
+    )
     description = (
         "Per-GPU DCGM time series over the incident window: thermal and power violation time, clock-event "
         "reason bits, SM clock vs in-job peers, temperature, ECC and row-remap counters, NVLink error counters, "
@@ -202,7 +229,12 @@ class Metrics(Tool):
         got = read_metrics(ctx, DCGM_NAMES)
         sources, errors = got.sources, got.errors
         if got.unavailable:
-            return ToolResult(status="error" if errors else "no_data", summary=got.unavailable, data={"errors": errors}, unread=errors)
+            return ToolResult(
+                status="error" if errors else "no_data",
+                summary=got.unavailable,
+                data={"errors": errors},
+                unread=errors,
+            )
         start, end = ctx.source.window
         gpus = ctx.memo("metrics_gpus", lambda: _gpus(got.series, ctx.source.host_names()))
         hosts = set(ctx.hosts(args.host)) if args.host else None
@@ -210,22 +242,33 @@ class Metrics(Tool):
         in_job = {k: (k in job) for k in gpus}
         scope = {k: g for k, g in gpus.items() if hosts is None or k[0] in hosts}
         if not scope:
-            return ToolResult(status="no_data", summary=f"no DCGM series for {args.host or 'any host'}", source=sources)
+            return ToolResult(
+                status="no_data", summary=f"no DCGM series for {args.host or 'any host'}", source=sources
+            )
 
         # Peers: every in-job GPU of the fleet, not only the ones in scope.
         clocks = {k: _median_in(g.by_name.get("DCGM_FI_DEV_SM_CLOCK"), start, end) for k, g in gpus.items()}
         busy = [c for k, c in clocks.items() if c is not None and in_job[k]]
         peer_clock = statistics.median(busy) if len(busy) >= 4 else None
         span = (end - start) if start is not None and end is not None and end > start else None
-        therm = {k: _increase_in(g.by_name.get("DCGM_FI_DEV_THERMAL_VIOLATION"), start, end) for k, g in gpus.items()}
-        power = {k: _increase_in(g.by_name.get("DCGM_FI_DEV_POWER_VIOLATION"), start, end) for k, g in gpus.items()}
+        therm = {
+            k: _increase_in(g.by_name.get("DCGM_FI_DEV_THERMAL_VIOLATION"), start, end)
+            for k, g in gpus.items()
+        }
+        power = {
+            k: _increase_in(g.by_name.get("DCGM_FI_DEV_POWER_VIOLATION"), start, end) for k, g in gpus.items()
+        }
         peer_therm = _peer_share(therm, in_job, span)
         peer_power = _peer_share(power, in_job, span)
         last_seen = {k: _last_ts(g) for k, g in gpus.items()}
         fleet_last = max((t for t in last_seen.values() if t is not None), default=None)
         interval = _scrape_interval(gpus)
-        nvl = {k: sum(v for n in _NVLINK_COUNTERS if (v := _increase_in(g.by_name.get(n), start, end)) is not None)
-               for k, g in gpus.items()}
+        nvl = {
+            k: sum(
+                v for n in _NVLINK_COUNTERS if (v := _increase_in(g.by_name.get(n), start, end)) is not None
+            )
+            for k, g in gpus.items()
+        }
         peer_nvl = statistics.median([v for k, v in nvl.items() if in_job[k]] or [0.0])
 
         signals: list[Signal] = []
@@ -235,47 +278,99 @@ class Metrics(Tool):
             def sig(name: str, detail: str, **values: float | int | str | bool | None) -> None:
                 signals.append(Signal(name=name, component=comp, kind="gpu", detail=detail, values=values))
 
-            share_t = (therm[(host, idx)] or 0) / 1e9 / span if span and therm[(host, idx)] is not None else None
+            share_t = (
+                (therm[(host, idx)] or 0) / 1e9 / span if span and therm[(host, idx)] is not None else None
+            )
             bits_t = _bit_share(_reasons(g), _THERMAL_BITS, start, end)
-            if (share_t is not None and share_t >= VIOLATION_SHARE and share_t > 3 * peer_therm) or (bits_t or 0) >= 0.2:
-                sig("metric_thermal_violation",
-                    f"{comp} thermally limited: " + _violation_text("thermal", share_t, bits_t, "thermal throttle reasons"),
-                    violation_share=None if share_t is None else round(share_t, 4), thermal_bit_share=bits_t)
+            if (share_t is not None and share_t >= VIOLATION_SHARE and share_t > 3 * peer_therm) or (
+                bits_t or 0
+            ) >= 0.2:
+                sig(
+                    "metric_thermal_violation",
+                    f"{comp} thermally limited: "
+                    + _violation_text("thermal", share_t, bits_t, "thermal throttle reasons"),
+                    violation_share=None if share_t is None else round(share_t, 4),
+                    thermal_bit_share=bits_t,
+                )
             clock = clocks[(host, idx)]
-            low = clock is not None and peer_clock is not None and in_job[(host, idx)] and clock < CLOCK_PEER_RATIO * peer_clock
-            share_p = (power[(host, idx)] or 0) / 1e9 / span if span and power[(host, idx)] is not None else None
+            low = (
+                clock is not None
+                and peer_clock is not None
+                and in_job[(host, idx)]
+                and clock < CLOCK_PEER_RATIO * peer_clock
+            )
+            share_p = (
+                (power[(host, idx)] or 0) / 1e9 / span if span and power[(host, idx)] is not None else None
+            )
             brake = _bit_share(_reasons(g), _POWER_BRAKE, start, end)
             cap = _bit_share(_reasons(g), _SW_POWER_CAP, start, end)
-            if (brake or 0) >= 0.2 or (low and ((share_p or 0) >= VIOLATION_SHARE and share_p > 3 * peer_power or (cap or 0) >= 0.5)):
-                sig("metric_power_violation",
-                    f"{comp} power-limited: " + _violation_text("power", share_p, brake, "the power brake")
+            if (brake or 0) >= 0.2 or (
+                low and ((share_p or 0) >= VIOLATION_SHARE and share_p > 3 * peer_power or (cap or 0) >= 0.5)
+            ):
+                sig(
+                    "metric_power_violation",
+                    f"{comp} power-limited: "
+                    + _violation_text("power", share_p, brake, "the power brake")
                     + (f"; SW power cap in {100 * cap:.0f}% of samples" if cap else ""),
-                    violation_share=None if share_p is None else round(share_p, 4), brake_share=brake, cap_share=cap)
+                    violation_share=None if share_p is None else round(share_p, 4),
+                    brake_share=brake,
+                    cap_share=cap,
+                )
             if low:
-                sig("metric_clock_low", f"{comp} median SM clock {clock:.0f} MHz vs in-job peer median {peer_clock:.0f} MHz",
-                    sm_mhz=round(clock, 1), peer_median_mhz=round(peer_clock, 1))
+                sig(
+                    "metric_clock_low",
+                    f"{comp} median SM clock {clock:.0f} MHz vs in-job peer median {peer_clock:.0f} MHz",
+                    sm_mhz=round(clock, 1),
+                    peer_median_mhz=round(peer_clock, 1),
+                )
             temp = _median_in(g.by_name.get("DCGM_FI_DEV_GPU_TEMP"), start, end)
             if temp is not None and temp >= HOT_C:
-                sig("metric_temp_high", f"{comp} median temperature {temp:.0f} C in the window", temp_c=round(temp, 1))
+                sig(
+                    "metric_temp_high",
+                    f"{comp} median temperature {temp:.0f} C in the window",
+                    temp_c=round(temp, 1),
+                )
             last = last_seen[(host, idx)]
-            if last is not None and fleet_last is not None and fleet_last - last > max(60.0, 3 * interval) \
-                    and (start is None or last >= start - 3600):
-                sig("metric_series_stopped", f"{comp} DCGM series stop at {last:.0f}, {fleet_last - last:.0f} s before the fleet's",
-                    last_unix=last, gap_s=round(fleet_last - last, 1))
+            if (
+                last is not None
+                and fleet_last is not None
+                and fleet_last - last > max(60.0, 3 * interval)
+                and (start is None or last >= start - 3600)
+            ):
+                sig(
+                    "metric_series_stopped",
+                    f"{comp} DCGM series stop at {last:.0f}, {fleet_last - last:.0f} s before the fleet's",
+                    last_unix=last,
+                    gap_s=round(fleet_last - last, 1),
+                )
             dbe = _increase_in(g.by_name.get("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"), start, end)
             if dbe:
-                sig("metric_ecc_dbe", f"{comp} volatile double-bit ECC errors rose by {dbe:.0f} in the window", dbe_increase=dbe)
+                sig(
+                    "metric_ecc_dbe",
+                    f"{comp} volatile double-bit ECC errors rose by {dbe:.0f} in the window",
+                    dbe_increase=dbe,
+                )
             remap = _increase_in(g.by_name.get("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS"), start, end)
             fail = _median_in(g.by_name.get("DCGM_FI_DEV_ROW_REMAP_FAILURE"), start, end)
             if remap or fail:
-                sig("metric_remap", f"{comp} uncorrectable remapped rows +{remap or 0:.0f}, remap failure {int(fail or 0)}",
-                    remap_increase=remap, remap_failure=fail)
+                sig(
+                    "metric_remap",
+                    f"{comp} uncorrectable remapped rows +{remap or 0:.0f}, remap failure {int(fail or 0)}",
+                    remap_increase=remap,
+                    remap_failure=fail,
+                )
             n = nvl[(host, idx)]
             if n >= 100 and n > 10 * peer_nvl + 10:
-                sig("metric_nvlink_errors", f"{comp} NVLink error counters rose by {n:.0f} in the window (peer median {peer_nvl:.0f})",
-                    nvlink_errors=n, peer_median=peer_nvl)
+                sig(
+                    "metric_nvlink_errors",
+                    f"{comp} NVLink error counters rose by {n:.0f} in the window (peer median {peer_nvl:.0f})",
+                    nvlink_errors=n,
+                    peer_median=peer_nvl,
+                )
             for code, when in _xid_changes(g.by_name.get("DCGM_FI_DEV_XID_ERRORS"), start, end):
-                if (s := xid_signal(code, comp, f"{comp} DCGM XID gauge changed to {code} at {when:.0f}", source="dcgm")):
+                if s := xid_signal(
+                    code, comp, f"{comp} DCGM XID gauge changed to {code} at {when:.0f}", source="dcgm"
+                ):
                     signals.append(s)
 
         # Most in-job GPUs of one host in violation over the window: the host's cooling or power
@@ -285,11 +380,18 @@ class Metrics(Tool):
             if in_job[(host, idx)]:
                 in_job_of.setdefault(host, []).append(gpu_component(host, idx))
         signals.extend(host_wide(signals, in_job_of, HOST_WIDE_METRICS))
-        summary = (f"{len(scope)} GPUs' DCGM series read over the window; "
-                   + (f"findings: {by_signal(signals)}" if signals else "no GPU stands out from its peers"))
-        return ToolResult(status="ok", summary=summary, source=sources, signals=signals,
-                          covered=[gpu_component(h, i) for h, i in scope],
-                          data={"peer_median_sm_mhz": peer_clock, "gpus": len(scope), "errors": errors}, unread=errors)
+        summary = f"{len(scope)} GPUs' DCGM series read over the window; " + (
+            f"findings: {by_signal(signals)}" if signals else "no GPU stands out from its peers"
+        )
+        return ToolResult(
+            status="ok",
+            summary=summary,
+            source=sources,
+            signals=signals,
+            covered=[gpu_component(h, i) for h, i in scope],
+            data={"peer_median_sm_mhz": peer_clock, "gpus": len(scope), "errors": errors},
+            unread=errors,
+        )
 
 
 def _peer_share(inc: dict[tuple[str, int], float | None], in_job: dict, span: float | None) -> float:
@@ -319,7 +421,7 @@ def _xid_changes(s: Series | None, start: float | None, end: float | None) -> li
     out = []
     v, t = s.values, s.timestamps
     for i in range(1, v.size):
-        if np.isfinite(v[i]) and v[i] != v[i - 1] and v[i] > 0 and in_window(t[i:i + 1], start, end)[0]:
+        if np.isfinite(v[i]) and v[i] != v[i - 1] and v[i] > 0 and in_window(t[i : i + 1], start, end)[0]:
             out.append((int(v[i]), float(t[i])))
     return out
 

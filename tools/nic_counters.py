@@ -15,14 +15,42 @@ from dataclasses import dataclass, field
 from forensic.sandbox import ForensicError, NotFoundError
 from forensic.tools._inventory import inventory
 from forensic.tools._sweep import NIC_PEERS
-from forensic.tools.base import PEER_SAMPLE, HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, count, register
+from forensic.tools.base import (
+    PEER_SAMPLE,
+    HostScope,
+    Signal,
+    Tool,
+    ToolContext,
+    ToolResult,
+    by_signal,
+    count,
+    register,
+)
 from forensic.tools.parsers.ethtool import counter_deltas, parse_ethtool_stats, pfc_summary
-from forensic.tools.parsers.infiniband import ib_counter_deltas, parse_ib_port_state, parse_ib_rate, parse_ibstat
+from forensic.tools.parsers.infiniband import (
+    ib_counter_deltas,
+    parse_ib_port_state,
+    parse_ib_rate,
+    parse_ibstat,
+)
 from forensic.tools.parsers.sysfs import parse_int_file
 
-_IB_ERRORS = ("symbol_error", "port_rcv_errors", "link_downed", "link_error_recovery", "local_link_integrity_errors",
-              "port_rcv_remote_physical_errors", "excessive_buffer_overrun_errors")
-_ETH_ERRORS = ("rx_symbol_err_phy", "rx_crc_errors_phy", "link_down_events_phy", "rx_pcs_symbol_err_phy", "carrier_changes")
+_IB_ERRORS = (
+    "symbol_error",
+    "port_rcv_errors",
+    "link_downed",
+    "link_error_recovery",
+    "local_link_integrity_errors",
+    "port_rcv_remote_physical_errors",
+    "excessive_buffer_overrun_errors",
+)
+_ETH_ERRORS = (
+    "rx_symbol_err_phy",
+    "rx_crc_errors_phy",
+    "link_down_events_phy",
+    "rx_pcs_symbol_err_phy",
+    "carrier_changes",
+)
 #: Pause frames one NIC must send over the window, and how far above the fleet, to be an origin.
 ORIGIN_MIN_PAUSES = 1000
 ORIGIN_FLEET_FACTOR = 10.0
@@ -86,7 +114,9 @@ def _read(ctx: ToolContext, host: str) -> list[NicReading]:
             stats_now = parse_ethtool_stats(now.run(["ethtool", "-S", dev.netdev]))
             r.sources.append(now.command_source(["ethtool", "-S", dev.netdev]))
             if before.has_command(["ethtool", "-S", dev.netdev]):
-                r.eth = counter_deltas(parse_ethtool_stats(before.run(["ethtool", "-S", dev.netdev])), stats_now)
+                r.eth = counter_deltas(
+                    parse_ethtool_stats(before.run(["ethtool", "-S", dev.netdev])), stats_now
+                )
                 r.have_before = True
             else:
                 r.eth = stats_now
@@ -122,8 +152,11 @@ def _link_forms(r: NicReading, now, before, ibdev: str, port: int, base: str) ->
             r.phys_state = parse_ib_port_state(now.read(f"{base}/phys_state")).name
         if r.netdev and now.exists(f"/sys/class/net/{r.netdev}/carrier_changes"):
             cc_now = parse_int_file(now.read(f"/sys/class/net/{r.netdev}/carrier_changes"))
-            cc_before = (parse_int_file(before.read(f"/sys/class/net/{r.netdev}/carrier_changes"))
-                         if before.exists(f"/sys/class/net/{r.netdev}/carrier_changes") else None)
+            cc_before = (
+                parse_int_file(before.read(f"/sys/class/net/{r.netdev}/carrier_changes"))
+                if before.exists(f"/sys/class/net/{r.netdev}/carrier_changes")
+                else None
+            )
             if cc_now is not None and cc_before is not None and cc_now >= cc_before:
                 # Two changes (down, up) per flap; only a rise over the window counts: a link that
                 # came up at boot has a few changes forever.
@@ -155,10 +188,17 @@ def _tx_pauses(r: NicReading) -> tuple[int, int, int | None]:
 @register
 class NicCounters(Tool):
     name = "nic_counters"
-    emits = frozenset({
-        "link_below_rate", "link_errors", "nic_out_of_buffer", "pause_storm_events", "pfc_origin",
-        "pfc_victim", "rdma_retransmits",
-    })
+    emits = frozenset(
+        {
+            "link_below_rate",
+            "link_errors",
+            "nic_out_of_buffer",
+            "pause_storm_events",
+            "pfc_origin",
+            "pfc_victim",
+            "rdma_retransmits",
+        }
+    )
     description = (
         "NIC counters over the window (ethtool -S and InfiniBand/RoCE sysfs counters, before vs now): per-priority "
         "PFC pauses sent (origin: cannot drain) and received (victim), pause-storm events, out-of-buffer and "
@@ -170,16 +210,20 @@ class NicCounters(Tool):
         # Fleet context is needed even for one host: an origin is judged against every NIC.
         # On a large fleet a one-host call compares with a sample of peers (ctx.peers), each host's
         # readings parsed once per investigation.
-        fleet, failed = _fleet(ctx, ctx.source.host_names() if args.host is None
-                               else _peers(ctx, ctx.hosts(args.host)))
+        fleet, failed = _fleet(
+            ctx, ctx.source.host_names() if args.host is None else _peers(ctx, ctx.hosts(args.host))
+        )
         scope = [r for r in fleet if args.host is None or r.host == args.host]
         unread = [f"{h}: {why}" for h, why in failed.items() if args.host is None or h == args.host]
         if args.host is not None:
             ctx.hosts(args.host)
         if not scope:
-            return ToolResult(status="error" if unread else "no_data", unread=unread,
-                              summary=f"no NIC counters recorded for {args.host or 'any host'}"
-                                      + (f": {unread[0]}" if unread else ""))
+            return ToolResult(
+                status="error" if unread else "no_data",
+                unread=unread,
+                summary=f"no NIC counters recorded for {args.host or 'any host'}"
+                + (f": {unread[0]}" if unread else ""),
+            )
         tx_all = [_tx_pauses(r)[0] for r in fleet]
         tx_median = statistics.median(tx_all) if tx_all else 0
         modal_rate = Counter(r.rate_gbps for r in fleet if r.rate_gbps).most_common(1)
@@ -198,65 +242,143 @@ class NicCounters(Tool):
             def sig(name: str, detail: str, **values: float | int | str | bool | None) -> None:
                 signals.append(Signal(name=name, component=comp, kind="nic", detail=detail, values=values))
 
-            span = "over the window" if r.have_before else "since the counters were last reset (no window-start snapshot)"
+            span = (
+                "over the window"
+                if r.have_before
+                else "since the counters were last reset (no window-start snapshot)"
+            )
             tx, rx, prio = _tx_pauses(r)
             if tx >= ORIGIN_MIN_PAUSES and tx > ORIGIN_FLEET_FACTOR * max(tx_median, 1):
-                sig("pfc_origin", f"{comp} sent {tx} PFC pause frames on priority {prio} {span} (fleet median {tx_median:g}): it cannot drain",
-                    tx_pause=tx, rx_pause=rx, priority=prio, fleet_median_tx_pause=tx_median)
+                sig(
+                    "pfc_origin",
+                    f"{comp} sent {tx} PFC pause frames on priority {prio} {span} (fleet median {tx_median:g}): it cannot drain",
+                    tx_pause=tx,
+                    rx_pause=rx,
+                    priority=prio,
+                    fleet_median_tx_pause=tx_median,
+                )
             elif r.have_before and rx >= ORIGIN_MIN_PAUSES and rx > 2 * max(tx, 1):
                 victims.append(comp)
-                sig("pfc_victim", f"{comp} received {rx} PFC pause frames on priority {prio} {span}: the switch pauses it",
-                    rx_pause=rx, tx_pause=tx, priority=prio)
-            storms = (r.eth.get("tx_pause_storm_warning_events") or 0) + (r.eth.get("tx_pause_storm_error_events") or 0)
+                sig(
+                    "pfc_victim",
+                    f"{comp} received {rx} PFC pause frames on priority {prio} {span}: the switch pauses it",
+                    rx_pause=rx,
+                    tx_pause=tx,
+                    priority=prio,
+                )
+            storms = (r.eth.get("tx_pause_storm_warning_events") or 0) + (
+                r.eth.get("tx_pause_storm_error_events") or 0
+            )
             if storms:
-                sig("pause_storm_events", f"{comp} reported {storms} pause-storm events {span}", events=storms)
-            oob = {k: v for k, v in r.eth.items() if (k in ("rx_out_of_buffer", "rx_discards_phy") or k.startswith("outbound_pci_stalled")) and v}
+                sig(
+                    "pause_storm_events", f"{comp} reported {storms} pause-storm events {span}", events=storms
+                )
+            oob = {
+                k: v
+                for k, v in r.eth.items()
+                if (k in ("rx_out_of_buffer", "rx_discards_phy") or k.startswith("outbound_pci_stalled"))
+                and v
+            }
             if r.ib.get("out_of_buffer"):
                 oob["out_of_buffer"] = r.ib["out_of_buffer"]
             if oob and r.have_before and sum(oob.values()) >= ORIGIN_MIN_PAUSES // 10:
-                sig("nic_out_of_buffer", f"{comp} ran out of receive buffer {span}: " + ", ".join(f"{k} +{v}" for k, v in sorted(oob.items())),
-                    **{k: v for k, v in sorted(oob.items())})
+                sig(
+                    "nic_out_of_buffer",
+                    f"{comp} ran out of receive buffer {span}: "
+                    + ", ".join(f"{k} +{v}" for k, v in sorted(oob.items())),
+                    **{k: v for k, v in sorted(oob.items())},
+                )
             errs = _errors(r)
             total = sum(errs.values())
-            downs = errs.get("link_downed", 0) + errs.get("link_down_events_phy", 0) + errs.get("carrier_changes", 0) // 2
-            if (r.have_before and (total >= MIN_LINK_ERRORS or downs)) or \
-                    (not r.have_before and total >= 10 * MIN_LINK_ERRORS and total > ORIGIN_FLEET_FACTOR * max(err_median, 1)):
-                sig("link_errors", f"{comp} link errors {span}: " + ", ".join(f"{k} +{v}" for k, v in sorted(errs.items()))
+            downs = (
+                errs.get("link_downed", 0)
+                + errs.get("link_down_events_phy", 0)
+                + errs.get("carrier_changes", 0) // 2
+            )
+            if (r.have_before and (total >= MIN_LINK_ERRORS or downs)) or (
+                not r.have_before
+                and total >= 10 * MIN_LINK_ERRORS
+                and total > ORIGIN_FLEET_FACTOR * max(err_median, 1)
+            ):
+                sig(
+                    "link_errors",
+                    f"{comp} link errors {span}: "
+                    + ", ".join(f"{k} +{v}" for k, v in sorted(errs.items()))
                     + ("" if r.have_before else f" (fleet median {err_median:g})"),
-                    **{k: v for k, v in sorted(errs.items())})
+                    **{k: v for k, v in sorted(errs.items())},
+                )
             rtx = _retransmits(r) if r.have_before else 0
             if rtx >= MIN_RETRANSMITS and rtx > ORIGIN_FLEET_FACTOR * max(rtx_median, 1):
                 # Go-back-N retries and ACK timeouts at one NIC only: packets on its path are lost
                 # (corrupted or dropped), and every retry stalls the collective that waits on it.
-                sig("rdma_retransmits", f"{comp} RDMA transport retries over the window: "
+                sig(
+                    "rdma_retransmits",
+                    f"{comp} RDMA transport retries over the window: "
                     + ", ".join(f"{k} +{r.ib[k]}" for k in _RETRANSMITS if r.ib.get(k))
                     + f" (fleet median {rtx_median:g}): packets on its path are lost",
-                    **{k: r.ib[k] for k in _RETRANSMITS if r.ib.get(k)}, fleet_median=rtx_median)
+                    **{k: r.ib[k] for k in _RETRANSMITS if r.ib.get(k)},
+                    fleet_median=rtx_median,
+                )
             if r.rate_gbps and modal_rate and r.rate_gbps < modal_rate:
-                sig("link_below_rate", f"{comp} port runs at {r.rate_gbps:g} Gb/s, its peers at {modal_rate:g} Gb/s",
-                    rate_gbps=r.rate_gbps, peer_rate_gbps=modal_rate)
+                sig(
+                    "link_below_rate",
+                    f"{comp} port runs at {r.rate_gbps:g} Gb/s, its peers at {modal_rate:g} Gb/s",
+                    rate_gbps=r.rate_gbps,
+                    peer_rate_gbps=modal_rate,
+                )
             if r.state and "ACTIVE" not in r.state.upper():
                 sig("link_below_rate", f"{comp} port state is {r.state}", state=r.state)
-            elif r.phys_state and r.phys_state.replace(" ", "").lower() not in ("linkup", "") and r.phys_state != "?":
-                sig("link_below_rate", f"{comp} physical state is {r.phys_state} (not LinkUp)", phys_state=r.phys_state)
+            elif (
+                r.phys_state
+                and r.phys_state.replace(" ", "").lower() not in ("linkup", "")
+                and r.phys_state != "?"
+            ):
+                sig(
+                    "link_below_rate",
+                    f"{comp} physical state is {r.phys_state} (not LinkUp)",
+                    phys_state=r.phys_state,
+                )
         summary = f"{count(len(scope), 'NIC')} read on {count(len({r.host for r in scope}), 'host')}; "
         summary += by_signal(signals) if signals else "no pause origin, drops or link errors"
         if not all(r.have_before for r in scope):
             summary += " (some NICs have no window-start snapshot: their counters are totals since reset)"
-        return ToolResult(status="ok", summary=summary, signals=signals, source=sorted({s for r in scope for s in r.sources}),
-                          covered=[r.component for r in scope] + sorted({r.host for r in scope}),
-                          data={"fleet_median_tx_pause": tx_median, "victims": victims, "modal_rate_gbps": modal_rate,
-                                "nics": {r.component: _rates(r) for r in scope}}, unread=unread)
+        return ToolResult(
+            status="ok",
+            summary=summary,
+            signals=signals,
+            source=sorted({s for r in scope for s in r.sources}),
+            covered=[r.component for r in scope] + sorted({r.host for r in scope}),
+            data={
+                "fleet_median_tx_pause": tx_median,
+                "victims": victims,
+                "modal_rate_gbps": modal_rate,
+                "nics": {r.component: _rates(r) for r in scope},
+            },
+            unread=unread,
+        )
 
 
-_RATE_KEYS = ("port_xmit_data", "port_rcv_data", "port_xmit_wait", "rx_bytes_phy", "tx_bytes_phy", "np_cnp_sent",
-              "rp_cnp_handled", "np_ecn_marked_roce_packets")
+_RATE_KEYS = (
+    "port_xmit_data",
+    "port_rcv_data",
+    "port_xmit_wait",
+    "rx_bytes_phy",
+    "tx_bytes_phy",
+    "np_cnp_sent",
+    "rp_cnp_handled",
+    "np_ecn_marked_roce_packets",
+)
 
 
 def _rates(r: NicReading) -> dict[str, float | int | bool | None]:
     """Per-second rates of the traffic and congestion counters, when a window-start snapshot exists."""
     tx, rx, _ = _tx_pauses(r)
-    out: dict[str, float | int | bool | None] = {"window_s": r.seconds, "deltas": r.have_before, "tx_pause": tx, "rx_pause": rx}
+    out: dict[str, float | int | bool | None] = {
+        "window_s": r.seconds,
+        "deltas": r.have_before,
+        "tx_pause": tx,
+        "rx_pause": rx,
+    }
     if r.have_before and r.seconds:
         for k in _RATE_KEYS:
             v = r.ib.get(k, r.eth.get(k))

@@ -20,7 +20,9 @@ UNCORRECTABLE_MIN = 10
 PEER_FACTOR = 10.0
 
 
-def _read(ctx: ToolContext, host: str, netdev: str, snapshot: str, unread: list[str]) -> tuple[int | None, str] | None:
+def _read(
+    ctx: ToolContext, host: str, netdev: str, snapshot: str, unread: list[str]
+) -> tuple[int | None, str] | None:
     """(uncorrectable blocks, source) of one NIC; None when not recorded, or unreadable (then said in ``unread``)."""
     argv = ["ethtool", "-I", "--show-fec", netdev]
     try:
@@ -38,9 +40,11 @@ def _read(ctx: ToolContext, host: str, netdev: str, snapshot: str, unread: list[
 @register
 class NicFec(Tool):
     name = "nic_fec"
-    emits = frozenset({
-        "fec_uncorrectable",
-    })
+    emits = frozenset(
+        {
+            "fec_uncorrectable",
+        }
+    )
     description = (
         "FEC statistics of each NIC link (ethtool -I --show-fec): uncorrectable blocks in the window "
         "(from the window-start snapshot) or far above the fleet's. Scope: one host or all."
@@ -71,8 +75,11 @@ class NicFec(Tool):
         mine = {c: v for c, v in rows.items() if c.split("/", 1)[0] in scope}
         unread = list(dict.fromkeys(unread))  # one line per host and problem, not per NIC
         if not mine:
-            return ToolResult(status="error" if unread else "no_data", unread=unread,
-                              summary="no FEC statistics recorded" + (f": {unread[0]}" if unread else ""))
+            return ToolResult(
+                status="error" if unread else "no_data",
+                unread=unread,
+                summary="no FEC statistics recorded" + (f": {unread[0]}" if unread else ""),
+            )
         totals = [v[0] for v in rows.values() if v[0] is not None]
         med = statistics.median(totals) if len(totals) >= 4 else None
         signals: list[Signal] = []
@@ -82,16 +89,41 @@ class NicFec(Tool):
             if before is not None and now >= before:
                 rise = now - before
                 if rise >= UNCORRECTABLE_MIN:
-                    signals.append(Signal(name="fec_uncorrectable", component=comp, kind="nic",
-                                          detail=f"{comp} FEC uncorrectable blocks rose by {rise} in the window ({before} -> {now})",
-                                          values={"increase": rise, "now": now, "before": before}))
-            elif before is None and med is not None and now >= 10 * UNCORRECTABLE_MIN and now > PEER_FACTOR * max(med, 1):
-                signals.append(Signal(name="fec_uncorrectable", component=comp, kind="nic",
-                                      detail=f"{comp} FEC uncorrectable blocks {now} vs fleet median {med:g} (no window-start snapshot)",
-                                      values={"now": now, "fleet_median": med}))
-        summary = f"FEC of {count(len(mine), 'NIC')} read; " + (f"findings: {by_signal(signals)}" if signals else "no uncorrectable FEC blocks stand out")
-        return ToolResult(status="ok", summary=summary, source=sorted(set(sources)), signals=signals, covered=sorted(mine),
-                          unread=unread)
+                    signals.append(
+                        Signal(
+                            name="fec_uncorrectable",
+                            component=comp,
+                            kind="nic",
+                            detail=f"{comp} FEC uncorrectable blocks rose by {rise} in the window ({before} -> {now})",
+                            values={"increase": rise, "now": now, "before": before},
+                        )
+                    )
+            elif (
+                before is None
+                and med is not None
+                and now >= 10 * UNCORRECTABLE_MIN
+                and now > PEER_FACTOR * max(med, 1)
+            ):
+                signals.append(
+                    Signal(
+                        name="fec_uncorrectable",
+                        component=comp,
+                        kind="nic",
+                        detail=f"{comp} FEC uncorrectable blocks {now} vs fleet median {med:g} (no window-start snapshot)",
+                        values={"now": now, "fleet_median": med},
+                    )
+                )
+        summary = f"FEC of {count(len(mine), 'NIC')} read; " + (
+            f"findings: {by_signal(signals)}" if signals else "no uncorrectable FEC blocks stand out"
+        )
+        return ToolResult(
+            status="ok",
+            summary=summary,
+            source=sorted(set(sources)),
+            signals=signals,
+            covered=sorted(mine),
+            unread=unread,
+        )
 
 
 __all__ = ["NicFec"]

@@ -43,7 +43,11 @@ class Link:
 
     def text(self) -> str:
         def fmt(s: float | None, w: int | None) -> str:
-            return f"{s:g} GT/s x{w}" if s is not None and w is not None else (f"{s:g} GT/s" if s else f"x{w}" if w else "unknown")
+            return (
+                f"{s:g} GT/s x{w}"
+                if s is not None and w is not None
+                else (f"{s:g} GT/s" if s else f"x{w}" if w else "unknown")
+            )
 
         return f"{fmt(self.cur_speed, self.cur_width)}, capable of {fmt(self.max_speed, self.max_width)}"
 
@@ -73,13 +77,19 @@ def _links(ctx: ToolContext, host: str) -> list[Link]:
             cs, ms = _read(node, f"{base}/current_link_speed"), _read(node, f"{base}/max_link_speed")
             cw, mw = _read(node, f"{base}/current_link_width"), _read(node, f"{base}/max_link_width")
             if any(v is not None for v in (cs, ms, cw, mw)):
-                sources.append(node.source(base + "/current_link_speed") if cs is not None else f"nodes/{host}/sys{base[4:]}")
+                sources.append(
+                    node.source(base + "/current_link_speed")
+                    if cs is not None
+                    else f"nodes/{host}/sys{base[4:]}"
+                )
                 link.cur_speed = parse_link_speed(cs) if cs is not None else None
                 link.max_speed = parse_link_speed(ms) if ms is not None else None
                 link.cur_width = parse_link_width(cw) if cw is not None else None
                 link.max_width = parse_link_width(mw) if mw is not None else None
                 # A file that exists but does not parse is the all-ones read of a lost device.
-                if (cs is not None and link.cur_speed is None) or (cw is not None and cw.strip() and link.cur_width is None):
+                if (cs is not None and link.cur_speed is None) or (
+                    cw is not None and cw.strip() and link.cur_width is None
+                ):
                     link.lost = True
             for d in lspci:
                 if d.address.matches(dev.pci):
@@ -132,8 +142,12 @@ class PcieLink(Tool):
             except ForensicError as exc:
                 errors.append(f"{host}: {exc}")
         if not links:
-            return ToolResult(status="error" if errors else "no_data",
-                              summary="no PCIe link readings" + (f": {errors[0]}" if errors else ""), data={"errors": errors}, unread=errors)
+            return ToolResult(
+                status="error" if errors else "no_data",
+                summary="no PCIe link readings" + (f": {errors[0]}" if errors else ""),
+                data={"errors": errors},
+                unread=errors,
+            )
         # The speed busy devices of each (kind, capability) actually run at: the platform's norm.
         norm: dict[tuple[str, float | None], float] = {}
         groups: dict[tuple[str, float | None], Counter] = {}
@@ -148,40 +162,79 @@ class PcieLink(Tool):
         spare_degraded: list[str] = []
         for link in links:
             kind = "gpu" if link.device.kind == "gpu" else "nic"
-            values = {"cur_speed_gts": link.cur_speed, "max_speed_gts": link.max_speed,
-                      "cur_width": link.cur_width, "max_width": link.max_width, "in_job": link.device.in_job}
+            values = {
+                "cur_speed_gts": link.cur_speed,
+                "max_speed_gts": link.max_speed,
+                "cur_width": link.cur_width,
+                "max_width": link.max_width,
+                "in_job": link.device.in_job,
+            }
             if link.lost:
-                signals.append(Signal(name="device_lost", component=link.component, kind=kind,
-                                      detail=f"{link.component} PCIe config reads all ones (link Unknown / rev ff): the device is lost",
-                                      values=values))
+                signals.append(
+                    Signal(
+                        name="device_lost",
+                        component=link.component,
+                        kind=kind,
+                        detail=f"{link.component} PCIe config reads all ones (link Unknown / rev ff): the device is lost",
+                        values=values,
+                    )
+                )
                 continue
-            narrow = link.cur_width is not None and link.max_width is not None and link.cur_width < link.max_width
-            slow = link.cur_speed is not None and link.max_speed is not None and link.cur_speed < link.max_speed
-            below_peers = slow and link.cur_speed < norm.get((link.device.kind, link.max_speed), link.max_speed or 0)
+            narrow = (
+                link.cur_width is not None and link.max_width is not None and link.cur_width < link.max_width
+            )
+            slow = (
+                link.cur_speed is not None and link.max_speed is not None and link.cur_speed < link.max_speed
+            )
+            below_peers = slow and link.cur_speed < norm.get(
+                (link.device.kind, link.max_speed), link.max_speed or 0
+            )
             if not link.device.in_job:
                 if narrow or slow:
                     (spare_degraded if narrow else idle_low).append(f"{link.component} ({link.text()})")
                 continue
             if narrow or (below_peers and not link.idle):
-                signals.append(Signal(name="pcie_degraded", component=link.component, kind=kind,
-                                      detail=f"{link.component} PCIe link at {link.text()}", values=values))
+                signals.append(
+                    Signal(
+                        name="pcie_degraded",
+                        component=link.component,
+                        kind=kind,
+                        detail=f"{link.component} PCIe link at {link.text()}",
+                        values=values,
+                    )
+                )
             elif slow and link.idle:
                 idle_low.append(f"{link.component} ({link.text()})")
         bad = [s.component for s in signals]
         summary = f"{count(len(links), 'PCIe link')} read on {count(len({l.host for l in links}), 'host')}; "
-        summary += ("degraded or lost: " + ", ".join(f"{s.detail}" for s in signals[:4])) if bad else "every link in use runs at its capability"
+        summary += (
+            ("degraded or lost: " + ", ".join(f"{s.detail}" for s in signals[:4]))
+            if bad
+            else "every link in use runs at its capability"
+        )
         if idle_low:
-            summary += f"; low generation on idle devices (power saving, not a fault): {', '.join(idle_low[:3])}"
+            summary += (
+                f"; low generation on idle devices (power saving, not a fault): {', '.join(idle_low[:3])}"
+            )
         if spare_degraded:
             summary += f"; narrow links on devices outside the job: {', '.join(spare_degraded[:3])}"
         if sweep is not None:
             summary += sweep.phrase()
         return ToolResult(
-            status="ok", summary=summary, signals=signals,
+            status="ok",
+            summary=summary,
+            signals=signals,
             source=sorted({s for l in links for s in l.sources}),
             covered=[l.component for l in links],
-            data={"links": {l.component: {"link": l.text(), "idle": l.idle, "in_job": l.device.in_job, "lost": l.lost} for l in links},
-                  "idle_low_generation": idle_low, "outside_job_degraded": spare_degraded, "errors": errors,
-                  **({"sweep": sweep.data()} if sweep is not None and not sweep.whole else {})},
+            data={
+                "links": {
+                    l.component: {"link": l.text(), "idle": l.idle, "in_job": l.device.in_job, "lost": l.lost}
+                    for l in links
+                },
+                "idle_low_generation": idle_low,
+                "outside_job_degraded": spare_degraded,
+                "errors": errors,
+                **({"sweep": sweep.data()} if sweep is not None and not sweep.whole else {}),
+            },
             unread=errors,
         )

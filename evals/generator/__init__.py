@@ -9,6 +9,7 @@ Public API::
     from forensic.evals.generator import IncidentSpec, generate, build_suite, CAUSES
     generate(IncidentSpec(case="case-001", cause="thermal_throttle", seed=7, hosts=16), "out/")
 """
+
 from __future__ import annotations
 
 from .faults import CAUSES

@@ -3,6 +3,7 @@
 Every file goes through :class:`BundleWriter` so the same seed always yields the same bytes:
 JSON is dumped with a fixed key order and gzip members carry no name and a zero mtime.
 """
+
 from __future__ import annotations
 
 import gzip

@@ -1,4 +1,5 @@
 """Self-checks on a written incident: the physics a reader relies on (used by tests and the CLI)."""
+
 from __future__ import annotations
 
 import csv
@@ -70,5 +71,10 @@ def straggler_stats(bundle: Path, truth: dict, t_from: float | None = None) -> d
         wait = durs[idx] - comp[idx]
         max_hits += int(ranks[idx][np.argmax(comp[idx])] == culprit[0])
         min_wait_hits += int(ranks[idx][np.argmin(wait)] == culprit[0])
-    return {"has_compute": True, "steps": n, "max_compute_frac": max_hits / n if n else None,
-            "min_wait_frac": min_wait_hits / n if n else None, "max_duration_spread": max(spread)}
+    return {
+        "has_compute": True,
+        "steps": n,
+        "max_compute_frac": max_hits / n if n else None,
+        "min_wait_frac": min_wait_hits / n if n else None,
+        "max_duration_spread": max(spread),
+    }

@@ -2,6 +2,7 @@
 
 Each decoy is physically harmless: it changes no rank's step time. Names match ``DECOYS`` keys.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -51,8 +52,10 @@ def old_xid(scn: Scenario, rng: np.random.Generator) -> None:
     if code == 13:
         msg = "Graphics SM Warp Exception on (GPC 3, TPC 1, SM 0): Illegal Instruction Parameter"
     elif code == 31:
-        msg = (f"channel 0x0000000{int(rng.integers(2, 9))}, intr 00000000. MMU Fault: ENGINE GRAPHICS GPC1 "
-               "GPCCLIENT_T1_3 faulted @ 0x7f1c_a0000000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ")
+        msg = (
+            f"channel 0x0000000{int(rng.integers(2, 9))}, intr 00000000. MMU Fault: ENGINE GRAPHICS GPC1 "
+            "GPCCLIENT_T1_3 faulted @ 0x7f1c_a0000000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ"
+        )
     else:
         msg = "Ch 00000010, engmask 00000101"
     c.xid(scn, h, gi, t, code, msg, pid)
@@ -66,8 +69,15 @@ def spare_xid(scn: Scenario, rng: np.random.Generator) -> None:
     h = spares[int(rng.integers(0, len(spares)))]
     gi = int(rng.integers(0, GPUS_PER_NODE))
     t = float(rng.uniform(scn.t0, scn.t1))
-    c.xid(scn, h, gi, t, 13, "Graphics SM Warp Exception on (GPC 5, TPC 2, SM 1): Out Of Range Address",
-          f"pid={int(rng.integers(10000, 900000))}, name=cuda_memtest")
+    c.xid(
+        scn,
+        h,
+        gi,
+        t,
+        13,
+        "Graphics SM Warp Exception on (GPC 5, TPC 2, SM 1): Out Of Range Address",
+        f"pid={int(rng.integers(10000, 900000))}, name=cuda_memtest",
+    )
     scn.notes.append(f"decoy: in-window XID 13 on spare {h}/gpu{gi}")
 
 

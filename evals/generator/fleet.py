@@ -1,4 +1,5 @@
 """Fleet model: hosts with 8 GPUs and their NICs, racks, leaf/spine switches, rank placement."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -88,8 +89,8 @@ class Switch:
 
 @dataclass
 class Fleet:
-    hosts: list[Host]                  # file order of topology.json
-    job_hosts: list[str]               # job order: job host k holds ranks 8k..8k+7
+    hosts: list[Host]  # file order of topology.json
+    job_hosts: list[str]  # job order: job host k holds ranks 8k..8k+7
     switches: list[Switch]
     link_layer: str
     bus_layout: str
@@ -152,15 +153,26 @@ def build_fleet(
     ip_base = int(rng.integers(0, 60000))
     hosts: list[Host] = []
     for i, (name, rack) in enumerate(names):
-        gpus = [Gpu(index=g, pci=Pci(layout["gpu"][g]), uuid=naming.gpu_uuid(rng), serial=naming.serial(rng))
-                for g in range(GPUS_PER_NODE)]
+        gpus = [
+            Gpu(index=g, pci=Pci(layout["gpu"][g]), uuid=naming.gpu_uuid(rng), serial=naming.serial(rng))
+            for g in range(GPUS_PER_NODE)
+        ]
         nics = []
         for k in range(GPUS_PER_NODE):
             bus = layout["nic"][k]
-            nics.append(Nic(index=k, ibdev=f"mlx5_{k}", netdev=naming.netdev_name(netdev_style, bus, k, link_layer),
-                            pci=Pci(bus), link_layer=link_layer,
-                            guid="%04x:%04x:%04x:%04x" % tuple(int(x) for x in rng.integers(0, 65536, 4))))
-        hosts.append(Host(name=name, rack=rack, ip=_ip_for(name, i, host_scheme, ip_base), gpus=gpus, nics=nics))
+            nics.append(
+                Nic(
+                    index=k,
+                    ibdev=f"mlx5_{k}",
+                    netdev=naming.netdev_name(netdev_style, bus, k, link_layer),
+                    pci=Pci(bus),
+                    link_layer=link_layer,
+                    guid="%04x:%04x:%04x:%04x" % tuple(int(x) for x in rng.integers(0, 65536, 4)),
+                )
+            )
+        hosts.append(
+            Host(name=name, rack=rack, ip=_ip_for(name, i, host_scheme, ip_base), gpus=gpus, nics=nics)
+        )
     # spares are the last hosts of the fleet numbering; the job runs on the others
     job_hosts = [h.name for h in hosts[:n_job_hosts]]
     for h in hosts[n_job_hosts:]:
@@ -200,8 +212,13 @@ def build_fleet(
     elif spares_first and n_spares:
         file_hosts = hosts[n_job_hosts:] + hosts[:n_job_hosts]
     # the job's own rank order is a permutation of its hosts too (the scheduler's order)
-    return Fleet(hosts=file_hosts, job_hosts=job_hosts, switches=leaves + spines,
-                 link_layer=link_layer, bus_layout=bus_layout)
+    return Fleet(
+        hosts=file_hosts,
+        job_hosts=job_hosts,
+        switches=leaves + spines,
+        link_layer=link_layer,
+        bus_layout=bus_layout,
+    )
 
 
 def permute_job_order(fleet: Fleet, rng: np.random.Generator) -> None:
@@ -210,25 +227,45 @@ def permute_job_order(fleet: Fleet, rng: np.random.Generator) -> None:
     fleet.job_hosts = [fleet.job_hosts[int(k)] for k in order]
 
 
-def topology_json(fleet: Fleet, include_ranks: bool, rng: np.random.Generator | None = None,
-                  shuffle_ranks: bool = False) -> dict:
+def topology_json(
+    fleet: Fleet, include_ranks: bool, rng: np.random.Generator | None = None, shuffle_ranks: bool = False
+) -> dict:
     hosts = []
     for h in fleet.hosts:
-        hosts.append({
-            "name": h.name, "rack": h.rack,
-            "gpus": [{"index": g.index, "pci_bus_id": g.pci.nvml, "uuid": g.uuid} for g in h.gpus],
-            "nics": [{"ibdev": n.ibdev, "netdev": n.netdev, "pci_bus_id": n.pci.sysfs, "port": n.port,
-                      "link_layer": n.link_layer, "switch": n.switch, "switch_port": n.switch_port}
-                     for n in h.nics],
-        })
+        hosts.append(
+            {
+                "name": h.name,
+                "rack": h.rack,
+                "gpus": [{"index": g.index, "pci_bus_id": g.pci.nvml, "uuid": g.uuid} for g in h.gpus],
+                "nics": [
+                    {
+                        "ibdev": n.ibdev,
+                        "netdev": n.netdev,
+                        "pci_bus_id": n.pci.sysfs,
+                        "port": n.port,
+                        "link_layer": n.link_layer,
+                        "switch": n.switch,
+                        "switch_port": n.switch_port,
+                    }
+                    for n in h.nics
+                ],
+            }
+        )
     out: dict = {"hosts": hosts}
     if include_ranks:
-        ranks = [{"rank": r, "host": fleet.place(r)[0], "gpu": fleet.place(r)[1]} for r in range(fleet.n_ranks)]
+        ranks = [
+            {"rank": r, "host": fleet.place(r)[0], "gpu": fleet.place(r)[1]} for r in range(fleet.n_ranks)
+        ]
         if shuffle_ranks and rng is not None:
             order = rng.permutation(len(ranks))
             ranks = [ranks[int(k)] for k in order]
         out["ranks"] = ranks
-    out["switches"] = [{"name": s.name, "tier": s.tier,
-                        "links": [{"port": l.port, "peer": l.peer, "peer_port": l.peer_port} for l in s.links]}
-                       for s in fleet.switches]
+    out["switches"] = [
+        {
+            "name": s.name,
+            "tier": s.tier,
+            "links": [{"port": l.port, "peer": l.peer, "peer_port": l.peer_port} for l in s.links],
+        }
+        for s in fleet.switches
+    ]
     return out

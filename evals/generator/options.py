@@ -1,4 +1,5 @@
 """Format and fleet variants of one incident, drawn from its seed unless the spec pins them."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -8,8 +9,21 @@ from .baseline import DRIVERS_NEW, DRIVERS_OLD, KERNELS_NEW, KERNELS_OLD
 from .faults import NEEDS_ETHERNET
 
 DCGM_DEFAULT = ["SM_CLOCK", "GPU_TEMP", "POWER_USAGE", "GPU_UTIL", "TENSOR", "PCIE_REPLAY", "XID", "REASONS"]
-DCGM_EXTRA = ["MEM_CLOCK", "MEMORY_TEMP", "SM_ACTIVE", "THERMAL_VIOLATION", "POWER_VIOLATION", "ECC_SBE", "ECC_DBE",
-              "NVLINK_CRC", "NVLINK_REPLAY", "REMAP_UNC", "REMAP_COR", "REMAP_FAIL", "FB_USED"]
+DCGM_EXTRA = [
+    "MEM_CLOCK",
+    "MEMORY_TEMP",
+    "SM_ACTIVE",
+    "THERMAL_VIOLATION",
+    "POWER_VIOLATION",
+    "ECC_SBE",
+    "ECC_DBE",
+    "NVLINK_CRC",
+    "NVLINK_REPLAY",
+    "REMAP_UNC",
+    "REMAP_COR",
+    "REMAP_FAIL",
+    "FB_USED",
+]
 EXTRA_COLS = ["lr", "tokens_per_s", "mem_gb", "micro_batches"]
 
 
@@ -53,7 +67,7 @@ def resolve(cause: str, variant: str | None, n_hosts: int, rng: np.random.Genera
     o["dcgm_host_label"] = str(rng.choice(["Hostname", "hostname"]))
     o["dcgm_reasons_old"] = _p(rng, 0.35)
     if o["dcgm_reasons_old"]:
-        o["dcgm_host_label"] = "Hostname"   # the renamed field and the lowercase label came years apart
+        o["dcgm_host_label"] = "Hostname"  # the renamed field and the lowercase label came years apart
     o["dcgm_counter_type"] = str(rng.choice(["counter", "counter", "gauge", "unknown"]))
     extra = [f for f in DCGM_EXTRA if _p(rng, 0.08 if big else 0.15)]
     o["dcgm_fields"] = (DCGM_DEFAULT[:6] + ["XID", "REASONS"] if big else DCGM_DEFAULT) + extra
@@ -89,7 +103,7 @@ def resolve(cause: str, variant: str | None, n_hosts: int, rng: np.random.Genera
     o["samples"] = int(rng.integers(9, 13)) if big else int(rng.integers(11, 16))
     o["gz_steps"] = True
     o["gz_metrics"] = True
-    o["gz_cmd"] = True   # nvidia-smi -q and lspci -vv run to 30-70 kB a host
+    o["gz_cmd"] = True  # nvidia-smi -q and lspci -vv run to 30-70 kB a host
     o["gz_dmesg"] = n_hosts > 12 or _p(rng, 0.4)
     o["log_names"] = str(rng.choice(["host", "node", "torchrun"]))
     o["gz_logs"] = n_hosts > 8 or _p(rng, 0.7)
@@ -117,7 +131,12 @@ def resolve(cause: str, variant: str | None, n_hosts: int, rng: np.random.Genera
                 o["dcgm_fields"].append(f)
     if cause == "silent_data_corruption":
         o["col_checksum"] = True
-    if cause in ("input_pipeline_stall", "nccl_misconfiguration", "silent_data_corruption", "hbm_degradation"):
+    if cause in (
+        "input_pipeline_stall",
+        "nccl_misconfiguration",
+        "silent_data_corruption",
+        "hbm_degradation",
+    ):
         o["benign_restart"] = False
     if cause == "gpu_fell_off_bus":
         o["benign_restart"] = False

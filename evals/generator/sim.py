@@ -4,10 +4,11 @@ Faults and decoys change this state (a GPU's clock from some time on, a NIC's pa
 the format writers then print it the way each real tool would. Keeping one state makes every file
 of a bundle tell the same story.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
@@ -83,9 +84,9 @@ class Gauge:
 
 @dataclass
 class KernelLine:
-    t: float          # wall time (unix s)
-    text: str         # message without prefix; may hold embedded newlines for continuation lines
-    prio: int = 4     # kmsg priority (4 warning, 6 info, 3 err)
+    t: float  # wall time (unix s)
+    text: str  # message without prefix; may hold embedded newlines for continuation lines
+    prio: int = 4  # kmsg priority (4 warning, 6 info, 3 err)
 
 
 @dataclass
@@ -104,12 +105,12 @@ class GpuSim:
     mem_temp: Gauge
     sm_clock: Gauge
     mem_clock: Gauge
-    power: Gauge          # watts
-    util: Gauge           # percent
-    tensor: Gauge         # ratio
+    power: Gauge  # watts
+    util: Gauge  # percent
+    tensor: Gauge  # ratio
     sm_active: Gauge
-    reasons: Gauge        # bitmask, no noise
-    power_limit: Gauge    # watts (enforced)
+    reasons: Gauge  # bitmask, no noise
+    power_limit: Gauge  # watts (enforced)
     fb_used: Gauge
     counters: dict[str, Counter] = field(default_factory=dict)
     xids: list[Xid] = field(default_factory=list)
@@ -142,9 +143,9 @@ class NicSim:
     ibdev: str
     netdev: str
     link_layer: str
-    counters: dict[str, Counter] = field(default_factory=dict)        # IB PMA counters (sysfs counters/)
-    hw_counters: dict[str, Counter] = field(default_factory=dict)     # sysfs hw_counters/
-    ethtool: dict[str, Counter] = field(default_factory=dict)         # ethtool -S
+    counters: dict[str, Counter] = field(default_factory=dict)  # IB PMA counters (sysfs counters/)
+    hw_counters: dict[str, Counter] = field(default_factory=dict)  # sysfs hw_counters/
+    ethtool: dict[str, Counter] = field(default_factory=dict)  # ethtool -S
     rate: str = "400 Gb/sec (4X NDR)"
     state: str = "4: ACTIVE"
     phys_state: str = "5: LinkUp"
@@ -153,7 +154,7 @@ class NicSim:
     pcie_cur_width: int = 16
     pcie_max_speed: float = 32.0
     pcie_max_width: int = 16
-    tx_bytes_rate: Gauge = field(default_factory=lambda: Gauge(0.0))   # bytes/s on the wire
+    tx_bytes_rate: Gauge = field(default_factory=lambda: Gauge(0.0))  # bytes/s on the wire
 
 
 @dataclass
@@ -174,7 +175,9 @@ class HostSim:
     boot: float
     dmesg_style: str
     load1: Gauge
-    cpu_pressure_rate: Gauge     # seconds of waiting per second (all tasks), /proc/pressure/cpu "some" total rate
+    cpu_pressure_rate: (
+        Gauge  # seconds of waiting per second (all tasks), /proc/pressure/cpu "some" total rate
+    )
     io_pressure_rate: Gauge
     kernel: list[KernelLine] = field(default_factory=list)
     procs: list[Proc] = field(default_factory=list)
@@ -231,15 +234,15 @@ class JobSim:
     base_gap: float
     t_start: float
     t_end: float
-    tp: int = 1                      # ranks r with the same r % tp form one data-parallel group
-    noise: float = 0.004             # per-rank compute noise (relative sigma)
+    tp: int = 1  # ranks r with the same r % tp form one data-parallel group
+    noise: float = 0.004  # per-rank compute noise (relative sigma)
     rack_jitter: float = 0.002
     slow: list[RankSlow] = field(default_factory=list)
     comm_mult: list[tuple[float, float, float | Callable[[float], float]]] = field(default_factory=list)
     gap_mult: list[tuple[float, float, float | Callable[[float], float]]] = field(default_factory=list)
     #: The trainer times the data wait inside its step (before compute), not between steps.
     input_wait_in_step: bool = False
-    comm_spikes: list[tuple[float, float]] = field(default_factory=list)   # (t, extra seconds) one-off
+    comm_spikes: list[tuple[float, float]] = field(default_factory=list)  # (t, extra seconds) one-off
     hang_at: float | None = None
     crash_at: float | None = None
     restart_after: float = 600.0
@@ -249,13 +252,15 @@ class JobSim:
     loss_blip_at: float | None = None
     first_step: int = 10000
     log_every: int = 1
-    nccl_transport: str = "IB"       # "IB" | "Socket"
+    nccl_transport: str = "IB"  # "IB" | "Socket"
     nccl_env: list[str] = field(default_factory=list)
     nccl_hca_limit: list[str] | None = None
-    restart_nccl: dict | None = None  # NCCL settings of the relaunch after crash_at (transport, env, hca_limit, gdr)
+    restart_nccl: dict | None = (
+        None  # NCCL settings of the relaunch after crash_at (transport, env, hca_limit, gdr)
+    )
     gdr: bool = True
     nccl_version: str = "2.21.5"
-    torch_style: str = "2.5"         # "2.5" | "2.7" | "1.13"
+    torch_style: str = "2.5"  # "2.5" | "2.7" | "1.13"
     timeout_ms: int = 600000
     crash_rank: int | None = None
     crash_message: str = ""
@@ -279,17 +284,17 @@ class Scenario:
     seed: int
     rng: np.random.Generator
     fleet: Fleet
-    t0: float                 # window start ("before" snapshot)
-    t1: float                 # window end
-    now: float                # "now" snapshot
-    tf: float                 # fault onset (for healthy: a reference time)
+    t0: float  # window start ("before" snapshot)
+    t1: float  # window end
+    now: float  # "now" snapshot
+    tf: float  # fault onset (for healthy: a reference time)
     job: JobSim
     gpus: dict[tuple[str, int], GpuSim] = field(default_factory=dict)
     nics: dict[tuple[str, str], NicSim] = field(default_factory=dict)
     hosts: dict[str, HostSim] = field(default_factory=dict)
     switches: dict[str, SwitchSim] = field(default_factory=dict)
     opts: dict = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)   # generator-side description (README/debug only)
+    notes: list[str] = field(default_factory=list)  # generator-side description (README/debug only)
     truth: dict = field(default_factory=lambda: {"root_cause": "healthy", "component": None})
     title: str = ""
     reported: str = ""

@@ -6,6 +6,7 @@ time. So every rank's ``duration_s`` is nearly the same, the slow rank has the l
 and the smallest wait, and time lost between steps (data loading) shows only as a gap between one
 step's end and the next step's ``start_unix``.
 """
+
 from __future__ import annotations
 
 import zlib
@@ -20,8 +21,8 @@ from .sim import JobSim, Scenario
 @dataclass
 class StepRecord:
     step: int
-    t: float          # leader start
-    end: float        # collective end (max over ranks)
+    t: float  # leader start
+    end: float  # collective end (max over ranks)
     logged: bool
 
 
@@ -113,17 +114,27 @@ def simulate(scn: Scenario) -> StepsResult:
         tail = rng.uniform(0.0, 0.0008, R)
         end_rel = barrier + comm + tail
         dur = end_rel - skew
-        gap = job.base_gap * (1.0 if job.input_wait_in_step else _mult(job.gap_mult, t)) * (1.0 + abs(0.15 * rng.standard_normal()))
+        gap = (
+            job.base_gap
+            * (1.0 if job.input_wait_in_step else _mult(job.gap_mult, t))
+            * (1.0 + abs(0.15 * rng.standard_normal()))
+        )
         logged = (s % job.log_every) == 0
         rec = StepRecord(step=s, t=t, end=t + float(end_rel.max()), logged=logged)
         res.records.append(rec)
         if logged:
             gl = loss_scale + 2.4 * (s / 1e4) ** -0.28 + 0.012 * rng.standard_normal()
-            if job.loss_blip_at is not None and abs(t - job.loss_blip_at) < job.base_compute * job.log_every * 1.5:
+            if (
+                job.loss_blip_at is not None
+                and abs(t - job.loss_blip_at) < job.base_compute * job.log_every * 1.5
+            ):
                 gl *= 1.18
             res.loss[s] = float(gl)
             gn = float(abs(0.32 + 0.05 * rng.standard_normal()))
-            if job.loss_blip_at is not None and abs(t - job.loss_blip_at) < job.base_compute * job.log_every * 1.5:
+            if (
+                job.loss_blip_at is not None
+                and abs(t - job.loss_blip_at) < job.base_compute * job.log_every * 1.5
+            ):
                 gn *= 3.0
             losses = gl + (0.035 * rng.standard_normal(R) if rank_loss_noise else np.zeros(R))
             keep = np.ones(R, dtype=bool)

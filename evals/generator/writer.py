@@ -1,4 +1,5 @@
 """Print a scenario as a bundle: incident.json, topology.json, job/, metrics/, nodes/, switches/."""
+
 from __future__ import annotations
 
 import zlib
@@ -9,8 +10,8 @@ from ._io import BundleWriter
 from .fleet import topology_json
 from .formats import dmesg, ethtool, hostload, joblogs, lspci, nvml, openmetrics, smi, sonic, sysfs
 from .formats._time import iso
-from .steps import render_csv
 from .sim import Scenario
+from .steps import render_csv
 
 
 def write_bundle(scn: Scenario, w: BundleWriter, incident_id: str) -> None:
@@ -28,9 +29,14 @@ def write_bundle(scn: Scenario, w: BundleWriter, incident_id: str) -> None:
     if scn.alerts:
         inc["alerts"] = scn.alerts
     w.json("incident.json", inc)
-    w.json("topology.json", topology_json(scn.fleet, include_ranks=not o["omit_ranks"], rng=rng,
-                                          shuffle_ranks=o["shuffle_rank_rows"]), indent=o.get("topo_indent"),
-           gz=o.get("gz_topology", False))
+    w.json(
+        "topology.json",
+        topology_json(
+            scn.fleet, include_ranks=not o["omit_ranks"], rng=rng, shuffle_ranks=o["shuffle_rank_rows"]
+        ),
+        indent=o.get("topo_indent"),
+        gz=o.get("gz_topology", False),
+    )
 
     # job/
     w.text("job/steps.csv", render_csv(scn.steps_result, o["rows_order"], rng), gz=o["gz_steps"])
@@ -61,8 +67,12 @@ def write_bundle(scn: Scenario, w: BundleWriter, incident_id: str) -> None:
             if not needs_boot and rng.random() < 0.3:
                 del col["boot"]
             w.json(f"{base}/collected.json", col, indent=None)
-        w.json(f"{base}/nvml.json", nvml.build(scn, h, scn.now, rng), indent=o.get("nvml_indent"),
-               gz=o.get("gz_nvml", False))
+        w.json(
+            f"{base}/nvml.json",
+            nvml.build(scn, h, scn.now, rng),
+            indent=o.get("nvml_indent"),
+            gz=o.get("gz_nvml", False),
+        )
         with_sysfs = _writes_sysfs(o, scn, h.name)
         if with_sysfs:
             sysfs.write(w, f"{base}/sys", scn, h, scn.now)
@@ -74,8 +84,11 @@ def write_bundle(scn: Scenario, w: BundleWriter, incident_id: str) -> None:
         eth = h.nics[0].link_layer == "Ethernet"
         if o["ethtool"] and eth:
             for n in h.nics:
-                w.text(f"{base}/cmd/ethtool-S-{n.netdev}.txt", ethtool.render_ethtool(scn.nic(h.name, n.ibdev), scn.now),
-                       gz=len(scn.fleet.hosts) > 8)
+                w.text(
+                    f"{base}/cmd/ethtool-S-{n.netdev}.txt",
+                    ethtool.render_ethtool(scn.nic(h.name, n.ibdev), scn.now),
+                    gz=len(scn.fleet.hosts) > 8,
+                )
         if o["ibstat"]:
             w.text(f"{base}/cmd/ibstat.txt", ethtool.render_ibstat(scn, h, scn.now))
         if o["top"]:
@@ -86,8 +99,11 @@ def write_bundle(scn: Scenario, w: BundleWriter, incident_id: str) -> None:
                 sysfs.write(w, f"{base}/before/sys", scn, h, scn.t0)
             if o["ethtool"] and eth:
                 for n in h.nics:
-                    w.text(f"{base}/before/cmd/ethtool-S-{n.netdev}.txt",
-                           ethtool.render_ethtool(scn.nic(h.name, n.ibdev), scn.t0), gz=len(scn.fleet.hosts) > 8)
+                    w.text(
+                        f"{base}/before/cmd/ethtool-S-{n.netdev}.txt",
+                        ethtool.render_ethtool(scn.nic(h.name, n.ibdev), scn.t0),
+                        gz=len(scn.fleet.hosts) > 8,
+                    )
 
     # switches/
     if scn.fleet.link_layer == "Ethernet" and o["sonic"]:
@@ -95,7 +111,10 @@ def write_bundle(scn: Scenario, w: BundleWriter, incident_id: str) -> None:
             ss = scn.switches[s.name]
             w.text(f"switches/{s.name}/cmd/show-pfcwd-stats.txt", sonic.pfcwd_stats(ss))
             w.text(f"switches/{s.name}/cmd/show-pfc-counters.txt", sonic.pfc_counters(ss, scn.now))
-            w.text(f"switches/{s.name}/cmd/show-interfaces-counters.txt", sonic.interfaces_counters(ss, scn.now, 300.0))
+            w.text(
+                f"switches/{s.name}/cmd/show-interfaces-counters.txt",
+                sonic.interfaces_counters(ss, scn.now, 300.0),
+            )
 
 
 def _writes_sysfs(o: dict, scn: Scenario, host: str) -> bool:

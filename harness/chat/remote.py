@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-
 from forensic.harness.conversation import Answer
 from forensic.sandbox import ForensicError
 
@@ -18,11 +17,22 @@ from forensic.sandbox import ForensicError
 class RemoteConversation:
     """Questions to a service's conversation about one investigation."""
 
-    def __init__(self, server: str, token: str, investigation: str, conversation: str | None = None,
-                 timeout_s: float = 600.0, transport: httpx.BaseTransport | None = None) -> None:
+    def __init__(
+        self,
+        server: str,
+        token: str,
+        investigation: str,
+        conversation: str | None = None,
+        timeout_s: float = 600.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
         self.investigation, self.thread_id = investigation, conversation
-        self._http = httpx.Client(base_url=server.rstrip("/"), timeout=timeout_s, transport=transport,
-                                  headers={"Authorization": f"Bearer {token}"})
+        self._http = httpx.Client(
+            base_url=server.rstrip("/"),
+            timeout=timeout_s,
+            transport=transport,
+            headers={"Authorization": f"Bearer {token}"},
+        )
 
     def ask(self, question: str) -> Answer:
         body: dict[str, Any] = {"investigation": self.investigation, "question": question[:2000]}

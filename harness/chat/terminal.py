@@ -19,8 +19,16 @@ from forensic.sandbox import ForensicError
 from rich.console import Console
 from rich.markup import escape
 
-COMMANDS = ("/evidence ev-N", "/report", "/approve rp-N", "/reject rp-N", "/plot rank-heatmap", "/plot timeline HOST",
-            "/help", "/quit")
+COMMANDS = (
+    "/evidence ev-N",
+    "/report",
+    "/approve rp-N",
+    "/reject rp-N",
+    "/plot rank-heatmap",
+    "/plot timeline HOST",
+    "/help",
+    "/quit",
+)
 
 
 def os_user() -> str:
@@ -30,7 +38,7 @@ def os_user() -> str:
 
 def render_answer(ans: Answer, con: Console) -> None:
     for line in ans.text:
-        con.print(escape((line)), highlight=False)
+        con.print(escape(line), highlight=False)
     for c in ans.claims:
         con.print(f"  • {escape(c.claim)} [cyan]\\[{escape(', '.join(c.evidence))}][/]", highlight=False)
     if ans.dropped:
@@ -58,15 +66,25 @@ def command(conv: Conversation, line: str, out: Any, plot_dir: Path) -> bool:
         report = conv.report or {}
         prop = next((p for p in report.get("proposals") or [] if args and p["id"] == args[0]), None)
         verdict = "approve" if cmd == "/approve" else "reject"
-        decision = Decision(proposal_id=args[0][:64] if args else "?", content_hash=prop["content_hash"] if prop else "",
-                            decision=verdict, approver=os_user(), authenticated=True, comment=" ".join(args[1:])[:2000])
+        decision = Decision(
+            proposal_id=args[0][:64] if args else "?",
+            content_hash=prop["content_hash"] if prop else "",
+            decision=verdict,
+            approver=os_user(),
+            authenticated=True,
+            comment=" ".join(args[1:])[:2000],
+        )
         try:
-            entries = conv.decide([decision]) if args else [conv.refuse(decision, f"name a proposal: {cmd} rp-N")]
+            entries = (
+                conv.decide([decision]) if args else [conv.refuse(decision, f"name a proposal: {cmd} rp-N")]
+            )
         except ForensicError as exc:
             entries = [conv.refuse(decision, str(exc))]
         for entry in entries:
             extra = f": {entry['reason']}" if entry.get("reason") else ""
-            out.write(f"{entry['proposal_id']} {entry['outcome']} by {entry['approver']}{extra}\n")  # the stream cleaner shows controls as text
+            out.write(
+                f"{entry['proposal_id']} {entry['outcome']} by {entry['approver']}{extra}\n"
+            )  # the stream cleaner shows controls as text
     elif cmd == "/plot" and args:
         from forensic.harness.plots import plot as draw
 
@@ -103,8 +121,11 @@ def run_interactive(conv: Conversation, con: Console, plot_dir: Path) -> None:
         import readline  # noqa: F401  (arrow keys and history for input())
     except ImportError:
         pass
-    con.print(f"[bold]forensic chat[/] · {escape((conv.inv.source.incident.title or conv.inv.source.incident.id))}"
-              f"\nthread {conv.thread_id} · ask a question, or /help", highlight=False)
+    con.print(
+        f"[bold]forensic chat[/] · {escape(conv.inv.source.incident.title or conv.inv.source.incident.id)}"
+        f"\nthread {conv.thread_id} · ask a question, or /help",
+        highlight=False,
+    )
     while True:
         try:
             line = input("? ").strip()
@@ -128,7 +149,7 @@ class _ConsoleOut:
         self.con = con
 
     def write(self, text: str) -> None:
-        self.con.print(escape((text.rstrip("\n"))), highlight=False)
+        self.con.print(escape(text.rstrip("\n")), highlight=False)
 
 
 def stdin_is_terminal() -> bool:

@@ -17,7 +17,27 @@ import sys
 from ._common import app, err
 
 #: Command modules, imported for their registrations.
-_COMMANDS = ("investigate", "approve", "evaluate", "inventory", "bench", "agent", "collect", "audit", "list", "show", "plot", "serve", "bench_intake", "execute", "mcp", "chat", "worker", "evidence", "db")
+_COMMANDS = (
+    "investigate",
+    "approve",
+    "evaluate",
+    "inventory",
+    "bench",
+    "agent",
+    "collect",
+    "audit",
+    "list",
+    "show",
+    "plot",
+    "serve",
+    "bench_intake",
+    "execute",
+    "mcp",
+    "chat",
+    "worker",
+    "evidence",
+    "db",
+)
 
 
 def _register() -> None:

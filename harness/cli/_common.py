@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -12,7 +12,12 @@ from ._errors import OneLineErrorGroup
 from ._terminal import console
 
 # OneLineErrorGroup: an option typer cannot parse is one line and exit 2, like every other refusal.
-app = typer.Typer(cls=OneLineErrorGroup, add_completion=False, no_args_is_help=True, help="An autonomous investigator for GPU training fleets.")
+app = typer.Typer(
+    cls=OneLineErrorGroup,
+    add_completion=False,
+    no_args_is_help=True,
+    help="An autonomous investigator for GPU training fleets.",
+)
 bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks: speed and accuracy of the detectors.")
 app.add_typer(bench_app, name="bench")
 
@@ -29,14 +34,22 @@ def _fail(code: int, message: str) -> None:
 
 @app.callback()
 def _options(
-    log_level: Annotated[Optional[str], typer.Option(
-        "--log-level", help="DEBUG, INFO, WARNING or ERROR (env FORENSIC_LOG_LEVEL; default WARNING). Logs go to stderr.")] = None,
-    log_format: Annotated[Optional[str], typer.Option(
-        "--log-format", help="text, or json for one object per line (env FORENSIC_LOG_FORMAT).")] = None,
+    log_level: Annotated[
+        str | None,
+        typer.Option(
+            "--log-level",
+            help="DEBUG, INFO, WARNING or ERROR (env FORENSIC_LOG_LEVEL; default WARNING). Logs go to stderr.",
+        ),
+    ] = None,
+    log_format: Annotated[
+        str | None,
+        typer.Option("--log-format", help="text, or json for one object per line (env FORENSIC_LOG_FORMAT)."),
+    ] = None,
 ) -> None:
     """An autonomous investigator for GPU training fleets."""
-    from forensic.logs import configure
     from forensic.sandbox import SettingsError
+
+    from forensic.logs import configure
     from forensic.settings import get_settings
 
     try:
@@ -120,7 +133,9 @@ def _planner_kwargs(planner: str, base_url: str | None, model: str | None, api_k
     """Model settings for model-driven planners; flags win over the FORENSIC_LLM_* environment."""
     if planner == "graph":
         return {}
-    return {k: v for k, v in {"base_url": base_url, "model": model, "api_key": api_key}.items() if v is not None}
+    return {
+        k: v for k, v in {"base_url": base_url, "model": model, "api_key": api_key}.items() if v is not None
+    }
 
 
 def _thread_values(thread: str, checkpoint: Path | None) -> tuple[dict[str, Any], Any, Path]:

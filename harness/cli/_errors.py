@@ -41,7 +41,7 @@ def _given_value(args: Sequence[str], names: Sequence[str]) -> str | None:
             if arg == name and i + 1 < len(args):
                 found = args[i + 1]
             elif arg.startswith(name + "="):
-                found = arg[len(name) + 1:]
+                found = arg[len(name) + 1 :]
     return found
 
 
@@ -53,8 +53,14 @@ def one_line(exc: Any, args: Sequence[str]) -> str:
     param = getattr(exc, "param", None)
     # A missing option's reason is built by format_message (its ``message`` is empty).
     if isinstance(exc, _BadParameter) and not isinstance(exc, _MissingParameter) and param is not None:
-        opts = [o for o in (getattr(param, "opts", None) or []) if o.startswith("--")] or list(getattr(param, "opts", []) or [])
-        hint = max(opts, key=len) if opts and getattr(param, "param_type_name", "") == "option" else (param.name or "value")
+        opts = [o for o in (getattr(param, "opts", None) or []) if o.startswith("--")] or list(
+            getattr(param, "opts", []) or []
+        )
+        hint = (
+            max(opts, key=len)
+            if opts and getattr(param, "param_type_name", "") == "option"
+            else (param.name or "value")
+        )
         value = _given_value(args, getattr(param, "opts", []) or [])
         message = f"{hint}{'' if value is None else ' ' + repr(value)}: {exc.message}"
     ctx = getattr(exc, "ctx", None)

@@ -45,7 +45,9 @@ class Progress:
                 host = (call.get("args") or {}).get("host") if isinstance(call.get("args"), dict) else None
                 self._show(f"running {call.get('tool', '?')} on {host or 'the fleet'}")
             elif node == "choose_test" and self.planner != "graph":
-                self._show(f"the model ({self.planner}) is choosing the next test; a small local model can take minutes")
+                self._show(
+                    f"the model ({self.planner}) is choosing the next test; a small local model can take minutes"
+                )
             elif node in _WAITING:
                 self._show(_WAITING[node])
             return

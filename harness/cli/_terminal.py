@@ -120,7 +120,8 @@ class SafeConsole(Console):
         # Control segments are rich's own cursor moves (status lines); every other segment's
         # text came from a caller and may hold anything.
         return super()._render_buffer(
-            seg if seg.control else Segment(clean_text(seg.text), seg.style) for seg in buffer)
+            seg if seg.control else Segment(clean_text(seg.text), seg.style) for seg in buffer
+        )
 
 
 def console(*, stderr: bool = False, **options: Any) -> Console:

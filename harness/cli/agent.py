@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -12,12 +12,19 @@ from ._common import _fail, app, err
 
 @app.command("agent")
 def agent(
-    token_file: Annotated[Path, typer.Option("--token-file", help="File holding the bearer token clients must send.")],
+    token_file: Annotated[
+        Path, typer.Option("--token-file", help="File holding the bearer token clients must send.")
+    ],
     listen: Annotated[str, typer.Option(help="HOST:PORT to listen on.")] = "127.0.0.1:9401",
-    replay: Annotated[Optional[Path], typer.Option(help="Serve one host of this recorded bundle instead of this machine.")] = None,
-    host: Annotated[Optional[str], typer.Option(help="With --replay: the host to serve. Live: the name to report (default: hostname).")] = None,
-    tls_cert: Annotated[Optional[Path], typer.Option("--tls-cert", help="PEM certificate: serve HTTPS.")] = None,
-    tls_key: Annotated[Optional[Path], typer.Option("--tls-key", help="PEM private key of --tls-cert.")] = None,
+    replay: Annotated[
+        Path | None, typer.Option(help="Serve one host of this recorded bundle instead of this machine.")
+    ] = None,
+    host: Annotated[
+        str | None,
+        typer.Option(help="With --replay: the host to serve. Live: the name to report (default: hostname)."),
+    ] = None,
+    tls_cert: Annotated[Path | None, typer.Option("--tls-cert", help="PEM certificate: serve HTTPS.")] = None,
+    tls_key: Annotated[Path | None, typer.Option("--tls-key", help="PEM private key of --tls-cert.")] = None,
 ) -> None:
     """Answer read, list, run (allowlisted argv) and NVML requests for one node; never writes.
 
@@ -26,7 +33,14 @@ def agent(
     signal, after the requests in flight).
     """
     from forensic.sandbox import ForensicError
-    from forensic.sandbox.agent import check_tls, live_agent, parse_listen, read_token_file, replay_agent, serve
+    from forensic.sandbox.agent import (
+        check_tls,
+        live_agent,
+        parse_listen,
+        read_token_file,
+        replay_agent,
+        serve,
+    )
 
     cert, key = (str(tls_cert) if tls_cert else None), (str(tls_key) if tls_key else None)
     try:
@@ -40,9 +54,18 @@ def agent(
         else:
             served = live_agent(token, name=host)
         # Said once the port is bound and the TLS files loaded: "serving" is then true.
-        serve(served, listen, ssl_certfile=cert, ssl_keyfile=key,
-              on_ready=lambda url: err.print(f"forensic agent: serving {served.mode} host {served.name} on {url}",
-                                             soft_wrap=True, markup=False, highlight=False))
+        serve(
+            served,
+            listen,
+            ssl_certfile=cert,
+            ssl_keyfile=key,
+            on_ready=lambda url: err.print(
+                f"forensic agent: serving {served.mode} host {served.name} on {url}",
+                soft_wrap=True,
+                markup=False,
+                highlight=False,
+            ),
+        )
     except ForensicError as exc:
         _fail(2, str(exc))
     except OSError as exc:

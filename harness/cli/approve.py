@@ -7,11 +7,11 @@ import logging
 import sqlite3
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
-from rich.text import Text
 from forensic.sandbox import ForensicError
+from rich.text import Text
 
 from ._common import _checkpointer, _fail, app, default_state_dir
 from ._terminal import console
@@ -22,10 +22,16 @@ log = logging.getLogger(__name__)
 @app.command()
 def approve(
     thread: Annotated[str, typer.Argument(help="Thread id of an investigation waiting for approval.")],
-    approve_: Annotated[list[str], typer.Option("--approve", help="PROPOSAL_ID=CONTENT_HASH to approve (repeatable).")] = [],
-    reject: Annotated[list[str], typer.Option("--reject", help="PROPOSAL_ID=CONTENT_HASH to reject (repeatable).")] = [],
+    approve_: Annotated[
+        list[str], typer.Option("--approve", help="PROPOSAL_ID=CONTENT_HASH to approve (repeatable).")
+    ] = [],
+    reject: Annotated[
+        list[str], typer.Option("--reject", help="PROPOSAL_ID=CONTENT_HASH to reject (repeatable).")
+    ] = [],
     comment: Annotated[str, typer.Option(help="Why, recorded in the audit log.")] = "",
-    checkpoint: Annotated[Optional[Path], typer.Option(help="SQLite checkpoint file (default: state dir).")] = None,
+    checkpoint: Annotated[
+        Path | None, typer.Option(help="SQLite checkpoint file (default: state dir).")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the updated report JSON.")] = False,
 ) -> None:
     """Approve or reject remediation proposals of a checkpointed investigation, as yourself.
@@ -37,7 +43,6 @@ def approve(
     from forensic.harness.approvals import Decision, append_audit, refusal
     from forensic.harness.graph import Investigator
     from forensic.harness.identity import OsIdentity
-
     from pydantic import ValidationError
 
     # The operating system says who runs this command; USER and LOGNAME are not asked.
@@ -49,8 +54,16 @@ def approve(
             if not sep or not pid or not digest:
                 _fail(2, f"--{verdict} {item!r}: expected PROPOSAL_ID=CONTENT_HASH")
             try:
-                decisions.append(Decision(proposal_id=pid, content_hash=digest, decision=verdict,  # type: ignore[arg-type]
-                                          approver=who.name, authenticated=True, comment=comment))
+                decisions.append(
+                    Decision(
+                        proposal_id=pid,
+                        content_hash=digest,
+                        decision=verdict,  # type: ignore[arg-type]
+                        approver=who.name,
+                        authenticated=True,
+                        comment=comment,
+                    )
+                )
             except ValidationError as exc:
                 first = exc.errors()[0]
                 _fail(2, f"--{verdict} {item[:80]!r}: {'.'.join(map(str, first['loc']))}: {first['msg']}")
@@ -61,7 +74,10 @@ def approve(
     def refuse(reason: str, incident: str = "") -> None:
         # Every refusal is on the record, whatever refused it, before the one-line exit.
         try:
-            append_audit(audit_path, [refusal(thread=thread, incident=incident, decision=d, reason=reason) for d in decisions])
+            append_audit(
+                audit_path,
+                [refusal(thread=thread, incident=incident, decision=d, reason=reason) for d in decisions],
+            )
         except ForensicError as exc:
             _fail(2, f"{reason}; and the refusal could not be audited: {exc}")
         _fail(2, reason)
@@ -103,14 +119,25 @@ def approve(
     except sqlite3.Error as exc:
         refuse(f"the checkpoint file {cp_path} cannot be written ({exc}); nothing was decided", incident)
     for a in audit:
-        log.info("decision", extra={"thread": thread, "proposal": a["proposal_id"], "decision": a["decision"],
-                                    "approver": a["approver"], "outcome": a["outcome"]})
+        log.info(
+            "decision",
+            extra={
+                "thread": thread,
+                "proposal": a["proposal_id"],
+                "decision": a["decision"],
+                "approver": a["approver"],
+                "outcome": a["outcome"],
+            },
+        )
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
     else:
         con = console()
         for p in report["proposals"]:
-            con.print(Text.assemble(f"{p['id']} {p['action']} {p['target']}: ", (p["status"], "bold")), highlight=False)
+            con.print(
+                Text.assemble(f"{p['id']} {p['action']} {p['target']}: ", (p["status"], "bold")),
+                highlight=False,
+            )
     # A refused decision is the caller's mistake (a stale hash, an unknown id): say so where
     # scripts look, and exit 2; the decisions that did count stay counted and audited.
     refused = [a for a in audit if a["outcome"] == "refused"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -17,7 +17,9 @@ app.add_typer(audit_app, name="audit")
 
 @audit_app.command("verify")
 def verify(
-    path: Annotated[Optional[Path], typer.Argument(help="Audit log (default: audit.jsonl in the state dir).")] = None,
+    path: Annotated[
+        Path | None, typer.Argument(help="Audit log (default: audit.jsonl in the state dir).")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Check that no line of the audit log was edited, removed or reordered.

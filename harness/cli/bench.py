@@ -17,15 +17,22 @@ def bench_detectors(
     steps: Annotated[int, typer.Option(help="Steps in the synthetic job.", min=50)] = 10000,
     as_json: Annotated[bool, typer.Option("--json")] = False,
     seed: Annotated[int, typer.Option()] = 0,
-    numba: Annotated[bool, typer.Option("--numba/--no-numba",
-                                        help="Use the compiled scan kernel when numba is installed (extra 'fast').")] = True,
+    numba: Annotated[
+        bool,
+        typer.Option(
+            "--numba/--no-numba", help="Use the compiled scan kernel when numba is installed (extra 'fast')."
+        ),
+    ] = True,
 ) -> None:
     """Speed of the detector suite against a one-pass numpy floor and a pandas baseline."""
     import importlib.util
 
     if importlib.util.find_spec("pandas") is None:
-        _fail(2, "bench detectors measures a naive pandas baseline, and pandas is not installed: "
-                 "pip install 'forensic-harness[bench]'")
+        _fail(
+            2,
+            "bench detectors measures a naive pandas baseline, and pandas is not installed: "
+            "pip install 'forensic-harness[bench]'",
+        )
     from forensic.tools.detectors import _fast
     from forensic.tools.detectors.bench import detector_benchmark, format_benchmark
 
@@ -49,21 +56,28 @@ def bench_detection(
     sys.stdout.write(json.dumps(result, indent=2) + "\n" if as_json else format_benchmark(result) + "\n")
 
 
-
-
 @bench_app.command("fleet")
 def bench_fleet(
-    hosts: Annotated[int, typer.Option(help="Hosts in the generated incident, one replay agent each.", min=2, max=256)] = 64,
-    cause: Annotated[str, typer.Option(help="Root cause injected by the generator (healthy: every tool reads every host).")] = "healthy",
+    hosts: Annotated[
+        int, typer.Option(help="Hosts in the generated incident, one replay agent each.", min=2, max=256)
+    ] = 64,
+    cause: Annotated[
+        str, typer.Option(help="Root cause injected by the generator (healthy: every tool reads every host).")
+    ] = "healthy",
     seed: Annotated[int, typer.Option()] = 1,
-    prometheus: Annotated[bool, typer.Option("--prometheus/--no-prometheus",
-                                             help="Serve metrics from a real Prometheus (needs the prometheus package).")] = True,
+    prometheus: Annotated[
+        bool,
+        typer.Option(
+            "--prometheus/--no-prometheus",
+            help="Serve metrics from a real Prometheus (needs the prometheus package).",
+        ),
+    ] = True,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """A full investigation through replay agents on loopback vs the replay run of the same bundle."""
-    from ._common import _fail
-
     from forensic.sandbox import ForensicError
+
+    from ._common import _fail
 
     try:
         from forensic.evals.fleet_bench import fleet_benchmark, format_fleet_benchmark
@@ -71,12 +85,16 @@ def bench_fleet(
         result = fleet_benchmark(hosts=hosts, cause=cause, seed=seed, prometheus=prometheus)
     except (ForensicError, ValueError) as exc:
         _fail(2, str(exc))
-    sys.stdout.write(json.dumps(result, indent=2) + "\n" if as_json else format_fleet_benchmark(result) + "\n")
+    sys.stdout.write(
+        json.dumps(result, indent=2) + "\n" if as_json else format_fleet_benchmark(result) + "\n"
+    )
 
 
 @bench_app.command("triage")
 def bench_triage(
-    hosts: Annotated[str, typer.Option(help="Fleet sizes (hosts, one replay agent each), comma-separated.")] = "64,256",
+    hosts: Annotated[
+        str, typer.Option(help="Fleet sizes (hosts, one replay agent each), comma-separated.")
+    ] = "64,256",
     seed: Annotated[int, typer.Option()] = 1,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
@@ -90,21 +108,29 @@ def bench_triage(
         result = triage_benchmark(sizes, seed=seed)
     except (ForensicError, RuntimeError, OSError) as exc:
         _fail(2, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-    sys.stdout.write(json.dumps(result, indent=2) + "\n" if as_json else format_triage_benchmark(result) + "\n")
+    sys.stdout.write(
+        json.dumps(result, indent=2) + "\n" if as_json else format_triage_benchmark(result) + "\n"
+    )
 
 
 @bench_app.command("recorder")
 def bench_recorder(
     steps: Annotated[int, typer.Option(help="Steps to time per setup.", min=100)] = 20_000,
-    step_ms: Annotated[float, typer.Option(help="The training step the overhead is compared with, ms.", min=1.0)] = 100.0,
-    params: Annotated[int, typer.Option(help="Model size (float32 parameters) for the checksum setup.", min=1)] = 1_000_000,
+    step_ms: Annotated[
+        float, typer.Option(help="The training step the overhead is compared with, ms.", min=1.0)
+    ] = 100.0,
+    params: Annotated[
+        int, typer.Option(help="Model size (float32 parameters) for the checksum setup.", min=1)
+    ] = 1_000_000,
     checksum_every: Annotated[int, typer.Option(help="Steps between parameter checksums.", min=1)] = 100,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Overhead of forensic.record per training step (target: under 1% of a 100 ms step)."""
     from forensic.record_bench import format_benchmark, recorder_benchmark
 
-    result = recorder_benchmark(steps=steps, step_s=step_ms / 1000.0, params=params, checksum_every=checksum_every)
+    result = recorder_benchmark(
+        steps=steps, step_s=step_ms / 1000.0, params=params, checksum_every=checksum_every
+    )
     sys.stdout.write(json.dumps(result, indent=2) + "\n" if as_json else format_benchmark(result) + "\n")
 
 
@@ -120,14 +146,19 @@ def bench_parsers(
         result = parser_benchmark(size_mb=size_mb, progress=lambda m: sys.stderr.write(f"forensic: {m}\n"))
     except OSError as exc:
         _fail(2, f"bench parsers: cannot write the generated inputs: {exc}")
-    sys.stdout.write(json.dumps(result, indent=2) + "\n" if as_json else format_parser_benchmark(result) + "\n")
+    sys.stdout.write(
+        json.dumps(result, indent=2) + "\n" if as_json else format_parser_benchmark(result) + "\n"
+    )
 
 
 @bench_app.command("investigate")
 def bench_investigate(
-    hosts: Annotated[str, typer.Option(help="Fleet sizes (hosts of 8 GPUs), comma-separated.")] = "64,256,1024,2048",
-    causes: Annotated[str, typer.Option(help="Root causes investigated at every size, comma-separated.")] =
-        "pcie_downtrain,hbm_degradation,link_degradation",
+    hosts: Annotated[
+        str, typer.Option(help="Fleet sizes (hosts of 8 GPUs), comma-separated.")
+    ] = "64,256,1024,2048",
+    causes: Annotated[
+        str, typer.Option(help="Root causes investigated at every size, comma-separated.")
+    ] = "pcie_downtrain,hbm_degradation,link_degradation",
     seed: Annotated[int, typer.Option()] = 1,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
@@ -136,11 +167,17 @@ def bench_investigate(
 
     sizes = _host_sizes(hosts, 4096)
     try:
-        result = investigate_benchmark(sizes, causes=[c.strip() for c in causes.split(",") if c.strip()], seed=seed,
-                                       progress=lambda m: sys.stderr.write(f"forensic: {m}\n"))
+        result = investigate_benchmark(
+            sizes,
+            causes=[c.strip() for c in causes.split(",") if c.strip()],
+            seed=seed,
+            progress=lambda m: sys.stderr.write(f"forensic: {m}\n"),
+        )
     except (ValueError, RuntimeError) as exc:
         _fail(2, str(exc))
-    sys.stdout.write(json.dumps(result, indent=2) + "\n" if as_json else format_investigate_benchmark(result) + "\n")
+    sys.stdout.write(
+        json.dumps(result, indent=2) + "\n" if as_json else format_investigate_benchmark(result) + "\n"
+    )
 
 
 def _host_sizes(hosts: str, most: int) -> list[int]:

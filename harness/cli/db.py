@@ -8,10 +8,14 @@ import typer
 
 from ._common import _fail, app
 
-db_app = typer.Typer(no_args_is_help=True, help="The PostgreSQL schema of serve --db and worker (Alembic migrations).")
+db_app = typer.Typer(
+    no_args_is_help=True, help="The PostgreSQL schema of serve --db and worker (Alembic migrations)."
+)
 app.add_typer(db_app, name="db")
 
-_DB = typer.Option("--db", help="postgresql://user@host/dbname (a password belongs in ~/.pgpass or PGPASSWORD).")
+_DB = typer.Option(
+    "--db", help="postgresql://user@host/dbname (a password belongs in ~/.pgpass or PGPASSWORD)."
+)
 
 
 def _check(db: str) -> None:
@@ -38,7 +42,11 @@ def upgrade(db: Annotated[str, _DB]) -> None:
         now = current(db)
     except ForensicError as exc:
         _fail(2, str(exc))
-    print(f"applied {', '.join(applied)}; schema at {now}" if applied else f"schema already at {now}; nothing to apply")
+    print(
+        f"applied {', '.join(applied)}; schema at {now}"
+        if applied
+        else f"schema already at {now}; nothing to apply"
+    )
 
 
 @db_app.command("current")
@@ -53,5 +61,9 @@ def show_current(db: Annotated[str, _DB]) -> None:
     except ForensicError as exc:
         _fail(2, str(exc))
     latest = head()
-    state = "up to date" if now == latest else ("no schema yet" if now is None else "behind: run forensic db upgrade")
+    state = (
+        "up to date"
+        if now == latest
+        else ("no schema yet" if now is None else "behind: run forensic db upgrade")
+    )
     print(f"schema at {now or 'none'}; this release's head is {latest} ({state})")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -20,7 +20,9 @@ from ._common import _fail, _thread_values, app
 def evidence(
     thread: Annotated[str, typer.Argument(help="Thread id (see forensic list).")],
     record: Annotated[str, typer.Argument(help="Evidence id, e.g. ev-3.")],
-    checkpoint: Annotated[Optional[Path], typer.Option(help="SQLite checkpoint file (default: state dir).")] = None,
+    checkpoint: Annotated[
+        Path | None, typer.Option(help="SQLite checkpoint file (default: state dir).")
+    ] = None,
 ) -> None:
     """Print one evidence record in full (every row the report left out), as JSON."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -17,12 +17,22 @@ from ._terminal import console
 def execute(
     thread: Annotated[str, typer.Argument(help="Thread id of the investigation.")],
     proposal: Annotated[str, typer.Argument(help="Proposal id (rp-N), approved with `forensic approve`.")],
-    config: Annotated[Optional[Path], typer.Option(help="executors.toml: Slurm, Kubernetes, runbook, node names.")] = None,
+    config: Annotated[
+        Path | None, typer.Option(help="executors.toml: Slurm, Kubernetes, runbook, node names.")
+    ] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would run; change nothing.")] = False,
     undo: Annotated[bool, typer.Option("--undo", help="Reverse an executed proposal.")] = False,
-    checkpoint: Annotated[Optional[Path], typer.Option(help="SQLite checkpoint file (default: state dir).")] = None,
-    db: Annotated[str | None, typer.Option("--db", help="postgresql:// URL of a `forensic serve --db` store: THREAD is "
-                                                       "the investigation id; approvals and steps are its audit table's.")] = None,
+    checkpoint: Annotated[
+        Path | None, typer.Option(help="SQLite checkpoint file (default: state dir).")
+    ] = None,
+    db: Annotated[
+        str | None,
+        typer.Option(
+            "--db",
+            help="postgresql:// URL of a `forensic serve --db` store: THREAD is "
+            "the investigation id; approvals and steps are its audit table's.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Carry out a proposal a person approved: exactly that content, once, within the approval's lifetime.
@@ -44,12 +54,19 @@ def execute(
         state, _, cp_path = _thread_values(thread, checkpoint)
         try:
             # The ledger lives in the checkpoint file itself: a `forensic serve` on that file shares it.
-            gate = ExecutionGate(load_config(config), ledger=SqliteLedger(cp_path),
-                                 audit_log=default_state_dir() / "audit.jsonl")
+            gate = ExecutionGate(
+                load_config(config),
+                ledger=SqliteLedger(cp_path),
+                audit_log=default_state_dir() / "audit.jsonl",
+            )
         except ExecutionError as exc:
             _fail(2, str(exc))
     try:
-        out = gate.undo(thread, state, proposal) if undo else gate.execute(thread, state, proposal, dry_run=dry_run)
+        out = (
+            gate.undo(thread, state, proposal)
+            if undo
+            else gate.execute(thread, state, proposal, dry_run=dry_run)
+        )
     except ExecutionError as exc:
         _fail(2, str(exc))
     if as_json:
@@ -86,11 +103,17 @@ def _service_gate(db: str, inv_id: str, config: Path | None) -> tuple[Any, dict[
         inv = store.investigation(inv_id)
         if inv is None:
             _fail(2, f"no investigation {inv_id!r} in that database")
-        tup = postgres_checkpointer(db, max_size=2).get_tuple({"configurable": {"thread_id": inv["thread_id"]}})
+        tup = postgres_checkpointer(db, max_size=2).get_tuple(
+            {"configurable": {"thread_id": inv["thread_id"]}}
+        )
         if tup is None:
             _fail(2, f"investigation {inv_id} has no checkpoint to execute from")
-        gate = ExecutionGate(load_config(config), ledger=PostgresLedger(db), audit_sink=audit_sink(store, inv_id),
-                             approval_records=TableApprovals(store, inv_id))
+        gate = ExecutionGate(
+            load_config(config),
+            ledger=PostgresLedger(db),
+            audit_sink=audit_sink(store, inv_id),
+            approval_records=TableApprovals(store, inv_id),
+        )
     except (ExecutionError, ForensicError) as exc:
         _fail(2, str(exc))
     return gate, tup.checkpoint["channel_values"], inv["thread_id"]

@@ -13,7 +13,9 @@ from ._terminal import console
 
 
 @app.command("tools")
-def list_tools(as_json: Annotated[bool, typer.Option("--json", help="Print the tools' JSON schemas.")] = False) -> None:
+def list_tools(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the tools' JSON schemas.")] = False,
+) -> None:
     """List the investigator's tools and their arguments."""
     from forensic.tools import all_tools
 
@@ -24,5 +26,3 @@ def list_tools(as_json: Annotated[bool, typer.Option("--json", help="Print the t
     con = console()
     for s in schemas:
         con.print(f"[bold]{s['name']}[/]  {s['description']}")
-
-

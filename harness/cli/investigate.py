@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from forensic.harness.budget import Limits
@@ -18,45 +18,90 @@ from ._terminal import console
 @app.command()
 def investigate(
     ctx: typer.Context,
-    bundle: Annotated[Optional[Path], typer.Argument(help="Incident bundle folder (or an evaluation case holding bundle/); omit with --fleet.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the forensic.report/v1 JSON document.")] = False,
-    budget_tool_calls: Annotated[int, typer.Option(help="Hard limit on tool calls (with --resume: default the thread's own).", min=0)] = 40,
-    budget_wall_s: Annotated[float, typer.Option(help="Hard limit on working time, seconds (with --resume: default the thread's own).", min=0.001)] = 300.0,
+    bundle: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Incident bundle folder (or an evaluation case holding bundle/); omit with --fleet."
+        ),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the forensic.report/v1 JSON document.")
+    ] = False,
+    budget_tool_calls: Annotated[
+        int, typer.Option(help="Hard limit on tool calls (with --resume: default the thread's own).", min=0)
+    ] = 40,
+    budget_wall_s: Annotated[
+        float,
+        typer.Option(
+            help="Hard limit on working time, seconds (with --resume: default the thread's own).", min=0.001
+        ),
+    ] = 300.0,
     budget_tokens: Annotated[int, typer.Option(help="Hard limit on model tokens.", min=0)] = 200_000,
     budget_cost_usd: Annotated[float, typer.Option(help="Hard limit on model cost, USD.", min=0.0)] = 1.0,
     planner: Annotated[str, typer.Option(help="graph (default, no model) or llm.")] = "graph",
-    checkpoint: Annotated[Optional[Path], typer.Option(help="SQLite checkpoint file (default: state dir).")] = None,
-    no_checkpoint: Annotated[bool, typer.Option("--no-checkpoint", help="Keep checkpoints in memory only.")] = False,
-    thread: Annotated[Optional[str], typer.Option(help="Thread id for this run (default: generated).")] = None,
-    resume: Annotated[Optional[str], typer.Option(help="Resume a checkpointed thread by id.")] = None,
-    llm_base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible endpoint (env FORENSIC_LLM_BASE_URL).")] = None,
-    llm_model: Annotated[Optional[str], typer.Option(help="Model name (env FORENSIC_LLM_MODEL).")] = None,
-    llm_api_key: Annotated[Optional[str], typer.Option(help="API key (env FORENSIC_LLM_API_KEY).")] = None,
-    playbooks: Annotated[Optional[Path], typer.Option(
-        help="Playbook folder (graph.toml + root_causes/*.toml) to use instead of the shipped one.")] = None,
-    fleet: Annotated[Optional[Path], typer.Option(help="Read a live fleet described by this fleet.toml instead of a bundle.")] = None,
-    job: Annotated[Optional[str], typer.Option(help="With --fleet: the job to investigate.")] = None,
-    since: Annotated[str, typer.Option(help="With --fleet: how far back the window starts (2h, 90m, 1h30m).")] = "2h",
-    until: Annotated[Optional[str], typer.Option(help="With --fleet: window end, ISO 8601 or unix seconds (default: now).")] = None,
-    title: Annotated[str, typer.Option(help="With --fleet: the symptom in one line (it shapes triage).")] = "",
-    ranks: Annotated[Optional[int], typer.Option(help="With --fleet: ranks of the job when topology has no placement.", min=1)] = None,
-    full: Annotated[bool, typer.Option("--full", help="Every evidence summary and note (default: what fits a screen).")] = False,
-    reuse: Annotated[Optional[bool], typer.Option(
-        "--reuse/--new", help="When a thread of this incident waits for approval: show it (--reuse) or start another "
-                              "(--new). Default: ask on a terminal, else start another and say so.")] = None,
+    checkpoint: Annotated[
+        Path | None, typer.Option(help="SQLite checkpoint file (default: state dir).")
+    ] = None,
+    no_checkpoint: Annotated[
+        bool, typer.Option("--no-checkpoint", help="Keep checkpoints in memory only.")
+    ] = False,
+    thread: Annotated[str | None, typer.Option(help="Thread id for this run (default: generated).")] = None,
+    resume: Annotated[str | None, typer.Option(help="Resume a checkpointed thread by id.")] = None,
+    llm_base_url: Annotated[
+        str | None, typer.Option(help="OpenAI-compatible endpoint (env FORENSIC_LLM_BASE_URL).")
+    ] = None,
+    llm_model: Annotated[str | None, typer.Option(help="Model name (env FORENSIC_LLM_MODEL).")] = None,
+    llm_api_key: Annotated[str | None, typer.Option(help="API key (env FORENSIC_LLM_API_KEY).")] = None,
+    playbooks: Annotated[
+        Path | None,
+        typer.Option(
+            help="Playbook folder (graph.toml + root_causes/*.toml) to use instead of the shipped one."
+        ),
+    ] = None,
+    fleet: Annotated[
+        Path | None, typer.Option(help="Read a live fleet described by this fleet.toml instead of a bundle.")
+    ] = None,
+    job: Annotated[str | None, typer.Option(help="With --fleet: the job to investigate.")] = None,
+    since: Annotated[
+        str, typer.Option(help="With --fleet: how far back the window starts (2h, 90m, 1h30m).")
+    ] = "2h",
+    until: Annotated[
+        str | None, typer.Option(help="With --fleet: window end, ISO 8601 or unix seconds (default: now).")
+    ] = None,
+    title: Annotated[
+        str, typer.Option(help="With --fleet: the symptom in one line (it shapes triage).")
+    ] = "",
+    ranks: Annotated[
+        int | None, typer.Option(help="With --fleet: ranks of the job when topology has no placement.", min=1)
+    ] = None,
+    full: Annotated[
+        bool, typer.Option("--full", help="Every evidence summary and note (default: what fits a screen).")
+    ] = False,
+    reuse: Annotated[
+        bool | None,
+        typer.Option(
+            "--reuse/--new",
+            help="When a thread of this incident waits for approval: show it (--reuse) or start another "
+            "(--new). Default: ask on a terminal, else start another and say so.",
+        ),
+    ] = None,
 ) -> None:
     """Investigate a recorded incident (or, with --fleet, a live one) and print a verdict with cited evidence."""
-    from forensic.harness.graph import Investigator
-    from forensic.harness.render import render_report
-
     import sqlite3
 
+    from forensic.harness.graph import Investigator
+    from forensic.harness.render import render_report
     from pydantic import ValidationError
 
     from ._terminal import terminal_safe
 
     try:
-        limits = Limits(tool_calls=budget_tool_calls, wall_s=budget_wall_s, llm_tokens=budget_tokens, cost_usd=budget_cost_usd)
+        limits = Limits(
+            tool_calls=budget_tool_calls,
+            wall_s=budget_wall_s,
+            llm_tokens=budget_tokens,
+            cost_usd=budget_cost_usd,
+        )
     except ValidationError as exc:
         first = exc.errors()[0]
         _fail(2, f"--budget-{str(first['loc'][0]).replace('_', '-')}: {first['msg']}")
@@ -83,8 +128,15 @@ def investigate(
             graph = _thread_playbooks(saver, resume)
         if resume:
             limits, in_force = _resume_limits(ctx, saver, resume, limits)
-        inv = Investigator(source, planner=planner, planner_kwargs=_planner_kwargs(planner, llm_base_url, llm_model, llm_api_key),
-                           graph=graph, limits=limits, checkpointer=saver, audit_log=default_state_dir() / "audit.jsonl")
+        inv = Investigator(
+            source,
+            planner=planner,
+            planner_kwargs=_planner_kwargs(planner, llm_base_url, llm_model, llm_api_key),
+            graph=graph,
+            limits=limits,
+            checkpointer=saver,
+            audit_log=default_state_dir() / "audit.jsonl",
+        )
         cfg = inv.config(thread_id)
         thread_id = cfg["configurable"]["thread_id"]
         if interactive and sys.stderr.isatty():
@@ -93,8 +145,11 @@ def investigate(
             progress = Progress(err, planner=inv.planner.name)
         # With a durable checkpoint the run waits at the approval gate, so that a person can
         # approve a proposal later with `forensic approve`; in memory there is no later.
-        report = (inv.resume(resume, on_step=progress) if resume
-                  else inv.run(thread_id=thread_id, await_approval=cp_path is not None, on_step=progress))
+        report = (
+            inv.resume(resume, on_step=progress)
+            if resume
+            else inv.run(thread_id=thread_id, await_approval=cp_path is not None, on_step=progress)
+        )
     except BundleError as exc:
         _fail(2, str(exc))
     except ForensicError as exc:
@@ -118,13 +173,22 @@ def investigate(
 
     con = console()
     # Cleaned before layout as well as by the console: rich then measures the text it prints.
-    render_report(terminal_safe(report), con, full=full, thread=thread_id if cp_path is not None else None,
-                  spark=spark_for(report, inv.source, width=max(10, min(60, con.width - 30))))
+    render_report(
+        terminal_safe(report),
+        con,
+        full=full,
+        thread=thread_id if cp_path is not None else None,
+        spark=spark_for(report, inv.source, width=max(10, min(60, con.width - 30))),
+    )
 
 
 #: Limits field -> the option that sets it.
-_BUDGET_OPTIONS = {"tool_calls": "budget_tool_calls", "wall_s": "budget_wall_s", "llm_tokens": "budget_tokens",
-                   "cost_usd": "budget_cost_usd"}
+_BUDGET_OPTIONS = {
+    "tool_calls": "budget_tool_calls",
+    "wall_s": "budget_wall_s",
+    "llm_tokens": "budget_tokens",
+    "cost_usd": "budget_cost_usd",
+}
 
 
 def _resume_limits(ctx: typer.Context, saver: Any, thread: str, given: Limits) -> tuple[Limits, str]:
@@ -133,24 +197,35 @@ def _resume_limits(ctx: typer.Context, saver: Any, thread: str, given: Limits) -
     A resumed thread keeps the budget it was started with: the option defaults would otherwise
     replace it silently (5 tool calls becoming 40).
     """
-    from pydantic import ValidationError
-
     from forensic.harness.threads import latest_values
+    from pydantic import ValidationError
 
     got = latest_values(saver, thread)
     saved = (got[0].get("limits") if got else None) or {}
-    named = {field: option for field, option in _BUDGET_OPTIONS.items()
-             if (src := ctx.get_parameter_source(option)) is not None and src.name != "DEFAULT"}
+    named = {
+        field: option
+        for field, option in _BUDGET_OPTIONS.items()
+        if (src := ctx.get_parameter_source(option)) is not None and src.name != "DEFAULT"
+    }
     try:
-        limits = Limits.model_validate({**(saved if isinstance(saved, dict) else {}),
-                                        **{field: getattr(given, field) for field in named}})
+        limits = Limits.model_validate(
+            {
+                **(saved if isinstance(saved, dict) else {}),
+                **{field: getattr(given, field) for field in named},
+            }
+        )
     except ValidationError as exc:
-        _fail(2, f"thread {thread!r} holds limits that are not valid ({exc.errors()[0]['msg']}); pass all four --budget-* options")
+        _fail(
+            2,
+            f"thread {thread!r} holds limits that are not valid ({exc.errors()[0]['msg']}); pass all four --budget-* options",
+        )
     flags = ", ".join("--" + option.replace("_", "-") for option in named.values())
     own = "the thread's own" if saved else "the defaults (the thread saved none)"
     whence = f"{flags} as given, the rest {own}" if named else own
-    return limits, (f"limits in force: {limits.tool_calls} tool calls, {limits.wall_s:g} s, {limits.llm_tokens} tokens, "
-                     f"${limits.cost_usd:g} ({whence})")
+    return limits, (
+        f"limits in force: {limits.tool_calls} tool calls, {limits.wall_s:g} s, {limits.llm_tokens} tokens, "
+        f"${limits.cost_usd:g} ({whence})"
+    )
 
 
 def _thread_playbooks(saver, thread: str):
@@ -172,8 +247,14 @@ def _waiting_thread(saver, bundle: Path) -> str | None:
 
     try:
         here = {bundle.resolve(), (bundle / "bundle").resolve()}  # an evaluation case holds bundle/
-        return next((t.thread for t in list_threads(saver)
-                     if t.state == "waiting" and t.bundle and Path(t.bundle).resolve() in here), None)
+        return next(
+            (
+                t.thread
+                for t in list_threads(saver)
+                if t.state == "waiting" and t.bundle and Path(t.bundle).resolve() in here
+            ),
+            None,
+        )
     except Exception:  # a damaged checkpoint file must not stop a new investigation
         return None
 
@@ -182,8 +263,13 @@ def _reuse(waiting: str, choice: bool | None, can_ask: bool) -> bool:
     if choice is not None:
         return choice
     if can_ask:
-        return typer.confirm(f"thread {waiting} of this incident is waiting for approval; show it instead of starting another?",
-                             default=True, err=True)
-    sys.stderr.write(f"forensic: thread {waiting} of this incident is still waiting for approval "
-                     f"(forensic show {waiting}); starting another (--reuse shows it instead)\n")
+        return typer.confirm(
+            f"thread {waiting} of this incident is waiting for approval; show it instead of starting another?",
+            default=True,
+            err=True,
+        )
+    sys.stderr.write(
+        f"forensic: thread {waiting} of this incident is still waiting for approval "
+        f"(forensic show {waiting}); starting another (--reuse shows it instead)\n"
+    )
     return False

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -17,8 +17,12 @@ from ._terminal import console
 
 @app.command("list")
 def list_investigations(
-    checkpoint: Annotated[Optional[Path], typer.Option(help="SQLite checkpoint file (default: state dir).")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per investigation, as a list.")] = False,
+    checkpoint: Annotated[
+        Path | None, typer.Option(help="SQLite checkpoint file (default: state dir).")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object per investigation, as a list.")
+    ] = False,
 ) -> None:
     """Investigations with their title, state, verdict, time since their last update and pending approvals."""
     from forensic.harness.threads import age, list_threads
@@ -39,8 +43,19 @@ def list_investigations(
     for t in threads:
         verdict = f"{t.status} {t.verdict}" if t.status else "-"
         # Text, not str: a cell given as str is read as rich markup, and thread ids and verdicts are data.
-        table.add_row(*(Text(c) for c in (t.thread, t.title[:60], t.state, verdict, age(t.updated),
-                                          str(t.pending) if t.pending else "")))
+        table.add_row(
+            *(
+                Text(c)
+                for c in (
+                    t.thread,
+                    t.title[:60],
+                    t.state,
+                    verdict,
+                    age(t.updated),
+                    str(t.pending) if t.pending else "",
+                )
+            )
+        )
     con.print(table)
     if any(t.state == "waiting" for t in threads):
         con.print("[dim]forensic show THREAD prints a report with its approve commands[/]")

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
-
 from forensic.harness.budget import Limits
 from forensic.sandbox import ForensicError
 
@@ -15,22 +14,32 @@ from ._common import _fail, app
 
 @app.command("mcp")
 def mcp_command(
-    bundle: Annotated[Optional[Path], typer.Argument(help="Incident bundle (folder, archive, or evaluation case).")] = None,
+    bundle: Annotated[
+        Path | None, typer.Argument(help="Incident bundle (folder, archive, or evaluation case).")
+    ] = None,
     transport: Annotated[str, typer.Option(help="stdio (the client starts this command) or http.")] = "stdio",
     listen: Annotated[str, typer.Option(help="HOST:PORT for --transport http.")] = "127.0.0.1:8765",
-    token_file: Annotated[Optional[Path], typer.Option(
-        help="File holding a bearer token every HTTP request must carry (required off loopback).")] = None,
+    token_file: Annotated[
+        Path | None,
+        typer.Option(
+            help="File holding a bearer token every HTTP request must carry (required off loopback)."
+        ),
+    ] = None,
     budget_tool_calls: Annotated[int, typer.Option(help="Tool calls per MCP session.", min=0)] = 40,
     budget_wall_s: Annotated[float, typer.Option(help="Working seconds per MCP session.", min=0.001)] = 300.0,
-    fleet: Annotated[Optional[Path], typer.Option(help="Serve a live fleet described by this fleet.toml instead.")] = None,
-    job: Annotated[Optional[str], typer.Option(help="With --fleet: the job.")] = None,
+    fleet: Annotated[
+        Path | None, typer.Option(help="Serve a live fleet described by this fleet.toml instead.")
+    ] = None,
+    job: Annotated[str | None, typer.Option(help="With --fleet: the job.")] = None,
     since: Annotated[str, typer.Option(help="With --fleet: how far back the window starts.")] = "2h",
 ) -> None:
     """Serve the read-only tools, `investigate` and the evidence over the Model Context Protocol."""
     try:
         from forensic.harness.mcp_server import build_server, serve_http, serve_stdio
     except ModuleNotFoundError as exc:
-        _fail(2, f"forensic mcp needs the MCP SDK ({exc.name} is missing): pip install 'forensic-harness[mcp]'")
+        _fail(
+            2, f"forensic mcp needs the MCP SDK ({exc.name} is missing): pip install 'forensic-harness[mcp]'"
+        )
     if transport not in ("stdio", "http"):
         _fail(2, f"--transport {transport!r}: expected stdio or http")
     if (bundle is None) == (fleet is None):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -14,10 +14,19 @@ from ._common import _fail, _thread_values, app
 @app.command()
 def plot(
     thread: Annotated[str, typer.Argument(help="Thread id (see forensic list).")],
-    kind: Annotated[str, typer.Argument(help="rank-heatmap (ranks x time, onset marked) or timeline (one host over time).")],
-    out: Annotated[Optional[Path], typer.Option(help="PNG file to write (default: THREAD-KIND.png here).")] = None,
-    host: Annotated[Optional[str], typer.Option(help="timeline: the host to draw (default: the verdict's).")] = None,
-    checkpoint: Annotated[Optional[Path], typer.Option(help="SQLite checkpoint file (default: state dir).")] = None,
+    kind: Annotated[
+        str,
+        typer.Argument(help="rank-heatmap (ranks x time, onset marked) or timeline (one host over time)."),
+    ],
+    out: Annotated[
+        Path | None, typer.Option(help="PNG file to write (default: THREAD-KIND.png here).")
+    ] = None,
+    host: Annotated[
+        str | None, typer.Option(help="timeline: the host to draw (default: the verdict's).")
+    ] = None,
+    checkpoint: Annotated[
+        Path | None, typer.Option(help="SQLite checkpoint file (default: state dir).")
+    ] = None,
 ) -> None:
     """Draw a picture of an investigation: a per-rank heat map or a host's timeline."""
     from forensic.harness.plots import KINDS

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.text import Text
@@ -17,8 +17,12 @@ from ._terminal import console, terminal_safe
 @app.command()
 def show(
     thread: Annotated[str, typer.Argument(help="Thread id (see forensic list).")],
-    checkpoint: Annotated[Optional[Path], typer.Option(help="SQLite checkpoint file (default: state dir).")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the forensic.report/v1 JSON document.")] = False,
+    checkpoint: Annotated[
+        Path | None, typer.Option(help="SQLite checkpoint file (default: state dir).")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the forensic.report/v1 JSON document.")
+    ] = False,
     full: Annotated[bool, typer.Option("--full", help="Every evidence summary and note.")] = False,
 ) -> None:
     """Print a checkpointed investigation's report, with approve commands for what is pending."""
@@ -28,10 +32,15 @@ def show(
     values, when, cp_path = _thread_values(thread, checkpoint)
     report = values.get("report")
     if not report:
-        _fail(2, f"thread {thread!r} stopped before its report; continue it with "
-                 f"forensic investigate {values.get('bundle_path', 'BUNDLE')} --resume {thread}")
+        _fail(
+            2,
+            f"thread {thread!r} stopped before its report; continue it with "
+            f"forensic investigate {values.get('bundle_path', 'BUNDLE')} --resume {thread}",
+        )
     report = {**report, "thread": thread}
-    kept = cp_path.parent / "archives" / f"{thread}.tar.gz"  # where forensic serve keeps a live run's evidence
+    kept = (
+        cp_path.parent / "archives" / f"{thread}.tar.gz"
+    )  # where forensic serve keeps a live run's evidence
     origin = report.get("evidence_source")
     if isinstance(origin, dict) and origin.get("origin") == "live" and kept.is_file():
         report["evidence_source"] = {**origin, "archive": str(kept)}
@@ -61,5 +70,11 @@ def show(
     for p in report.get("proposals") or []:
         ex = p.get("execution")
         if ex and ex["state"] != "not_executed":
-            con.print(Text.assemble(f"{p['id']} {p['action']} {p['target']}: executed by {ex['executor']} as {ex['by']}: ",
-                                    (ex["state"], "bold"), f" ({ex['detail']})"), highlight=False)
+            con.print(
+                Text.assemble(
+                    f"{p['id']} {p['action']} {p['target']}: executed by {ex['executor']} as {ex['by']}: ",
+                    (ex["state"], "bold"),
+                    f" ({ex['detail']})",
+                ),
+                highlight=False,
+            )

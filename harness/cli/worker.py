@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -12,10 +12,21 @@ from ._common import _fail, app
 
 @app.command()
 def worker(
-    config: Annotated[Path, typer.Option("--config", "-c", help="serve.toml: budgets, \\[workers] per_job and lease_s.")],
-    db: Annotated[str, typer.Option("--db", help="postgresql://user@host/dbname shared with `forensic serve --db`.")],
-    count: Annotated[Optional[int], typer.Option("--count", help="Investigations this process runs at once "
-                                                 "(default: \\[workers] count).", min=1, max=64)] = None,
+    config: Annotated[
+        Path, typer.Option("--config", "-c", help="serve.toml: budgets, \\[workers] per_job and lease_s.")
+    ],
+    db: Annotated[
+        str, typer.Option("--db", help="postgresql://user@host/dbname shared with `forensic serve --db`.")
+    ],
+    count: Annotated[
+        int | None,
+        typer.Option(
+            "--count",
+            help="Investigations this process runs at once (default: \\[workers] count).",
+            min=1,
+            max=64,
+        ),
+    ] = None,
 ) -> None:
     """Run investigations claimed from PostgreSQL until stopped (SIGTERM): no API, no page."""
     from forensic.harness.service import ConfigError, load_config

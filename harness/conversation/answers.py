@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -28,9 +28,11 @@ from .intents import Intent
 
 #: Host-scoped tools run when a question asks about a part that nothing has examined yet.
 HOST_TOOLS = ("gpu_health", "pcie_link", "kernel_log", "nic_counters", "host_load")
-HELP = ("I can answer: why is it slow? · which rank/host/GPU is slowest? · what about <host|GPU|NIC|rank|switch>? · "
-        "why not <the network|thermal|power|PCIe|memory|...|a part>? · what changed at <HH:MM>? · "
-        "what should we do? · show ev-N · show rank N's compute time")
+HELP = (
+    "I can answer: why is it slow? · which rank/host/GPU is slowest? · what about <host|GPU|NIC|rank|switch>? · "
+    "why not <the network|thermal|power|PCIe|memory|...|a part>? · what changed at <HH:MM>? · "
+    "what should we do? · show ev-N · show rank N's compute time"
+)
 
 
 class Answer(BaseModel):
@@ -56,8 +58,7 @@ class Answer(BaseModel):
 
 def outside_hint(p: dict[str, Any]) -> str:
     """How to approve where this conversation cannot: a person decides elsewhere, by the full hash."""
-    return (f"a person approves {p['id']} with content hash {p['content_hash']} "
-            "(a message never approves)")
+    return f"a person approves {p['id']} with content hash {p['content_hash']} (a message never approves)"
 
 
 def terminal_hint(p: dict[str, Any]) -> str:
@@ -68,9 +69,19 @@ def terminal_hint(p: dict[str, Any]) -> str:
 class Workspace:
     """What answers read (report, ledger, failure graph) and how they add evidence (budgeted tools)."""
 
-    def __init__(self, *, ctx: Any, graph: FailureGraph, report: dict[str, Any], records: list[dict[str, Any]],
-                 usage: Usage, limits: Limits, rank_map: dict[int, tuple[str, int]], window: tuple[float | None, float | None],
-                 approve_hint: Callable[[dict[str, Any]], str] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        ctx: Any,
+        graph: FailureGraph,
+        report: dict[str, Any],
+        records: list[dict[str, Any]],
+        usage: Usage,
+        limits: Limits,
+        rank_map: dict[int, tuple[str, int]],
+        window: tuple[float | None, float | None],
+        approve_hint: Callable[[dict[str, Any]], str] | None = None,
+    ) -> None:
         self.ctx, self.graph, self.report = ctx, graph, report
         self.records, self.usage, self.limits = list(records), usage, limits
         self.rank_map, self.window = rank_map, window
@@ -100,8 +111,10 @@ class Workspace:
         return self.records[-1]
 
     def ran(self, tool: str, host: str | None) -> bool:
-        return any(r["tool"] == tool and r["status"] != "error" and r["args"].get("host") in (None, host)
-                   for r in self.records)
+        return any(
+            r["tool"] == tool and r["status"] != "error" and r["args"].get("host") in (None, host)
+            for r in self.records
+        )
 
     def signals_on(self, component: str) -> list[tuple[str, dict[str, Any]]]:
         """(evidence id, signal) for signals on ``component`` (a host: on any of its parts)."""
@@ -125,7 +138,9 @@ class Workspace:
         kept, dropped = [], []
         for f in claims:
             checked = citations.check(f, by_id, f.subject)
-            (kept if checked.verified else dropped).append(checked if checked.verified else f"{f.claim}: {checked.problem}")
+            (kept if checked.verified else dropped).append(
+                checked if checked.verified else f"{f.claim}: {checked.problem}"
+            )
         return kept, dropped
 
     def hypotheses(self) -> list[Any]:
@@ -161,7 +176,9 @@ def answer_why(ws: Workspace, intent: Intent) -> Answer:
     v = r["verdict"]
     if r["status"] == "inconclusive":
         # Out of budget or of readable evidence: never "no fault found" (absence is not health).
-        leading = ", ".join(f"{h['root_cause']} on {h.get('component') or '-'}" for h in (r.get("leading") or [])[:3])
+        leading = ", ".join(
+            f"{h['root_cause']} on {h.get('component') or '-'}" for h in (r.get("leading") or [])[:3]
+        )
         why = "; ".join((r.get("notes") or [])[:2]) or "the evidence ran out before a verdict"
         head = f"Inconclusive: {why}." + (f" Leading: {leading}." if leading else "")
         if r.get("untested"):
@@ -172,10 +189,19 @@ def answer_why(ws: Workspace, intent: Intent) -> Answer:
         head = f"{v['root_cause']} on {v['component']} ({r['status']}, confidence {v['confidence']:.2f})."
     text = [head, "Chain: " + " → ".join(r.get("chain") or [])]
     claims = [Finding.model_validate(f) for f in r.get("findings") or []]
-    alts = [a for a in r.get("alternatives") or [] if a["root_cause"] != v["root_cause"] or a["component"] != v["component"]]
+    alts = [
+        a
+        for a in r.get("alternatives") or []
+        if a["root_cause"] != v["root_cause"] or a["component"] != v["component"]
+    ]
     if alts:
-        text.append("Runner-up: " + ", ".join(f"{_cause_on(a['root_cause'], a['component'])} ({a['confidence']:.2f})"
-                                              for a in alts[:2]) + ". Ask 'why not …?' for what rules them out.")
+        text.append(
+            "Runner-up: "
+            + ", ".join(
+                f"{_cause_on(a['root_cause'], a['component'])} ({a['confidence']:.2f})" for a in alts[:2]
+            )
+            + ". Ask 'why not …?' for what rules them out."
+        )
     return Answer(intent="why", text=text, claims=claims, subject=v.get("component"))
 
 
@@ -185,14 +211,28 @@ def answer_slowest(ws: Workspace, intent: Intent) -> Answer:
         rec = ws.run("job_steps", {})
         steps = [rec] if rec and rec["status"] == "ok" else []
     if not steps:
-        return Answer(intent="slowest", text=["No evidence for that: the job's per-rank step timings could not be read."])
+        return Answer(
+            intent="slowest",
+            text=["No evidence for that: the job's per-rank step timings could not be read."],
+        )
     rec = steps[-1]
     slow = [s for s in rec.get("signals") or [] if s["name"] in ("straggler", "host_straggler", "slow_host")]
     if not slow:
-        return Answer(intent="slowest", text=["No rank stands out: the step timings show no straggler."],
-                      claims=[_claim(rec["summary"], rec["id"], "job")])
-    claims = [_claim(s.get("detail") or f"{s['name']} on {s['component']}", rec["id"], s["component"]) for s in slow[:5]]
-    return Answer(intent="slowest", text=[f"Slowest: {slow[0]['component']}."], claims=claims, subject=slow[0]["component"])
+        return Answer(
+            intent="slowest",
+            text=["No rank stands out: the step timings show no straggler."],
+            claims=[_claim(rec["summary"], rec["id"], "job")],
+        )
+    claims = [
+        _claim(s.get("detail") or f"{s['name']} on {s['component']}", rec["id"], s["component"])
+        for s in slow[:5]
+    ]
+    return Answer(
+        intent="slowest",
+        text=[f"Slowest: {slow[0]['component']}."],
+        claims=claims,
+        subject=slow[0]["component"],
+    )
 
 
 def _ensure_host_coverage(ws: Workspace, host: str) -> None:
@@ -206,12 +246,16 @@ def _ensure_host_coverage(ws: Workspace, host: str) -> None:
 def answer_about(ws: Workspace, intent: Intent) -> Answer:
     if intent.unknown or intent.subject is None:
         name = intent.unknown or "that"
-        return Answer(intent="about", text=[f"No evidence for {name}: this incident has no part by that name."])
+        return Answer(
+            intent="about", text=[f"No evidence for {name}: this incident has no part by that name."]
+        )
     subject = intent.subject
     if subject.startswith("rank "):
         comp = ws.component_of_rank(int(subject.split()[1]))
         if comp is None:
-            return Answer(intent="about", text=[f"No evidence for {subject}: the incident does not place it on a GPU."])
+            return Answer(
+                intent="about", text=[f"No evidence for {subject}: the incident does not place it on a GPU."]
+            )
         subject = comp
     host = host_of(subject)
     if not ws.signals_on(subject):
@@ -219,18 +263,34 @@ def answer_about(ws: Workspace, intent: Intent) -> Answer:
     found = ws.signals_on(subject)
     v = ws.report["verdict"]
     if found:
-        claims = [_claim(s.get("detail") or f"{s['name']} on {s['component']}", ev, s["component"]) for ev, s in found[:8]]
+        claims = [
+            _claim(s.get("detail") or f"{s['name']} on {s['component']}", ev, s["component"])
+            for ev, s in found[:8]
+        ]
         blamed = v.get("component") and (v["component"] == subject or host_of(v["component"]) == subject)
-        lead = (f"{subject} holds the fault the verdict names ({v['root_cause']})." if blamed
-                else f"{subject}: {len(found)} finding(s); not the part the verdict names ({v.get('component') or 'none'}).")
+        lead = (
+            f"{subject} holds the fault the verdict names ({v['root_cause']})."
+            if blamed
+            else f"{subject}: {len(found)} finding(s); not the part the verdict names ({v.get('component') or 'none'})."
+        )
         return Answer(intent="about", text=[lead], claims=claims, subject=subject)
     cover = ws.covering(subject)
     if not cover:
-        return Answer(intent="about", subject=subject,
-                      text=[f"No evidence for {subject}: no tool could read it, so I cannot say it is healthy."])
-    claims = [_claim(f"{r['tool']} examined {subject} and found nothing abnormal", r["id"], subject) for r in cover[:6]]
-    return Answer(intent="about", text=[f"{subject} looks healthy: nothing abnormal in {len(cover)} record(s)."],
-                  claims=claims, subject=subject)
+        return Answer(
+            intent="about",
+            subject=subject,
+            text=[f"No evidence for {subject}: no tool could read it, so I cannot say it is healthy."],
+        )
+    claims = [
+        _claim(f"{r['tool']} examined {subject} and found nothing abnormal", r["id"], subject)
+        for r in cover[:6]
+    ]
+    return Answer(
+        intent="about",
+        text=[f"{subject} looks healthy: nothing abnormal in {len(cover)} record(s)."],
+        claims=claims,
+        subject=subject,
+    )
 
 
 def answer_why_not(ws: Workspace, intent: Intent) -> Answer:
@@ -248,7 +308,9 @@ def answer_why_not(ws: Workspace, intent: Intent) -> Answer:
         hyps = [h for h in ws.hypotheses() if h.root_cause == rc]
         best = max(hyps, key=lambda h: h.probability, default=None)
         if rc == v["root_cause"]:
-            text.append(f"It is {rc}: that is the verdict ({v['component']}, confidence {v['confidence']:.2f}).")
+            text.append(
+                f"It is {rc}: that is the verdict ({v['component']}, confidence {v['confidence']:.2f})."
+            )
             claims += [Finding.model_validate(f) for f in ws.report.get("findings") or []][:3]
             continue
         found, looked = [], []
@@ -262,12 +324,22 @@ def answer_why_not(ws: Workspace, intent: Intent) -> Answer:
             elif recs:
                 looked.append((test.signal, recs[-1]))
         p = best.probability if best else 0.0
-        text.append(f"{rc}: {_likelihood(p)}, against the verdict {_cause_on(v['root_cause'], v.get('component'))} "
-                    f"at {v['confidence']:.2f}.")
+        text.append(
+            f"{rc}: {_likelihood(p)}, against the verdict {_cause_on(v['root_cause'], v.get('component'))} "
+            f"at {v['confidence']:.2f}."
+        )
         for signal, rec in looked[:4]:
-            claims.append(_claim(f"{rec['tool']} looked for {signal.replace('_', ' ')} and found none", rec["id"], "job"))
+            claims.append(
+                _claim(
+                    f"{rec['tool']} looked for {signal.replace('_', ' ')} and found none", rec["id"], "job"
+                )
+            )
         for ev, s in found[:3]:
-            claims.append(_claim(f"but {s.get('detail') or s['name']} (weighed, not enough to lead)", ev, s["component"]))
+            claims.append(
+                _claim(
+                    f"but {s.get('detail') or s['name']} (weighed, not enough to lead)", ev, s["component"]
+                )
+            )
         if not looked and not found:
             text.append(f"No evidence either way for {rc}: its tests could not be run or read.")
     if not text:
@@ -279,10 +351,17 @@ def _why_not_part(ws: Workspace, subject: str) -> Answer:
     if subject.startswith("rank "):
         subject = ws.component_of_rank(int(subject.split()[1])) or subject
     inner = answer_about(ws, Intent(kind="about", subject=subject))
-    hyps = [h for h in ws.hypotheses() if h.component and (h.component == subject or host_of(h.component) == subject)]
+    hyps = [
+        h
+        for h in ws.hypotheses()
+        if h.component and (h.component == subject or host_of(h.component) == subject)
+    ]
     best = max(hyps, key=lambda h: h.probability, default=None)
-    lead = (f"Best hypothesis on {subject}: {best.root_cause} at {best.probability:.3f}." if best
-            else f"No hypothesis names {subject}.")
+    lead = (
+        f"Best hypothesis on {subject}: {best.root_cause} at {best.probability:.3f}."
+        if best
+        else f"No hypothesis names {subject}."
+    )
     return inner.model_copy(update={"intent": "why_not", "text": [lead, *inner.text]})
 
 
@@ -291,7 +370,7 @@ def _hhmm_to_unix(hhmm: str, window: tuple[float | None, float | None]) -> float
     if start is None:
         return None
     parts = [int(p) for p in hhmm.split(":")]
-    day = datetime.fromtimestamp(start, tz=timezone.utc)
+    day = datetime.fromtimestamp(start, tz=UTC)
     t = day.replace(hour=parts[0] % 24, minute=parts[1] % 60, second=parts[2] % 60 if len(parts) > 2 else 0)
     ts = t.timestamp()
     return ts + 86400 if window[1] is not None and ts < start - 43200 else ts
@@ -303,29 +382,49 @@ _TIME_KEYS = re.compile(r"(unix|time|onset|first|since|at)$")
 def answer_changed(ws: Workspace, intent: Intent) -> Answer:
     at = _hhmm_to_unix(intent.time or "", ws.window)
     if at is None:
-        return Answer(intent="changed", text=["No evidence for that: the incident has no window to place the time in."])
+        return Answer(
+            intent="changed", text=["No evidence for that: the incident has no window to place the time in."]
+        )
     near = []
     for r in ws.records:
         if r["status"] != "ok":
             continue
         for s in r.get("signals") or []:
             for k, val in (s.get("values") or {}).items():
-                if _TIME_KEYS.search(k) and isinstance(val, (int, float)) and val > 1e9 and abs(val - at) <= 900:
+                if (
+                    _TIME_KEYS.search(k)
+                    and isinstance(val, (int, float))
+                    and val > 1e9
+                    and abs(val - at) <= 900
+                ):
                     near.append((abs(val - at), r["id"], s))
                     break
     if not near:
-        return Answer(intent="changed", text=[f"Nothing recorded changed within 15 minutes of {intent.time} UTC "
-                                              "(no onset or event in the evidence carries a time near it)."])
+        return Answer(
+            intent="changed",
+            text=[
+                f"Nothing recorded changed within 15 minutes of {intent.time} UTC "
+                "(no onset or event in the evidence carries a time near it)."
+            ],
+        )
     near.sort(key=lambda x: x[0])
-    claims = [_claim(s.get("detail") or f"{s['name']} on {s['component']}", ev, s["component"]) for _, ev, s in near[:6]]
+    claims = [
+        _claim(s.get("detail") or f"{s['name']} on {s['component']}", ev, s["component"])
+        for _, ev, s in near[:6]
+    ]
     return Answer(intent="changed", text=[f"Near {intent.time} UTC:"], claims=claims)
 
 
 def answer_todo(ws: Workspace, intent: Intent) -> Answer:
     props = ws.report.get("proposals") or []
     if not props:
-        return Answer(intent="todo", text=["Nothing to do from this evidence: no remediation is proposed "
-                                           f"(status {ws.report['status']})."])
+        return Answer(
+            intent="todo",
+            text=[
+                "Nothing to do from this evidence: no remediation is proposed "
+                f"(status {ws.report['status']})."
+            ],
+        )
     text = []
     for p in props:
         text.append(f"{p['id']} {p['action']} {p['target']} [{p['status']}] risk {p['risk']}: {p['reason']}")
@@ -342,11 +441,18 @@ def answer_show(ws: Workspace, intent: Intent) -> Answer:
     if intent.evidence:
         rec = ledger.by_id(ws.records).get(intent.evidence)
         if rec is None:
-            return Answer(intent="show", text=[f"No evidence {intent.evidence}: the ledger has ev-1 … ev-{len(ws.records)}."])
+            return Answer(
+                intent="show",
+                text=[f"No evidence {intent.evidence}: the ledger has ev-1 … ev-{len(ws.records)}."],
+            )
         lines = [f"{rec['id']} {rec['tool']} {rec['args']} [{rec['status']}]", rec["summary"]]
-        lines += [f"  {s['name']} on {s['component']}: {s.get('detail', '')}" for s in rec.get("signals") or []]
+        lines += [
+            f"  {s['name']} on {s['component']}: {s.get('detail', '')}" for s in rec.get("signals") or []
+        ]
         if rec.get("sources"):
-            lines.append("  read: " + ", ".join(rec["sources"][:6]) + (" …" if len(rec["sources"]) > 6 else ""))
+            lines.append(
+                "  read: " + ", ".join(rec["sources"][:6]) + (" …" if len(rec["sources"]) > 6 else "")
+            )
         return Answer(intent="show", text=lines, data={"record": rec})
     if intent.subject and intent.subject.startswith("rank "):
         return _show_rank(ws, int(intent.subject.split()[1]))
@@ -367,9 +473,13 @@ def _show_rank(ws: Workspace, rank: int) -> Answer:
     try:
         got = load_table(ws.ctx)
     except ForensicError as exc:
-        return Answer(intent="show", text=[f"No evidence for rank {rank}: the step timings are unusable ({exc})."])
+        return Answer(
+            intent="show", text=[f"No evidence for rank {rank}: the step timings are unusable ({exc})."]
+        )
     if got is None:
-        return Answer(intent="show", text=[f"No evidence for rank {rank}: the incident has no per-rank step timings."])
+        return Answer(
+            intent="show", text=[f"No evidence for rank {rank}: the incident has no per-rank step timings."]
+        )
     table, source = got
     idx = np.searchsorted(table.ranks, rank)
     if idx >= len(table.ranks) or table.ranks[idx] != rank:
@@ -383,17 +493,32 @@ def _show_rank(ws: Workspace, rank: int) -> Answer:
     lo = float(np.nanmin([np.nanmin(mine), np.nanmin(med)]))
     hi = float(np.nanmax([np.nanmax(mine), np.nanmax(med)]))
     comp = ws.component_of_rank(rank)
-    text = [f"rank {rank}{' (' + comp + ')' if comp else ''} {what} per step, from {source}:",
-            f"  rank {rank}: {sparkline(mine[::step], lo, hi)}  last {mine[-1]:.3f} s",
-            f"  median: {sparkline(med[::step], lo, hi)}  last {med[-1]:.3f} s"]
-    return Answer(intent="show", text=text, subject=comp,
-                  data={"rank": rank, "source": source, "series": [round(x, 4) for x in mine[::step].tolist()],
-                        "median": [round(x, 4) for x in med[::step].tolist()]})
+    text = [
+        f"rank {rank}{' (' + comp + ')' if comp else ''} {what} per step, from {source}:",
+        f"  rank {rank}: {sparkline(mine[::step], lo, hi)}  last {mine[-1]:.3f} s",
+        f"  median: {sparkline(med[::step], lo, hi)}  last {med[-1]:.3f} s",
+    ]
+    return Answer(
+        intent="show",
+        text=text,
+        subject=comp,
+        data={
+            "rank": rank,
+            "source": source,
+            "series": [round(x, 4) for x in mine[::step].tolist()],
+            "median": [round(x, 4) for x in med[::step].tolist()],
+        },
+    )
 
 
 BUILDERS: dict[str, Callable[[Workspace, Intent], Answer]] = {
-    "why": answer_why, "slowest": answer_slowest, "about": answer_about, "why_not": answer_why_not,
-    "changed": answer_changed, "todo": answer_todo, "show": answer_show,
+    "why": answer_why,
+    "slowest": answer_slowest,
+    "about": answer_about,
+    "why_not": answer_why_not,
+    "changed": answer_changed,
+    "todo": answer_todo,
+    "show": answer_show,
     "help": lambda ws, intent: Answer(intent="help", text=[HELP]),
 }
 
@@ -403,4 +528,6 @@ def build_answer(ws: Workspace, intent: Intent) -> Answer:
     ans = BUILDERS[intent.kind](ws, intent)
     unique = list({(c.claim, tuple(c.evidence)): c for c in ans.claims}.values())
     kept, dropped = ws.check(unique)
-    return ans.model_copy(update={"claims": kept, "dropped": ans.dropped + dropped, "new_evidence": list(ws.new)})
+    return ans.model_copy(
+        update={"claims": kept, "dropped": ans.dropped + dropped, "new_evidence": list(ws.new)}
+    )

@@ -47,10 +47,19 @@ class ChatState(TypedDict, total=False):
 class Conversation:
     """One conversation about one incident bundle, checkpointed as one thread."""
 
-    def __init__(self, bundle: Path | str, *, checkpointer: Any, limits: Limits | None = None,
-                 planner: str = "graph", planner_kwargs: dict[str, Any] | None = None,
-                 audit_log: Path | None = None, thread_id: str | None = None, phrase: Any = None,
-                 approve_hint: Callable[[dict[str, Any]], str] | None = None) -> None:
+    def __init__(
+        self,
+        bundle: Path | str,
+        *,
+        checkpointer: Any,
+        limits: Limits | None = None,
+        planner: str = "graph",
+        planner_kwargs: dict[str, Any] | None = None,
+        audit_log: Path | None = None,
+        thread_id: str | None = None,
+        phrase: Any = None,
+        approve_hint: Callable[[dict[str, Any]], str] | None = None,
+    ) -> None:
         self.inv = Investigator(bundle, planner=planner, planner_kwargs=planner_kwargs, limits=limits)
         self.limits = limits or Limits()
         self.audit_log = audit_log
@@ -67,9 +76,9 @@ class Conversation:
         for host in b.host_names():
             names[host.lower()] = host
             info = b.host_info(host)
-            for g in (info.gpus if info else []):
+            for g in info.gpus if info else []:
                 names[f"{host}/gpu{g.index}".lower()] = f"{host}/gpu{g.index}"
-            for n in (info.nics if info else []):
+            for n in info.nics if info else []:
                 names[f"{host}/{n.ibdev}".lower()] = f"{host}/{n.ibdev}"
         for host, gpu in b.rank_map().values():
             names.setdefault(f"{host}/gpu{gpu}".lower(), f"{host}/gpu{gpu}")
@@ -82,8 +91,11 @@ class Conversation:
         g = StateGraph(ChatState)
         g.add_node("investigate", self._investigate)
         g.add_node("answer", self._answer)
-        g.add_conditional_edges(START, lambda s: "answer" if s.get("report") else "investigate",
-                                {"answer": "answer", "investigate": "investigate"})
+        g.add_conditional_edges(
+            START,
+            lambda s: "answer" if s.get("report") else "investigate",
+            {"answer": "answer", "investigate": "investigate"},
+        )
         g.add_edge("investigate", "answer")
         g.add_edge("answer", END)
         return g.compile(checkpointer=checkpointer)
@@ -91,24 +103,47 @@ class Conversation:
     def _investigate(self, state: ChatState) -> dict[str, Any]:
         report = self.inv.run()
         b = report.get("budget") or {}
-        usage = Usage(tool_calls=b.get("tool_calls", 0), llm_tokens=b.get("llm_tokens", 0),
-                      cost_usd=b.get("cost_usd", 0.0), wall_s=b.get("wall_s", 0.0))
-        return {"report": report, "records": report.get("evidence") or [], "usage": usage.model_dump(), "decisions": []}
+        usage = Usage(
+            tool_calls=b.get("tool_calls", 0),
+            llm_tokens=b.get("llm_tokens", 0),
+            cost_usd=b.get("cost_usd", 0.0),
+            wall_s=b.get("wall_s", 0.0),
+        )
+        return {
+            "report": report,
+            "records": report.get("evidence") or [],
+            "usage": usage.model_dump(),
+            "decisions": [],
+        }
 
     def _answer(self, state: ChatState) -> dict[str, Any]:
         question = state.get("question") or ""
         report = state["report"] or {}
-        ws = Workspace(ctx=self.inv.ctx, graph=self.inv.failure_graph, report=report,
-                       records=state.get("records") or [], usage=Usage.model_validate(state.get("usage") or {}),
-                       limits=self.limits, rank_map=self.inv.source.rank_map(), window=self.inv.source.window,
-                       approve_hint=self.approve_hint)
-        intent = classify(question, self._components, set(self.inv.failure_graph.root_causes), state.get("last_subject"))
+        ws = Workspace(
+            ctx=self.inv.ctx,
+            graph=self.inv.failure_graph,
+            report=report,
+            records=state.get("records") or [],
+            usage=Usage.model_validate(state.get("usage") or {}),
+            limits=self.limits,
+            rank_map=self.inv.source.rank_map(),
+            window=self.inv.source.window,
+            approve_hint=self.approve_hint,
+        )
+        intent = classify(
+            question, self._components, set(self.inv.failure_graph.root_causes), state.get("last_subject")
+        )
         ans = build_answer(ws, intent)
         if self.phrase is not None:
             ans = self.phrase(question, ans, ws)
         turn = {"question": question, "answer": ans.model_dump(mode="json")}
-        return {"records": ws.records, "usage": ws.usage.model_dump(), "turns": [turn], "question": None,
-                "last_subject": ans.subject or state.get("last_subject")}
+        return {
+            "records": ws.records,
+            "usage": ws.usage.model_dump(),
+            "turns": [turn],
+            "question": None,
+            "last_subject": ans.subject or state.get("last_subject"),
+        }
 
     # -- public ---------------------------------------------------------------------------------
     def config(self) -> dict[str, Any]:
@@ -122,9 +157,17 @@ class Conversation:
             question = question[:2000]
         inputs: dict[str, Any] = {"question": question}
         if not self.state():
-            inputs.update(bundle_path=str(self.inv.source.locator), incident_id=self.inv.source.incident.id,
-                          limits=self.limits.model_dump(), usage=Usage().model_dump(), report=None, records=[],
-                          decisions=[], turns=[], last_subject=None)
+            inputs.update(
+                bundle_path=str(self.inv.source.locator),
+                incident_id=self.inv.source.incident.id,
+                limits=self.limits.model_dump(),
+                usage=Usage().model_dump(),
+                report=None,
+                records=[],
+                decisions=[],
+                turns=[],
+                last_subject=None,
+            )
         final = self.app.invoke(inputs, self.config())
         return Answer.model_validate(final["turns"][-1]["answer"])
 
@@ -152,12 +195,15 @@ class Conversation:
         from forensic.harness.models import Report
 
         rep = Report.model_validate(report)
-        rep.proposals, audit = approvals.apply(rep.proposals, [d.model_dump() for d in decisions],
-                                               thread=self.thread_id, incident=rep.incident)
+        rep.proposals, audit = approvals.apply(
+            rep.proposals, [d.model_dump() for d in decisions], thread=self.thread_id, incident=rep.incident
+        )
         if self.audit_log is not None:
             approvals.append_audit(self.audit_log, audit)
         entries = [a.model_dump() for a in audit]
-        self.app.update_state(self.config(), {"report": rep.to_json_dict(),
-                                              "decisions": [*(state.get("decisions") or []), *entries]},
-                              as_node="answer")
+        self.app.update_state(
+            self.config(),
+            {"report": rep.to_json_dict(), "decisions": [*(state.get("decisions") or []), *entries]},
+            as_node="answer",
+        )
         return entries

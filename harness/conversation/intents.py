@@ -34,24 +34,50 @@ Kind = Literal["why", "slowest", "about", "why_not", "changed", "todo", "show", 
 CAUSE_WORDS: dict[str, tuple[str, ...]] = {
     "network": ("pfc_pause_storm", "link_degradation", "ecmp_hash_polarization", "nccl_misconfiguration"),
     "fabric": ("pfc_pause_storm", "link_degradation", "ecmp_hash_polarization"),
-    "pfc": ("pfc_pause_storm",), "pause": ("pfc_pause_storm",), "congestion": ("pfc_pause_storm", "ecmp_hash_polarization"),
-    "ecmp": ("ecmp_hash_polarization",), "link": ("link_degradation", "pcie_downtrain"),
-    "nic": ("link_degradation", "pfc_pause_storm"), "infiniband": ("link_degradation",), "nccl": ("nccl_misconfiguration",),
-    "thermal": ("thermal_throttle",), "heat": ("thermal_throttle",), "temperature": ("thermal_throttle",),
-    "hot": ("thermal_throttle",), "cooling": ("thermal_throttle",),
-    "power": ("power_throttle",), "pcie": ("pcie_downtrain",), "memory": ("hbm_degradation",),
-    "hbm": ("hbm_degradation",), "ecc": ("hbm_degradation",), "xid": ("gpu_fell_off_bus", "hbm_degradation"),
-    "bus": ("gpu_fell_off_bus",), "nvlink": ("nvlink_fault",), "corruption": ("silent_data_corruption",),
-    "sdc": ("silent_data_corruption",), "checksum": ("silent_data_corruption",),
-    "cpu": ("host_contention",), "contention": ("host_contention",), "host": ("host_contention",),
-    "data": ("input_pipeline_stall",), "input": ("input_pipeline_stall",), "dataloader": ("input_pipeline_stall",),
-    "storage": ("input_pipeline_stall",), "loader": ("input_pipeline_stall",),
+    "pfc": ("pfc_pause_storm",),
+    "pause": ("pfc_pause_storm",),
+    "congestion": ("pfc_pause_storm", "ecmp_hash_polarization"),
+    "ecmp": ("ecmp_hash_polarization",),
+    "link": ("link_degradation", "pcie_downtrain"),
+    "nic": ("link_degradation", "pfc_pause_storm"),
+    "infiniband": ("link_degradation",),
+    "nccl": ("nccl_misconfiguration",),
+    "thermal": ("thermal_throttle",),
+    "heat": ("thermal_throttle",),
+    "temperature": ("thermal_throttle",),
+    "hot": ("thermal_throttle",),
+    "cooling": ("thermal_throttle",),
+    "power": ("power_throttle",),
+    "pcie": ("pcie_downtrain",),
+    "memory": ("hbm_degradation",),
+    "hbm": ("hbm_degradation",),
+    "ecc": ("hbm_degradation",),
+    "xid": ("gpu_fell_off_bus", "hbm_degradation"),
+    "bus": ("gpu_fell_off_bus",),
+    "nvlink": ("nvlink_fault",),
+    "corruption": ("silent_data_corruption",),
+    "sdc": ("silent_data_corruption",),
+    "checksum": ("silent_data_corruption",),
+    "cpu": ("host_contention",),
+    "contention": ("host_contention",),
+    "host": ("host_contention",),
+    "data": ("input_pipeline_stall",),
+    "input": ("input_pipeline_stall",),
+    "dataloader": ("input_pipeline_stall",),
+    "storage": ("input_pipeline_stall",),
+    "loader": ("input_pipeline_stall",),
 }
 
-_WHY = re.compile(r"\b(why|what(?:'s| is)? (?:wrong|happen\w*|going on)|root cause|slow(?:ed|er)? down|diagnos\w*|cause)\b")
+_WHY = re.compile(
+    r"\b(why|what(?:'s| is)? (?:wrong|happen\w*|going on)|root cause|slow(?:ed|er)? down|diagnos\w*|cause)\b"
+)
 _SLOWEST = re.compile(r"\b(slowest|straggl\w*|laggard|which (?:rank|host|gpu|node) is slow\w*|who is slow)\b")
-_WHY_NOT = re.compile(r"\bwhy not\b|\bisn'?t it (?:the )?|\bnot (?:the )?(\w+)\?*$|\bwhat about (?:the )?(?:network|fabric)\b")
-_CHANGED = re.compile(r"\b(?:what )?changed?\b.*?\b(?:at|around|near|after|since)\s+(\d{1,2}:\d{2}(?::\d{2})?)")
+_WHY_NOT = re.compile(
+    r"\bwhy not\b|\bisn'?t it (?:the )?|\bnot (?:the )?(\w+)\?*$|\bwhat about (?:the )?(?:network|fabric)\b"
+)
+_CHANGED = re.compile(
+    r"\b(?:what )?changed?\b.*?\b(?:at|around|near|after|since)\s+(\d{1,2}:\d{2}(?::\d{2})?)"
+)
 _TODO = re.compile(r"\b(what (?:should|do|can) (?:we|i) do|fix|remediat\w*|next steps?|what now|action)\b")
 _SHOW = re.compile(r"\b(show|plot|print|display|give me|let me see)\b")
 _EV = re.compile(r"\bev-(\d{1,6})\b")
@@ -63,7 +89,9 @@ class Intent(BaseModel):
     """What a question asks, resolved against the incident's names."""
 
     kind: Kind
-    subject: str | None = Field(None, description="A component of the incident (host, host/gpuN, host/ibdev, switch) or 'rank N'.")
+    subject: str | None = Field(
+        None, description="A component of the incident (host, host/gpuN, host/ibdev, switch) or 'rank N'."
+    )
     causes: list[str] = Field(default_factory=list, description="Root causes a why-not question names.")
     time: str | None = Field(None, description="HH:MM[:SS] a what-changed question names.")
     evidence: str | None = Field(None, description="ev-N a show question names.")
@@ -84,7 +112,9 @@ def resolve(token: str, components: dict[str, str]) -> str | None:
     return short.get(t)
 
 
-def classify(question: str, components: dict[str, str], causes: set[str], last_subject: str | None = None) -> Intent:
+def classify(
+    question: str, components: dict[str, str], causes: set[str], last_subject: str | None = None
+) -> Intent:
     """The intent of ``question``. ``components`` maps lower-cased names to the incident's components."""
     q = " ".join(question.strip().lower().split())
     if not q:

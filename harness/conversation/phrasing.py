@@ -37,7 +37,9 @@ class _Reply(BaseModel):
 class ModelPhraser:
     """Phrases answers with a model on an OpenAI-compatible endpoint; fails back to the plain answer."""
 
-    def __init__(self, client: Any = None, max_tokens: int = 400, within_s: float = 120.0, **client_kwargs: Any) -> None:
+    def __init__(
+        self, client: Any = None, max_tokens: int = 400, within_s: float = 120.0, **client_kwargs: Any
+    ) -> None:
         if client is None:
             from forensic.harness.llm.client import ModelClient
 
@@ -46,19 +48,44 @@ class ModelPhraser:
 
     def __call__(self, question: str, ans: Answer, ws: Workspace) -> Answer:
         cited = {e for c in ans.claims for e in c.evidence} | set(ans.new_evidence)
-        records = [{k: r.get(k) for k in ("id", "tool", "args", "status", "summary")} for r in ws.records if r["id"] in cited][:12]
-        data = json.dumps({"question": question[:500], "answer": ans.render()[:3000], "records": records})[:12000]
-        messages = [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": f"<data>{data}</data>"}]
+        records = [
+            {k: r.get(k) for k in ("id", "tool", "args", "status", "summary")}
+            for r in ws.records
+            if r["id"] in cited
+        ][:12]
+        data = json.dumps({"question": question[:500], "answer": ans.render()[:3000], "records": records})[
+            :12000
+        ]
+        messages = [
+            {"role": "system", "content": _SYSTEM},
+            {"role": "user", "content": f"<data>{data}</data>"},
+        ]
         try:
-            done = self.client.complete(messages, max_tokens=self.max_tokens, schema=_Reply.model_json_schema(),
-                                        within_s=self.within_s)
+            done = self.client.complete(
+                messages,
+                max_tokens=self.max_tokens,
+                schema=_Reply.model_json_schema(),
+                within_s=self.within_s,
+            )
             reply = _Reply.model_validate(_first_object(done.text))
-        except (ForensicError, ReplyError, ValidationError, ValueError) as exc:  # ModelError, a spent deadline, ...
+        except (
+            ForensicError,
+            ReplyError,
+            ValidationError,
+            ValueError,
+        ) as exc:  # ModelError, a spent deadline, ...
             note = f"(the model could not phrase this answer: {clean_text(str(exc), 160)})"
             return ans.model_copy(update={"text": [*ans.text, note]})
-        extra = [Finding(claim=clean_text(c.claim, 400), evidence=list(c.evidence), author="model", subject=ans.subject)
-                 for c in reply.claims]
+        extra = [
+            Finding(
+                claim=clean_text(c.claim, 400), evidence=list(c.evidence), author="model", subject=ans.subject
+            )
+            for c in reply.claims
+        ]
         kept, dropped = ws.check(extra)
-        text = [clean_text(reply.answer, 1200), *ans.text[1:]] if ans.text else [clean_text(reply.answer, 1200)]
-        return ans.model_copy(update={"text": text, "claims": [*ans.claims, *kept],
-                                      "dropped": [*ans.dropped, *dropped]})
+        text = (
+            [clean_text(reply.answer, 1200), *ans.text[1:]] if ans.text else [clean_text(reply.answer, 1200)]
+        )
+        return ans.model_copy(
+            update={"text": text, "claims": [*ans.claims, *kept], "dropped": [*ans.dropped, *dropped]}
+        )

@@ -10,11 +10,28 @@ and undo; every step is audited.
 from .base import ExecutionError, Executor, Outcome, Plan
 from .config import ExecutorsConfig, load_config
 from .gate import ApprovalRecords, AuditLogApprovals, ExecutionGate, annotate, build_executors, route
-from .ledger import ExecutionLedger, PostgresLedger, SqliteLedger
 from .kubernetes import KubernetesExecutor
+from .ledger import ExecutionLedger, PostgresLedger, SqliteLedger
 from .runbook import RunbookExecutor
 from .slurm import SlurmExecutor
 
-__all__ = ["ApprovalRecords", "AuditLogApprovals", "ExecutionError", "ExecutionGate", "ExecutionLedger", "Executor",
-           "ExecutorsConfig", "KubernetesExecutor", "Outcome", "Plan", "PostgresLedger", "RunbookExecutor",
-           "SlurmExecutor", "SqliteLedger", "annotate", "build_executors", "load_config", "route"]
+__all__ = [
+    "ApprovalRecords",
+    "AuditLogApprovals",
+    "ExecutionError",
+    "ExecutionGate",
+    "ExecutionLedger",
+    "Executor",
+    "ExecutorsConfig",
+    "KubernetesExecutor",
+    "Outcome",
+    "Plan",
+    "PostgresLedger",
+    "RunbookExecutor",
+    "SlurmExecutor",
+    "SqliteLedger",
+    "annotate",
+    "build_executors",
+    "load_config",
+    "route",
+]

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal, Protocol
 
-from pydantic import BaseModel, Field
-
 from forensic.sandbox import ForensicError
+from pydantic import BaseModel, Field
 
 
 class ExecutionError(ForensicError):
@@ -26,10 +25,14 @@ class Plan(BaseModel):
     executor: str = Field(description="Executor name: slurm, kubernetes, runbook.")
     action: str = Field(description="The proposal's action kind.")
     target: str = Field(description="The proposal's target (bundle vocabulary).")
-    resolved: str = Field(description="The target in the executor's own names (a Slurm node, a Kubernetes node).")
+    resolved: str = Field(
+        description="The target in the executor's own names (a Slurm node, a Kubernetes node)."
+    )
     steps: list[str] = Field(description="Human-readable steps, e.g. the argv that will run.")
     undo: list[str] = Field(default_factory=list, description="How it will be undone, if it can be.")
-    details: dict[str, Any] = Field(default_factory=dict, description="Executor-specific data for execute/verify/undo.")
+    details: dict[str, Any] = Field(
+        default_factory=dict, description="Executor-specific data for execute/verify/undo."
+    )
 
 
 class Outcome(BaseModel):

@@ -42,14 +42,18 @@ class NodeMap(_Strict):
     """Bundle host -> scheduler node name."""
 
     nodes: dict[str, str] = Field(default_factory=dict, description="Explicit host -> node names.")
-    node_pattern: str | None = Field(None, description="'{host}' or e.g. '{host}.cluster' for unmapped hosts.")
+    node_pattern: str | None = Field(
+        None, description="'{host}' or e.g. '{host}.cluster' for unmapped hosts."
+    )
 
     @field_validator("nodes")
     @classmethod
     def _valid_names(cls, v: dict[str, str]) -> dict[str, str]:
         for host, node in v.items():
             if not is_host_name(node):
-                raise ValueError(f"node name {node!r} (for {host!r}) has characters a scheduler does not accept")
+                raise ValueError(
+                    f"node name {node!r} (for {host!r}) has characters a scheduler does not accept"
+                )
         return v
 
     def node_for(self, host: str) -> str:

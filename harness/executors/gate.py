@@ -63,13 +63,17 @@ def route(action: str, executors: dict[str, Executor], routes: dict[str, str]) -
     if action in routes:
         chosen = executors.get(routes[action])
         if chosen is None or action not in chosen.actions:
-            raise ExecutionError(f"route {action} -> {routes[action]!r}: that executor is not configured or cannot do it")
+            raise ExecutionError(
+                f"route {action} -> {routes[action]!r}: that executor is not configured or cannot do it"
+            )
         return chosen
     for name in ("slurm", "kubernetes", "runbook"):
         ex = executors.get(name)
         if ex is not None and action in ex.actions:
             return ex
-    raise ExecutionError(f"no configured executor carries out {action!r} (configure slurm, kubernetes or runbook)")
+    raise ExecutionError(
+        f"no configured executor carries out {action!r} (configure slurm, kubernetes or runbook)"
+    )
 
 
 class ApprovalRecords(Protocol):
@@ -91,8 +95,9 @@ class AuditLogApprovals:
         from forensic.harness.audit import AuditError
 
         try:
-            return approvals.recorded_approval(self.path, thread=thread, proposal_id=proposal_id,
-                                               content_hash=content_hash)
+            return approvals.recorded_approval(
+                self.path, thread=thread, proposal_id=proposal_id, content_hash=content_hash
+            )
         except AuditError as exc:
             raise ExecutionError(f"the approval cannot be checked: {exc}") from None
 
@@ -100,10 +105,18 @@ class AuditLogApprovals:
 class ExecutionGate:
     """Checks, claims, runs, verifies and audits the execution of approved proposals."""
 
-    def __init__(self, config: ExecutorsConfig, *, ledger: ExecutionLedger, audit_log: Path | None = None,
-                 audit_sink: Callable[[approvals.AuditEntry], None] | None = None,
-                 approval_records: ApprovalRecords | None = None, actor: str | None = None,
-                 executors: dict[str, Executor] | None = None, clock: Any = time.time) -> None:
+    def __init__(
+        self,
+        config: ExecutorsConfig,
+        *,
+        ledger: ExecutionLedger,
+        audit_log: Path | None = None,
+        audit_sink: Callable[[approvals.AuditEntry], None] | None = None,
+        approval_records: ApprovalRecords | None = None,
+        actor: str | None = None,
+        executors: dict[str, Executor] | None = None,
+        clock: Any = time.time,
+    ) -> None:
         """``audit_log`` (the CLI's file, which also holds its approvals) or ``audit_sink`` with
         ``approval_records`` (the service's table) receives every step; ``ledger`` is the checkpoint
         store's execution ledger; ``actor`` is the authenticated person who runs it (default: the
@@ -123,15 +136,34 @@ class ExecutionGate:
         self.clock = clock
 
     # -- audit ------------------------------------------------------------------------------
-    def _audit(self, thread: str, incident: str, pid: str, p: Proposal | None, step: str, outcome: str,
-               reason: str = "") -> None:
-        entry = approvals.AuditEntry(time_unix=self.clock(), thread=thread, incident=incident, proposal_id=pid,
-                                     action=p.action if p else None, target=p.target if p else None,
-                                     content_hash=p.content_hash if p else "", decision=step, approver=self.actor,
-                                     outcome=outcome, reason=reason[:1000])
+    def _audit(
+        self,
+        thread: str,
+        incident: str,
+        pid: str,
+        p: Proposal | None,
+        step: str,
+        outcome: str,
+        reason: str = "",
+    ) -> None:
+        entry = approvals.AuditEntry(
+            time_unix=self.clock(),
+            thread=thread,
+            incident=incident,
+            proposal_id=pid,
+            action=p.action if p else None,
+            target=p.target if p else None,
+            content_hash=p.content_hash if p else "",
+            decision=step,
+            approver=self.actor,
+            outcome=outcome,
+            reason=reason[:1000],
+        )
         self._sink(entry)
 
-    def _refuse(self, thread: str, incident: str, pid: str, p: Proposal | None, step: str, reason: str) -> NoReturn:
+    def _refuse(
+        self, thread: str, incident: str, pid: str, p: Proposal | None, step: str, reason: str
+    ) -> NoReturn:
         self._audit(thread, incident, pid, p, step, "refused", reason)
         raise ExecutionError(f"{step} {pid} refused: {reason}")
 
@@ -145,40 +177,81 @@ class ExecutionGate:
         p = Proposal.model_validate(raw)
         if p.status != "approved":
             self._refuse(thread, incident, pid, p, step, f"the proposal is {p.status}, not approved")
-        decision = next((d for d in reversed(state.get("decisions") or [])
-                         if d.get("proposal_id") == pid and d.get("outcome") == "approved"), None)
+        decision = next(
+            (
+                d
+                for d in reversed(state.get("decisions") or [])
+                if d.get("proposal_id") == pid and d.get("outcome") == "approved"
+            ),
+            None,
+        )
         if decision is None or decision.get("content_hash") != p.content_hash:
-            self._refuse(thread, incident, pid, p, step, "no approval of this exact content was recorded by the approval gate")
+            self._refuse(
+                thread,
+                incident,
+                pid,
+                p,
+                step,
+                "no approval of this exact content was recorded by the approval gate",
+            )
         try:
             recorded = self.records.approval(thread, pid, p.content_hash)
         except ExecutionError as exc:
             self._refuse(thread, incident, pid, p, step, str(exc))
         if recorded is None:
-            self._refuse(thread, incident, pid, p, step,
-                         "the audit log holds no approval of this exact content (the checkpoint alone approves nothing)")
+            self._refuse(
+                thread,
+                incident,
+                pid,
+                p,
+                step,
+                "the audit log holds no approval of this exact content (the checkpoint alone approves nothing)",
+            )
         if content_hash(p) != p.content_hash:
-            self._refuse(thread, incident, pid, p, step, "the proposal changed since it was approved (hash mismatch)")
+            self._refuse(
+                thread, incident, pid, p, step, "the proposal changed since it was approved (hash mismatch)"
+            )
         # The recorded approval's time, not the checkpoint's, which the checkpoint's holder could rewrite.
         age = self.clock() - float(recorded.get("time_unix") or 0)
         if age > self.config.approvals.max_age_s:
-            self._refuse(thread, incident, pid, p, step,
-                         f"the approval is {age:.0f} s old; approvals expire after {self.config.approvals.max_age_s:g} s")
+            self._refuse(
+                thread,
+                incident,
+                pid,
+                p,
+                step,
+                f"the approval is {age:.0f} s old; approvals expire after {self.config.approvals.max_age_s:g} s",
+            )
         return p
 
     def _plan(self, thread: str, state: dict[str, Any], p: Proposal) -> tuple[Executor, Plan]:
         incident = str((state.get("report") or {}).get("incident", ""))
         try:
             ex = route(p.action, self.executors, self.config.routes)
-            plan = ex.plan(p.action, p.target, reason=f"forensic {thread} {p.id}"[:200],
-                           context={"thread": thread, "proposal_id": p.id, "content_hash": p.content_hash,
-                                    "incident": incident, "risk": p.risk, "blast_radius": p.blast_radius,
-                                    "rollback": p.rollback, "evidence": p.evidence, "proposal_reason": p.reason})
+            plan = ex.plan(
+                p.action,
+                p.target,
+                reason=f"forensic {thread} {p.id}"[:200],
+                context={
+                    "thread": thread,
+                    "proposal_id": p.id,
+                    "content_hash": p.content_hash,
+                    "incident": incident,
+                    "risk": p.risk,
+                    "blast_radius": p.blast_radius,
+                    "rollback": p.rollback,
+                    "evidence": p.evidence,
+                    "proposal_reason": p.reason,
+                },
+            )
         except ExecutionError as exc:
             self._refuse(thread, incident, p.id, p, "execute", str(exc))
         return ex, plan
 
     # -- the verbs --------------------------------------------------------------------------
-    def execute(self, thread: str, state: dict[str, Any], pid: str, *, dry_run: bool = False) -> dict[str, Any]:
+    def execute(
+        self, thread: str, state: dict[str, Any], pid: str, *, dry_run: bool = False
+    ) -> dict[str, Any]:
         """Run approved proposal ``pid`` of ``thread`` (whose checkpointed values are ``state``)."""
         incident = str((state.get("report") or {}).get("incident", ""))
         step = "dry-run" if dry_run else "execute"
@@ -189,8 +262,14 @@ class ExecutionGate:
             except ExecutionError as exc:
                 self._refuse(thread, incident, pid, None, step, str(exc))
             if done is not None and done["state"] != "failed":
-                self._refuse(thread, incident, pid, None, step,
-                             f"{pid} has already run (state: {done['state']}, by {done['by']}); it does not run twice")
+                self._refuse(
+                    thread,
+                    incident,
+                    pid,
+                    None,
+                    step,
+                    f"{pid} has already run (state: {done['state']}, by {done['by']}); it does not run twice",
+                )
         p = self._approved(state, thread, pid, step)
         ex, plan = self._plan(thread, state, p)
         self._audit(thread, incident, pid, p, step, "planned", "; ".join(plan.steps))
@@ -211,9 +290,16 @@ class ExecutionGate:
         check = self._verify(ex, plan)
         state_name = "succeeded" if check.ok else "unverified"
         self.ledger.finish(thread, pid, p.content_hash, state_name, f"{result.detail}; {check.detail}")
-        self._audit(thread, incident, pid, p, "verify", "verified" if check.ok else "unverified", check.detail)
-        return {"proposal": pid, "state": state_name, "plan": plan.model_dump(), "result": result.model_dump(),
-                "verification": check.model_dump()}
+        self._audit(
+            thread, incident, pid, p, "verify", "verified" if check.ok else "unverified", check.detail
+        )
+        return {
+            "proposal": pid,
+            "state": state_name,
+            "plan": plan.model_dump(),
+            "result": result.model_dump(),
+            "verification": check.model_dump(),
+        }
 
     def _verify(self, ex: Executor, plan: Plan) -> Outcome:
         try:
@@ -228,14 +314,28 @@ class ExecutionGate:
             row = self.ledger.get(thread, pid)
         except ExecutionError as exc:
             self._refuse(thread, incident, pid, None, "undo", str(exc))
-        p = next((Proposal.model_validate(x) for x in (state.get("report") or {}).get("proposals", [])
-                  if x.get("id") == pid), None)
+        p = next(
+            (
+                Proposal.model_validate(x)
+                for x in (state.get("report") or {}).get("proposals", [])
+                if x.get("id") == pid
+            ),
+            None,
+        )
         if row is None or row["state"] not in ("succeeded", "unverified"):
-            self._refuse(thread, incident, pid, p, "undo",
-                         "it has not been executed" if row is None else f"its execution is {row['state']}")
+            self._refuse(
+                thread,
+                incident,
+                pid,
+                p,
+                "undo",
+                "it has not been executed" if row is None else f"its execution is {row['state']}",
+            )
         ex = self.executors.get(row["executor"])
         if ex is None:
-            self._refuse(thread, incident, pid, p, "undo", f"the {row['executor']} executor is not configured")
+            self._refuse(
+                thread, incident, pid, p, "undo", f"the {row['executor']} executor is not configured"
+            )
         plan = Plan.model_validate_json(row["plan"])
         try:
             result = ex.undo(plan)
@@ -252,6 +352,15 @@ def annotate(report: dict[str, Any], executions: dict[str, dict[str, Any]]) -> d
     out = json.loads(json.dumps(report))
     for p in out.get("proposals", []):
         row = executions.get(p.get("id"))
-        p["execution"] = ({"state": row["state"], "executor": row["executor"], "by": row["by"],
-                           "detail": row["detail"], "finished": row["finished"]} if row else {"state": "not_executed"})
+        p["execution"] = (
+            {
+                "state": row["state"],
+                "executor": row["executor"],
+                "by": row["by"],
+                "detail": row["detail"],
+                "finished": row["finished"],
+            }
+            if row
+            else {"state": "not_executed"}
+        )
     return out

@@ -31,7 +31,9 @@ class KubernetesExecutor:
             try:
                 self._api = kubernetes_core_api(self.config.kubeconfig, self.config.context)
             except ModuleNotFoundError:
-                raise ExecutionError("the kubernetes executor needs the client: pip install kubernetes") from None
+                raise ExecutionError(
+                    "the kubernetes executor needs the client: pip install kubernetes"
+                ) from None
             except PlacementError as exc:
                 raise ExecutionError(str(exc)) from None
         return self._api
@@ -53,14 +55,26 @@ class KubernetesExecutor:
         node = self.config.node_for(target)
         steps = [f"cordon node {node} (spec.unschedulable=true)"]
         if action == "drain_node":
-            steps.append(f"evict every pod on {node} except DaemonSet and mirror pods (Eviction API, "
-                         f"grace {self.config.grace_period_s} s, PodDisruptionBudgets honoured)")
-        return Plan(executor=self.name, action=action, target=target, resolved=node, steps=steps,
-                    undo=[f"uncordon node {node}"], details={"node": node, "reason": reason})
+            steps.append(
+                f"evict every pod on {node} except DaemonSet and mirror pods (Eviction API, "
+                f"grace {self.config.grace_period_s} s, PodDisruptionBudgets honoured)"
+            )
+        return Plan(
+            executor=self.name,
+            action=action,
+            target=target,
+            resolved=node,
+            steps=steps,
+            undo=[f"uncordon node {node}"],
+            details={"node": node, "reason": reason},
+        )
 
     def _evictable(self, node: str) -> list[Any]:
-        pods = self._call(f"list pods on {node}", self.api.list_pod_for_all_namespaces,
-                          field_selector=f"spec.nodeName={node}").items
+        pods = self._call(
+            f"list pods on {node}",
+            self.api.list_pod_for_all_namespaces,
+            field_selector=f"spec.nodeName={node}",
+        ).items
         out = []
         for pod in pods:
             owners = pod.metadata.owner_references or []
@@ -80,22 +94,36 @@ class KubernetesExecutor:
             return Outcome(ok=True, detail=f"cordoned {node}")
         evicted = []
         for pod in self._evictable(node):
-            body = client.V1Eviction(metadata=client.V1ObjectMeta(name=pod.metadata.name, namespace=pod.metadata.namespace),
-                                     delete_options=client.V1DeleteOptions(grace_period_seconds=self.config.grace_period_s))
-            self._call(f"evict {pod.metadata.namespace}/{pod.metadata.name}",
-                       self.api.create_namespaced_pod_eviction, pod.metadata.name, pod.metadata.namespace, body)
+            body = client.V1Eviction(
+                metadata=client.V1ObjectMeta(name=pod.metadata.name, namespace=pod.metadata.namespace),
+                delete_options=client.V1DeleteOptions(grace_period_seconds=self.config.grace_period_s),
+            )
+            self._call(
+                f"evict {pod.metadata.namespace}/{pod.metadata.name}",
+                self.api.create_namespaced_pod_eviction,
+                pod.metadata.name,
+                pod.metadata.namespace,
+                body,
+            )
             evicted.append(f"{pod.metadata.namespace}/{pod.metadata.name}")
-        return Outcome(ok=True, detail=f"cordoned {node} and evicted {len(evicted)} pods", data={"evicted": evicted})
+        return Outcome(
+            ok=True, detail=f"cordoned {node} and evicted {len(evicted)} pods", data={"evicted": evicted}
+        )
 
     def verify(self, plan: Plan) -> Outcome:
         node = plan.details["node"]
         got = self._call(f"read node {node}", self.api.read_node, node)
         cordoned = bool(got.spec and got.spec.unschedulable)
         if plan.action == "cordon_node":
-            return Outcome(ok=cordoned, detail=f"node {node} " + ("is cordoned" if cordoned else "is NOT cordoned"))
+            return Outcome(
+                ok=cordoned, detail=f"node {node} " + ("is cordoned" if cordoned else "is NOT cordoned")
+            )
         left = [f"{p.metadata.namespace}/{p.metadata.name}" for p in self._evictable(node)]
-        return Outcome(ok=cordoned and not left, data={"remaining": left},
-                       detail=f"node {node} {'cordoned' if cordoned else 'NOT cordoned'}, {len(left)} evictable pods left")
+        return Outcome(
+            ok=cordoned and not left,
+            data={"remaining": left},
+            detail=f"node {node} {'cordoned' if cordoned else 'NOT cordoned'}, {len(left)} evictable pods left",
+        )
 
     def undo(self, plan: Plan) -> Outcome:
         node = plan.details["node"]

@@ -28,23 +28,39 @@ from forensic.harness.models import Proposal
 
 from .base import ExecutionError, Plan
 
-_COLUMNS = ('thread', 'proposal_id', 'content_hash', 'action', 'target', 'executor', 'state', 'plan', 'detail',
-            '"by"', 'started', 'finished')
+_COLUMNS = (
+    "thread",
+    "proposal_id",
+    "content_hash",
+    "action",
+    "target",
+    "executor",
+    "state",
+    "plan",
+    "detail",
+    '"by"',
+    "started",
+    "finished",
+)
 
 _TABLE = """CREATE TABLE IF NOT EXISTS executions (
     thread TEXT NOT NULL, proposal_id TEXT NOT NULL, content_hash TEXT NOT NULL, action TEXT, target TEXT,
     executor TEXT, state TEXT NOT NULL, plan TEXT, detail TEXT, "by" TEXT, started DOUBLE PRECISION,
     finished DOUBLE PRECISION, PRIMARY KEY (thread, proposal_id, content_hash))"""
 
-_CLAIM = (f"INSERT INTO executions ({', '.join(_COLUMNS)}) VALUES ({', '.join(['{p}'] * len(_COLUMNS))}) "
-          "ON CONFLICT (thread, proposal_id, content_hash) DO UPDATE SET state = excluded.state, "
-          'executor = excluded.executor, plan = excluded.plan, detail = excluded.detail, "by" = excluded."by", '
-          "started = excluded.started, finished = NULL WHERE executions.state = 'failed'")
+_CLAIM = (
+    f"INSERT INTO executions ({', '.join(_COLUMNS)}) VALUES ({', '.join(['{p}'] * len(_COLUMNS))}) "
+    "ON CONFLICT (thread, proposal_id, content_hash) DO UPDATE SET state = excluded.state, "
+    'executor = excluded.executor, plan = excluded.plan, detail = excluded.detail, "by" = excluded."by", '
+    "started = excluded.started, finished = NULL WHERE executions.state = 'failed'"
+)
 
 # A proposal is one content per id (approval binds the hash), so a thread's row per proposal is its latest.
 _LATEST = "SELECT * FROM executions WHERE thread = {p} AND proposal_id = {p} ORDER BY started DESC LIMIT 1"
-_FINISH = ("UPDATE executions SET state = {p}, detail = {p}, finished = {p} "
-           "WHERE thread = {p} AND proposal_id = {p} AND content_hash = {p}")
+_FINISH = (
+    "UPDATE executions SET state = {p}, detail = {p}, finished = {p} "
+    "WHERE thread = {p} AND proposal_id = {p} AND content_hash = {p}"
+)
 
 
 class ExecutionLedger(Protocol):
@@ -75,8 +91,20 @@ def _uri(path: Path, mode: str) -> str:
 
 
 def _claim_args(thread: str, p: Proposal, executor: str, plan: Plan, by: str) -> tuple[Any, ...]:
-    return (thread, p.id, p.content_hash, p.action, p.target, executor, "running", plan.model_dump_json(), "", by,
-            time.time(), None)
+    return (
+        thread,
+        p.id,
+        p.content_hash,
+        p.action,
+        p.target,
+        executor,
+        "running",
+        plan.model_dump_json(),
+        "",
+        by,
+        time.time(),
+        None,
+    )
 
 
 class SqliteLedger:
@@ -101,8 +129,10 @@ class SqliteLedger:
             try:
                 con.execute("ATTACH DATABASE ? AS legacy", (_uri(legacy, "ro"),))
                 con.execute("BEGIN IMMEDIATE")
-                con.execute(f"INSERT OR IGNORE INTO executions ({', '.join(_COLUMNS)}) "
-                            f"SELECT {', '.join(_COLUMNS)} FROM legacy.executions")
+                con.execute(
+                    f"INSERT OR IGNORE INTO executions ({', '.join(_COLUMNS)}) "
+                    f"SELECT {', '.join(_COLUMNS)} FROM legacy.executions"
+                )
                 con.execute("COMMIT")
             finally:
                 con.close()
@@ -153,7 +183,9 @@ class SqliteLedger:
 
     def finish(self, thread: str, proposal_id: str, content_hash: str, state: str, detail: str) -> None:
         with self._tx() as con:
-            con.execute(_FINISH.format(p="?"), (state, detail[:1000], time.time(), thread, proposal_id, content_hash))
+            con.execute(
+                _FINISH.format(p="?"), (state, detail[:1000], time.time(), thread, proposal_id, content_hash)
+            )
 
     def get(self, thread: str, proposal_id: str) -> dict[str, Any] | None:
         rows = self._rows(_LATEST.format(p="?"), (thread, proposal_id))
@@ -181,10 +213,15 @@ class PostgresLedger:
         from psycopg.rows import dict_row
 
         try:
-            with psycopg.connect(self.conninfo, connect_timeout=10, row_factory=dict_row) as con, con.transaction():
+            with (
+                psycopg.connect(self.conninfo, connect_timeout=10, row_factory=dict_row) as con,
+                con.transaction(),
+            ):
                 yield con
         except psycopg.Error as exc:
-            raise ExecutionError(f"the execution ledger in PostgreSQL: {' '.join(str(exc).split())[:300]}") from None
+            raise ExecutionError(
+                f"the execution ledger in PostgreSQL: {' '.join(str(exc).split())[:300]}"
+            ) from None
 
     def claim(self, thread: str, p: Proposal, executor: str, plan: Plan, by: str) -> None:
         with self._tx() as con:
@@ -194,7 +231,9 @@ class PostgresLedger:
 
     def finish(self, thread: str, proposal_id: str, content_hash: str, state: str, detail: str) -> None:
         with self._tx() as con:
-            con.execute(_FINISH.format(p="%s"), (state, detail[:1000], time.time(), thread, proposal_id, content_hash))
+            con.execute(
+                _FINISH.format(p="%s"), (state, detail[:1000], time.time(), thread, proposal_id, content_hash)
+            )
 
     def get(self, thread: str, proposal_id: str) -> dict[str, Any] | None:
         with self._tx() as con:
@@ -203,5 +242,7 @@ class PostgresLedger:
 
     def for_thread(self, thread: str) -> dict[str, dict[str, Any]]:
         with self._tx() as con:
-            rows = con.execute("SELECT * FROM executions WHERE thread = %s ORDER BY started", (thread,)).fetchall()
+            rows = con.execute(
+                "SELECT * FROM executions WHERE thread = %s ORDER BY started", (thread,)
+            ).fetchall()
         return {r["proposal_id"]: dict(r) for r in rows}

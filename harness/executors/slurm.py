@@ -35,12 +35,21 @@ class SlurmExecutor:
 
     def _run(self, argv: list[str]) -> subprocess.CompletedProcess[str]:
         try:
-            return subprocess.run(argv, capture_output=True, text=True, timeout=self.config.timeout_s,
-                                  env=self._env(), check=False, shell=False)
+            return subprocess.run(
+                argv,
+                capture_output=True,
+                text=True,
+                timeout=self.config.timeout_s,
+                env=self._env(),
+                check=False,
+                shell=False,
+            )
         except FileNotFoundError:
             raise ExecutionError(f"{argv[0]}: not installed (Slurm client commands are needed)") from None
         except subprocess.TimeoutExpired:
-            raise ExecutionError(f"{' '.join(argv[:2])}: no answer in {self.config.timeout_s:g} s (is slurmctld up?)") from None
+            raise ExecutionError(
+                f"{' '.join(argv[:2])}: no answer in {self.config.timeout_s:g} s (is slurmctld up?)"
+            ) from None
 
     @staticmethod
     def _said(done: subprocess.CompletedProcess[str]) -> str:
@@ -54,19 +63,37 @@ class SlurmExecutor:
         if action == "requeue_job":
             if not target.isdigit():
                 raise ExecutionError(f"requeue_job needs a numeric Slurm job id, not {target!r}")
-            return Plan(executor=self.name, action=action, target=target, resolved=target,
-                        steps=[f"{sc} requeue {target}"], details={"argv": [sc, "requeue", target]})
+            return Plan(
+                executor=self.name,
+                action=action,
+                target=target,
+                resolved=target,
+                steps=[f"{sc} requeue {target}"],
+                details={"argv": [sc, "requeue", target]},
+            )
         node = self.config.node_for(target)
         if action == "drain_node":
             argv = [sc, "update", f"NodeName={node}", "State=DRAIN", f"Reason={reason}"]
             undo = [sc, "update", f"NodeName={node}", "State=RESUME"]
-            return Plan(executor=self.name, action=action, target=target, resolved=node,
-                        steps=[" ".join(argv[:4]) + f' Reason="{reason}"'], undo=[" ".join(undo)],
-                        details={"argv": argv, "undo_argv": undo, "node": node, "reason": reason})
+            return Plan(
+                executor=self.name,
+                action=action,
+                target=target,
+                resolved=node,
+                steps=[" ".join(argv[:4]) + f' Reason="{reason}"'],
+                undo=[" ".join(undo)],
+                details={"argv": argv, "undo_argv": undo, "node": node, "reason": reason},
+            )
         if action == "resume_node":
             argv = [sc, "update", f"NodeName={node}", "State=RESUME"]
-            return Plan(executor=self.name, action=action, target=target, resolved=node, steps=[" ".join(argv)],
-                        details={"argv": argv, "node": node})
+            return Plan(
+                executor=self.name,
+                action=action,
+                target=target,
+                resolved=node,
+                steps=[" ".join(argv)],
+                details={"argv": argv, "node": node},
+            )
         raise ExecutionError(f"the slurm executor does not carry out {action!r}")
 
     def execute(self, plan: Plan) -> Outcome:
@@ -88,11 +115,18 @@ class SlurmExecutor:
             return Outcome(ok=True, detail="requeue accepted by slurmctld")
         state, reason = self.node_state(plan.details["node"])
         if plan.action == "drain_node":
-            ok = state.rstrip("*~#!%$@^-").startswith(("drain", "drained", "draining")) and reason == plan.details["reason"]
+            ok = (
+                state.rstrip("*~#!%$@^-").startswith(("drain", "drained", "draining"))
+                and reason == plan.details["reason"]
+            )
         else:
             ok = "drain" not in state
-        return Outcome(ok=ok, detail=f"node {plan.resolved} is {state}" + (f" ({reason})" if reason and reason != "none" else ""),
-                       data={"state": state, "reason": reason})
+        return Outcome(
+            ok=ok,
+            detail=f"node {plan.resolved} is {state}"
+            + (f" ({reason})" if reason and reason != "none" else ""),
+            data={"state": state, "reason": reason},
+        )
 
     def undo(self, plan: Plan) -> Outcome:
         argv = plan.details.get("undo_argv")

@@ -23,13 +23,13 @@ from typing import Any, Literal
 
 import httpx
 import openai
-from pydantic import BaseModel, Field
-from tenacity import RetryError, Retrying, retry_if_exception
-
 from forensic.harness.llm import _retry
 from forensic.harness.llm.prices import PRICES_FILE, UNPRICED, Price, load_prices
 from forensic.harness.llm.tokens import prompt_bound, text_bound
 from forensic.sandbox.errors import ModelError
+from pydantic import BaseModel, Field
+from tenacity import RetryError, Retrying, retry_if_exception
+
 from forensic.settings import get_settings
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -45,7 +45,9 @@ class TokenUsage(BaseModel):
 
     prompt_tokens: int = Field(0, ge=0, description="Prompt tokens.")
     completion_tokens: int = Field(0, ge=0, description="Completion tokens (reasoning tokens included).")
-    reported: bool = Field(True, description="False when the server said nothing and the worst case was charged.")
+    reported: bool = Field(
+        True, description="False when the server said nothing and the worst case was charged."
+    )
 
     @property
     def total(self) -> int:
@@ -56,7 +58,9 @@ class Completion(BaseModel):
     """A reply from the model."""
 
     text: str = Field(description="The assistant message's content ('' when there was none).")
-    finish_reason: str | None = Field(None, description="stop, length, content_filter, ... as the server says.")
+    finish_reason: str | None = Field(
+        None, description="stop, length, content_filter, ... as the server says."
+    )
     model: str = Field(description="The model that answered, as the server names it.")
     format: Format = Field(description="The structured-output mode the request used.")
     usage: TokenUsage = Field(description="What this reply was charged.")
@@ -121,7 +125,10 @@ class ModelClient:
         # second would never trip it. Every response body is read through a stream that checks
         # the call's deadline and a size cap between chunks.
         http_client = http_client or openai.DefaultHttpxClient()
-        http_client.event_hooks["response"] = [*http_client.event_hooks.get("response", []), self._bound_response]
+        http_client.event_hooks["response"] = [
+            *http_client.event_hooks.get("response", []),
+            self._bound_response,
+        ]
         try:
             self._openai = openai.OpenAI(
                 base_url=self.base_url, api_key=key, max_retries=0, timeout=timeout_s, http_client=http_client
@@ -171,10 +178,17 @@ class ModelClient:
         while True:
             fmt = self.format
             try:
-                return self._complete_with_retries(messages, max_tokens, schema, deadline, allowance, charged_before)
+                return self._complete_with_retries(
+                    messages, max_tokens, schema, deadline, allowance, charged_before
+                )
             except openai.APIStatusError as exc:
                 # The server may just not know the structured-output mode: step down and try again.
-                if _retry.is_format_refusal(exc) and schema is not None and fmt != "text" and self.format == fmt:
+                if (
+                    _retry.is_format_refusal(exc)
+                    and schema is not None
+                    and fmt != "text"
+                    and self.format == fmt
+                ):
                     self._format_index += 1
                     continue
                 raise ModelError(f"the endpoint refused the request: {_retry.describe(exc)}") from None
@@ -198,19 +212,29 @@ class ModelClient:
                 return True
             spent_tokens = self.tally.tokens - before.tokens
             spent_cost = self.tally.cost_usd - before.cost_usd
-            return (spent_tokens + worst_tokens <= allowance.tokens
-                    and spent_cost + worst_cost <= allowance.cost_usd + 1e-12)
+            return (
+                spent_tokens + worst_tokens <= allowance.tokens
+                and spent_cost + worst_cost <= allowance.cost_usd + 1e-12
+            )
 
         if not affordable():
             raise ModelError("the token or cost budget cannot pay for a model call")
         stop = _retry.StopWhen(
-            max_attempts=self.max_attempts, max_total_s=self.max_total_s, max_wait_s=self.max_wait_s,
-            started=self._clock(), clock=self._clock, deadline=deadline, min_attempt_s=MIN_ATTEMPT_S,
+            max_attempts=self.max_attempts,
+            max_total_s=self.max_total_s,
+            max_wait_s=self.max_wait_s,
+            started=self._clock(),
+            clock=self._clock,
+            deadline=deadline,
+            min_attempt_s=MIN_ATTEMPT_S,
             affordable=affordable,
         )
         retrying = Retrying(
-            retry=retry_if_exception(_retry.is_transient), stop=stop, wait=_retry.Backoff(),
-            sleep=self._sleep, reraise=True,
+            retry=retry_if_exception(_retry.is_transient),
+            stop=stop,
+            wait=_retry.Backoff(),
+            sleep=self._sleep,
+            reraise=True,
         )
         try:
             for attempt in retrying:
@@ -239,8 +263,11 @@ class ModelClient:
         # The whole attempt, headers to last byte, ends by this time (the HTTP timeout is per gap).
         self._attempt_deadline = self._clock() + timeout
         kwargs: dict[str, Any] = {
-            "model": self.model, "messages": messages, "max_tokens": max_tokens,
-            "temperature": self.temperature, "timeout": timeout,
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": max_tokens,
+            "temperature": self.temperature,
+            "timeout": timeout,
         }
         if response_format is not None:
             kwargs["response_format"] = response_format

@@ -6,9 +6,8 @@ import tomllib
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import BaseModel, Field, ValidationError
-
 from forensic.sandbox.errors import ModelError
+from pydantic import BaseModel, Field, ValidationError
 
 PRICES_FILE = Path(__file__).with_name("prices.toml")
 
@@ -33,7 +32,9 @@ UNPRICED = Price(input=0.0, output=0.0)
 class PriceTable(BaseModel):
     """Prices by model name (``[models."<name>"]`` tables of ``prices.toml``)."""
 
-    models: dict[str, Price] = Field(default_factory=dict, description="Model name (or name prefix) -> price.")
+    models: dict[str, Price] = Field(
+        default_factory=dict, description="Model name (or name prefix) -> price."
+    )
 
     def lookup(self, model: str) -> Price | None:
         """The exact entry, else the longest entry that prefixes ``model``, else None."""

@@ -30,8 +30,16 @@ class _Strict(BaseModel):
 class ModelHypothesis(_Strict):
     """A cause the model believes in: advisory only, the verdict is computed from evidence."""
 
-    root_cause: str = Field(min_length=1, max_length=80, description="A root cause id from the vocabulary, or a short free-text cause outside it.")
-    component: str | None = Field(None, max_length=200, description="The component it blames (host, host/gpuN, host/ibdev, switch/port) or null.")
+    root_cause: str = Field(
+        min_length=1,
+        max_length=80,
+        description="A root cause id from the vocabulary, or a short free-text cause outside it.",
+    )
+    component: str | None = Field(
+        None,
+        max_length=200,
+        description="The component it blames (host, host/gpuN, host/ibdev, switch/port) or null.",
+    )
     why: str = Field("", max_length=600, description="The reasoning, citing evidence ids.")
 
 
@@ -40,7 +48,10 @@ class CallAction(_Strict):
 
     kind: Literal["call"] = Field(description="Always 'call'.")
     tool: str = Field(min_length=1, max_length=64, description="Tool name.")
-    args: dict[str, Any] = Field(default_factory=dict, description="Tool arguments; validated against the tool's input model before anything runs.")
+    args: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Tool arguments; validated against the tool's input model before anything runs.",
+    )
     reason: str = Field("", max_length=600, description="Why this test, now.")
 
     @field_validator("args")
@@ -64,16 +75,26 @@ EvidenceId = Annotated[str, StringConstraints(min_length=1, max_length=16)]
 class ModelClaim(_Strict):
     """A statement the model makes, with the evidence records it rests on (checked by the harness)."""
 
-    claim: str = Field(min_length=1, max_length=400, description="One sentence; every number in it must appear in the cited evidence.")
+    claim: str = Field(
+        min_length=1,
+        max_length=400,
+        description="One sentence; every number in it must appear in the cited evidence.",
+    )
     evidence: list[EvidenceId] = Field(max_length=8, description="Evidence ids (ev-N) cited.")
 
 
 class ModelReply(_Strict):
     """One turn of the model."""
 
-    hypotheses: list[ModelHypothesis] = Field(default_factory=list, max_length=5, description="Current hypotheses, best first.")
-    action: Annotated[CallAction | StopAction, Field(discriminator="kind")] = Field(description="The next step.")
-    claims: list[ModelClaim] = Field(default_factory=list, max_length=8, description="Claims with their citations.")
+    hypotheses: list[ModelHypothesis] = Field(
+        default_factory=list, max_length=5, description="Current hypotheses, best first."
+    )
+    action: Annotated[CallAction | StopAction, Field(discriminator="kind")] = Field(
+        description="The next step."
+    )
+    claims: list[ModelClaim] = Field(
+        default_factory=list, max_length=8, description="Claims with their citations."
+    )
 
 
 def _args_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -109,25 +130,56 @@ def reply_schema(tool_schemas: dict[str, dict[str, Any]]) -> dict[str, Any]:
     text = {"type": "string"}
 
     calls = [
-        {"type": "object",
-         "properties": {"kind": {"enum": ["call"]}, "tool": {"enum": [name]}, "args": _args_schema(params), "reason": text},
-         "required": ["kind", "tool", "args", "reason"], "additionalProperties": False}
+        {
+            "type": "object",
+            "properties": {
+                "kind": {"enum": ["call"]},
+                "tool": {"enum": [name]},
+                "args": _args_schema(params),
+                "reason": text,
+            },
+            "required": ["kind", "tool", "args", "reason"],
+            "additionalProperties": False,
+        }
         for name, params in sorted(tool_schemas.items())
     ]
-    stop = {"type": "object", "properties": {"kind": {"enum": ["stop"]}, "reason": text},
-            "required": ["kind", "reason"], "additionalProperties": False}
+    stop = {
+        "type": "object",
+        "properties": {"kind": {"enum": ["stop"]}, "reason": text},
+        "required": ["kind", "reason"],
+        "additionalProperties": False,
+    }
     return {
         "type": "object",
         "properties": {
-            "hypotheses": {"type": "array", "maxItems": 3, "items": {
-                "type": "object",
-                "properties": {"root_cause": text, "component": {"anyOf": [text, {"type": "null"}]}, "why": text},
-                "required": ["root_cause", "component", "why"], "additionalProperties": False}},
+            "hypotheses": {
+                "type": "array",
+                "maxItems": 3,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "root_cause": text,
+                        "component": {"anyOf": [text, {"type": "null"}]},
+                        "why": text,
+                    },
+                    "required": ["root_cause", "component", "why"],
+                    "additionalProperties": False,
+                },
+            },
             "action": {"anyOf": [*calls, stop]},
-            "claims": {"type": "array", "maxItems": 5, "items": {
-                "type": "object",
-                "properties": {"claim": text, "evidence": {"type": "array", "maxItems": 8, "items": text}},
-                "required": ["claim", "evidence"], "additionalProperties": False}},
+            "claims": {
+                "type": "array",
+                "maxItems": 5,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "claim": text,
+                        "evidence": {"type": "array", "maxItems": 8, "items": text},
+                    },
+                    "required": ["claim", "evidence"],
+                    "additionalProperties": False,
+                },
+            },
         },
         "required": ["hypotheses", "action", "claims"],
         "additionalProperties": False,
@@ -198,7 +250,10 @@ def inert_args(value: Any, depth: int = 0) -> Any:
 def clean_text(text: str, limit: int) -> str:
     """Model text made safe to show a person: no control or invisible format characters (bidi
     overrides, zero-width joiners), one line, at most ``limit`` characters."""
-    kept = "".join(" " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c
-                   for c in text if unicodedata.category(c) not in ("Cf", "Co", "Cs", "Cn"))
+    kept = "".join(
+        " " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c
+        for c in text
+        if unicodedata.category(c) not in ("Cf", "Co", "Cs", "Cn")
+    )
     one_line = " ".join(kept.split())
     return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-
 from forensic.harness.llm.client import ModelClient
 from forensic.harness.llm.tokens import prompt_bound
 
@@ -74,23 +73,40 @@ class Disconnect:
 Step = Reply | Fail | Raw | Timeout | Disconnect
 
 
-def call(tool: str, reason: str = "scripted", claims: list[dict[str, Any]] | None = None,
-         hypotheses: list[dict[str, Any]] | None = None, **args: Any) -> dict[str, Any]:
+def call(
+    tool: str,
+    reason: str = "scripted",
+    claims: list[dict[str, Any]] | None = None,
+    hypotheses: list[dict[str, Any]] | None = None,
+    **args: Any,
+) -> dict[str, Any]:
     """A well-formed reply that calls ``tool`` with ``args``."""
-    return {"hypotheses": hypotheses or [], "action": {"kind": "call", "tool": tool, "args": args, "reason": reason},
-            "claims": claims or []}
+    return {
+        "hypotheses": hypotheses or [],
+        "action": {"kind": "call", "tool": tool, "args": args, "reason": reason},
+        "claims": claims or [],
+    }
 
 
-def stop(reason: str = "scripted", claims: list[dict[str, Any]] | None = None,
-         hypotheses: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def stop(
+    reason: str = "scripted",
+    claims: list[dict[str, Any]] | None = None,
+    hypotheses: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     """A well-formed reply that stops."""
-    return {"hypotheses": hypotheses or [], "action": {"kind": "stop", "reason": reason}, "claims": claims or []}
+    return {
+        "hypotheses": hypotheses or [],
+        "action": {"kind": "stop", "reason": reason},
+        "claims": claims or [],
+    }
 
 
 class ScriptedModel:
     """The fake server. ``requests`` holds every request body it received, in order."""
 
-    def __init__(self, script: Iterable[Step] | Callable[[dict[str, Any]], Step], *, then: Step | None = None) -> None:
+    def __init__(
+        self, script: Iterable[Step] | Callable[[dict[str, Any]], Step], *, then: Step | None = None
+    ) -> None:
         self._policy = script if callable(script) else None
         self._steps = [] if callable(script) else list(script)
         self._then = then
@@ -113,8 +129,14 @@ class ScriptedModel:
     def client(self, **kwargs: Any) -> ModelClient:
         """A real :class:`~harness.llm.client.ModelClient` talking to this model, on its fake clock."""
         kwargs.setdefault("model", "scripted-model")
-        return ModelClient(base_url=BASE_URL, api_key="test-key", http_client=self.http_client(),
-                           sleep=self.sleep, clock=self.clock, **kwargs)
+        return ModelClient(
+            base_url=BASE_URL,
+            api_key="test-key",
+            http_client=self.http_client(),
+            sleep=self.sleep,
+            clock=self.clock,
+            **kwargs,
+        )
 
     # -- serving --------------------------------------------------------------------------------
     def next_step(self, body: dict[str, Any]) -> Step:
@@ -135,8 +157,11 @@ class ScriptedModel:
         if isinstance(step, Disconnect):
             raise httpx.ConnectError("scripted connection refused", request=request)
         if isinstance(step, Fail):
-            return httpx.Response(step.status, headers=step.headers,
-                                  json={"error": {"message": step.message, "type": "scripted", "code": step.status}})
+            return httpx.Response(
+                step.status,
+                headers=step.headers,
+                json={"error": {"message": step.message, "type": "scripted", "code": step.status}},
+            )
         if isinstance(step, Raw):
             return httpx.Response(step.status, text=step.text, headers={"content-type": step.content_type})
         return httpx.Response(200, json=self._completion(body, step))
@@ -146,13 +171,28 @@ class ScriptedModel:
         bound = prompt_bound(body.get("messages") or [], body.get("response_format"))
         max_tokens = int(body.get("max_tokens") or 1 << 30)
         prompt = step.prompt_tokens if step.prompt_tokens is not None else math.ceil(bound / 3)
-        completion = (step.completion_tokens if step.completion_tokens is not None
-                      else min(max_tokens, math.ceil(len(step.content or "") / 3)))
+        completion = (
+            step.completion_tokens
+            if step.completion_tokens is not None
+            else min(max_tokens, math.ceil(len(step.content or "") / 3))
+        )
         out: dict[str, Any] = {
-            "id": "chatcmpl-scripted", "object": "chat.completion", "created": 0, "model": body.get("model", "scripted"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": step.content},
-                         "finish_reason": step.finish_reason}],
+            "id": "chatcmpl-scripted",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", "scripted"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": step.content},
+                    "finish_reason": step.finish_reason,
+                }
+            ],
         }
         if step.usage:
-            out["usage"] = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+            out["usage"] = {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            }
         return out

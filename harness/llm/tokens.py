@@ -28,7 +28,9 @@ def text_bound(text: str) -> int:
 
 def prompt_bound(messages: list[dict[str, str]], response_format: dict[str, Any] | None = None) -> int:
     """At most this many prompt tokens for a chat request."""
-    total = PER_REQUEST + sum(PER_MESSAGE + text_bound(m.get("role", "")) + text_bound(m.get("content", "")) for m in messages)
+    total = PER_REQUEST + sum(
+        PER_MESSAGE + text_bound(m.get("role", "")) + text_bound(m.get("content", "")) for m in messages
+    )
     if response_format is not None:
         total += text_bound(json.dumps(response_format, separators=(",", ":")))
     return total

@@ -25,27 +25,36 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+from forensic.harness.budget import Limits
+from forensic.sandbox import ForensicError, ToolArgumentError
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
 
 from forensic import __version__
-from forensic.harness.budget import Limits
-from forensic.sandbox import ForensicError, ToolArgumentError
 
 from .session import BudgetExhausted, McpSession
 
-_READ_ONLY = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
-                                   open_world_hint=False)
+_READ_ONLY = types.ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
 
 _INVESTIGATE_SCHEMA = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
-        "tool_calls": {"type": "integer", "minimum": 0, "maximum": 1000,
-                       "description": "At most this many tool calls (never more than the session has left)."},
-        "wall_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 3600,
-                   "description": "At most this many seconds (never more than the session has left)."},
+        "tool_calls": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 1000,
+            "description": "At most this many tool calls (never more than the session has left).",
+        },
+        "wall_s": {
+            "type": "number",
+            "exclusiveMinimum": 0,
+            "maximum": 3600,
+            "description": "At most this many seconds (never more than the session has left).",
+        },
     },
 }
 
@@ -53,8 +62,14 @@ _CHAT_SCHEMA = {
     "type": "object",
     "additionalProperties": False,
     "required": ["question"],
-    "properties": {"question": {"type": "string", "minLength": 1, "maxLength": 2000,
-                                "description": "A question about the incident, in words."}},
+    "properties": {
+        "question": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 2000,
+            "description": "A question about the incident, in words.",
+        }
+    },
 }
 
 #: MCP sessions one HTTP server keeps open at once; the transport answers 503 to one more.
@@ -81,8 +96,15 @@ class _Sessions:
     request in flight, has closed it too, so a live session never loses its budget and ledger here.
     """
 
-    def __init__(self, bundle: Any, limits: Limits, *, max_sessions: int = MAX_SESSIONS,
-                 idle_s: float = SESSION_IDLE_S, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        bundle: Any,
+        limits: Limits,
+        *,
+        max_sessions: int = MAX_SESSIONS,
+        idle_s: float = SESSION_IDLE_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.bundle, self.limits = bundle, limits
         self.max_sessions, self.idle_s, self.clock = max_sessions, idle_s, clock
         self._by_id: dict[str, tuple[McpSession, float]] = {}  # least recently used first
@@ -121,18 +143,35 @@ def build_server(bundle: Any, limits: Limits | None = None) -> Server:
     sessions = _Sessions(bundle, limits or Limits())
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        tools = [types.Tool(name=s["name"], description=s["description"], input_schema=s["parameters"],
-                            annotations=_READ_ONLY) for s in McpSession.tool_schemas()]
-        tools.append(types.Tool(
-            name="investigate", input_schema=_INVESTIGATE_SCHEMA, annotations=_READ_ONLY,
-            description="Investigate the incident end to end: hypotheses over the failure graph, tests with the "
-                        "read-only tools, and a verdict whose every finding cites evidence. Returns the "
-                        "forensic.report/v1 report; its remediation proposals can be read but not approved here."))
-        tools.append(types.Tool(
-            name="chat", input_schema=_CHAT_SCHEMA, annotations=_READ_ONLY,
-            description="Ask about the incident in words and follow up (why is it slow? which rank is slowest? what about "
-                        "<host|GPU|NIC|rank>? why not <cause>? what should we do?). Each answer cites evidence; claims "
-                        "that do not check out are dropped. The first question runs the investigation."))
+        tools = [
+            types.Tool(
+                name=s["name"],
+                description=s["description"],
+                input_schema=s["parameters"],
+                annotations=_READ_ONLY,
+            )
+            for s in McpSession.tool_schemas()
+        ]
+        tools.append(
+            types.Tool(
+                name="investigate",
+                input_schema=_INVESTIGATE_SCHEMA,
+                annotations=_READ_ONLY,
+                description="Investigate the incident end to end: hypotheses over the failure graph, tests with the "
+                "read-only tools, and a verdict whose every finding cites evidence. Returns the "
+                "forensic.report/v1 report; its remediation proposals can be read but not approved here.",
+            )
+        )
+        tools.append(
+            types.Tool(
+                name="chat",
+                input_schema=_CHAT_SCHEMA,
+                annotations=_READ_ONLY,
+                description="Ask about the incident in words and follow up (why is it slow? which rank is slowest? what about "
+                "<host|GPU|NIC|rank>? why not <cause>? what should we do?). Each answer cites evidence; claims "
+                "that do not check out are dropped. The first question runs the investigation.",
+            )
+        )
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -158,24 +197,52 @@ def build_server(bundle: Any, limits: Limits | None = None) -> Server:
 
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
         session = sessions.get(ctx)
-        fixed = [("incident", "The incident: title, window, job."),
-                 ("failure-graph", "Symptoms, mechanisms and root causes with their tests."),
-                 ("budget", "What this session has spent and may spend.")]
-        res = [types.Resource(uri=f"forensic://{n}", name=n, description=d, mime_type="application/json")
-               for n, d in fixed]
-        res += [types.Resource(uri=f"forensic://evidence/{r['id']}", name=r["id"], mime_type="application/json",
-                               description=f"{r['tool']}: {r['summary'][:200]}") for r in session.records]
-        res += [types.Resource(uri=f"forensic://investigations/{r['id']}", name=r["id"], mime_type="application/json",
-                               description=f"{r['status']} {r['verdict']['root_cause']}") for r in session.reports]
+        fixed = [
+            ("incident", "The incident: title, window, job."),
+            ("failure-graph", "Symptoms, mechanisms and root causes with their tests."),
+            ("budget", "What this session has spent and may spend."),
+        ]
+        res = [
+            types.Resource(uri=f"forensic://{n}", name=n, description=d, mime_type="application/json")
+            for n, d in fixed
+        ]
+        res += [
+            types.Resource(
+                uri=f"forensic://evidence/{r['id']}",
+                name=r["id"],
+                mime_type="application/json",
+                description=f"{r['tool']}: {r['summary'][:200]}",
+            )
+            for r in session.records
+        ]
+        res += [
+            types.Resource(
+                uri=f"forensic://investigations/{r['id']}",
+                name=r["id"],
+                mime_type="application/json",
+                description=f"{r['status']} {r['verdict']['root_cause']}",
+            )
+            for r in session.reports
+        ]
         return types.ListResourcesResult(resources=res)
 
     async def list_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(resource_templates=[
-            types.ResourceTemplate(uri_template="forensic://evidence/{id}", name="evidence",
-                                   description="An evidence record of this session (ev-N).", mime_type="application/json"),
-            types.ResourceTemplate(uri_template="forensic://investigations/{id}", name="investigation",
-                                   description="A report of this session (inv-N).", mime_type="application/json"),
-        ])
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(
+                    uri_template="forensic://evidence/{id}",
+                    name="evidence",
+                    description="An evidence record of this session (ev-N).",
+                    mime_type="application/json",
+                ),
+                types.ResourceTemplate(
+                    uri_template="forensic://investigations/{id}",
+                    name="investigation",
+                    description="A report of this session (inv-N).",
+                    mime_type="application/json",
+                ),
+            ]
+        )
 
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         session = sessions.get(ctx)
@@ -184,8 +251,15 @@ def build_server(bundle: Any, limits: Limits | None = None) -> Server:
         try:
             if not uri.startswith("forensic://"):
                 raise ToolArgumentError(f"unknown resource {uri[:200]!r}")
-            body = {"incident": lambda: session.incident, "failure-graph": session.failure_graph,
-                    "budget": session.budget}.get(kind) if not rest else None
+            body = (
+                {
+                    "incident": lambda: session.incident,
+                    "failure-graph": session.failure_graph,
+                    "budget": session.budget,
+                }.get(kind)
+                if not rest
+                else None
+            )
             if body is not None:
                 data = body()
             elif kind == "evidence" and rest:
@@ -196,15 +270,20 @@ def build_server(bundle: Any, limits: Limits | None = None) -> Server:
                 raise ToolArgumentError(f"unknown resource {uri[:200]!r}")
         except ToolArgumentError as exc:
             raise MCPError(INVALID_PARAMS, str(exc)) from None
-        return types.ReadResourceResult(contents=[
-            types.TextResourceContents(uri=uri, mime_type="application/json", text=_json(data))])
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=uri, mime_type="application/json", text=_json(data))]
+        )
 
     return Server(
-        "forensic", version=__version__,
+        "forensic",
+        version=__version__,
         instructions="Read-only investigator for one GPU training incident. Call `investigate` for a verdict, "
-                     "or single tools (start with job_steps) to look yourself; cite evidence ids (ev-N).",
-        on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
-        on_list_resource_templates=list_templates, on_read_resource=read_resource,
+        "or single tools (start with job_steps) to look yourself; cite evidence ids (ev-N).",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read_resource,
     )
 
 
@@ -214,6 +293,12 @@ def _check_investigate_args(args: dict[str, Any]) -> None:
         raise ToolArgumentError(f"investigate: unknown arguments {sorted(unknown)}")
     for key, kind in (("tool_calls", int), ("wall_s", (int, float))):
         value = args.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, kind) or value <= 0 and key == "wall_s"
-                                  or value < 0 or value > _INVESTIGATE_SCHEMA["properties"][key]["maximum"]):
+        if value is not None and (
+            isinstance(value, bool)
+            or not isinstance(value, kind)
+            or value <= 0
+            and key == "wall_s"
+            or value < 0
+            or value > _INVESTIGATE_SCHEMA["properties"][key]["maximum"]
+        ):
             raise ToolArgumentError(f"investigate: {key} out of range: {value!r}")

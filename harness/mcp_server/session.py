@@ -60,8 +60,10 @@ class McpSession:
         return self._inv.failure_graph.model_dump(mode="json")
 
     def budget(self) -> dict[str, Any]:
-        return {**{k: v for k, v in self.usage.model_dump().items()},
-                **{f"{k}_limit": v for k, v in self.limits.model_dump().items()}}
+        return {
+            **{k: v for k, v in self.usage.model_dump().items()},
+            **{f"{k}_limit": v for k, v in self.limits.model_dump().items()},
+        }
 
     # -- calls --------------------------------------------------------------------------------
     def _check_budget(self) -> None:
@@ -82,7 +84,9 @@ class McpSession:
                 result = tool(self._inv.ctx, args.model_dump(exclude_none=True))
             finally:
                 self.usage.wall_s += time.monotonic() - started
-            record = ledger.make_record(len(self.records) + 1, name, args.model_dump(exclude_none=True), result)
+            record = ledger.make_record(
+                len(self.records) + 1, name, args.model_dump(exclude_none=True), result
+            )
             self.records = ledger.append(self.records, record)
             return self.records[-1]
 
@@ -92,9 +96,12 @@ class McpSession:
             self._check_budget()
             left_calls = self.limits.tool_calls - self.usage.tool_calls
             left_wall = self.limits.wall_s - self.usage.wall_s
-            limits = Limits(tool_calls=min(left_calls, tool_calls if tool_calls is not None else left_calls),
-                            wall_s=min(left_wall, wall_s if wall_s is not None else left_wall),
-                            llm_tokens=self.limits.llm_tokens, cost_usd=self.limits.cost_usd)
+            limits = Limits(
+                tool_calls=min(left_calls, tool_calls if tool_calls is not None else left_calls),
+                wall_s=min(left_wall, wall_s if wall_s is not None else left_wall),
+                llm_tokens=self.limits.llm_tokens,
+                cost_usd=self.limits.cost_usd,
+            )
             inv = Investigator(self._inv.source, limits=limits, graph=self._inv.failure_graph)
             started = time.monotonic()
             try:
@@ -116,16 +123,18 @@ class McpSession:
         """
         if not isinstance(question, str) or not question.strip() or len(question) > 2000:
             raise ToolArgumentError("chat: question must be 1 to 2,000 characters of text")
-        from langgraph.checkpoint.memory import InMemorySaver
-
         from forensic.harness.conversation import Conversation
+        from langgraph.checkpoint.memory import InMemorySaver
 
         with self._lock:
             self._check_budget()
             if self._conversation is None:
-                left = Limits(tool_calls=self.limits.tool_calls - self.usage.tool_calls,
-                              wall_s=self.limits.wall_s - self.usage.wall_s,
-                              llm_tokens=self.limits.llm_tokens, cost_usd=self.limits.cost_usd)
+                left = Limits(
+                    tool_calls=self.limits.tool_calls - self.usage.tool_calls,
+                    wall_s=self.limits.wall_s - self.usage.wall_s,
+                    llm_tokens=self.limits.llm_tokens,
+                    cost_usd=self.limits.cost_usd,
+                )
                 self._conversation = Conversation(self._inv.source, checkpointer=InMemorySaver(), limits=left)
             conv = self._conversation
             before = len(conv.records)
@@ -141,7 +150,9 @@ class McpSession:
     def evidence(self, evidence_id: str) -> dict[str, Any]:
         record = ledger.by_id(self.records).get(evidence_id)
         if record is None:
-            raise ToolArgumentError(f"no evidence {evidence_id!r} in this session (it has {len(self.records)} records)")
+            raise ToolArgumentError(
+                f"no evidence {evidence_id!r} in this session (it has {len(self.records)} records)"
+            )
         return record
 
     def report(self, report_id: str) -> dict[str, Any]:

@@ -38,8 +38,12 @@ def serve_http(server: Server, host: str, port: int, token: str | None = None) -
     """Streamable HTTP at ``http://HOST:PORT/mcp``; with ``token``, every request needs it as a bearer."""
     import uvicorn
 
-    app: Any = server.streamable_http_app(host=host, max_request_body_size=MAX_HTTP_BODY, max_sessions=MAX_SESSIONS,
-                                          session_idle_timeout=SESSION_IDLE_S)
+    app: Any = server.streamable_http_app(
+        host=host,
+        max_request_body_size=MAX_HTTP_BODY,
+        max_sessions=MAX_SESSIONS,
+        session_idle_timeout=SESSION_IDLE_S,
+    )
     app = _SessionsOnly(app)
     if token is not None:
         app = _BearerGate(app, token)
@@ -56,8 +60,13 @@ class _BearerGate:
         if scope["type"] == "http":
             given = dict(scope.get("headers") or []).get(b"authorization", b"")
             if not hmac.compare_digest(given, self._expected):
-                await send({"type": "http.response.start", "status": 401,
-                            "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")]})
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")],
+                    }
+                )
                 await send({"type": "http.response.body", "body": b"missing or wrong bearer token\n"})
                 return
         await self.app(scope, receive, send)
@@ -74,13 +83,20 @@ class _SessionsOnly:
             requested = dict(scope.get("headers") or []).get(b"mcp-protocol-version")
             if requested is not None and requested.decode("latin-1") not in HANDSHAKE_PROTOCOL_VERSIONS:
                 version = requested.decode("latin-1")[:40]
-                error = {"code": UNSUPPORTED_PROTOCOL_VERSION,
-                         "message": f"protocol version {version!r} has no sessions; this server serves "
-                                    f"{', '.join(HANDSHAKE_PROTOCOL_VERSIONS)} (initialize first)",
-                         "data": {"supported": list(HANDSHAKE_PROTOCOL_VERSIONS), "requested": version}}
+                error = {
+                    "code": UNSUPPORTED_PROTOCOL_VERSION,
+                    "message": f"protocol version {version!r} has no sessions; this server serves "
+                    f"{', '.join(HANDSHAKE_PROTOCOL_VERSIONS)} (initialize first)",
+                    "data": {"supported": list(HANDSHAKE_PROTOCOL_VERSIONS), "requested": version},
+                }
                 body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
-                await send({"type": "http.response.start", "status": 400,
-                            "headers": [(b"content-type", b"application/json")]})
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 400,
+                        "headers": [(b"content-type", b"application/json")],
+                    }
+                )
                 await send({"type": "http.response.body", "body": body})
                 return
         await self.app(scope, receive, send)

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field
-
 from forensic.harness.failure_graph import FailureGraph, Hypothesis, Observation
+from pydantic import BaseModel, Field
 
 
 class ToolCall(BaseModel):
@@ -61,7 +60,9 @@ class PlannerView(BaseModel):
     host_scoped: list[str] = Field(default_factory=list, description="Tools that accept a host argument.")
     hosts: list[str] = Field(description="Hosts in the bundle.")
     records: list[dict[str, Any]] = Field(default_factory=list, description="The evidence ledger so far.")
-    refused: list[Refusal] = Field(default_factory=list, description="Calls refused so far; identical ones are not run again.")
+    refused: list[Refusal] = Field(
+        default_factory=list, description="Calls refused so far; identical ones are not run again."
+    )
     incident: dict[str, Any] = Field(default_factory=dict, description="incident.json as loaded.")
     budget_left: dict[str, float] = Field(
         default_factory=dict,
@@ -149,8 +150,9 @@ def make_planner(name: str, **kwargs: Any) -> Planner:
         except ModuleNotFoundError as exc:
             if exc.name is None or exc.name.startswith("forensic"):
                 raise
-            raise PlannerError(f"the {name} planner needs the {exc.name!r} package: "
-                               f"pip install 'forensic-harness[{extra}]'") from None
+            raise PlannerError(
+                f"the {name} planner needs the {exc.name!r} package: pip install 'forensic-harness[{extra}]'"
+            ) from None
     try:
         return _PLANNERS[name](**kwargs)
     except KeyError:

@@ -13,7 +13,15 @@ from __future__ import annotations
 from collections import defaultdict
 
 from forensic.harness.failure_graph import host_of
-from forensic.harness.planners.base import Decision, PlannerBase, PlannerView, Stop, ToolCall, call_key, register_planner
+from forensic.harness.planners.base import (
+    Decision,
+    PlannerBase,
+    PlannerView,
+    Stop,
+    ToolCall,
+    call_key,
+    register_planner,
+)
 
 #: A hypothesis below this probability does not steer test choice.
 MIN_PROBABILITY = 0.01
@@ -81,8 +89,10 @@ class GraphPlanner(PlannerBase):
                 if mass <= 0:
                     continue
                 key = (tool, None)
-                values[key] += mass * (1.0 - (top.probability if top and top.confirmed else 0.0)) / (
-                    view.tools[tool] * SWEEP_COST_FACTOR
+                values[key] += (
+                    mass
+                    * (1.0 - (top.probability if top and top.confirmed else 0.0))
+                    / (view.tools[tool] * SWEEP_COST_FACTOR)
                 )
                 why.setdefault(key, "sweep: look for faults no suspect points at")
 
@@ -106,17 +116,27 @@ class GraphPlanner(PlannerBase):
             if test.tool in fleet_done and (host is None or host in sampled.get(test.tool, {host})):
                 continue
             scoped = host if host in view.hosts and test.tool in view.host_scoped else None
-            tried = any(r.get("tool") == test.tool and (r.get("args") or {}).get("host") == scoped for r in view.records)
+            tried = any(
+                r.get("tool") == test.tool and (r.get("args") or {}).get("host") == scoped
+                for r in view.records
+            )
             if (test.tool, scoped) in done or tried:  # a call that failed is not asked again
                 continue
-            return ToolCall(tool=test.tool, args={"host": scoped} if scoped else {},
-                            reason=f"could refute {top.root_cause} on {top.component} ({test.signal})")
+            return ToolCall(
+                tool=test.tool,
+                args={"host": scoped} if scoped else {},
+                reason=f"could refute {top.root_cause} on {top.component} ({test.signal})",
+            )
         return None
 
 
 def _refused(view: PlannerView) -> set[tuple[str, str | None]]:
     """(tool, host) of the refused calls shaped as this planner asks them (``{"host": host}`` or ``{}``)."""
-    return {(r.tool, r.host) for r in view.refused if r.key == call_key(r.tool, {"host": r.host} if r.host else {})}
+    return {
+        (r.tool, r.host)
+        for r in view.refused
+        if r.key == call_key(r.tool, {"host": r.host} if r.host else {})
+    }
 
 
 def _sampled_sweeps(view: PlannerView) -> dict[str, set[str]]:
@@ -125,6 +145,11 @@ def _sampled_sweeps(view: PlannerView) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     for r in view.records:
         sweep = (r.get("data") or {}).get("sweep")
-        if r.get("status") == "ok" and isinstance(sweep, dict) and sweep.get("sampled") and not (r.get("args") or {}).get("host"):
+        if (
+            r.get("status") == "ok"
+            and isinstance(sweep, dict)
+            and sweep.get("sampled")
+            and not (r.get("args") or {}).get("host")
+        ):
             out.setdefault(r["tool"], set()).update(host_of(str(c)) for c in r.get("covered") or [])
     return out

@@ -26,13 +26,21 @@ import time
 from typing import Any
 
 from forensic.harness.llm.client import Allowance, ModelClient
-from forensic.settings import get_settings
 from forensic.harness.llm.prompt import CauseInfo, ToolInfo, case_data, system_prompt, user_prompt
-from forensic.harness.llm.reply import ModelReply, ReplyError, clean_text, inert_args, parse_reply, reply_schema
+from forensic.harness.llm.reply import (
+    ModelReply,
+    ReplyError,
+    clean_text,
+    inert_args,
+    parse_reply,
+    reply_schema,
+)
 from forensic.harness.planners.base import Decision, PlannerView, Stop, ToolCall, call_key, register_planner
 from forensic.harness.planners.graph_planner import GraphPlanner
 from forensic.sandbox.errors import ModelError, ToolArgumentError
 from forensic.tools import all_tools
+
+from forensic.settings import get_settings
 
 #: Completion tokens asked for when the budget allows (a reply is a few hundred).
 DEFAULT_MAX_TOKENS = 1024
@@ -88,7 +96,9 @@ class LLMPlanner:
     ) -> None:
         env = get_settings()
         self.client = client or ModelClient(
-            base_url=base_url, model=model, api_key=api_key,
+            base_url=base_url,
+            model=model,
+            api_key=api_key,
             timeout_s=timeout_s or env.llm_timeout_s or 60.0,
         )
         self.max_tokens = int(max_tokens or env.llm_max_tokens or DEFAULT_MAX_TOKENS)
@@ -129,14 +139,21 @@ class LLMPlanner:
         action = reply.action
         if action.kind == "stop":
             return self._model_stops(clean_text(action.reason, 200), view)
-        call = ToolCall(tool=clean_text(action.tool, 64), args=inert_args(action.args), reason=clean_text(action.reason, 300))
+        call = ToolCall(
+            tool=clean_text(action.tool, 64),
+            args=inert_args(action.args),
+            reason=clean_text(action.reason, 300),
+        )
         problem, clean_args = self._check(call, view)
         refusal = next((r for r in view.refused if r.key == call_key(call.tool, clean_args)), None)
         if refusal is not None:
             self._refused_repeats += 1
             if self._refused_repeats >= MAX_REFUSED_REPEATS:
-                return self._fall_back(f"the model asked {self._refused_repeats} times again for a call that was refused "
-                                       f"({refusal.evidence}: {clean_text(refusal.reason, 200)})", view)
+                return self._fall_back(
+                    f"the model asked {self._refused_repeats} times again for a call that was refused "
+                    f"({refusal.evidence}: {clean_text(refusal.reason, 200)})",
+                    view,
+                )
             problem = f"{call.tool} with these arguments was refused ({refusal.evidence}) and is not run again; choose another test"
         if problem is None:
             self._no_progress = 0
@@ -169,10 +186,17 @@ class LLMPlanner:
 
     def dump_state(self) -> dict[str, Any]:
         """What must survive a restart of the process, as JSON (the harness checkpoints it)."""
-        return {"fell_back": self._fell_back, "handed_over": self._handed_over, "claims": self._claims,
-                "hypotheses": self._hypotheses, "off_vocabulary": sorted(self._off_vocabulary),
-                "feedback": self._feedback, "no_progress": self._no_progress, "refused_repeats": self._refused_repeats,
-                "turn": self._turn}
+        return {
+            "fell_back": self._fell_back,
+            "handed_over": self._handed_over,
+            "claims": self._claims,
+            "hypotheses": self._hypotheses,
+            "off_vocabulary": sorted(self._off_vocabulary),
+            "feedback": self._feedback,
+            "no_progress": self._no_progress,
+            "refused_repeats": self._refused_repeats,
+            "turn": self._turn,
+        }
 
     def load_state(self, state: dict[str, Any]) -> None:
         """Continue from a checkpointed :meth:`dump_state`."""
@@ -232,8 +256,11 @@ class LLMPlanner:
         before = self.client.tally.model_copy()
         try:
             completion = self.client.complete(
-                messages, max_tokens=max_tokens, schema=self._schema,
-                within_s=wall_left, allowance=Allowance(tokens=max(0, tokens_left), cost_usd=max(0.0, cost_left)),
+                messages,
+                max_tokens=max_tokens,
+                schema=self._schema,
+                within_s=wall_left,
+                allowance=Allowance(tokens=max(0, tokens_left), cost_usd=max(0.0, cost_left)),
             )
         except ModelError as exc:
             raise _GiveUp(f"model call failed: {clean_text(str(exc), 300)}") from None
@@ -252,19 +279,40 @@ class LLMPlanner:
     def _messages(self, view: PlannerView) -> list[dict[str, str]]:
         if self._system is None:
             tools = all_tools()
-            infos = [ToolInfo(name=n, description=t.description, params=t.schema()["parameters"], cost=t.cost)
-                     for n, t in sorted(tools.items())]
-            causes = [CauseInfo(id=rc.id, title=rc.title, kinds=[k for k in rc.kinds if k != "none"])
-                      for rc in view.graph.root_causes.values()]
+            infos = [
+                ToolInfo(name=n, description=t.description, params=t.schema()["parameters"], cost=t.cost)
+                for n, t in sorted(tools.items())
+            ]
+            causes = [
+                CauseInfo(id=rc.id, title=rc.title, kinds=[k for k in rc.kinds if k != "none"])
+                for rc in view.graph.root_causes.values()
+            ]
             self._system = system_prompt(infos, causes)
             self._schema = reply_schema({i.name: i.params for i in infos})
-        beliefs = [{"root_cause": h.root_cause, "component": h.component, "p": round(h.probability, 3),
-                    "confirmed": h.confirmed} for h in view.hypotheses[:5]]
-        data = case_data(incident=view.incident, hosts=view.hosts, beliefs=beliefs, records=view.records,
-                         previous=self._hypotheses, max_chars=self.max_data_chars)
+        beliefs = [
+            {
+                "root_cause": h.root_cause,
+                "component": h.component,
+                "p": round(h.probability, 3),
+                "confirmed": h.confirmed,
+            }
+            for h in view.hypotheses[:5]
+        ]
+        data = case_data(
+            incident=view.incident,
+            hosts=view.hosts,
+            beliefs=beliefs,
+            records=view.records,
+            previous=self._hypotheses,
+            max_chars=self.max_data_chars,
+        )
         feedback, self._feedback = self._feedback, []
-        user = user_prompt(step=self._turn, tool_calls_left=int(view.budget_left.get("tool_calls", 0)),
-                           data=data, feedback=feedback)
+        user = user_prompt(
+            step=self._turn,
+            tool_calls_left=int(view.budget_left.get("tool_calls", 0)),
+            data=data,
+            feedback=feedback,
+        )
         return [{"role": "system", "content": self._system}, {"role": "user", "content": user}]
 
     # -- what the model said ------------------------------------------------------------------
@@ -273,7 +321,10 @@ class LLMPlanner:
         tools = all_tools()
         tool = tools.get(call.tool)
         if tool is None:
-            return f"tool {_quote(call.tool)} does not exist; the tools are: {', '.join(sorted(tools))}", call.args
+            return (
+                f"tool {_quote(call.tool)} does not exist; the tools are: {', '.join(sorted(tools))}",
+                call.args,
+            )
         try:
             args = tool.validate(call.args)
         except ToolArgumentError as exc:
@@ -284,13 +335,19 @@ class LLMPlanner:
             return f"{call.tool}: unknown host {_quote(host)}; name a host from the data or omit host", clean
         done = set(view.executed)
         if (call.tool, host) in done or (call.tool, None) in done:
-            return f"{call.tool}{' on ' + host if host else ''} already ran; its result is in the evidence", clean
+            return (
+                f"{call.tool}{' on ' + host if host else ''} already ran; its result is in the evidence",
+                clean,
+            )
         return None, clean
 
     def _absorb(self, reply: ModelReply, view: PlannerView) -> None:
         self._hypotheses = [
-            {"root_cause": clean_text(h.root_cause, 80), "component": clean_text(h.component, 200) if h.component else None,
-             "why": clean_text(h.why, 300)}
+            {
+                "root_cause": clean_text(h.root_cause, 80),
+                "component": clean_text(h.component, 200) if h.component else None,
+                "why": clean_text(h.why, 300),
+            }
             for h in reply.hypotheses[:3]
         ]
         for h in self._hypotheses:
@@ -300,7 +357,9 @@ class LLMPlanner:
             if len(self._off_vocabulary) < MAX_OFF_VOCABULARY_NOTES:
                 self._off_vocabulary.add(rc)
                 where = f" on {h['component']}" if h["component"] else ""
-                self._notes.append(f"the model suggests a cause outside the playbooks: {rc!r}{where} (not a verdict; for a person to judge)")
+                self._notes.append(
+                    f"the model suggests a cause outside the playbooks: {rc!r}{where} (not a verdict; for a person to judge)"
+                )
         for c in reply.claims:
             text = clean_text(c.claim, 300)
             if not text:

@@ -5,7 +5,6 @@ input. Request bodies are capped (``max_body_bytes``); a refused webhook body is
 dead-letter table with why it was refused.
 """
 
-
 import asyncio
 import json
 import time
@@ -15,19 +14,20 @@ from typing import Annotated, Any, Literal
 from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
-from pydantic import BaseModel, Field
-from starlette.exceptions import HTTPException as StarletteHTTPException
-
 from forensic.harness.service.auth import AuthError, allowed
 from forensic.harness.service.config import User
 from forensic.harness.service.decisions import DecisionError, TableApprovals, audit_sink, decide
 from forensic.harness.service.intake import IntakeError, IntakeResult, parse_payload
 from forensic.harness.service.service import Service
 from forensic.harness.service.store import STATUSES
+from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 _STATIC = resources.files("forensic.harness.service") / "static"
-_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
 
 
 class Problem(Exception):
@@ -65,7 +65,9 @@ class ChatBody(BaseModel):
 class DecisionBody(BaseModel):
     """A person's decision on one proposal."""
 
-    content_hash: str = Field(min_length=64, max_length=64, description="The proposal's content hash, as shown.")
+    content_hash: str = Field(
+        min_length=64, max_length=64, description="The proposal's content hash, as shown."
+    )
     reason: str = Field(min_length=1, max_length=2000, description="Why, recorded in the audit log.")
 
 
@@ -84,14 +86,23 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
 
     # No /docs or /redoc: their pages load Swagger UI and ReDoc from a CDN, which the service's own
     # CSP refuses (and it serves no external asset). The OpenAPI document is at /openapi.json.
-    app = FastAPI(title="forensic", version="1", lifespan=lifespan, docs_url=None, redoc_url=None,
-                  description="Auto-triage: Alertmanager webhooks in; investigations, approvals and a page out.")
+    app = FastAPI(
+        title="forensic",
+        version="1",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        description="Auto-triage: Alertmanager webhooks in; investigations, approvals and a page out.",
+    )
     cap = svc.cfg.max_body_bytes
 
     # -- errors: one line, right status ---------------------------------------------------
     def _problem_response(exc: Problem) -> JSONResponse:
-        return JSONResponse({"detail": exc.detail}, status_code=exc.status,
-                            headers={"WWW-Authenticate": "Bearer"} if exc.status == 401 else None)
+        return JSONResponse(
+            {"detail": exc.detail},
+            status_code=exc.status,
+            headers={"WWW-Authenticate": "Bearer"} if exc.status == 401 else None,
+        )
 
     @app.exception_handler(Problem)
     async def _problem(_: Request, exc: Problem) -> JSONResponse:
@@ -108,8 +119,11 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
         return JSONResponse({"detail": str(exc.detail)}, status_code=exc.status_code)
 
     # Security headers on every response, as plain ASGI (BaseHTTPMiddleware costs a task per request).
-    extra_headers = [(b"content-security-policy", _CSP.encode()), (b"x-content-type-options", b"nosniff"),
-                     (b"referrer-policy", b"no-referrer")]
+    extra_headers = [
+        (b"content-security-policy", _CSP.encode()),
+        (b"x-content-type-options", b"nosniff"),
+        (b"referrer-policy", b"no-referrer"),
+    ]
 
     def _with_headers(inner):
         async def asgi(scope, receive, send):
@@ -130,6 +144,7 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
                     response = _problem_response(exc)
                 return await response(scope, receive, send_with)
             return await inner(scope, receive, send_with)
+
         return asgi
 
     app.add_middleware(_HeadersMiddleware, wrap=_with_headers)
@@ -138,6 +153,7 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
     def need(role: str):
         async def dep(authorization: Annotated[str | None, Header()] = None) -> User:  # async: no thread hop
             return _user(authorization, role)
+
         return dep
 
     async def read_capped(request: Request) -> tuple[bytes, str | None]:
@@ -189,34 +205,92 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
             res = await asyncio.wrap_future(svc.writer.submit(user.name, text, payload))
         except Exception as exc:  # the database refused the write: nothing was accepted, say so
             raise Problem(503, f"could not store the alerts durably: {type(exc).__name__}; retry") from None
-        return Response(json.dumps({"accepted": res.accepted, "duplicates": res.duplicates, "grouped": res.grouped,
-                                    "opened": res.opened, "investigations": res.investigations}).encode(),
-                        status_code=202, media_type="application/json")
+        return Response(
+            json.dumps(
+                {
+                    "accepted": res.accepted,
+                    "duplicates": res.duplicates,
+                    "grouped": res.grouped,
+                    "opened": res.opened,
+                    "investigations": res.investigations,
+                }
+            ).encode(),
+            status_code=202,
+            media_type="application/json",
+        )
 
-    @app.post("/api/v1/alerts", status_code=202, tags=["intake"], response_class=Response,
-              responses={202: {"model": IntakeResult, "description": "Stored durably."},
-                         400: {}, 401: {}, 403: {}, 413: {}, 422: {}, 503: {}},
-              openapi_extra={"parameters": [{"name": "authorization", "in": "header", "required": True,
-                                             "schema": {"type": "string"}, "description": "Bearer TOKEN"}]})
+    @app.post(
+        "/api/v1/alerts",
+        status_code=202,
+        tags=["intake"],
+        response_class=Response,
+        responses={
+            202: {"model": IntakeResult, "description": "Stored durably."},
+            400: {},
+            401: {},
+            403: {},
+            413: {},
+            422: {},
+            503: {},
+        },
+        openapi_extra={
+            "parameters": [
+                {
+                    "name": "authorization",
+                    "in": "header",
+                    "required": True,
+                    "schema": {"type": "string"},
+                    "description": "Bearer TOKEN",
+                }
+            ]
+        },
+    )
     async def post_alerts(request: Request) -> Response:
         """Alertmanager's webhook (version 4), exactly as it sends it. 202 after a durable write."""
         return await accept_alerts(request)
 
     # -- investigations --------------------------------------------------------------------
     def _summary(r: dict[str, Any]) -> dict[str, Any]:
-        return {k: r.get(k) for k in ("id", "job", "hosts", "status", "report_status", "verdict", "component", "confidence",
-                                      "alert_count", "resolved_count", "first_at", "last_at", "created_at",
-                                      "started_at", "finished_at", "error")}
+        return {
+            k: r.get(k)
+            for k in (
+                "id",
+                "job",
+                "hosts",
+                "status",
+                "report_status",
+                "verdict",
+                "component",
+                "confidence",
+                "alert_count",
+                "resolved_count",
+                "first_at",
+                "last_at",
+                "created_at",
+                "started_at",
+                "finished_at",
+                "error",
+            )
+        }
 
     @app.get("/api/v1/investigations", tags=["investigations"])
-    def list_investigations(_: Annotated[User, Depends(need("viewer"))],
-                            status: Literal[STATUSES] | None = None,  # type: ignore[valid-type]
-                            job: Annotated[str | None, Query(max_length=256)] = None,
-                            since: float | None = None, until: float | None = None,
-                            limit: Annotated[int, Query(ge=1, le=1000)] = 200) -> dict[str, Any]:
+    def list_investigations(
+        _: Annotated[User, Depends(need("viewer"))],
+        status: Literal[STATUSES] | None = None,  # type: ignore[valid-type]
+        job: Annotated[str | None, Query(max_length=256)] = None,
+        since: float | None = None,
+        until: float | None = None,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+    ) -> dict[str, Any]:
         """Investigations, newest first; filter by status, job and time (unix seconds)."""
-        return {"investigations": [_summary(r) for r in svc.store.investigations(status=status, job=job, since=since,
-                                                                                 until=until, limit=limit)]}
+        return {
+            "investigations": [
+                _summary(r)
+                for r in svc.store.investigations(
+                    status=status, job=job, since=since, until=until, limit=limit
+                )
+            ]
+        }
 
     def _get(inv_id: str) -> dict[str, Any]:
         inv = svc.store.investigation(inv_id)
@@ -230,8 +304,15 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
         ``alerts_shown`` (up to 1,000, by start time) of ``alerts_total``."""
         inv = _get(inv_id)
         alerts = svc.store.alerts_of(inv_id)  # the first 1,000 by start time
-        return {**_summary(inv), "gpus": inv["gpus"], "report": svc.live.with_archive(inv, inv["report"]), "alerts": alerts,
-                "alerts_total": inv["alert_count"], "alerts_shown": len(alerts), "events": svc.store.events_after(inv_id, 0)}
+        return {
+            **_summary(inv),
+            "gpus": inv["gpus"],
+            "report": svc.live.with_archive(inv, inv["report"]),
+            "alerts": alerts,
+            "alerts_total": inv["alert_count"],
+            "alerts_shown": len(alerts),
+            "events": svc.store.events_after(inv_id, 0),
+        }
 
     @app.get("/api/v1/investigations/{inv_id}/heatmap", tags=["investigations"])
     def get_heatmap(inv_id: str, _: Annotated[User, Depends(need("viewer"))]) -> dict[str, Any]:
@@ -240,7 +321,11 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
 
         inv = _get(inv_id)
         kept = svc.live.archive_of(inv)  # a live run's evidence, as read
-        return heatmap(str(kept) if kept else inv["bundle"]) if inv.get("bundle") else {"available": False, "reason": "no evidence source"}
+        return (
+            heatmap(str(kept) if kept else inv["bundle"])
+            if inv.get("bundle")
+            else {"available": False, "reason": "no evidence source"}
+        )
 
     @app.get("/api/v1/investigations/{inv_id}/timeline", tags=["investigations"])
     def get_timeline(inv_id: str, _: Annotated[User, Depends(need("viewer"))]) -> dict[str, Any]:
@@ -259,10 +344,14 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
             raise Problem(404, f"{inv_id} kept no archive (only live investigations do, once concluded)")
         return FileResponse(kept, media_type="application/gzip", filename=f"{inv_id}.tar.gz")
 
-    @app.get("/api/v1/investigations/{inv_id}/events", tags=["investigations"],
-             response_class=StreamingResponse)
-    async def stream_events(inv_id: str, _: Annotated[User, Depends(need("viewer"))],
-                            last_event_id: Annotated[str | None, Header()] = None) -> StreamingResponse:
+    @app.get(
+        "/api/v1/investigations/{inv_id}/events", tags=["investigations"], response_class=StreamingResponse
+    )
+    async def stream_events(
+        inv_id: str,
+        _: Annotated[User, Depends(need("viewer"))],
+        last_event_id: Annotated[str | None, Header()] = None,
+    ) -> StreamingResponse:
         """Server-sent events: hypotheses, tool calls, findings, verdict, decisions; ends when the run stops."""
         after = _event_id(last_event_id)
         await asyncio.to_thread(_get, inv_id)
@@ -293,31 +382,49 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
         if not header:
             return 0
         if not (header.isascii() and header.isdigit() and len(header) <= 19 and int(header) < 1 << 63):
-            raise Problem(400, f"Last-Event-ID must be an event id this stream sent (digits), not {header[:20]!r}"
-                               f"{'...' if len(header) > 20 else ''}")
+            raise Problem(
+                400,
+                f"Last-Event-ID must be an event id this stream sent (digits), not {header[:20]!r}"
+                f"{'...' if len(header) > 20 else ''}",
+            )
         return int(header)
 
     # -- decisions -------------------------------------------------------------------------
     def _decide(inv_id: str, rp: str, verdict: str, body: DecisionBody, user: User) -> dict[str, Any]:
         try:
-            p = decide(svc.store, svc.saver, inv_id, rp, verdict, content_hash=body.content_hash, reason=body.reason, where=svc.live.where,
-                       user=user.name)
+            p = decide(
+                svc.store,
+                svc.saver,
+                inv_id,
+                rp,
+                verdict,
+                content_hash=body.content_hash,
+                reason=body.reason,
+                where=svc.live.where,
+                user=user.name,
+            )
         except DecisionError as exc:
             raise Problem(exc.status, exc.reason) from None
         return {"proposal": p, "by": user.name}
 
     @app.post("/api/v1/investigations/{inv_id}/proposals/{rp}/approve", tags=["decisions"])
-    def approve(inv_id: str, rp: str, body: DecisionBody, user: Annotated[User, Depends(need("approver"))]) -> dict[str, Any]:
+    def approve(
+        inv_id: str, rp: str, body: DecisionBody, user: Annotated[User, Depends(need("approver"))]
+    ) -> dict[str, Any]:
         """Approve exactly the proposal with this content hash, as the token's user."""
         return _decide(inv_id, rp, "approve", body, user)
 
     @app.post("/api/v1/investigations/{inv_id}/proposals/{rp}/reject", tags=["decisions"])
-    def reject(inv_id: str, rp: str, body: DecisionBody, user: Annotated[User, Depends(need("approver"))]) -> dict[str, Any]:
+    def reject(
+        inv_id: str, rp: str, body: DecisionBody, user: Annotated[User, Depends(need("approver"))]
+    ) -> dict[str, Any]:
         """Reject the proposal with this content hash, as the token's user."""
         return _decide(inv_id, rp, "reject", body, user)
 
     @app.post("/api/v1/investigations/{inv_id}/proposals/{rp}/execute", tags=["decisions"])
-    def execute(inv_id: str, rp: str, body: ExecuteBody, user: Annotated[User, Depends(need("approver"))]) -> dict[str, Any]:
+    def execute(
+        inv_id: str, rp: str, body: ExecuteBody, user: Annotated[User, Depends(need("approver"))]
+    ) -> dict[str, Any]:
         """Carry out an approved proposal (or plan it with ``dry_run``), once, as the token's user.
 
         Needs ``executors`` in serve.toml. The execution gate checks that the approval gate approved
@@ -326,14 +433,22 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
         from forensic.harness.executors import ExecutionError, ExecutionGate, load_config
 
         if svc.cfg.executors is None:
-            raise Problem(409, "this service carries nothing out: name an executors.toml in serve.toml (executors = ...)")
+            raise Problem(
+                409,
+                "this service carries nothing out: name an executors.toml in serve.toml (executors = ...)",
+            )
         inv = _get(inv_id)
         tup = svc.saver.get_tuple({"configurable": {"thread_id": inv["thread_id"]}})
         if tup is None:
             raise Problem(409, f"investigation {inv_id} has no checkpoint to execute from")
         try:
-            gate = ExecutionGate(load_config(svc.cfg.executors), audit_sink=audit_sink(svc.store, inv_id), actor=user.name,
-                                 approval_records=TableApprovals(svc.store, inv_id), ledger=svc.ledger())
+            gate = ExecutionGate(
+                load_config(svc.cfg.executors),
+                audit_sink=audit_sink(svc.store, inv_id),
+                actor=user.name,
+                approval_records=TableApprovals(svc.store, inv_id),
+                ledger=svc.ledger(),
+            )
             return gate.execute(inv["thread_id"], tup.checkpoint["channel_values"], rp, dry_run=body.dry_run)
         except ExecutionError as exc:
             raise Problem(409, str(exc)) from None
@@ -354,20 +469,30 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
 
         inv = _get(body.investigation)
         if not inv.get("bundle"):
-            raise Problem(409, f"investigation {body.investigation} has no evidence to talk about ({inv['status']})")
+            raise Problem(
+                409, f"investigation {body.investigation} has no evidence to talk about ({inv['status']})"
+            )
         thread = body.conversation or f"chat-{body.investigation}-{uuid.uuid4().hex[:8]}"
         if not thread.startswith(f"chat-{body.investigation}-"):
             raise Problem(409, f"conversation {thread!r} is not about {body.investigation}")
         try:
+
             def on_page(p: dict[str, Any]) -> str:
-                return (f"Approve on {body.investigation}'s page, or POST /api/v1/investigations/{body.investigation}"
-                        f"/proposals/{p['id']}/approve with content_hash {p['content_hash']} as an approver "
-                        "(a message never approves)")
+                return (
+                    f"Approve on {body.investigation}'s page, or POST /api/v1/investigations/{body.investigation}"
+                    f"/proposals/{p['id']}/approve with content_hash {p['content_hash']} as an approver "
+                    "(a message never approves)"
+                )
 
             # A live run is talked about from what it read (its archive), else from its fleet window.
             kept = svc.live.archive_of(inv)
-            conv = Conversation(str(kept) if kept else svc.live.where(inv), checkpointer=svc.saver,
-                                limits=svc.cfg.budgets, thread_id=thread, approve_hint=on_page)
+            conv = Conversation(
+                str(kept) if kept else svc.live.where(inv),
+                checkpointer=svc.saver,
+                limits=svc.cfg.budgets,
+                thread_id=thread,
+                approve_hint=on_page,
+            )
             if body.conversation and not conv.state():
                 raise Problem(404, f"no conversation {thread!r}")
             answer = conv.ask(body.question)
@@ -377,32 +502,50 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
         # records travel with the answer.
         cited = {e for c in answer.claims for e in c.evidence} | set(answer.new_evidence)
         records = {r["id"]: r for r in conv.records if r["id"] in cited}
-        return {"conversation": thread, "by": user.name, "answer": answer.render(), "records": records,
-                **answer.model_dump(mode="json")}
+        return {
+            "conversation": thread,
+            "by": user.name,
+            "answer": answer.render(),
+            "records": records,
+            **answer.model_dump(mode="json"),
+        }
 
     # -- audit, health, metrics, who am I --------------------------------------------------
     @app.get("/api/v1/audit", tags=["audit"])
-    def audit(_: Annotated[User, Depends(need("viewer"))], investigation: str | None = None,
-              limit: Annotated[int, Query(ge=1, le=5000)] = 500) -> dict[str, Any]:
+    def audit(
+        _: Annotated[User, Depends(need("viewer"))],
+        investigation: str | None = None,
+        limit: Annotated[int, Query(ge=1, le=5000)] = 500,
+    ) -> dict[str, Any]:
         """The append-only audit log, newest first: who, when, what, why, and the outcome."""
         return {"entries": svc.store.audit_log(investigation=investigation, limit=limit)}
 
     @app.get("/api/v1/me", tags=["audit"])
     def me(user: Annotated[User, Depends(need("viewer"))]) -> dict[str, Any]:
         # The page offers Dry run and Execute only where they can work: an approver, and executors configured.
-        return {"name": user.name, "role": user.role, "can_approve": allowed(user, "approver"),
-                "can_execute": allowed(user, "approver") and svc.cfg.executors is not None}
+        return {
+            "name": user.name,
+            "role": user.role,
+            "can_approve": allowed(user, "approver"),
+            "can_execute": allowed(user, "approver") and svc.cfg.executors is not None,
+        }
 
     @app.get("/api/v1/dead-letters", tags=["intake"])
-    def dead_letters(_: Annotated[User, Depends(need("admin"))], limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-                     cursor: Annotated[str | None, Query(pattern=r"^[0-9]{1,18}$")] = None) -> dict[str, Any]:
+    def dead_letters(
+        _: Annotated[User, Depends(need("admin"))],
+        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+        cursor: Annotated[str | None, Query(pattern=r"^[0-9]{1,18}$")] = None,
+    ) -> dict[str, Any]:
         """Refused webhook bodies and why (bodies kept in the database, capped: ``[dead_letters]``), newest
         first, ``limit`` a page; pass ``next_cursor`` back as ``cursor`` for the next page (null: no more)."""
         page = svc.store.dead_letters(limit=limit + 1, before=int(cursor) if cursor else None)
         more = len(page) > limit
         page = page[:limit]
-        return {"dead_letters": page, "next_cursor": str(page[-1]["id"]) if more else None,
-                "total": svc.store.dead_letter_count()}
+        return {
+            "dead_letters": page,
+            "next_cursor": str(page[-1]["id"]) if more else None,
+            "total": svc.store.dead_letter_count(),
+        }
 
     @app.get("/healthz", tags=["health"])
     def healthz() -> dict[str, Any]:

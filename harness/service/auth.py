@@ -75,8 +75,10 @@ class Tokens:
                     log.warning("%s; refusing that user until the file is fixed", exc)
             for us in read.values():
                 if len(us) > 1:
-                    log.warning("users %s share one token; refusing all of them until their files differ",
-                                ", ".join(u.name for u in us))
+                    log.warning(
+                        "users %s share one token; refusing all of them until their files differ",
+                        ", ".join(u.name for u in us),
+                    )
             self._tokens = [(t.encode(), us[0]) for t, us in read.items() if len(us) == 1]
             self._stamp, self._racy = stamp, self._is_racy(stamp)
 

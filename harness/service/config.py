@@ -50,10 +50,9 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-
 from forensic.harness.budget import Limits
 from forensic.sandbox import ForensicError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 Role = Literal["webhook", "viewer", "approver", "admin"]
 #: What each role may do; a role includes the ones before it except ``webhook``, which may
@@ -75,15 +74,21 @@ class Workers(_Strict):
     count: int = Field(2, ge=1, le=64, description="Investigations running at once, in all.")
     per_job: int = Field(1, ge=1, le=64, description="Investigations running at once for one job.")
     lease_s: float = Field(30.0, gt=0, description="A claim not renewed for this long may be taken over.")
-    step_pause_s: float = Field(0.0, ge=0, le=10, description="Pause after each graph step (demos: watch a run live).")
+    step_pause_s: float = Field(
+        0.0, ge=0, le=10, description="Pause after each graph step (demos: watch a run live)."
+    )
 
 
 class Grouping(_Strict):
     """How alerts become investigations."""
 
-    window_s: float = Field(1800.0, gt=0, description="Same job or same host within this many seconds: one fault.")
-    job_labels: list[str] = Field(default_factory=lambda: ["training_job", "job_name", "job"],
-                                  description="Labels naming the training job, first present wins.")
+    window_s: float = Field(
+        1800.0, gt=0, description="Same job or same host within this many seconds: one fault."
+    )
+    job_labels: list[str] = Field(
+        default_factory=lambda: ["training_job", "job_name", "job"],
+        description="Labels naming the training job, first present wins.",
+    )
 
 
 class User(_Strict):
@@ -99,7 +104,9 @@ class BundleMapping(_Strict):
 
     path: Path = Field(description="Bundle folder (or an evaluation case holding bundle/).")
     job: str | None = Field(None, description="Alerts whose job label equals this map here.")
-    hosts: list[str] = Field(default_factory=list, description="Host globs: alerts on a matching host map here.")
+    hosts: list[str] = Field(
+        default_factory=list, description="Host globs: alerts on a matching host map here."
+    )
 
     @model_validator(mode="after")
     def _names_something(self) -> BundleMapping:
@@ -111,20 +118,26 @@ class BundleMapping(_Strict):
 class Evidence(_Strict):
     """Where evidence comes from."""
 
-    bundles: list[BundleMapping] = Field(default_factory=list, description="Recorded bundles, first match wins.")
+    bundles: list[BundleMapping] = Field(
+        default_factory=list, description="Recorded bundles, first match wins."
+    )
 
 
 class DeadLetters(_Strict):
     """How many refused request bodies are kept, and for how long (each may be ``max_body_bytes``)."""
 
-    keep: int = Field(1000, ge=1, le=1_000_000, description="The newest this many are kept; older ones are deleted.")
+    keep: int = Field(
+        1000, ge=1, le=1_000_000, description="The newest this many are kept; older ones are deleted."
+    )
     keep_days: float = Field(30.0, gt=0, description="Ones older than this are deleted.")
 
 
 class Notify(_Strict):
     """Where conclusions are announced."""
 
-    slack_webhooks: list[str] = Field(default_factory=list, description="Slack-compatible incoming-webhook URLs.")
+    slack_webhooks: list[str] = Field(
+        default_factory=list, description="Slack-compatible incoming-webhook URLs."
+    )
     timeout_s: float = Field(5.0, gt=0, description="Per-attempt timeout.")
     max_attempts: int = Field(8, ge=1, description="Attempts before a notification is given up (and logged).")
 
@@ -141,16 +154,26 @@ class Fleet(_Strict):
     """A live fleet: alerts that map to no bundle are investigated on it (harness/service/live.py)."""
 
     file: Path = Field(description="fleet.toml path (the file of ``forensic investigate --fleet``).")
-    lookback_s: float = Field(3600.0, ge=0, le=7 * 86400,
-                              description="The window starts this long before the first alert's startsAt.")
-    window_after_s: float = Field(3600.0, ge=0, le=7 * 86400,
-                                  description="The window ends now, or this long after the last alert started if earlier.")
+    lookback_s: float = Field(
+        3600.0,
+        ge=0,
+        le=7 * 86400,
+        description="The window starts this long before the first alert's startsAt.",
+    )
+    window_after_s: float = Field(
+        3600.0,
+        ge=0,
+        le=7 * 86400,
+        description="The window ends now, or this long after the last alert started if earlier.",
+    )
 
 
 class ServeConfig(_Strict):
     """Everything ``forensic serve`` reads from serve.toml."""
 
-    database: Path = Field(Path("forensic-serve.sqlite"), description="SQLite file holding all service state.")
+    database: Path = Field(
+        Path("forensic-serve.sqlite"), description="SQLite file holding all service state."
+    )
     public_url: str = Field("", description="Base URL of the page, for links in notifications.")
     max_body_bytes: int = Field(1 << 20, ge=1024, description="Request bodies above this get 413.")
     workers: Workers = Field(default_factory=Workers)
@@ -161,7 +184,9 @@ class ServeConfig(_Strict):
     notify: Notify = Field(default_factory=Notify)
     dead_letters: DeadLetters = Field(default_factory=DeadLetters)
     fleet: Fleet | None = None
-    executors: Path | None = Field(None, description="executors.toml: lets approvers carry out approved proposals.")
+    executors: Path | None = Field(
+        None, description="executors.toml: lets approvers carry out approved proposals."
+    )
 
     @model_validator(mode="after")
     def _evidence_named(self) -> ServeConfig:
@@ -225,8 +250,10 @@ def read_token(u: User) -> str:
     try:
         text = u.token_file.read_text().strip()
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"user {u.name}: token file {u.token_file} unreadable "
-                          f"({getattr(exc, 'strerror', None) or type(exc).__name__})") from None
+        raise ConfigError(
+            f"user {u.name}: token file {u.token_file} unreadable "
+            f"({getattr(exc, 'strerror', None) or type(exc).__name__})"
+        ) from None
     token = text.splitlines()[0].strip() if text else ""
     if len(token) < 16:
         raise ConfigError(f"user {u.name}: token in {u.token_file} is shorter than 16 characters")

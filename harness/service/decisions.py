@@ -31,8 +31,18 @@ def _lock(inv_id: str) -> threading.Lock:
         return _locks.setdefault(inv_id, threading.Lock())
 
 
-def decide(store: Any, saver: Any, inv_id: str, proposal_id: str, verdict: str, *, content_hash: str, reason: str,
-           user: str, where: Any = None) -> dict[str, Any]:
+def decide(
+    store: Any,
+    saver: Any,
+    inv_id: str,
+    proposal_id: str,
+    verdict: str,
+    *,
+    content_hash: str,
+    reason: str,
+    user: str,
+    where: Any = None,
+) -> dict[str, Any]:
     """Apply one decision; returns the updated proposal. :class:`DecisionError` 404/409 otherwise."""
     from forensic.harness.graph import Investigator
 
@@ -42,8 +52,15 @@ def decide(store: Any, saver: Any, inv_id: str, proposal_id: str, verdict: str, 
             raise DecisionError(404, f"no investigation {inv_id!r}")
         proposals = {p["id"]: p for p in (inv.get("report") or {}).get("proposals", [])}
         p = proposals.get(proposal_id)
-        base = dict(time=time.time(), actor=user, action=verdict, investigation=inv_id, proposal=proposal_id,
-                    content_hash=content_hash, detail={"reason_given": reason})
+        base = dict(
+            time=time.time(),
+            actor=user,
+            action=verdict,
+            investigation=inv_id,
+            proposal=proposal_id,
+            content_hash=content_hash,
+            detail={"reason_given": reason},
+        )
 
         def refuse(status: int, why: str) -> DecisionError:
             store.audit({**base, "outcome": "refused", "reason": why})
@@ -56,9 +73,18 @@ def decide(store: Any, saver: Any, inv_id: str, proposal_id: str, verdict: str, 
         if inv["status"] != "awaiting_approval":
             raise refuse(409, f"investigation {inv_id} is {inv['status']}, not awaiting approval")
         if content_hash != p.get("content_hash"):
-            raise refuse(409, "the content hash does not match the proposal (it changed, or this is not what was shown)")
-        d = Decision(proposal_id=proposal_id, content_hash=content_hash, decision=verdict,  # type: ignore[arg-type]
-                     approver=user, authenticated=True, comment=reason)
+            raise refuse(
+                409,
+                "the content hash does not match the proposal (it changed, or this is not what was shown)",
+            )
+        d = Decision(
+            proposal_id=proposal_id,
+            content_hash=content_hash,
+            decision=verdict,  # type: ignore[arg-type]
+            approver=user,
+            authenticated=True,
+            comment=reason,
+        )
         try:
             # A live investigation reopens the fleet window it read (``where``: LiveSources.where).
             investigator = Investigator(where(inv) if where else inv["bundle"], checkpointer=saver)
@@ -66,12 +92,22 @@ def decide(store: Any, saver: Any, inv_id: str, proposal_id: str, verdict: str, 
         except ForensicError as exc:
             raise refuse(409, str(exc)) from None
         entry = audit[-1] if audit else {"outcome": "refused", "reason": "no decision recorded"}
-        store.audit({**base, "outcome": entry["outcome"], "reason": entry.get("reason") or reason,
-                     "detail": {"reason_given": reason, "action": p["action"], "target": p["target"]}})
+        store.audit(
+            {
+                **base,
+                "outcome": entry["outcome"],
+                "reason": entry.get("reason") or reason,
+                "detail": {"reason_given": reason, "action": p["action"], "target": p["target"]},
+            }
+        )
         pending = any(q["status"] == "pending_approval" for q in report.get("proposals", []))
         store.set_report(inv_id, report, "awaiting_approval" if pending else "concluded")
-        store.add_event(inv_id, f"decision:{proposal_id}", "decision",
-                        {"proposal": proposal_id, "outcome": entry["outcome"], "by": user})
+        store.add_event(
+            inv_id,
+            f"decision:{proposal_id}",
+            "decision",
+            {"proposal": proposal_id, "outcome": entry["outcome"], "by": user},
+        )
         if entry["outcome"] == "refused":
             raise DecisionError(409, entry.get("reason") or "refused")
         return next(q for q in report["proposals"] if q["id"] == proposal_id)
@@ -87,8 +123,13 @@ class TableApprovals:
     def approval(self, thread: str, proposal_id: str, content_hash: str) -> dict[str, Any] | None:
         # An investigation's own entries are few; past the cap the approval is not found, and nothing runs.
         for e in self.store.audit_log(investigation=self.inv_id, limit=10_000):  # newest first
-            if (e.get("proposal") == proposal_id and e.get("content_hash") == content_hash
-                    and e.get("action") == "approve" and e.get("outcome") == "approved" and e.get("actor")):
+            if (
+                e.get("proposal") == proposal_id
+                and e.get("content_hash") == content_hash
+                and e.get("action") == "approve"
+                and e.get("outcome") == "approved"
+                and e.get("actor")
+            ):
                 return {"approver": e["actor"], "time_unix": e["time"]}
         return None
 
@@ -97,8 +138,18 @@ def audit_sink(store: Any, inv_id: str) -> Any:
     """The execution gate's audit entries, as rows of the service's audit table for ``inv_id``."""
 
     def sink(entry: Any) -> None:
-        store.audit({"time": entry.time_unix, "actor": entry.approver, "action": entry.decision,
-                     "investigation": inv_id, "proposal": entry.proposal_id, "content_hash": entry.content_hash,
-                     "outcome": entry.outcome, "reason": entry.reason, "detail": {"target": entry.target}})
+        store.audit(
+            {
+                "time": entry.time_unix,
+                "actor": entry.approver,
+                "action": entry.decision,
+                "investigation": inv_id,
+                "proposal": entry.proposal_id,
+                "content_hash": entry.content_hash,
+                "outcome": entry.outcome,
+                "reason": entry.reason,
+                "detail": {"target": entry.target},
+            }
+        )
 
     return sink

@@ -23,9 +23,8 @@ from concurrent.futures import Future
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
-
 from forensic.tools.parsers.openmetrics import series_host
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 _MAX_LABEL = 4096
 #: Limits on a webhook body beyond its size (``max_body_bytes``). Alertmanager's payload is four
@@ -152,7 +151,9 @@ def parse_payload(body: bytes, job_labels: list[str]) -> tuple[str, Payload]:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise IntakeError(400, f"body is not JSON: {str(exc)[:200]}") from None
     except RecursionError:
-        raise IntakeError(400, f"body is JSON nested too deeply (more than {MAX_JSON_DEPTH} levels)") from None
+        raise IntakeError(
+            400, f"body is JSON nested too deeply (more than {MAX_JSON_DEPTH} levels)"
+        ) from None
     except ValueError as exc:  # from _bounded_int
         raise IntakeError(400, f"body is not usable JSON: {str(exc)[:200]}") from None
     if _too_deep(data, MAX_JSON_DEPTH):
@@ -160,7 +161,9 @@ def parse_payload(body: bytes, job_labels: list[str]) -> tuple[str, Payload]:
     if not isinstance(data, dict):
         raise IntakeError(422, "body is not an Alertmanager webhook object")
     if data.get("version") != "4":
-        raise IntakeError(422, f"unsupported Alertmanager webhook version {str(data.get('version'))[:20]!r}; expected \"4\"")
+        raise IntakeError(
+            422, f'unsupported Alertmanager webhook version {str(data.get("version"))[:20]!r}; expected "4"'
+        )
     try:
         payload = Payload.model_validate(data)
     except ValidationError as exc:
@@ -229,13 +232,17 @@ class IntakeResult(BaseModel):
     duplicates: int = Field(0, description="Alerts already known by fingerprint (updated).")
     grouped: int = Field(0, description="New alerts added to an existing investigation.")
     opened: list[str] = Field(default_factory=list, description="Investigations this webhook opened.")
-    investigations: list[str] = Field(default_factory=list, description="Investigations its alerts belong to.")
+    investigations: list[str] = Field(
+        default_factory=list, description="Investigations its alerts belong to."
+    )
 
 
 class IntakeWriter:
     """One writer thread that commits queued webhooks in batches (group commit)."""
 
-    def __init__(self, ingest: Callable[[list[tuple[str, str, Payload]]], list[IntakeResult]], *, max_batch: int = 256) -> None:
+    def __init__(
+        self, ingest: Callable[[list[tuple[str, str, Payload]]], list[IntakeResult]], *, max_batch: int = 256
+    ) -> None:
         self._ingest = ingest
         self._max = max_batch
         self._q: queue.Queue[tuple[str, str, Payload, Future] | None] = queue.Queue()

@@ -55,8 +55,10 @@ def unmapped_reason(cfg: ServeConfig, job: str | None, hosts: list[str]) -> str:
     if cfg.fleet is None:
         what = f"job {job!r}" if job else "no job label"
         where = f"hosts {', '.join(hosts)}" if hosts else "no host label"
-        return (f"no [[evidence.bundles]] entry matches ({what}; {where}) and serve.toml has no [fleet] "
-                "to investigate it live")
+        return (
+            f"no [[evidence.bundles]] entry matches ({what}; {where}) and serve.toml has no [fleet] "
+            "to investigate it live"
+        )
     if not job:
         return f"the alert has no job label (looked for {labels}), so there is no job to investigate live"
     return f"the job label {job[:80]!r} is not a valid job name (letters, digits, '.', '_', '-')"
@@ -64,9 +66,16 @@ def unmapped_reason(cfg: ServeConfig, job: str | None, hosts: list[str]) -> str:
 
 def unmapped_summary(inv: dict[str, Any], reason: str, public_url: str) -> dict[str, Any]:
     """The notification of an alert nobody will investigate: a person must look at it."""
-    link = f"{public_url.rstrip('/')}/#/investigations/{inv['id']}" if public_url else f"/#/investigations/{inv['id']}"
+    link = (
+        f"{public_url.rstrip('/')}/#/investigations/{inv['id']}"
+        if public_url
+        else f"/#/investigations/{inv['id']}"
+    )
     text = f"forensic: {inv['id']} ({inv.get('job') or 'no job'}) NOT investigated: {reason}. {link}"
-    return {"text": text, "forensic": {"investigation": inv["id"], "status": "unmapped", "reason": reason, "url": link}}
+    return {
+        "text": text,
+        "forensic": {"investigation": inv["id"], "status": "unmapped", "reason": reason, "url": link},
+    }
 
 
 def _title(alerts: list[dict[str, Any]]) -> tuple[str, str]:
@@ -122,10 +131,21 @@ class LiveSources:
         if end <= start:  # an alert from the future (clock skew): read the lookback up to it
             end = start + max(fleet.lookback_s, 60.0)
         title, reported = _title(alerts)
-        locator = fleet_locator(fleet.file, job=inv["job"], since=end - start, until=end, title=title, reported=reported)
-        self.store.add_event(inv["id"], "source", SOURCE_EVENT, {
-            "origin": "live", "locator": locator, "job": inv["job"], "window": {"start": start, "end": end},
-            "fleet": str(fleet.file)})
+        locator = fleet_locator(
+            fleet.file, job=inv["job"], since=end - start, until=end, title=title, reported=reported
+        )
+        self.store.add_event(
+            inv["id"],
+            "source",
+            SOURCE_EVENT,
+            {
+                "origin": "live",
+                "locator": locator,
+                "job": inv["job"],
+                "window": {"start": start, "end": end},
+                "fleet": str(fleet.file),
+            },
+        )
         # Two runs racing here record one locator (the event key is unique): both use that one.
         return self._recorded(inv["id"]) or locator
 
@@ -147,14 +167,22 @@ class LiveSources:
 
         out = self.archive_dir() / f"{inv['id']}.tar.gz"
         try:
-            records = investigator.app.get_state(investigator.config(inv["thread_id"])).values.get("records") or []
-            hosts = [h for h in hosts_cited(records, set(source.host_names())) if h not in source.unreadable_hosts()]
+            records = (
+                investigator.app.get_state(investigator.config(inv["thread_id"])).values.get("records") or []
+            )
+            hosts = [
+                h
+                for h in hosts_cited(records, set(source.host_names()))
+                if h not in source.unreadable_hosts()
+            ]
             out.parent.mkdir(parents=True, exist_ok=True)
             collect_source(source, out, hosts=hosts, series=source.metrics_read())
         except (ForensicError, OSError) as exc:
             self.store.add_event(inv["id"], "archive", ARCHIVE_EVENT, {"error": str(exc)[:300]})
             return
-        self.store.add_event(inv["id"], "archive", ARCHIVE_EVENT, {"path": str(out), "bytes": out.stat().st_size})
+        self.store.add_event(
+            inv["id"], "archive", ARCHIVE_EVENT, {"path": str(out), "bytes": out.stat().st_size}
+        )
 
     def with_archive(self, inv: dict[str, Any], report: dict[str, Any] | None) -> dict[str, Any] | None:
         """The report naming its kept archive, once there is one."""
@@ -175,4 +203,13 @@ class LiveSources:
         return None
 
 
-__all__ = ["ARCHIVE_EVENT", "LIVE", "LiveSources", "SOURCE_EVENT", "UNMAPPED_EVENT", "map_evidence", "unmapped_reason", "unmapped_summary"]
+__all__ = [
+    "ARCHIVE_EVENT",
+    "LIVE",
+    "LiveSources",
+    "SOURCE_EVENT",
+    "UNMAPPED_EVENT",
+    "map_evidence",
+    "unmapped_reason",
+    "unmapped_summary",
+]

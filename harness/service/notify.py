@@ -20,16 +20,25 @@ log = logging.getLogger("forensic.service.notify")
 def summary(inv: dict[str, Any], report: dict[str, Any], public_url: str) -> dict[str, Any]:
     """A short Slack-compatible message: verdict, component, confidence, link."""
     v = report.get("verdict") or {}
-    link = f"{public_url.rstrip('/')}/#/investigations/{inv['id']}" if public_url else f"/#/investigations/{inv['id']}"
+    link = (
+        f"{public_url.rstrip('/')}/#/investigations/{inv['id']}"
+        if public_url
+        else f"/#/investigations/{inv['id']}"
+    )
     conf = v.get("confidence")
-    text = (f"forensic: {inv['id']} ({inv.get('job') or 'no job'}) {report.get('status')}: "
-            f"{v.get('root_cause')} on {v.get('component') or '-'}"
-            + (f", confidence {conf:.2f}" if isinstance(conf, (int, float)) else "")
-            + f", {inv.get('alert_count', 0)} alert(s). {link}")
+    text = (
+        f"forensic: {inv['id']} ({inv.get('job') or 'no job'}) {report.get('status')}: "
+        f"{v.get('root_cause')} on {v.get('component') or '-'}"
+        + (f", confidence {conf:.2f}" if isinstance(conf, (int, float)) else "")
+        + f", {inv.get('alert_count', 0)} alert(s). {link}"
+    )
     pending = [p for p in report.get("proposals", []) if p.get("status") == "pending_approval"]
     if pending:
         text += f" {len(pending)} proposal(s) await approval."
-    return {"text": text, "forensic": {"investigation": inv["id"], "status": report.get("status"), "verdict": v, "url": link}}
+    return {
+        "text": text,
+        "forensic": {"investigation": inv["id"], "status": report.get("status"), "verdict": v, "url": link},
+    }
 
 
 class Notifier:
@@ -77,10 +86,12 @@ class Notifier:
             error = f"{type(exc).__name__}: {exc}"[:300]
         attempts = row["attempts"] + 1
         if attempts >= self.max_attempts:
-            log.warning("notification %s to %s given up after %d attempts: %s", row["id"], row["url"], attempts, error)
+            log.warning(
+                "notification %s to %s given up after %d attempts: %s", row["id"], row["url"], attempts, error
+            )
             self.store.notification_result(row["id"], ok=False, error=error, next_at=None)
         else:
-            delay = min(300.0, 2.0 ** attempts)
+            delay = min(300.0, 2.0**attempts)
             self.store.notification_result(row["id"], ok=False, error=error, next_at=time.time() + delay)
 
 

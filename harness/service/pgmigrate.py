@@ -52,8 +52,11 @@ def _engine(conninfo: str) -> Any:
     from sqlalchemy import create_engine
     from sqlalchemy.pool import NullPool
 
-    return create_engine("postgresql+psycopg://", creator=lambda: psycopg.connect(conninfo, connect_timeout=10),
-                         poolclass=NullPool)
+    return create_engine(
+        "postgresql+psycopg://",
+        creator=lambda: psycopg.connect(conninfo, connect_timeout=10),
+        poolclass=NullPool,
+    )
 
 
 def head() -> str:
@@ -77,7 +80,9 @@ def current(conninfo: str) -> str | None:
     engine = _engine(conninfo)
     try:
         with engine.connect() as conn:
-            return MigrationContext.configure(conn, opts={"version_table": VERSION_TABLE}).get_current_revision()
+            return MigrationContext.configure(
+                conn, opts={"version_table": VERSION_TABLE}
+            ).get_current_revision()
     except Exception as exc:
         raise MigrationError(_one_line("cannot read the schema revision", exc)) from None
     finally:
@@ -96,18 +101,24 @@ def migrate(conninfo: str) -> list[str]:
         with engine.begin() as conn:  # one transaction: the lock, the stamp, every revision, then commit
             conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": MIGRATION_LOCK})
             cfg = _config(conn)
-            before = MigrationContext.configure(conn, opts={"version_table": VERSION_TABLE}).get_current_revision()
+            before = MigrationContext.configure(
+                conn, opts={"version_table": VERSION_TABLE}
+            ).get_current_revision()
             if before is None:
                 legacy = _legacy_version(conn)
                 if legacy is not None:
                     if legacy not in LEGACY_VERSIONS:
-                        raise MigrationError(f"forensic_schema is at version {legacy}, which this release does not know")
+                        raise MigrationError(
+                            f"forensic_schema is at version {legacy}, which this release does not know"
+                        )
                     command.stamp(cfg, LEGACY_VERSIONS[legacy])
                     before = LEGACY_VERSIONS[legacy]
             script = ScriptDirectory.from_config(cfg)
             if before is not None and before not in {r.revision for r in script.walk_revisions()}:
-                raise MigrationError(f"the database is at schema revision {before!r}, newer than this release "
-                                     f"knows (head {script.get_current_head()!r}); upgrade forensic")
+                raise MigrationError(
+                    f"the database is at schema revision {before!r}, newer than this release "
+                    f"knows (head {script.get_current_head()!r}); upgrade forensic"
+                )
             todo = [r.revision for r in script.iterate_revisions("head", before or "base")]
             command.upgrade(cfg, "head")
     except MigrationError:

@@ -60,13 +60,21 @@ def _pool(conninfo: str, *, max_size: int, name: str) -> Any:
     from psycopg.rows import dict_row
     from psycopg_pool import ConnectionPool
 
-    pool = ConnectionPool(conninfo, min_size=1, max_size=max_size, open=False, name=name,
-                          kwargs={"autocommit": True, "row_factory": dict_row, "prepare_threshold": 0})
+    pool = ConnectionPool(
+        conninfo,
+        min_size=1,
+        max_size=max_size,
+        open=False,
+        name=name,
+        kwargs={"autocommit": True, "row_factory": dict_row, "prepare_threshold": 0},
+    )
     try:
         pool.open(wait=True, timeout=15)
     except psycopg.Error as exc:
         pool.close()
-        raise DatabaseError(f"cannot connect to PostgreSQL: {str(exc).splitlines()[0] if str(exc) else exc}") from None
+        raise DatabaseError(
+            f"cannot connect to PostgreSQL: {str(exc).splitlines()[0] if str(exc) else exc}"
+        ) from None
     except Exception as exc:  # psycopg_pool.PoolTimeout
         pool.close()
         raise DatabaseError(f"cannot connect to PostgreSQL within 15 s ({type(exc).__name__})") from None
@@ -127,7 +135,9 @@ class PostgresStore:
             return con.execute(sql, args).fetchall()
 
     # -- intake ----------------------------------------------------------------------------
-    def ingest(self, batch: list[tuple[str, str, Payload]], *, window_s: float, resolve_bundle: Any) -> list[IntakeResult]:
+    def ingest(
+        self, batch: list[tuple[str, str, Payload]], *, window_s: float, resolve_bundle: Any
+    ) -> list[IntakeResult]:
         """Store a batch of accepted webhooks in one transaction, serialized per group key.
 
         Two round trips in all, in psycopg's pipeline mode: the webhook rows, the advisory locks
@@ -149,14 +159,30 @@ class PostgresStore:
         keys.update(_key("host:" + h) for h in hosts)
         now = _now()
         with self._pool.connection() as con, con.pipeline(), con.transaction():
-            con.execute('INSERT INTO webhooks(received_at, "user", body) SELECT %s, u, b FROM unnest(%s::text[], %s::text[]) AS w(u, b)',
-                        (now, [user for user, _, _ in batch], [body for _, body, _ in batch]))
+            con.execute(
+                'INSERT INTO webhooks(received_at, "user", body) SELECT %s, u, b FROM unnest(%s::text[], %s::text[]) AS w(u, b)',
+                (now, [user for user, _, _ in batch], [body for _, body, _ in batch]),
+            )
             if keys:  # one order for everyone: no deadlocks between API processes
-                con.execute("SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) AS k ORDER BY k", (sorted(keys),))
-            return self._ingest_batch(con, batch, alerts, now, window_s, resolve_bundle, sorted(jobs), sorted(hosts))
+                con.execute(
+                    "SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) AS k ORDER BY k",
+                    (sorted(keys),),
+                )
+            return self._ingest_batch(
+                con, batch, alerts, now, window_s, resolve_bundle, sorted(jobs), sorted(hosts)
+            )
 
-    def _ingest_batch(self, con: Any, batch: list[tuple[str, str, Payload]], alerts: list[Any], now: float,
-                      window_s: float, resolve_bundle: Any, jobs: list[str], hosts: list[str]) -> list[IntakeResult]:
+    def _ingest_batch(
+        self,
+        con: Any,
+        batch: list[tuple[str, str, Payload]],
+        alerts: list[Any],
+        now: float,
+        window_s: float,
+        resolve_bundle: Any,
+        jobs: list[str],
+        hosts: list[str],
+    ) -> list[IntakeResult]:
         """The SQLite store's per-alert logic, decided in memory from two reads, written in one batch of writes.
 
         Each webhook's alerts are taken in order exactly as :meth:`SqliteStore.ingest` does; what
@@ -166,20 +192,34 @@ class PostgresStore:
         an investigation sharing neither can take none of its alerts (nor grow to share one).
         """
         times = [a.starts_unix if a.starts_unix is not None else now for a in alerts]
-        known_cur = con.execute("SELECT fingerprint, investigation_id, status, starts_at, ends_at FROM alerts"
-                                " WHERE fingerprint = ANY(%s)",
-                                ([a.fingerprint_ for a in alerts],))
+        known_cur = con.execute(
+            "SELECT fingerprint, investigation_id, status, starts_at, ends_at FROM alerts"
+            " WHERE fingerprint = ANY(%s)",
+            ([a.fingerprint_ for a in alerts],),
+        )
         cand_cur = con.execute(
             "SELECT id, job, hosts, gpus, first_at, last_at, alert_count FROM investigations"
             " WHERE last_at >= %s AND first_at <= %s"
             " AND status IN ('queued','running','awaiting_approval','concluded','unmapped')"
             " AND (job = ANY(%s) OR hosts::jsonb ?| %s::text[])"
-            " ORDER BY created_at, seq", (min(times, default=now) - window_s, max(times, default=now) + window_s, jobs, hosts))
-        known = {r["fingerprint"]: r for r in known_cur.fetchall()}  # one sync: the webhooks, locks and both reads
+            " ORDER BY created_at, seq",
+            (min(times, default=now) - window_s, max(times, default=now) + window_s, jobs, hosts),
+        )
+        known = {
+            r["fingerprint"]: r for r in known_cur.fetchall()
+        }  # one sync: the webhooks, locks and both reads
         cands: list[dict[str, Any]] = []
         for r in cand_cur.fetchall():
-            cands.append({**r, "hosts": json.loads(r["hosts"]), "gpus": json.loads(r["gpus"]), "new": False,
-                          "added": 0, "job0": r["job"]})
+            cands.append(
+                {
+                    **r,
+                    "hosts": json.loads(r["hosts"]),
+                    "gpus": json.loads(r["gpus"]),
+                    "new": False,
+                    "added": 0,
+                    "job0": r["job"],
+                }
+            )
         alert_rows: list[tuple] = []
         alert_updates: list[tuple] = []
         stale: list[tuple] = []
@@ -198,48 +238,99 @@ class PostgresStore:
                 if old is not None:
                     inv_id = old["investigation_id"]
                     res.duplicates += 1
-                    if not supersedes(a, old["status"], old["starts_at"], old["ends_at"]):  # late: counted, not applied
+                    if not supersedes(
+                        a, old["status"], old["starts_at"], old["ends_at"]
+                    ):  # late: counted, not applied
                         stale.append((now, fp))
                     else:
-                        alert_updates.append((a.status, a.starts_unix, a.ends_unix, json.dumps(a.labels),
-                                              json.dumps(a.annotations), now, fp))
+                        alert_updates.append(
+                            (
+                                a.status,
+                                a.starts_unix,
+                                a.ends_unix,
+                                json.dumps(a.labels),
+                                json.dumps(a.annotations),
+                                now,
+                                fp,
+                            )
+                        )
                         delta = (a.status == "resolved") - (old["status"] == "resolved")
                         if delta and inv_id:
                             resolved[inv_id] = resolved.get(inv_id, 0) + delta
                         if delta > 0 and inv_id:
-                            event(inv_id, f"resolved:{fp}", "alert_resolved",
-                                  {"fingerprint": fp, "alertname": a.alertname, "ends_at": a.ends_unix})
+                            event(
+                                inv_id,
+                                f"resolved:{fp}",
+                                "alert_resolved",
+                                {"fingerprint": fp, "alertname": a.alertname, "ends_at": a.ends_unix},
+                            )
                         old.update(status=a.status, starts_at=a.starts_unix, ends_at=a.ends_unix)
                     if inv_id and inv_id not in res.investigations:
                         res.investigations.append(inv_id)
                     continue
                 t = a.starts_unix if a.starts_unix is not None else now
                 job, a_hosts = a.job, a.hosts  # pydantic private attributes: read once, not per candidate
-                inv = next((c for c in cands if c["last_at"] >= t - window_s and c["first_at"] <= t + window_s
-                            and group_key_matches(job, a_hosts, c["job"], c["hosts"])), None)
+                inv = next(
+                    (
+                        c
+                        for c in cands
+                        if c["last_at"] >= t - window_s
+                        and c["first_at"] <= t + window_s
+                        and group_key_matches(job, a_hosts, c["job"], c["hosts"])
+                    ),
+                    None,
+                )
                 if inv is not None:
                     inv["hosts"] = sorted({*inv["hosts"], *a_hosts})
                     inv["gpus"] = sorted({*inv["gpus"], *a.gpus})
                     inv["job"] = inv["job"] if inv["job"] is not None else job
                     inv["first_at"], inv["last_at"] = min(inv["first_at"], t), max(inv["last_at"], t)
                     if inv["alert_count"] < 20:
-                        event(inv["id"], f"alert:{fp}", "alert", {"alertname": a.alertname, "fingerprint": fp})
+                        event(
+                            inv["id"], f"alert:{fp}", "alert", {"alertname": a.alertname, "fingerprint": fp}
+                        )
                     inv["alert_count"] += 1
                     inv["added"] += 1
                     res.grouped += 1
                 else:
                     bundle = resolve_bundle(job, a_hosts)
-                    inv = {"id": f"inv-{uuid.uuid4().hex[:12]}", "job": job, "hosts": sorted(set(a_hosts)),
-                           "gpus": sorted(set(a.gpus)), "first_at": t, "last_at": t, "alert_count": 1, "new": True,
-                           "added": 0, "status": "queued" if bundle else "unmapped",
-                           "bundle": str(bundle) if bundle else None}
+                    inv = {
+                        "id": f"inv-{uuid.uuid4().hex[:12]}",
+                        "job": job,
+                        "hosts": sorted(set(a_hosts)),
+                        "gpus": sorted(set(a.gpus)),
+                        "first_at": t,
+                        "last_at": t,
+                        "alert_count": 1,
+                        "new": True,
+                        "added": 0,
+                        "status": "queued" if bundle else "unmapped",
+                        "bundle": str(bundle) if bundle else None,
+                    }
                     cands.append(inv)
                     event(inv["id"], f"alert:{fp}", "alert", {"alertname": a.alertname, "fingerprint": fp})
                     res.opened.append(inv["id"])
-                alert_rows.append((fp, a.status, a.alertname, json.dumps(a.labels), json.dumps(a.annotations),
-                                   a.starts_unix, a.ends_unix, a.generatorURL, inv["id"], now, now))
-                known[fp] = {"investigation_id": inv["id"], "status": a.status, "starts_at": a.starts_unix,
-                             "ends_at": a.ends_unix}
+                alert_rows.append(
+                    (
+                        fp,
+                        a.status,
+                        a.alertname,
+                        json.dumps(a.labels),
+                        json.dumps(a.annotations),
+                        a.starts_unix,
+                        a.ends_unix,
+                        a.generatorURL,
+                        inv["id"],
+                        now,
+                        now,
+                    )
+                )
+                known[fp] = {
+                    "investigation_id": inv["id"],
+                    "status": a.status,
+                    "starts_at": a.starts_unix,
+                    "ends_at": a.ends_unix,
+                }
                 if a.status == "resolved":  # first seen already resolved: one alert resolved
                     resolved[inv["id"]] = resolved.get(inv["id"], 0) + 1
                 res.accepted += 1
@@ -248,51 +339,107 @@ class PostgresStore:
             results.append(res)
 
         cur = con.cursor()
-        new_invs = [(c["id"], c["job"], json.dumps(c["hosts"]), json.dumps(c["gpus"]), c["first_at"], c["last_at"],
-                     c["status"], c["bundle"], c["id"], now, now, c["alert_count"]) for c in cands if c["new"]]
+        new_invs = [
+            (
+                c["id"],
+                c["job"],
+                json.dumps(c["hosts"]),
+                json.dumps(c["gpus"]),
+                c["first_at"],
+                c["last_at"],
+                c["status"],
+                c["bundle"],
+                c["id"],
+                now,
+                now,
+                c["alert_count"],
+            )
+            for c in cands
+            if c["new"]
+        ]
         if new_invs:
-            cur.executemany("INSERT INTO investigations(id, job, hosts, gpus, first_at, last_at, status, bundle, thread_id,"
-                            " created_at, updated_at, alert_count) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)", new_invs)
-        grown = [(json.dumps(c["hosts"]), json.dumps(c["gpus"]), c["job"], c["first_at"], c["last_at"], c["added"], now,
-                  c["id"]) for c in cands if not c["new"] and c["added"]]
+            cur.executemany(
+                "INSERT INTO investigations(id, job, hosts, gpus, first_at, last_at, status, bundle, thread_id,"
+                " created_at, updated_at, alert_count) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+                new_invs,
+            )
+        grown = [
+            (
+                json.dumps(c["hosts"]),
+                json.dumps(c["gpus"]),
+                c["job"],
+                c["first_at"],
+                c["last_at"],
+                c["added"],
+                now,
+                c["id"],
+            )
+            for c in cands
+            if not c["new"] and c["added"]
+        ]
         if grown:
-            cur.executemany("UPDATE investigations SET hosts=%s, gpus=%s, job=COALESCE(job, %s), first_at=LEAST(first_at, %s),"
-                            " last_at=GREATEST(last_at, %s), alert_count=alert_count+%s, updated_at=%s WHERE id=%s", grown)
+            cur.executemany(
+                "UPDATE investigations SET hosts=%s, gpus=%s, job=COALESCE(job, %s), first_at=LEAST(first_at, %s),"
+                " last_at=GREATEST(last_at, %s), alert_count=alert_count+%s, updated_at=%s WHERE id=%s",
+                grown,
+            )
         if any(resolved.values()):
-            cur.executemany("UPDATE investigations SET resolved_count=resolved_count+%s, updated_at=%s WHERE id=%s",
-                            [(n, now, inv_id) for inv_id, n in resolved.items() if n])
+            cur.executemany(
+                "UPDATE investigations SET resolved_count=resolved_count+%s, updated_at=%s WHERE id=%s",
+                [(n, now, inv_id) for inv_id, n in resolved.items() if n],
+            )
         if alert_rows:
             # One statement for every new alert of the batch (rows as arrays), not one per alert.
             cols = list(zip(*alert_rows))
-            cur.execute("INSERT INTO alerts(fingerprint, status, alertname, labels, annotations, starts_at, ends_at,"
-                        " generator_url, investigation_id, received_at, updated_at, receipts)"
-                        " SELECT *, 1 FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[],"
-                        " %s::float8[], %s::float8[], %s::text[], %s::text[], %s::float8[], %s::float8[])",
-                        [list(c) for c in cols])
+            cur.execute(
+                "INSERT INTO alerts(fingerprint, status, alertname, labels, annotations, starts_at, ends_at,"
+                " generator_url, investigation_id, received_at, updated_at, receipts)"
+                " SELECT *, 1 FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[],"
+                " %s::float8[], %s::float8[], %s::text[], %s::text[], %s::float8[], %s::float8[])",
+                [list(c) for c in cols],
+            )
         if alert_updates:
-            cur.executemany("UPDATE alerts SET status=%s, starts_at=%s, ends_at=%s, labels=%s, annotations=%s, updated_at=%s,"
-                            " receipts=receipts+1 WHERE fingerprint=%s", alert_updates)
+            cur.executemany(
+                "UPDATE alerts SET status=%s, starts_at=%s, ends_at=%s, labels=%s, annotations=%s, updated_at=%s,"
+                " receipts=receipts+1 WHERE fingerprint=%s",
+                alert_updates,
+            )
         if stale:
-            cur.executemany("UPDATE alerts SET updated_at=%s, receipts=receipts+1 WHERE fingerprint=%s", stale)
+            cur.executemany(
+                "UPDATE alerts SET updated_at=%s, receipts=receipts+1 WHERE fingerprint=%s", stale
+            )
         if events:
-            cur.execute("INSERT INTO events(investigation, key, time, kind, data) SELECT * FROM"
-                        " unnest(%s::text[], %s::text[], %s::float8[], %s::text[], %s::text[])"
-                        " ON CONFLICT (investigation, key) DO NOTHING", [list(c) for c in zip(*events)])
+            cur.execute(
+                "INSERT INTO events(investigation, key, time, kind, data) SELECT * FROM"
+                " unnest(%s::text[], %s::text[], %s::float8[], %s::text[], %s::text[])"
+                " ON CONFLICT (investigation, key) DO NOTHING",
+                [list(c) for c in zip(*events)],
+            )
         return results
 
-    def dead_letter(self, user: str | None, status: int, reason: str, body: bytes, *, keep: int, keep_s: float) -> None:
+    def dead_letter(
+        self, user: str | None, status: int, reason: str, body: bytes, *, keep: int, keep_s: float
+    ) -> None:
         """Keep a refused body; in the same transaction, delete all but the newest ``keep`` and any older than ``keep_s``."""
         now = _now()
         with self._tx() as con:
-            con.execute('INSERT INTO dead_letters(received_at, "user", status, reason, body) VALUES (%s,%s,%s,%s,%s)',
-                        (now, user, status, reason[:2000], body))
-            con.execute("DELETE FROM dead_letters WHERE received_at < %s"
-                        " OR id <= (SELECT id FROM dead_letters ORDER BY id DESC LIMIT 1 OFFSET %s)", (now - keep_s, keep))
+            con.execute(
+                'INSERT INTO dead_letters(received_at, "user", status, reason, body) VALUES (%s,%s,%s,%s,%s)',
+                (now, user, status, reason[:2000], body),
+            )
+            con.execute(
+                "DELETE FROM dead_letters WHERE received_at < %s"
+                " OR id <= (SELECT id FROM dead_letters ORDER BY id DESC LIMIT 1 OFFSET %s)",
+                (now - keep_s, keep),
+            )
 
     def dead_letters(self, limit: int = 100, before: int | None = None) -> list[dict[str, Any]]:
         """Newest first; ``before``: only those with a smaller id (the cursor of the next page)."""
-        return self._q('SELECT id, received_at, "user", status, reason, length(body) AS bytes FROM dead_letters'
-                       " WHERE id < %s ORDER BY id DESC LIMIT %s", (before if before is not None else 1 << 62, limit))
+        return self._q(
+            'SELECT id, received_at, "user", status, reason, length(body) AS bytes FROM dead_letters'
+            " WHERE id < %s ORDER BY id DESC LIMIT %s",
+            (before if before is not None else 1 << 62, limit),
+        )
 
     def dead_letter_count(self) -> int:
         return self._q("SELECT COUNT(*) AS n FROM dead_letters")[0]["n"]
@@ -304,18 +451,25 @@ class PostgresStore:
         with self._tx() as con:
             rows = con.execute(
                 "SELECT * FROM investigations WHERE status='queued' OR (status='running' AND lease_until < %s)"
-                " ORDER BY created_at, seq LIMIT 16 FOR UPDATE SKIP LOCKED", (now,)).fetchall()
+                " ORDER BY created_at, seq LIMIT 16 FOR UPDATE SKIP LOCKED",
+                (now,),
+            ).fetchall()
             for row in rows:
                 if row["job"] is not None:
                     # Two workers claiming two investigations of one job at once: the second waits, then counts.
                     con.execute("SELECT pg_advisory_xact_lock(%s)", (_key("claim-job:" + row["job"]),))
-                    n = con.execute("SELECT COUNT(*) AS n FROM investigations WHERE job=%s AND status='running'"
-                                    " AND lease_until >= %s AND id <> %s", (row["job"], now, row["id"])).fetchone()["n"]
+                    n = con.execute(
+                        "SELECT COUNT(*) AS n FROM investigations WHERE job=%s AND status='running'"
+                        " AND lease_until >= %s AND id <> %s",
+                        (row["job"], now, row["id"]),
+                    ).fetchone()["n"]
                     if n >= per_job:
                         continue
-                con.execute("UPDATE investigations SET status='running', owner=%s, lease_until=%s, runs=runs+1,"
-                            " started_at=COALESCE(started_at, %s), updated_at=%s WHERE id=%s",
-                            (owner, now + lease_s, now, now, row["id"]))
+                con.execute(
+                    "UPDATE investigations SET status='running', owner=%s, lease_until=%s, runs=runs+1,"
+                    " started_at=COALESCE(started_at, %s), updated_at=%s WHERE id=%s",
+                    (owner, now + lease_s, now, now, row["id"]),
+                )
                 row["runs"] += 1
                 row.pop("seq", None)
                 return row
@@ -323,16 +477,26 @@ class PostgresStore:
 
     def renew(self, inv_id: str, owner: str, lease_s: float) -> bool:
         with self._pool.connection() as con:
-            cur = con.execute("UPDATE investigations SET lease_until=%s WHERE id=%s AND owner=%s AND status='running'",
-                              (_now() + lease_s, inv_id, owner))
+            cur = con.execute(
+                "UPDATE investigations SET lease_until=%s WHERE id=%s AND owner=%s AND status='running'",
+                (_now() + lease_s, inv_id, owner),
+            )
             return cur.rowcount == 1
 
     def release_all(self) -> int:
         """Nothing to do: other processes may be running investigations; lapsed leases are runnable."""
         return 0
 
-    def finish(self, inv_id: str, owner: str, *, status: str, report: dict[str, Any] | None, error: str | None = None,
-               events: Sequence[tuple[str, str, dict[str, Any]]] = ()) -> bool:
+    def finish(
+        self,
+        inv_id: str,
+        owner: str,
+        *,
+        status: str,
+        report: dict[str, Any] | None,
+        error: str | None = None,
+        events: Sequence[tuple[str, str, dict[str, Any]]] = (),
+    ) -> bool:
         """Record the end of a run, with its last events in the same transaction (a reader never
         sees the status without them); only the worker holding the claim may, and only once."""
         now = _now()
@@ -343,8 +507,20 @@ class PostgresStore:
                 " component=COALESCE(%s, component), confidence=COALESCE(%s, confidence),"
                 " report_status=COALESCE(%s, report_status), finished_at=%s, updated_at=%s, owner=NULL,"
                 " lease_until=NULL, error=%s WHERE id=%s AND owner=%s AND status='running'",
-                (status, json.dumps(report) if report else None, v.get("root_cause"), v.get("component"),
-                 v.get("confidence"), (report or {}).get("status"), now, now, error, inv_id, owner))
+                (
+                    status,
+                    json.dumps(report) if report else None,
+                    v.get("root_cause"),
+                    v.get("component"),
+                    v.get("confidence"),
+                    (report or {}).get("status"),
+                    now,
+                    now,
+                    error,
+                    inv_id,
+                    owner,
+                ),
+            )
             if cur.rowcount != 1:
                 return False
             for key, kind, data in events:
@@ -353,21 +529,29 @@ class PostgresStore:
 
     def set_report(self, inv_id: str, report: dict[str, Any], status: str) -> None:
         with self._pool.connection() as con:
-            con.execute("UPDATE investigations SET report=%s, status=%s, updated_at=%s WHERE id=%s",
-                        (json.dumps(report), status, _now(), inv_id))
+            con.execute(
+                "UPDATE investigations SET report=%s, status=%s, updated_at=%s WHERE id=%s",
+                (json.dumps(report), status, _now(), inv_id),
+            )
 
     # -- events ----------------------------------------------------------------------------
     @staticmethod
     def _event(con: Any, inv_id: str, key: str, kind: str, data: dict[str, Any]) -> None:
-        con.execute("INSERT INTO events(investigation, key, time, kind, data) VALUES (%s,%s,%s,%s,%s)"
-                    " ON CONFLICT (investigation, key) DO NOTHING", (inv_id, key, _now(), kind, json.dumps(data)))
+        con.execute(
+            "INSERT INTO events(investigation, key, time, kind, data) VALUES (%s,%s,%s,%s,%s)"
+            " ON CONFLICT (investigation, key) DO NOTHING",
+            (inv_id, key, _now(), kind, json.dumps(data)),
+        )
 
     def add_event(self, inv_id: str, key: str, kind: str, data: dict[str, Any]) -> None:
         with self._pool.connection() as con:
             self._event(con, inv_id, key, kind, data)
 
     def events_after(self, inv_id: str, after: int) -> list[dict[str, Any]]:
-        rows = self._q("SELECT id, time, kind, data FROM events WHERE investigation=%s AND id>%s ORDER BY id", (inv_id, after))
+        rows = self._q(
+            "SELECT id, time, kind, data FROM events WHERE investigation=%s AND id>%s ORDER BY id",
+            (inv_id, after),
+        )
         for r in rows:
             r["data"] = json.loads(r["data"])
         return rows
@@ -385,17 +569,35 @@ class PostgresStore:
         rows = self._q("SELECT * FROM investigations WHERE id=%s", (inv_id,))
         return self._decode(rows[0]) if rows else None
 
-    def investigations(self, *, status: str | None = None, job: str | None = None, since: float | None = None,
-                       until: float | None = None, limit: int = 200) -> list[dict[str, Any]]:
+    def investigations(
+        self,
+        *,
+        status: str | None = None,
+        job: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        limit: int = 200,
+    ) -> list[dict[str, Any]]:
         q, args = "SELECT * FROM investigations WHERE true", []
-        for clause, value in (("status=%s", status), ("job=%s", job), ("last_at>=%s", since), ("first_at<=%s", until)):
+        for clause, value in (
+            ("status=%s", status),
+            ("job=%s", job),
+            ("last_at>=%s", since),
+            ("first_at<=%s", until),
+        ):
             if value is not None:
                 q += f" AND {clause}"
                 args.append(value)
-        return [self._decode(r) for r in self._q(q + " ORDER BY created_at DESC, seq DESC LIMIT %s", (*args, limit))]
+        return [
+            self._decode(r)
+            for r in self._q(q + " ORDER BY created_at DESC, seq DESC LIMIT %s", (*args, limit))
+        ]
 
     def alerts_of(self, inv_id: str) -> list[dict[str, Any]]:
-        rows = self._q("SELECT * FROM alerts WHERE investigation_id=%s ORDER BY starts_at, fingerprint LIMIT 1000", (inv_id,))
+        rows = self._q(
+            "SELECT * FROM alerts WHERE investigation_id=%s ORDER BY starts_at, fingerprint LIMIT 1000",
+            (inv_id,),
+        )
         for r in rows:
             r["labels"] = json.loads(r["labels"])
             r["annotations"] = json.loads(r["annotations"])
@@ -407,11 +609,21 @@ class PostgresStore:
     # -- audit -----------------------------------------------------------------------------
     def audit(self, entry: dict[str, Any]) -> None:
         with self._pool.connection() as con:
-            con.execute("INSERT INTO audit(time, actor, action, investigation, proposal, content_hash, outcome, reason,"
-                        " detail) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s)",
-                        (entry.get("time", _now()), entry["actor"], entry["action"], entry.get("investigation"),
-                         entry.get("proposal"), entry.get("content_hash"), entry["outcome"], entry.get("reason", ""),
-                         json.dumps(entry.get("detail") or {})))
+            con.execute(
+                "INSERT INTO audit(time, actor, action, investigation, proposal, content_hash, outcome, reason,"
+                " detail) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+                (
+                    entry.get("time", _now()),
+                    entry["actor"],
+                    entry["action"],
+                    entry.get("investigation"),
+                    entry.get("proposal"),
+                    entry.get("content_hash"),
+                    entry["outcome"],
+                    entry.get("reason", ""),
+                    json.dumps(entry.get("detail") or {}),
+                ),
+            )
 
     def audit_log(self, *, investigation: str | None = None, limit: int = 500) -> list[dict[str, Any]]:
         q, args = "SELECT * FROM audit", []
@@ -426,8 +638,11 @@ class PostgresStore:
     def enqueue_notifications(self, inv_id: str, urls: list[str], payload: dict[str, Any]) -> None:
         with self._tx() as con:
             for url in urls:
-                con.execute("INSERT INTO notifications(investigation, url, payload, state, next_at) VALUES (%s,%s,%s,%s,%s)"
-                            " ON CONFLICT (investigation, url) DO NOTHING", (inv_id, url, json.dumps(payload), "pending", _now()))
+                con.execute(
+                    "INSERT INTO notifications(investigation, url, payload, state, next_at) VALUES (%s,%s,%s,%s,%s)"
+                    " ON CONFLICT (investigation, url) DO NOTHING",
+                    (inv_id, url, json.dumps(payload), "pending", _now()),
+                )
 
     def due_notifications(self, now: float, *, lease_s: float = 60.0) -> list[dict[str, Any]]:
         """Due notifications, each taken by one API process: its ``next_at`` moves ``lease_s`` on.
@@ -436,19 +651,30 @@ class PostgresStore:
         give each attempt to one of them (:meth:`notification_result` then sets the real next time).
         A process that dies mid-send leaves the notification due again after ``lease_s``.
         """
-        return self._q("UPDATE notifications SET next_at=%s WHERE id IN (SELECT id FROM notifications WHERE"
-                       " state='pending' AND next_at<=%s ORDER BY next_at LIMIT 50 FOR UPDATE SKIP LOCKED)"
-                       " RETURNING *", (now + lease_s, now))
+        return self._q(
+            "UPDATE notifications SET next_at=%s WHERE id IN (SELECT id FROM notifications WHERE"
+            " state='pending' AND next_at<=%s ORDER BY next_at LIMIT 50 FOR UPDATE SKIP LOCKED)"
+            " RETURNING *",
+            (now + lease_s, now),
+        )
 
     def notification_result(self, nid: int, *, ok: bool, error: str | None, next_at: float | None) -> None:
         state = "sent" if ok else ("pending" if next_at is not None else "failed")
         with self._pool.connection() as con:
-            con.execute("UPDATE notifications SET state=%s, attempts=attempts+1, next_at=COALESCE(%s, next_at),"
-                        " last_error=%s WHERE id=%s", (state, next_at, error, nid))
+            con.execute(
+                "UPDATE notifications SET state=%s, attempts=attempts+1, next_at=COALESCE(%s, next_at),"
+                " last_error=%s WHERE id=%s",
+                (state, next_at, error, nid),
+            )
 
     def notifications(self) -> list[dict[str, Any]]:
-        return self._q("SELECT id, investigation, url, state, attempts, last_error FROM notifications ORDER BY id")
+        return self._q(
+            "SELECT id, investigation, url, state, attempts, last_error FROM notifications ORDER BY id"
+        )
 
     # -- metrics ---------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:
-        return {r["status"]: r["n"] for r in self._q("SELECT status, COUNT(*) AS n FROM investigations GROUP BY status")}
+        return {
+            r["status"]: r["n"]
+            for r in self._q("SELECT status, COUNT(*) AS n FROM investigations GROUP BY status")
+        }

@@ -51,14 +51,27 @@ def run_worker(cfg: ServeConfig, db: str, *, count: int, stop: threading.Event |
 
     store = PostgresStore(db, max_size=max(4, count + 2))
     saver = postgres_checkpointer(db, max_size=max(4, count + 2))
+
     def finished(inv: dict[str, Any] | None, report: dict[str, Any] | None, seconds: float) -> None:
         # The outbox: an API process's notifier sends it (each notification by one of them).
         if inv is not None and report is not None and cfg.notify.slack_webhooks:
-            store.enqueue_notifications(inv["id"], cfg.notify.slack_webhooks, summary(inv, report, cfg.public_url))
+            store.enqueue_notifications(
+                inv["id"], cfg.notify.slack_webhooks, summary(inv, report, cfg.public_url)
+            )
 
-    pool = HeartbeatPool(store, checkpointer=saver, limits=cfg.budgets, count=count, per_job=cfg.workers.per_job,
-                         lease_s=cfg.workers.lease_s, step_pause_s=cfg.workers.step_pause_s, poll_s=0.5,
-                         on_finish=finished, where=(live := LiveSources(cfg, store)).where, keep=live.keep)
+    pool = HeartbeatPool(
+        store,
+        checkpointer=saver,
+        limits=cfg.budgets,
+        count=count,
+        per_job=cfg.workers.per_job,
+        lease_s=cfg.workers.lease_s,
+        step_pause_s=cfg.workers.step_pause_s,
+        poll_s=0.5,
+        on_finish=finished,
+        where=(live := LiveSources(cfg, store)).where,
+        keep=live.keep,
+    )
     stop = stop or threading.Event()
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGTERM, signal.SIGINT):

@@ -9,10 +9,16 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from forensic.harness.service.config import ServeConfig, load_tokens
 from forensic.harness.service.auth import Tokens
+from forensic.harness.service.config import ServeConfig, load_tokens
 from forensic.harness.service.intake import IntakeResult, IntakeWriter, Payload
-from forensic.harness.service.live import UNMAPPED_EVENT, LiveSources, map_evidence, unmapped_reason, unmapped_summary
+from forensic.harness.service.live import (
+    UNMAPPED_EVENT,
+    LiveSources,
+    map_evidence,
+    unmapped_reason,
+    unmapped_summary,
+)
 from forensic.harness.service.metrics import Metrics
 from forensic.harness.service.notify import Notifier, summary
 from forensic.harness.service.store import SqliteStore
@@ -56,8 +62,10 @@ def lock_database(db: Path) -> str:
             holder = os.read(fd, 32).decode(errors="replace").strip()
             os.close(fd)
             who = f" (pid {holder})" if holder.isdigit() else ""
-            raise DatabaseLocked(f"{path}: another forensic serve{who} is using this database; stop it first, or give "
-                                 "this one its own database (several processes share PostgreSQL: docs/scaling.md)") from None
+            raise DatabaseLocked(
+                f"{path}: another forensic serve{who} is using this database; stop it first, or give "
+                "this one its own database (several processes share PostgreSQL: docs/scaling.md)"
+            ) from None
         except OSError as exc:  # a file system without flock: refuse rather than risk two writers
             os.close(fd)
             raise DatabaseLocked(f"{key}: cannot lock the database ({exc.strerror})") from None
@@ -93,12 +101,22 @@ class Service:
             self.saver = sqlite_checkpointer(cfg.database)
         self.metrics = Metrics(self.store)
         self.live = LiveSources(cfg, self.store)
-        self.notifier = Notifier(self.store, timeout_s=cfg.notify.timeout_s, max_attempts=cfg.notify.max_attempts)
-        self.pool = WorkerPool(self.store, checkpointer=self.saver, limits=cfg.budgets, count=cfg.workers.count,
-                               per_job=cfg.workers.per_job, lease_s=cfg.workers.lease_s,
-                               step_pause_s=cfg.workers.step_pause_s, on_finish=self._finished,
-                               on_tool=lambda tool, status: self.metrics.tool_calls.labels(tool, status).inc(),
-                               where=self.live.where, keep=self.live.keep)
+        self.notifier = Notifier(
+            self.store, timeout_s=cfg.notify.timeout_s, max_attempts=cfg.notify.max_attempts
+        )
+        self.pool = WorkerPool(
+            self.store,
+            checkpointer=self.saver,
+            limits=cfg.budgets,
+            count=cfg.workers.count,
+            per_job=cfg.workers.per_job,
+            lease_s=cfg.workers.lease_s,
+            step_pause_s=cfg.workers.step_pause_s,
+            on_finish=self._finished,
+            on_tool=lambda tool, status: self.metrics.tool_calls.labels(tool, status).inc(),
+            where=self.live.where,
+            keep=self.live.keep,
+        )
         self.writer: IntakeWriter | None = None
         self._db = db
         self._ledger: Any = None
@@ -121,7 +139,9 @@ class Service:
         return map_evidence(self.cfg, job, hosts)
 
     def _ingest(self, batch: list[tuple[str, str, Payload]]) -> list[IntakeResult]:
-        results = self.store.ingest(batch, window_s=self.cfg.grouping.window_s, resolve_bundle=self.resolve_bundle)
+        results = self.store.ingest(
+            batch, window_s=self.cfg.grouping.window_s, resolve_bundle=self.resolve_bundle
+        )
         for r in results:
             self.metrics.alerts_received.inc(r.accepted + r.duplicates)
             self.metrics.alerts_grouped.inc(r.grouped)
@@ -142,15 +162,18 @@ class Service:
             self.store.add_event(inv_id, "unmapped", UNMAPPED_EVENT, {"reason": reason})
             log.warning("%s not investigated: %s", inv_id, reason)
             if self.cfg.notify.slack_webhooks:
-                self.store.enqueue_notifications(inv_id, self.cfg.notify.slack_webhooks,
-                                                 unmapped_summary(inv, reason, self.cfg.public_url))
+                self.store.enqueue_notifications(
+                    inv_id, self.cfg.notify.slack_webhooks, unmapped_summary(inv, reason, self.cfg.public_url)
+                )
                 self.notifier.wake()
 
     def _finished(self, inv: dict[str, Any] | None, report: dict[str, Any] | None, seconds: float) -> None:
         self.metrics.duration.observe(seconds)
         if inv is None or report is None or not self.cfg.notify.slack_webhooks:
             return
-        self.store.enqueue_notifications(inv["id"], self.cfg.notify.slack_webhooks, summary(inv, report, self.cfg.public_url))
+        self.store.enqueue_notifications(
+            inv["id"], self.cfg.notify.slack_webhooks, summary(inv, report, self.cfg.public_url)
+        )
         self.notifier.wake()
 
     # -- life ------------------------------------------------------------------------------

@@ -12,7 +12,6 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-
 from forensic.sandbox import Bundle, ForensicError
 from forensic.tools.parsers.openmetrics import parse_openmetrics
 
@@ -70,12 +69,21 @@ def heatmap(bundle_path: str, bins: int = 96) -> dict[str, Any]:
     placement = b.rank_map()
     values = [[None if np.isnan(v) else round(float(v), 4) for v in r] for r in mean]
     return {
-        "available": True, "source": rel, "metric": "compute_s",
+        "available": True,
+        "source": rel,
+        "metric": "compute_s",
         "ranks": [int(r) for r in ranks],
-        "where": [f"{placement[int(r)][0]}/gpu{placement[int(r)][1]}" if int(r) in placement else "" for r in ranks],
-        "t0": float(edges[0]), "t1": float(edges[-1]), "values": values, "columns": [float(x) for x in col_t],
+        "where": [
+            f"{placement[int(r)][0]}/gpu{placement[int(r)][1]}" if int(r) in placement else "" for r in ranks
+        ],
+        "t0": float(edges[0]),
+        "t1": float(edges[-1]),
+        "values": values,
+        "columns": [float(x) for x in col_t],
         "steps_per_column": group,
-        "median": float(np.nanmedian(mean)), "min": float(np.nanmin(mean)), "max": float(np.nanmax(mean)),
+        "median": float(np.nanmedian(mean)),
+        "min": float(np.nanmin(mean)),
+        "max": float(np.nanmax(mean)),
     }
 
 
@@ -110,8 +118,13 @@ def timeline(bundle_path: str, max_points: int = 200) -> dict[str, Any]:
                     worst = np.nanmin(stack, axis=0) if how == "min" else np.nanmax(stack, axis=0)
                 step = max(1, ts.size // max_points)
                 per.setdefault(host, {})[name] = {
-                    "label": label, "reduce": how,
+                    "label": label,
+                    "reduce": how,
                     "t": [float(x) for x in ts[::step]],
                     "v": [None if np.isnan(x) else float(x) for x in worst[::step]],
                 }
-    return {"available": bool(per), "hosts": dict(sorted(per.items())), "signals": {k: v[0] for k, v in KEY_SIGNALS.items()}}
+    return {
+        "available": bool(per),
+        "hosts": dict(sorted(per.items())),
+        "signals": {k: v[0] for k, v in KEY_SIGNALS.items()},
+    }

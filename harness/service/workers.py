@@ -13,8 +13,9 @@ import sqlite3
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from forensic.harness.budget import Limits
 from forensic.sandbox import ForensicError
@@ -42,31 +43,69 @@ def _events(node: str, update: dict[str, Any]) -> list[tuple[str, str, dict[str,
         out.append(("hypothesize", "hypotheses", {"top": (update.get("hypotheses") or [])[:5]}))
     elif node == "run_tool" and update.get("records"):
         r = update["records"][-1]
-        out.append((f"tool:{r['id']}", "tool_call", {k: r.get(k) for k in ("id", "tool", "args", "status", "summary")}))
+        out.append(
+            (
+                f"tool:{r['id']}",
+                "tool_call",
+                {k: r.get(k) for k in ("id", "tool", "args", "status", "summary")},
+            )
+        )
         for s in r.get("signals") or []:
-            out.append((f"finding:{r['id']}:{s.get('name')}:{s.get('component')}", "finding",
-                        {"evidence": r["id"], "signal": s.get("name"), "component": s.get("component"),
-                         "detail": s.get("detail", "")}))
+            out.append(
+                (
+                    f"finding:{r['id']}:{s.get('name')}:{s.get('component')}",
+                    "finding",
+                    {
+                        "evidence": r["id"],
+                        "signal": s.get("name"),
+                        "component": s.get("component"),
+                        "detail": s.get("detail", ""),
+                    },
+                )
+            )
     elif node == "assess" and update.get("trace"):
         t = update["trace"][-1]
-        out.append((f"assess:{t.get('evidence')}", "hypotheses", {"after": t.get("evidence"), "top": t.get("top")}))
+        out.append(
+            (f"assess:{t.get('evidence')}", "hypotheses", {"after": t.get("evidence"), "top": t.get("top")})
+        )
     elif node == "conclude" and update.get("report"):
         rep = update["report"]
         out.append(("conclude", "verdict", {"status": rep.get("status"), "verdict": rep.get("verdict")}))
     elif node == "propose" and update.get("report"):
-        out.append(("propose", "proposals", {"proposals": [{k: p.get(k) for k in ("id", "action", "target", "status")}
-                                                           for p in update["report"].get("proposals", [])]}))
+        out.append(
+            (
+                "propose",
+                "proposals",
+                {
+                    "proposals": [
+                        {k: p.get(k) for k in ("id", "action", "target", "status")}
+                        for p in update["report"].get("proposals", [])
+                    ]
+                },
+            )
+        )
     return out
 
 
 class WorkerPool:
     """``count`` threads claiming and running investigations until stopped."""
 
-    def __init__(self, store: Any, *, checkpointer: Any, limits: Limits, count: int, per_job: int, lease_s: float,
-                 step_pause_s: float = 0.0, on_finish: Callable[[dict[str, Any], dict[str, Any] | None, float], None] | None = None,
-                 on_tool: Callable[[str, str], None] | None = None, poll_s: float = 0.2,
-                 where: Callable[[dict[str, Any]], Any] | None = None,
-                 keep: Callable[[dict[str, Any], Any], None] | None = None) -> None:
+    def __init__(
+        self,
+        store: Any,
+        *,
+        checkpointer: Any,
+        limits: Limits,
+        count: int,
+        per_job: int,
+        lease_s: float,
+        step_pause_s: float = 0.0,
+        on_finish: Callable[[dict[str, Any], dict[str, Any] | None, float], None] | None = None,
+        on_tool: Callable[[str, str], None] | None = None,
+        poll_s: float = 0.2,
+        where: Callable[[dict[str, Any]], Any] | None = None,
+        keep: Callable[[dict[str, Any], Any], None] | None = None,
+    ) -> None:
         self.store = store
         self.saver = checkpointer
         self.limits = limits
@@ -88,7 +127,9 @@ class WorkerPool:
 
     def start(self) -> None:
         for i in range(self.count):
-            t = threading.Thread(target=self._loop, args=(f"{self.boot}-w{i}",), name=f"forensic-worker-{i}", daemon=True)
+            t = threading.Thread(
+                target=self._loop, args=(f"{self.boot}-w{i}",), name=f"forensic-worker-{i}", daemon=True
+            )
             t.start()
             self._threads.append(t)
 
@@ -146,7 +187,13 @@ class WorkerPool:
             report = snap.values.get("report")
             status = "awaiting_approval" if "approval_gate" in (snap.next or ()) else "concluded"
             last = [("gate", "awaiting_approval", {})] if status == "awaiting_approval" else []
-            if self.store.finish(inv_id, owner, status=status, report=report, events=[*last, ("end", "end", {"status": status})]):
+            if self.store.finish(
+                inv_id,
+                owner,
+                status=status,
+                report=report,
+                events=[*last, ("end", "end", {"status": status})],
+            ):
                 if self.on_finish:
                     self.on_finish(self.store.investigation(inv_id), report, time.monotonic() - t0)
                 if self.keep:  # after the verdict and its notification: nobody waits for it
@@ -158,5 +205,11 @@ class WorkerPool:
             self._fail(inv_id, owner, f"{type(exc).__name__}: {exc}")
 
     def _fail(self, inv_id: str, owner: str, reason: str) -> None:
-        self.store.finish(inv_id, owner, status="failed", report=None, error=reason[:500],
-                          events=[("end", "end", {"status": "failed", "error": reason[:500]})])
+        self.store.finish(
+            inv_id,
+            owner,
+            status="failed",
+            report=None,
+            error=reason[:500],
+            events=[("end", "end", {"status": "failed", "error": reason[:500]})],
+        )

@@ -15,11 +15,17 @@ import sys
 
 
 def main() -> None:
-    bundle, cp, thread, n, which, when = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6]
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
+    bundle, cp, thread, n, which, when = (
+        sys.argv[1],
+        sys.argv[2],
+        sys.argv[3],
+        int(sys.argv[4]),
+        sys.argv[5],
+        sys.argv[6],
+    )
     from forensic.harness.cli._common import _checkpointer
     from forensic.harness.graph import Investigator
+    from langgraph.checkpoint.sqlite import SqliteSaver
 
     calls = {"n": 0}
     original = getattr(SqliteSaver, which)

@@ -8,25 +8,31 @@ import os
 from pathlib import Path
 
 import pytest
+from forensic.harness import audit
+from forensic.harness.approvals import Decision
+from forensic.harness.graph import Investigator
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from forensic.harness import audit
-from forensic.harness.approvals import Decision
-from forensic.harness.graph import Investigator
-
 
 def _waiting(make_bundle, tmp_path: Path, log: Path | None = None):
     saver = InMemorySaver()
-    inv = Investigator(make_bundle("pcie_downtrain"), checkpointer=saver, audit_log=log or tmp_path / "audit.jsonl")
+    inv = Investigator(
+        make_bundle("pcie_downtrain"), checkpointer=saver, audit_log=log or tmp_path / "audit.jsonl"
+    )
     return inv, inv.run(thread_id="t", await_approval=True)
 
 
 def _d(p: dict, decision: str = "approve") -> Decision:
-    return Decision(proposal_id=p["id"], content_hash=p["content_hash"], decision=decision, approver="alice",
-                    authenticated=True)
+    return Decision(
+        proposal_id=p["id"],
+        content_hash=p["content_hash"],
+        decision=decision,
+        approver="alice",
+        authenticated=True,
+    )
 
 
 def test_approve_and_reject_of_one_proposal_in_one_command_count_once(make_bundle, tmp_path: Path) -> None:

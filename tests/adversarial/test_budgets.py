@@ -11,15 +11,15 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from langgraph.checkpoint.memory import InMemorySaver
-
 from forensic.harness.budget import Limits
 from forensic.harness.graph import Investigator
 from forensic.harness.llm.client import ModelClient
 from forensic.sandbox import Bundle, CorruptInputError, ModelError, _fs, deadline
 from forensic.sandbox.errors import WallTimeExceeded
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from langgraph.checkpoint.memory import InMemorySaver
+
 from tests.conftest import build_bundle
 
 
@@ -38,7 +38,9 @@ def test_rank_map_costs_what_the_hosts_hold(tmp_path_factory, ranks: int, per: i
     b = Bundle(root)
     mapping = b.rank_map()
     assert len(mapping) <= len(b.host_names()) * b.gpus_per_node
-    assert len(mapping) == min(ranks or len(b.host_names()) * b.gpus_per_node, len(b.host_names()) * b.gpus_per_node)
+    assert len(mapping) == min(
+        ranks or len(b.host_names()) * b.gpus_per_node, len(b.host_names()) * b.gpus_per_node
+    )
     # Tools place ranks through the evidence source: the same bound holds there, in memory too.
     from forensic.sandbox import open_source
     from forensic.sandbox.memory import MemorySource
@@ -131,7 +133,9 @@ class _Drip:
             with conn:
                 try:
                     conn.recv(65536)
-                    conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n")
+                    conn.sendall(
+                        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n"
+                    )
                     while not self.stop.is_set():
                         conn.sendall(b" ")
                         time.sleep(0.05)
@@ -147,7 +151,9 @@ class _Drip:
 def test_a_dripping_model_endpoint_is_cut_off_by_the_call_budget() -> None:
     drip = _Drip()
     try:
-        client = ModelClient(base_url=f"http://127.0.0.1:{drip.port}/v1", model="m", timeout_s=30, max_attempts=1)
+        client = ModelClient(
+            base_url=f"http://127.0.0.1:{drip.port}/v1", model="m", timeout_s=30, max_attempts=1
+        )
         with pytest.raises(ModelError):
             client.complete([{"role": "user", "content": "hi"}], max_tokens=16, within_s=1.0)
         assert client.tally.attempts == 1

@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
 from forensic.harness.cli import _register, app
 from forensic.harness.cli._terminal import terminal_safe
+from typer.testing import CliRunner
 
 _register()
 runner = CliRunner()
@@ -26,18 +25,22 @@ def _one_line_exit_2(res) -> None:
     assert len([l for l in res.stderr.splitlines() if l.strip()]) == 1, res.stderr
 
 
-@pytest.mark.parametrize("text", [
-    "[" * 100_000 + "]" * 100_000,
-    '{"id": "x", "job": {"ranks": ' + "9" * 5000 + "}}",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 100_000 + "]" * 100_000,
+        '{"id": "x", "job": {"ranks": ' + "9" * 5000 + "}}",
+    ],
+)
 def test_hostile_incident_json_exits_2(make_bundle, tmp_path: Path, text: str) -> None:
     root = make_bundle(None)
     (root / "incident.json").write_text(text)
     _one_line_exit_2(_run("investigate", str(root), "--no-checkpoint"))
 
 
-@pytest.mark.parametrize("flag,value", [("--budget-wall-s", "inf"),
-                                        ("--budget-tool-calls", "100000000000000000000")])
+@pytest.mark.parametrize(
+    "flag,value", [("--budget-wall-s", "inf"), ("--budget-tool-calls", "100000000000000000000")]
+)
 def test_absurd_budgets_exit_2(make_bundle, flag: str, value: str) -> None:
     _one_line_exit_2(_run("investigate", str(make_bundle(None)), "--no-checkpoint", flag, value))
 
@@ -50,8 +53,15 @@ def test_a_state_dir_that_is_a_file_exits_2(make_bundle, tmp_path: Path) -> None
 
 
 def test_an_overlong_comment_exits_2_and_is_not_a_traceback(tmp_path: Path) -> None:
-    res = _run("approve", "t", "--approve", "rp-1=abc", "--comment", "x" * 2001,
-               env={"FORENSIC_STATE_DIR": str(tmp_path)})
+    res = _run(
+        "approve",
+        "t",
+        "--approve",
+        "rp-1=abc",
+        "--comment",
+        "x" * 2001,
+        env={"FORENSIC_STATE_DIR": str(tmp_path)},
+    )
     _one_line_exit_2(res)
 
 

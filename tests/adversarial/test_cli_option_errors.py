@@ -14,9 +14,8 @@ from collections.abc import Iterator
 
 import pytest
 import typer
-from typer.testing import CliRunner
-
 from forensic.harness.cli import _register, app
+from typer.testing import CliRunner
 
 _register()
 runner = CliRunner()
@@ -58,8 +57,11 @@ def _typed_options() -> list[tuple[tuple[str, ...], str, str]]:
         hints = typing.get_type_hints(callback, include_extras=True)
         for name, param in inspect.signature(callback).parameters.items():
             annotation = hints.get(name)
-            meta = [m for m in typing.get_args(annotation)[1:] if isinstance(m, typer.models.OptionInfo)] \
-                if typing.get_origin(annotation) is typing.Annotated else []
+            meta = (
+                [m for m in typing.get_args(annotation)[1:] if isinstance(m, typer.models.OptionInfo)]
+                if typing.get_origin(annotation) is typing.Annotated
+                else []
+            )
             if not meta and not isinstance(param.default, typer.models.OptionInfo):
                 continue  # an argument, not an option
             info = meta[0] if meta else param.default
@@ -87,7 +89,9 @@ def test_the_walk_finds_the_commands_and_options_it_should() -> None:
 
 
 @pytest.mark.parametrize("path,flag,bad", CASES, ids=[f"{' '.join(p)} {f}" for p, f, _ in CASES])
-def test_every_typed_option_refuses_a_bad_value_in_one_line(path: tuple[str, ...], flag: str, bad: str) -> None:
+def test_every_typed_option_refuses_a_bad_value_in_one_line(
+    path: tuple[str, ...], flag: str, bad: str
+) -> None:
     res = runner.invoke(app, [*path, flag, bad])
     assert res.exit_code == 2, (res.exit_code, res.output)
     lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
@@ -96,13 +100,19 @@ def test_every_typed_option_refuses_a_bad_value_in_one_line(path: tuple[str, ...
     assert "╭" not in res.stderr and "Usage:" not in res.stderr and "Traceback" not in res.output
 
 
-@pytest.mark.parametrize("argv,needle", [
-    (["investigate", "B", "--budget-tool-calls", "1e20"], "--budget-tool-calls '1e20'"),
-    (["investigate", "B", "--budget-wall-s=abc"], "--budget-wall-s 'abc'"),
-    (["investigate", "--no-such-flag"], "No such option: --no-such-flag"),
-    (["no-such-command"], "No such command"),
-    (["investigate", "B", "--budget-wall-s", "\x1b[2Jabc"], "--budget-wall-s '\\x1b[2Jabc'"),  # shown, not obeyed
-])
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["investigate", "B", "--budget-tool-calls", "1e20"], "--budget-tool-calls '1e20'"),
+        (["investigate", "B", "--budget-wall-s=abc"], "--budget-wall-s 'abc'"),
+        (["investigate", "--no-such-flag"], "No such option: --no-such-flag"),
+        (["no-such-command"], "No such command"),
+        (
+            ["investigate", "B", "--budget-wall-s", "\x1b[2Jabc"],
+            "--budget-wall-s '\\x1b[2Jabc'",
+        ),  # shown, not obeyed
+    ],
+)
 def test_usage_errors_are_one_line(argv: list[str], needle: str) -> None:
     res = runner.invoke(app, argv)
     assert res.exit_code == 2

@@ -4,17 +4,15 @@ FIFOs and devices are never read, and an optional topology.json that is one is i
 
 from __future__ import annotations
 
-import gzip
 import os
 import sys
 import threading
 from pathlib import Path
 
 import pytest
+from forensic.sandbox import Bundle, ConfinedFS, SandboxError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from forensic.sandbox import Bundle, ConfinedFS, SandboxError
 
 
 def _opened_outside(root: Path, fn) -> list[str]:
@@ -103,8 +101,11 @@ _NAME = st.sampled_from(["a", "b", "c", "..", ".", "f.txt"])
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(targets=st.lists(st.lists(_NAME, min_size=1, max_size=5), min_size=1, max_size=4),
-       absolute=st.booleans(), path=st.lists(_NAME.filter(lambda n: n != ".."), min_size=1, max_size=4))
+@given(
+    targets=st.lists(st.lists(_NAME, min_size=1, max_size=5), min_size=1, max_size=4),
+    absolute=st.booleans(),
+    path=st.lists(_NAME.filter(lambda n: n != ".."), min_size=1, max_size=4),
+)
 def test_no_symlink_maze_reaches_outside(tmp_path_factory, targets, absolute, path) -> None:
     base = tmp_path_factory.mktemp("maze")
     root = base / "root"

@@ -24,8 +24,15 @@ CASE = ROOT / "evals" / "examples" / "pcie-x8-mfu-drop"
 
 def _cli(state: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "FORENSIC_STATE_DIR": str(state)}
-    return subprocess.run([sys.executable, "-m", "forensic.harness.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=300, stdin=subprocess.DEVNULL, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "forensic.harness.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +60,15 @@ COMMANDS = {
     "list": lambda cp: ["list", "--checkpoint", str(cp)],
     "show": lambda cp: ["show", "t1", "--checkpoint", str(cp)],
     "show-json": lambda cp: ["show", "t1", "--json", "--checkpoint", str(cp)],
-    "plot": lambda cp: ["plot", "t1", "rank-heatmap", "--checkpoint", str(cp), "--out", str(cp.parent / "p.png")],
+    "plot": lambda cp: [
+        "plot",
+        "t1",
+        "rank-heatmap",
+        "--checkpoint",
+        str(cp),
+        "--out",
+        str(cp.parent / "p.png"),
+    ],
     "chat": lambda cp: ["chat", "--resume", "t1", "--plain", "--checkpoint", str(cp)],
     "execute": lambda cp: ["execute", "t1", "rp-1", "--checkpoint", str(cp)],
     "undo": lambda cp: ["execute", "t1", "rp-1", "--undo", "--checkpoint", str(cp)],
@@ -63,7 +78,9 @@ COMMANDS = {
 
 @pytest.mark.parametrize("kind", ["truncated", "random"])
 @pytest.mark.parametrize("command", sorted(COMMANDS))
-def test_a_damaged_checkpoint_file_is_one_line_and_exit_2(good: Path, tmp_path: Path, kind: str, command: str) -> None:
+def test_a_damaged_checkpoint_file_is_one_line_and_exit_2(
+    good: Path, tmp_path: Path, kind: str, command: str
+) -> None:
     bad = _damaged(good, tmp_path / "state", kind)
     before = hashlib.sha256(bad.read_bytes()).hexdigest()
     out = _cli(tmp_path / "state", *COMMANDS[command](bad))
@@ -76,7 +93,9 @@ def test_a_damaged_checkpoint_file_is_one_line_and_exit_2(good: Path, tmp_path: 
 
 @pytest.mark.parametrize("kind", ["truncated", "random"])
 @pytest.mark.parametrize("command", ["show", "execute", "undo"])
-def test_a_damaged_executions_file_is_one_line_and_exit_2(good: Path, tmp_path: Path, kind: str, command: str) -> None:
+def test_a_damaged_executions_file_is_one_line_and_exit_2(
+    good: Path, tmp_path: Path, kind: str, command: str
+) -> None:
     state = tmp_path / "state"
     state.mkdir()
     shutil.copy(good, state / "checkpoints.sqlite")

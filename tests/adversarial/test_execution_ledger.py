@@ -49,13 +49,17 @@ class CountingExecutor:
     """A scripted executor: every run appends a line to a file the racing processes share."""
 
     name: ClassVar[str] = "runbook"
-    actions: ClassVar[frozenset[str]] = frozenset({"drain_node", "open_ticket", "reset_gpu", "reseat_or_replace"})
+    actions: ClassVar[frozenset[str]] = frozenset(
+        {"drain_node", "open_ticket", "reset_gpu", "reseat_or_replace"}
+    )
 
     def __init__(self, runs: Path) -> None:
         self.runs = runs
 
     def plan(self, action: str, target: str, *, reason: str, context: dict[str, Any]) -> Plan:
-        return Plan(executor=self.name, action=action, target=target, resolved=target, steps=[f"{action} {target}"])
+        return Plan(
+            executor=self.name, action=action, target=target, resolved=target, steps=[f"{action} {target}"]
+        )
 
     def execute(self, plan: Plan) -> Outcome:
         with self.runs.open("a") as fh:
@@ -70,12 +74,21 @@ class CountingExecutor:
         return Outcome(ok=True, detail="undone")
 
 
-def _race(ledger: ExecutionLedger, checkpoints: str, audit: str, thread: str, runs: str, start_at: float,
-          results: Any) -> None:
+def _race(
+    ledger: ExecutionLedger,
+    checkpoints: str,
+    audit: str,
+    thread: str,
+    runs: str,
+    start_at: float,
+    results: Any,
+) -> None:
     """One contender: its own gate and connections; starts at ``start_at`` like the others."""
     saver = SqliteSaver(sqlite3.connect(checkpoints, check_same_thread=False))
     state = saver.get_tuple({"configurable": {"thread_id": thread}}).checkpoint["channel_values"]
-    gate = ExecutionGate(CONFIG, ledger=ledger, audit_log=Path(audit), executors={"runbook": CountingExecutor(Path(runs))})
+    gate = ExecutionGate(
+        CONFIG, ledger=ledger, audit_log=Path(audit), executors={"runbook": CountingExecutor(Path(runs))}
+    )
     time.sleep(max(0.0, start_at - time.time()))
     try:
         results.put(gate.execute(thread, state, "rp-1")["state"])
@@ -99,17 +112,26 @@ def _postgres_contender(url: str, folder: str, *args: Any) -> None:
     from tests.harness.service.conftest import TOKENS
 
     Path(folder).mkdir()
-    cfg = load_config(write_config(Path(folder), port=0, tokens=TOKENS, bundles=[{"path": EXAMPLE, "job": "j"}]))
+    cfg = load_config(
+        write_config(Path(folder), port=0, tokens=TOKENS, bundles=[{"path": EXAMPLE, "job": "j"}])
+    )
     _race(Service(cfg, db=url).ledger(), *args)
 
 
-def _run_race(target: Any, prefix: tuple[Any, ...], a: Approved, tmp_path: Path) -> tuple[list[str], list[str]]:
+def _run_race(
+    target: Any, prefix: tuple[Any, ...], a: Approved, tmp_path: Path
+) -> tuple[list[str], list[str]]:
     ctx = multiprocessing.get_context("spawn")
     results = ctx.Queue()
     runs = tmp_path / "runs.txt"
     start_at = time.time() + 8  # after both have imported and opened everything
-    procs = [ctx.Process(target=target, args=(*prefix(i), str(a.checkpoints), str(a.audit), a.thread, str(runs),
-                                              start_at, results)) for i in range(2)]
+    procs = [
+        ctx.Process(
+            target=target,
+            args=(*prefix(i), str(a.checkpoints), str(a.audit), a.thread, str(runs), start_at, results),
+        )
+        for i in range(2)
+    ]
     for p in procs:
         p.start()
     outcomes = []
@@ -144,7 +166,9 @@ def test_two_api_replicas_on_one_postgresql_run_it_once(tmp_path: Path) -> None:
         PostgresStore(url).close()
         postgres_checkpointer(url)._forensic_pool.close()
         # Each replica has its own local database file: the "executes once" record may not live there.
-        outcomes, runs = _run_race(_postgres_contender, lambda i: (url, str(tmp_path / f"replica{i}")), a, tmp_path)
+        outcomes, runs = _run_race(
+            _postgres_contender, lambda i: (url, str(tmp_path / f"replica{i}")), a, tmp_path
+        )
         assert len(runs) == 1, outcomes
         assert sorted(o.split(":")[0] for o in outcomes) == ["refused", "succeeded"], outcomes
         import psycopg
@@ -174,8 +198,14 @@ class _Tickets(BaseHTTPRequestHandler):
 
 def _cli(state: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "FORENSIC_STATE_DIR": str(state)}
-    return subprocess.run([sys.executable, "-m", "forensic.harness.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=180, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "forensic.harness.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+        check=False,
+    )
 
 
 def _investigation(c: Any) -> tuple[str, dict[str, Any]]:
@@ -204,8 +234,14 @@ def test_the_service_and_the_cli_share_one_ledger(request: pytest.FixtureRequest
         thread = svc.store.investigation(inv)["thread_id"]
         ticket = next(p for p in d["report"]["proposals"] if p["action"] in RunbookExecutor.actions)
         url = f"/api/v1/investigations/{inv}/proposals/{ticket['id']}"
-        assert c.post(url + "/approve", json={"content_hash": ticket["content_hash"], "reason": "ok"},
-                      headers=auth("ann")).status_code == 200
+        assert (
+            c.post(
+                url + "/approve",
+                json={"content_hash": ticket["content_hash"], "reason": "ok"},
+                headers=auth("ann"),
+            ).status_code
+            == 200
+        )
         assert c.post(url + "/execute", json={}, headers=auth("ann")).status_code == 200
         assert len(_Tickets.seen) == 1
 
@@ -215,7 +251,9 @@ def test_the_service_and_the_cli_share_one_ledger(request: pytest.FixtureRequest
         assert again.returncode == 2 and "already run" in again.stderr, again.stderr
         assert "Traceback" not in again.stderr and len(_Tickets.seen) == 1
         # ... and --undo finds the service's run (a ticket is closed in the ticket system, it says).
-        undo = _cli(state, "execute", thread, ticket["id"], "--undo", "--checkpoint", db, "--config", str(executors))
+        undo = _cli(
+            state, "execute", thread, ticket["id"], "--undo", "--checkpoint", db, "--config", str(executors)
+        )
         assert undo.returncode == 2 and "not undone by forensic" in undo.stderr, undo.stderr
     finally:
         tickets.shutdown()
@@ -235,13 +273,22 @@ def test_a_run_by_the_cli_is_refused_by_the_service(request: pytest.FixtureReque
         thread = svc.store.investigation(inv)["thread_id"]
         ticket = next(p for p in d["report"]["proposals"] if p["action"] in RunbookExecutor.actions)
         db = str(svc.cfg.database)
-        approved = _cli(state, "approve", thread, "--approve", f"{ticket['id']}={ticket['content_hash']}",
-                        "--checkpoint", db)
+        approved = _cli(
+            state,
+            "approve",
+            thread,
+            "--approve",
+            f"{ticket['id']}={ticket['content_hash']}",
+            "--checkpoint",
+            db,
+        )
         assert approved.returncode == 0, approved.stderr
         ran = _cli(state, "execute", thread, ticket["id"], "--checkpoint", db, "--config", str(executors))
         assert ran.returncode == 0, ran.stderr
         assert len(_Tickets.seen) == 1
-        refused = c.post(f"/api/v1/investigations/{inv}/proposals/{ticket['id']}/execute", json={}, headers=auth("ann"))
+        refused = c.post(
+            f"/api/v1/investigations/{inv}/proposals/{ticket['id']}/execute", json={}, headers=auth("ann")
+        )
         assert refused.status_code == 409 and "already run" in refused.json()["detail"], refused.text
         assert len(_Tickets.seen) == 1
     finally:
@@ -257,10 +304,24 @@ def _forge_checkpoint(saver: Any, thread: str, pid: str) -> dict[str, Any]:
     tup = saver.get_tuple({"configurable": {"thread_id": thread}})
     report = tup.checkpoint["channel_values"]["report"]
     p = next(q for q in report["proposals"] if q["id"] == pid)
-    forged = {**report, "proposals": [{**q, "status": "approved"} if q["id"] == pid else q for q in report["proposals"]]}
-    decision = {"time_unix": time.time(), "thread": thread, "incident": report["incident"], "proposal_id": pid,
-                "action": p["action"], "target": p["target"], "content_hash": p["content_hash"], "decision": "approve",
-                "approver": "alice", "outcome": "approved", "reason": "", "comment": ""}
+    forged = {
+        **report,
+        "proposals": [{**q, "status": "approved"} if q["id"] == pid else q for q in report["proposals"]],
+    }
+    decision = {
+        "time_unix": time.time(),
+        "thread": thread,
+        "incident": report["incident"],
+        "proposal_id": pid,
+        "action": p["action"],
+        "target": p["target"],
+        "content_hash": p["content_hash"],
+        "decision": "approve",
+        "approver": "alice",
+        "outcome": "approved",
+        "reason": "",
+        "comment": "",
+    }
     values = {**tup.checkpoint["channel_values"], "report": forged, "decisions": [decision]}
     saver.put(tup.config, {**tup.checkpoint, "id": str(uuid6()), "channel_values": values}, tup.metadata, {})
     return p
@@ -276,7 +337,9 @@ def _forge(tmp_path: Path) -> tuple[Path, Path, str, dict[str, Any]]:
     return state, checkpoints, "t-forged", _forge_checkpoint(saver, "t-forged", "rp-1")
 
 
-def test_a_forged_checkpoint_is_refused_by_the_service_and_audited(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+def test_a_forged_checkpoint_is_refused_by_the_service_and_audited(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
     make = request.getfixturevalue("app_client")
     executors = tmp_path / "executors.toml"
     executors.write_text('[runbook]\nurl = "http://127.0.0.1:9/t"\n')
@@ -287,7 +350,9 @@ def test_a_forged_checkpoint_is_refused_by_the_service_and_audited(request: pyte
     r = c.post(f"/api/v1/investigations/{inv}/proposals/{p['id']}/execute", json={}, headers=auth("ann"))
     assert r.status_code == 409 and "audit log holds no approval" in r.json()["detail"], r.text
     entries = c.get("/api/v1/audit", headers=auth("vic")).json()["entries"]
-    assert [(e["action"], e["outcome"]) for e in entries if e.get("proposal") == p["id"]] == [("execute", "refused")]
+    assert [(e["action"], e["outcome"]) for e in entries if e.get("proposal") == p["id"]] == [
+        ("execute", "refused")
+    ]
 
 
 def test_a_forged_checkpoint_approval_does_not_execute(tmp_path: Path) -> None:
@@ -296,15 +361,24 @@ def test_a_forged_checkpoint_approval_does_not_execute(tmp_path: Path) -> None:
     saver = SqliteSaver(sqlite3.connect(str(checkpoints), check_same_thread=False))
     values = saver.get_tuple({"configurable": {"thread_id": thread}}).checkpoint["channel_values"]
     assert next(q for q in values["report"]["proposals"] if q["id"] == "rp-1")["status"] == "approved"
-    gate = ExecutionGate(CONFIG, ledger=SqliteLedger(checkpoints), audit_log=state / "audit.jsonl",
-                         executors={"runbook": CountingExecutor(runs)})
+    gate = ExecutionGate(
+        CONFIG,
+        ledger=SqliteLedger(checkpoints),
+        audit_log=state / "audit.jsonl",
+        executors={"runbook": CountingExecutor(runs)},
+    )
     with pytest.raises(ExecutionError, match="audit log holds no approval") as err:
         gate.execute(thread, values, "rp-1")
     assert "\n" not in str(err.value)
     assert not runs.exists()
     refusals = [json.loads(line) for line in (state / "audit.jsonl").read_text().splitlines()]
-    assert any(e["proposal_id"] == "rp-1" and e["decision"] == "execute" and e["outcome"] == "refused"
-               and "no approval" in e["reason"] for e in refusals)
+    assert any(
+        e["proposal_id"] == "rp-1"
+        and e["decision"] == "execute"
+        and e["outcome"] == "refused"
+        and "no approval" in e["reason"]
+        for e in refusals
+    )
 
 
 def test_a_forged_checkpoint_is_refused_by_the_cli_in_one_line(tmp_path: Path) -> None:
@@ -328,8 +402,12 @@ def test_an_approval_in_a_broken_chain_does_not_count(tmp_path: Path) -> None:
     lines = a.audit.read_text().splitlines()
     lines[0] = lines[0].replace('"refused"', '"rejected"')
     a.audit.write_text("\n".join(lines) + "\n")
-    gate = ExecutionGate(CONFIG, ledger=SqliteLedger(a.checkpoints), audit_log=a.audit,
-                         executors={"runbook": CountingExecutor(tmp_path / "runs.txt")})
+    gate = ExecutionGate(
+        CONFIG,
+        ledger=SqliteLedger(a.checkpoints),
+        audit_log=a.audit,
+        executors={"runbook": CountingExecutor(tmp_path / "runs.txt")},
+    )
     with pytest.raises(ExecutionError, match="chain breaks"):
         gate.execute(a.thread, a.state(), "rp-1")
     assert not (tmp_path / "runs.txt").exists()
@@ -343,10 +421,21 @@ def test_an_approval_of_other_content_or_thread_does_not_count(tmp_path: Path) -
     approval = next(e for e in chain.entries(a.audit) if e["outcome"] == "approved")
     approval.pop("prev")
     a.audit.unlink()
-    chain.append(a.audit, [{**approval, "thread": "t-someone-else"}, {**approval, "content_hash": "0" * 64},
-                           {**approval, "proposal_id": "rp-2"}, {**approval, "outcome": "refused"}])
-    gate = ExecutionGate(CONFIG, ledger=SqliteLedger(a.checkpoints), audit_log=a.audit,
-                         executors={"runbook": CountingExecutor(tmp_path / "runs.txt")})
+    chain.append(
+        a.audit,
+        [
+            {**approval, "thread": "t-someone-else"},
+            {**approval, "content_hash": "0" * 64},
+            {**approval, "proposal_id": "rp-2"},
+            {**approval, "outcome": "refused"},
+        ],
+    )
+    gate = ExecutionGate(
+        CONFIG,
+        ledger=SqliteLedger(a.checkpoints),
+        audit_log=a.audit,
+        executors={"runbook": CountingExecutor(tmp_path / "runs.txt")},
+    )
     with pytest.raises(ExecutionError, match="audit log holds no approval"):
         gate.execute(a.thread, a.state(), "rp-1")
     assert not (tmp_path / "runs.txt").exists()
@@ -354,8 +443,12 @@ def test_an_approval_of_other_content_or_thread_does_not_count(tmp_path: Path) -
 
 def test_a_real_approval_still_executes(tmp_path: Path) -> None:
     a = Approved(tmp_path)
-    gate = ExecutionGate(CONFIG, ledger=SqliteLedger(a.checkpoints), audit_log=a.audit,
-                         executors={"runbook": CountingExecutor(tmp_path / "runs.txt")})
+    gate = ExecutionGate(
+        CONFIG,
+        ledger=SqliteLedger(a.checkpoints),
+        audit_log=a.audit,
+        executors={"runbook": CountingExecutor(tmp_path / "runs.txt")},
+    )
     assert gate.execute(a.thread, a.state(), "rp-1")["state"] == "succeeded"
 
 
@@ -368,14 +461,32 @@ def test_what_ran_before_the_upgrade_still_does_not_run_again(tmp_path: Path) ->
         thread TEXT NOT NULL, proposal_id TEXT NOT NULL, content_hash TEXT NOT NULL, action TEXT, target TEXT,
         executor TEXT, state TEXT NOT NULL, plan TEXT, detail TEXT, by TEXT, started REAL, finished REAL,
         PRIMARY KEY (thread, proposal_id))""")
-    old.execute("INSERT INTO executions VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                (a.thread, "rp-1", p["content_hash"], p["action"], p["target"], "runbook", "succeeded", "{}", "T-1",
-                 "alice", time.time(), time.time()))
+    old.execute(
+        "INSERT INTO executions VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            a.thread,
+            "rp-1",
+            p["content_hash"],
+            p["action"],
+            p["target"],
+            "runbook",
+            "succeeded",
+            "{}",
+            "T-1",
+            "alice",
+            time.time(),
+            time.time(),
+        ),
+    )
     old.commit()
     old.close()
     runs = tmp_path / "runs.txt"
-    gate = ExecutionGate(CONFIG, ledger=SqliteLedger(a.checkpoints), audit_log=a.audit,
-                         executors={"runbook": CountingExecutor(runs)})
+    gate = ExecutionGate(
+        CONFIG,
+        ledger=SqliteLedger(a.checkpoints),
+        audit_log=a.audit,
+        executors={"runbook": CountingExecutor(runs)},
+    )
     with pytest.raises(ExecutionError, match="already run"):
         gate.execute(a.thread, a.state(), "rp-1")
     assert not runs.exists()
@@ -400,14 +511,27 @@ def test_the_service_and_the_cli_share_one_ledger_on_postgresql(tmp_path: Path) 
         url = cluster.fresh_db("ledger_cli")
         executors = tmp_path / "executors.toml"
         executors.write_text(f'[runbook]\nurl = "http://127.0.0.1:{tickets.server_address[1]}/t"\n')
-        cfg = load_config(write_config(tmp_path, port=0, tokens=TOKENS, extra=f'executors = "{executors}"',
-                                       bundles=[{"path": EXAMPLE, "job": JOB}]))
+        cfg = load_config(
+            write_config(
+                tmp_path,
+                port=0,
+                tokens=TOKENS,
+                extra=f'executors = "{executors}"',
+                bundles=[{"path": EXAMPLE, "job": JOB}],
+            )
+        )
         with TestClient(create_app(Service(cfg, db=url)), raise_server_exceptions=False) as c:
             inv, d = _investigation(c)
             p = next(q for q in d["report"]["proposals"] if q["action"] in RunbookExecutor.actions)
             base = f"/api/v1/investigations/{inv}/proposals/{p['id']}"
-            assert c.post(base + "/approve", json={"content_hash": p["content_hash"], "reason": "ok"},
-                          headers=auth("ann")).status_code == 200
+            assert (
+                c.post(
+                    base + "/approve",
+                    json={"content_hash": p["content_hash"], "reason": "ok"},
+                    headers=auth("ann"),
+                ).status_code
+                == 200
+            )
             assert c.post(base + "/execute", json={}, headers=auth("ann")).status_code == 200
         assert len(_Tickets.seen) == 1
         state = tmp_path / "cli-state"
@@ -419,8 +543,13 @@ def test_the_service_and_the_cli_share_one_ledger_on_postgresql(tmp_path: Path) 
         import psycopg
 
         with psycopg.connect(url) as con:
-            steps = con.execute("SELECT action, outcome FROM audit WHERE proposal = %s ORDER BY id", (p["id"],)).fetchall()
-        assert ("execute", "refused") in steps and ("undo", "failed") in steps  # the CLI's steps in the service's table
+            steps = con.execute(
+                "SELECT action, outcome FROM audit WHERE proposal = %s ORDER BY id", (p["id"],)
+            ).fetchall()
+        assert ("execute", "refused") in steps and (
+            "undo",
+            "failed",
+        ) in steps  # the CLI's steps in the service's table
     finally:
         tickets.shutdown()
         cluster.stop()

@@ -30,7 +30,9 @@ HBM = ROOT / "evals" / "examples" / "hbm-dbe-crash"
 FAULTY = "gpu1510.dc2.internal"
 LONG = "gpu1510.rack12.row03.datacenter-frankfurt-2.production.example-corp.internal"
 # 251 characters: four labels of 63 (the most a label may have), the last one cut short.
-LONGEST = ".".join(["gpu1510-" + "r" * 55, "row03-" + "a" * 57, "datacenter-" + "f" * 52, "example-corp-" + "i" * 46])
+LONGEST = ".".join(
+    ["gpu1510-" + "r" * 55, "row03-" + "a" * 57, "datacenter-" + "f" * 52, "example-corp-" + "i" * 46]
+)
 
 
 def _renamed(tmp_path: Path, new: str) -> Path:
@@ -66,8 +68,9 @@ def test_a_long_host_name_gets_the_short_names_verdict(tmp_path: Path, name: str
     assert short["status"] == "confirmed" and short["verdict"]["component"] == f"{FAULTY}/gpu5"
     assert long["status"] == short["status"]
     assert long["verdict"] == {**short["verdict"], "component": f"{name}/gpu5"}
-    assert long["unread"] == [] and [p["target"].replace(name, FAULTY) for p in long["proposals"]] == \
-        [p["target"] for p in short["proposals"]]
+    assert long["unread"] == [] and [p["target"].replace(name, FAULTY) for p in long["proposals"]] == [
+        p["target"] for p in short["proposals"]
+    ]
 
 
 @pytest.mark.parametrize("name", ["gpu1510..dc2.internal", "gpu1510 dc2.internal", "-gpu1510.dc2.internal"])
@@ -91,12 +94,15 @@ def test_an_unreadable_file_makes_a_healthy_fleet_inconclusive(make_bundle) -> N
     assert any(e["unread"] for e in report["evidence"] if e["tool"] == "gpu_health")
 
 
-@pytest.mark.parametrize(("tool", "rel"), [
-    ("host_load", "nodes/node-b.example/cmd/top.txt"),
-    ("nic_counters", "nodes/node-b.example/cmd/ethtool-S-ibp1s0.txt"),
-    ("nic_fec", "nodes/node-b.example/cmd/ethtool-I-show-fec-ibp1s0.txt"),
-    ("fabric", "switches/leaf-1/cmd/show-pfcwd-stats.txt"),
-])
+@pytest.mark.parametrize(
+    ("tool", "rel"),
+    [
+        ("host_load", "nodes/node-b.example/cmd/top.txt"),
+        ("nic_counters", "nodes/node-b.example/cmd/ethtool-S-ibp1s0.txt"),
+        ("nic_fec", "nodes/node-b.example/cmd/ethtool-I-show-fec-ibp1s0.txt"),
+        ("fabric", "switches/leaf-1/cmd/show-pfcwd-stats.txt"),
+    ],
+)
 def test_tools_name_what_they_could_not_read(tmp_path: Path, tool: str, rel: str) -> None:
     import os
 
@@ -110,19 +116,52 @@ def test_tools_name_what_they_could_not_read(tmp_path: Path, tool: str, rel: str
     (root / rel).unlink(missing_ok=True)
     (root / rel).parent.mkdir(parents=True, exist_ok=True)
     os.mkfifo(root / rel)  # there, but never read (not a regular file)
-    for source in (Bundle(root), MemorySource.from_bundle(Bundle(root))):  # read now, or loaded into memory first
+    for source in (
+        Bundle(root),
+        MemorySource.from_bundle(Bundle(root)),
+    ):  # read now, or loaded into memory first
         result = get_tool(tool)(ToolContext(source), {})
         assert result.status != "no_data"
-        assert len(result.unread) == 1 and rel in result.unread[0] and "not a regular file" in result.unread[0]
+        assert (
+            len(result.unread) == 1 and rel in result.unread[0] and "not a regular file" in result.unread[0]
+        )
 
 
 def test_the_one_host_name_check() -> None:
     from forensic.names import HOST_NAME_MAX, is_host_name
 
-    good = ["a", "node-a.example", "gpu_a017", "1.2.3.4", "x" * 63, LONG, LONGEST,
-            ".".join(["y" * 63] * 3) + "." + "z" * 61]
-    bad = ["", "x" * 64, ".".join(["y" * 63] * 4), "a..b", "../etc", "a/b", "a b", "a\x00b", "a\tb", "-a", "a-",
-           "a.-b", ".a", "a.", "a\n", "a\r", "a\x1b[31m", "gpu1.dc2:9401", None, 7]
+    good = [
+        "a",
+        "node-a.example",
+        "gpu_a017",
+        "1.2.3.4",
+        "x" * 63,
+        LONG,
+        LONGEST,
+        ".".join(["y" * 63] * 3) + "." + "z" * 61,
+    ]
+    bad = [
+        "",
+        "x" * 64,
+        ".".join(["y" * 63] * 4),
+        "a..b",
+        "../etc",
+        "a/b",
+        "a b",
+        "a\x00b",
+        "a\tb",
+        "-a",
+        "a-",
+        "a.-b",
+        ".a",
+        "a.",
+        "a\n",
+        "a\r",
+        "a\x1b[31m",
+        "gpu1.dc2:9401",
+        None,
+        7,
+    ]
     assert all(is_host_name(n) for n in good)
     assert not any(is_host_name(n) for n in bad)
     assert len(good[-1]) == HOST_NAME_MAX
@@ -137,14 +176,24 @@ def test_a_fleet_names_hosts_it_refused(tmp_path: Path) -> None:
     class Labels:
         """A Prometheus double: DCGM temperature series for two hosts, one label a path."""
 
-        def series(self, name: str, labels: Any = None, start: float | None = None, end: float | None = None) -> MetricRead:
+        def series(
+            self, name: str, labels: Any = None, start: float | None = None, end: float | None = None
+        ) -> MetricRead:
             ts, vs = np.array([1.0]), np.array([60.0])
-            return MetricRead(series=[Series(name=name, family=name, labels={"Hostname": h, "gpu": "0"}, timestamps=ts, values=vs)
-                                      for h in ("gpu1.dc2.internal", "../../etc/passwd")])
+            return MetricRead(
+                series=[
+                    Series(
+                        name=name, family=name, labels={"Hostname": h, "gpu": "0"}, timestamps=ts, values=vs
+                    )
+                    for h in ("gpu1.dc2.internal", "../../etc/passwd")
+                ]
+            )
 
     (tmp_path / "token").write_text("a-token-of-some-length\n")
-    (tmp_path / "fleet.toml").write_text('[agents]\nurl_template = "http://127.0.0.1:9/{host}"\ntoken_file = "token"\n'
-                                         '[topology]\nprometheus_label = "Hostname"\n')
+    (tmp_path / "fleet.toml").write_text(
+        '[agents]\nurl_template = "http://127.0.0.1:9/{host}"\ntoken_file = "token"\n'
+        '[topology]\nprometheus_label = "Hostname"\n'
+    )
     src = FleetSource(load_fleet(tmp_path / "fleet.toml"), job="train", start=0.0, end=10.0, metrics=Labels())
     assert src.host_names() == ["gpu1.dc2.internal"]
     assert list(src.unreadable_hosts()) == ["../../etc/passwd"]
@@ -176,7 +225,9 @@ def _checks(tmp: Path) -> dict[str, Callable[[str], object]]:
 
     fs = ConfinedFS(HBM / "bundle")
     (tmp / "token").write_text("a-token-of-some-length\n")
-    (tmp / "fleet.toml").write_text('[agents]\nurl_template = "http://127.0.0.1:9/{host}"\ntoken_file = "token"\n')
+    (tmp / "fleet.toml").write_text(
+        '[agents]\nurl_template = "http://127.0.0.1:9/{host}"\ntoken_file = "token"\n'
+    )
     agents = {"url_template": "http://{host}:9401", "token_file": "token"}
 
     class Bare:
@@ -204,11 +255,15 @@ def _checks(tmp: Path) -> dict[str, Callable[[str], object]]:
         "replay host": lambda n: ReplayHost(fs, n),
         "replay switch": lambda n: ReplaySwitch(fs, n),
         "ethtool -S netdev": lambda n: command_file(["ethtool", "-S", n], HOST_COMMANDS),
-        "ethtool --show-fec netdev": lambda n: command_file(["ethtool", "-I", "--show-fec", n], HOST_COMMANDS),
+        "ethtool --show-fec netdev": lambda n: command_file(
+            ["ethtool", "-I", "--show-fec", n], HOST_COMMANDS
+        ),
         "tool host argument": lambda n: HostScope(host=n),
         "prometheus metric name": lambda n: selector(n),
         "prometheus label name": lambda n: selector("up", {n: "x"}),
-        "slurm reason": lambda n: SlurmExecutor(SlurmConfig(nodes={"h": "h"})).plan("drain_node", "h", reason=n, context={}),
+        "slurm reason": lambda n: SlurmExecutor(SlurmConfig(nodes={"h": "h"})).plan(
+            "drain_node", "h", reason=n, context={}
+        ),
         "executor node name": lambda n: NodeMap(nodes={"h": n}),
         "executor node pattern": lambda n: NodeMap(node_pattern=n).node_for("h"),
         "step recorder host": lambda n: StepRecorder(tmp / "steps", host=n),
@@ -218,9 +273,22 @@ def _checks(tmp: Path) -> dict[str, Callable[[str], object]]:
     }
 
 
-CHECKS = ["collect host", "ethtool --show-fec netdev", "ethtool -S netdev", "executor node name", "executor node pattern",
-          "fleet agent host", "fleet job", "prometheus label name", "prometheus metric name", "replay host",
-          "replay switch", "slurm reason", "step recorder host", "tool host argument"]
+CHECKS = [
+    "collect host",
+    "ethtool --show-fec netdev",
+    "ethtool -S netdev",
+    "executor node name",
+    "executor node pattern",
+    "fleet agent host",
+    "fleet job",
+    "prometheus label name",
+    "prometheus metric name",
+    "replay host",
+    "replay switch",
+    "slurm reason",
+    "step recorder host",
+    "tool host argument",
+]
 
 
 @pytest.mark.parametrize("check", CHECKS)
@@ -228,8 +296,13 @@ def test_a_trailing_newline_is_refused(tmp_path: Path, check: str) -> None:
     checks = _checks(tmp_path)
     assert sorted(checks) == CHECKS
     accept_or_raise = checks[check]
-    name = {"prometheus metric name": "up", "prometheus label name": "job", "slurm reason": "forensic drain",
-            "ethtool -S netdev": "eth0", "ethtool --show-fec netdev": "eth0"}.get(check, "gpu1.dc2")
+    name = {
+        "prometheus metric name": "up",
+        "prometheus label name": "job",
+        "slurm reason": "forensic drain",
+        "ethtool -S netdev": "eth0",
+        "ethtool --show-fec netdev": "eth0",
+    }.get(check, "gpu1.dc2")
     accept_or_raise(name)  # the name itself passes
     with pytest.raises(Exception):  # noqa: B017 - each check raises its own error class
         accept_or_raise(name + "\n")
@@ -243,6 +316,7 @@ def test_a_host_with_no_node_data_is_absence_not_unread(make_bundle) -> None:
     import shutil
 
     from forensic.harness.graph import Investigator
+
     from tests.conftest import HOSTS as UNIT_HOSTS
 
     root = make_bundle(None)

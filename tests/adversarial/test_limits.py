@@ -64,7 +64,9 @@ def test_item8_the_total_cap_refuses_at_the_member_that_passes_it(tmp_path: Path
     members = [("b/a", 600_000), ("b/b", 600_000), ("b/c", 4_000_000)]
     full = _tar(tmp_path / "full.tar.gz", members).stat().st_size
     archive = _tar(tmp_path / "cut.tar.gz", members, truncate_after=full - 200)
-    with pytest.raises(CorruptInputError, match=r"past 1000000 bytes in total \(the archive cap; refused at member 'b/b'\)"):
+    with pytest.raises(
+        CorruptInputError, match=r"past 1000000 bytes in total \(the archive cap; refused at member 'b/b'\)"
+    ):
         extract_archive(archive, max_total_bytes=1_000_000)
 
 
@@ -74,7 +76,7 @@ def test_item8_investigate_an_archive_past_the_budget_ends_in_one_line(tmp_path:
     res = runner.invoke(app, ["investigate", str(archive), "--no-checkpoint", "--budget-wall-s", "0.05"])
     assert res.exit_code == 2, res.output
     assert "Traceback" not in res.output
-    line, = [x for x in res.stderr.splitlines() if x.strip()]
+    (line,) = [x for x in res.stderr.splitlines() if x.strip()]
     assert "inconclusive, nothing investigated: working-time budget exhausted while" in line
     assert "big.tar.gz" in line and "--budget-wall-s 0.05" in line
     assert _leftovers(tmp_path) == []
@@ -87,7 +89,9 @@ def _big_topology(root: Path, hosts: int) -> None:
     (root / "topology.json").write_text(json.dumps(topo))
 
 
-def test_item8_a_topology_past_its_cap_is_not_parsed_and_the_report_says_why(make_bundle, monkeypatch) -> None:
+def test_item8_a_topology_past_its_cap_is_not_parsed_and_the_report_says_why(
+    make_bundle, monkeypatch
+) -> None:
     root = make_bundle(None)
     _big_topology(root, 2000)
     monkeypatch.setattr(bundle_mod, "MAX_TOPOLOGY_BYTES", 64 * 1024)
@@ -101,7 +105,9 @@ def test_item8_a_topology_past_its_cap_is_not_parsed_and_the_report_says_why(mak
 def test_item8_a_topology_parse_past_the_budget_ends_inconclusive_naming_it(make_bundle) -> None:
     root = make_bundle(None)
     _big_topology(root, 60_000)  # about 10 MB: its validation takes far longer than the budget
-    res = runner.invoke(app, ["investigate", str(root), "--no-checkpoint", "--json", "--budget-wall-s", "0.2"])
+    res = runner.invoke(
+        app, ["investigate", str(root), "--no-checkpoint", "--json", "--budget-wall-s", "0.2"]
+    )
     assert "Traceback" not in res.output
     if res.exit_code == 2:  # a loaded machine ran out before reaching the topology: still one line
         assert "inconclusive, nothing investigated: working-time budget exhausted while" in res.stderr
@@ -110,7 +116,9 @@ def test_item8_a_topology_parse_past_the_budget_ends_inconclusive_naming_it(make
     report = json.loads(res.stdout)
     assert report["status"] == "inconclusive"
     notes = " ".join(report.get("notes") or [])
-    assert "topology.json not used: the working-time budget ran out while it was read and parsed" in notes, notes
+    assert "topology.json not used: the working-time budget ran out while it was read and parsed" in notes, (
+        notes
+    )
 
 
 # -- item 9 ----------------------------------------------------------------------------------------
@@ -152,15 +160,30 @@ def test_item9_collect_caps_bytes_per_host_and_per_collection_and_says_so(tmp_pa
         urls = [s.start().url for s in servers]
         out = tmp_path / "out"
         args = [a for n, u in zip(hosts, urls) for a in ("--agent", f"{n}={u}")]
-        res = runner.invoke(app, ["collect", *args, "--token-file", str(tmp_path / "token"), "--out", str(out),
-                                  "--max-host-mb", "1", "--max-total-mb", "1.5"])
+        res = runner.invoke(
+            app,
+            [
+                "collect",
+                *args,
+                "--token-file",
+                str(tmp_path / "token"),
+                "--out",
+                str(out),
+                "--max-host-mb",
+                "1",
+                "--max-total-mb",
+                "1.5",
+            ],
+        )
     finally:
         for s in servers:
             s.stop()
     assert res.exit_code == 0, res.output
     assert "Traceback" not in res.output
-    on_disk = {n: sum(p.stat().st_size for p in (out / "nodes" / n).rglob("*") if p.name != "collected.json")
-               for n in hosts}
+    on_disk = {
+        n: sum(p.stat().st_size for p in (out / "nodes" / n).rglob("*") if p.name != "collected.json")
+        for n in hosts
+    }
     assert on_disk["evil-a"] <= 1 << 20 and sum(on_disk.values()) <= 1.5 * (1 << 20)
     assert on_disk["evil-a"] > 0 and on_disk["evil-b"] > 0  # each kept what fitted
     err = res.stderr
@@ -209,7 +232,9 @@ def test_item10_the_trainer_scan_keeps_bounded_facts_and_counts_every_line(monke
     assert signals["storage_errors_logged"].values["lines"] == n
 
 
-def test_item10_bench_parsers_reports_the_trainer_scan_speed_against_a_line_floor(tmp_path, monkeypatch) -> None:
+def test_item10_bench_parsers_reports_the_trainer_scan_speed_against_a_line_floor(
+    tmp_path, monkeypatch
+) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     res = runner.invoke(app, ["bench", "parsers", "--size-mb", "1", "--json"])
     assert res.exit_code == 0, res.output

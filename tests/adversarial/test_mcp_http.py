@@ -25,11 +25,10 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from mcp import Client
-from mcp.shared.exceptions import MCPError
-
 from forensic.harness.budget import Limits
 from forensic.harness.mcp_server import server as mcp_server
+from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "evals" / "examples" / "pcie-x8-mfu-drop"
@@ -51,9 +50,21 @@ def url(tmp_path: Path) -> Iterator[str]:
     port = _free_port()
     token = tmp_path / "token"
     token.write_text(TOKEN + "\n")
-    proc = subprocess.Popen(_forensic("mcp", str(EXAMPLE), "--transport", "http", "--listen", f"127.0.0.1:{port}",
-                                      "--token-file", str(token)),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    proc = subprocess.Popen(
+        _forensic(
+            "mcp",
+            str(EXAMPLE),
+            "--transport",
+            "http",
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--token-file",
+            str(token),
+        ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     deadline = time.monotonic() + 60
     while True:
         try:
@@ -80,18 +91,26 @@ def test_two_http_clients_do_not_share_a_ledger_or_a_budget(url: str) -> None:
 
     async def main() -> dict[str, Any]:
         auth = {"Authorization": f"Bearer {TOKEN}"}
-        async with httpx.AsyncClient(headers=auth, timeout=60) as ha, httpx.AsyncClient(headers=auth, timeout=60) as hb, \
-                Client(streamable_http_client(url, http_client=ha)) as a, Client(streamable_http_client(url, http_client=hb)) as b:
+        async with (
+            httpx.AsyncClient(headers=auth, timeout=60) as ha,
+            httpx.AsyncClient(headers=auth, timeout=60) as hb,
+            Client(streamable_http_client(url, http_client=ha)) as a,
+            Client(streamable_http_client(url, http_client=hb)) as b,
+        ):
             a1 = (await a.call_tool("job_steps", {})).structured_content
             a2 = (await a.call_tool("job_steps", {})).structured_content
             b1 = (await b.call_tool("pcie_link", {})).structured_content
             with pytest.raises(MCPError) as not_b:
                 await b.read_resource("forensic://evidence/ev-2")  # a's second call
             a_ev1 = json.loads((await a.read_resource("forensic://evidence/ev-1")).contents[0].text)
-            return {"ids": [a1["id"], a2["id"], b1["id"]], "not_b": not_b.value.message, "a_ev1": a_ev1["tool"],
-                    "a": _budget(await a.read_resource("forensic://budget")),
-                    "b": _budget(await b.read_resource("forensic://budget")),
-                    "b_resources": [r.name for r in (await b.list_resources()).resources]}
+            return {
+                "ids": [a1["id"], a2["id"], b1["id"]],
+                "not_b": not_b.value.message,
+                "a_ev1": a_ev1["tool"],
+                "a": _budget(await a.read_resource("forensic://budget")),
+                "b": _budget(await b.read_resource("forensic://budget")),
+                "b_resources": [r.name for r in (await b.list_resources()).resources],
+            }
 
     out = anyio.run(main)
     assert out["ids"] == ["ev-1", "ev-2", "ev-1"]
@@ -102,20 +121,45 @@ def test_two_http_clients_do_not_share_a_ledger_or_a_budget(url: str) -> None:
 
 def test_a_sessionless_request_is_told_which_versions_are_served(url: str) -> None:
     # The 2026-07-28 revision has no sessions: serving it would put every such client in one.
-    r = httpx.post(url, headers={"Authorization": f"Bearer {TOKEN}", "MCP-Protocol-Version": "2026-07-28",
-                                 "Accept": "application/json, text/event-stream"},
-                   json={"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "job_steps", "arguments": {}}})
+    r = httpx.post(
+        url,
+        headers={
+            "Authorization": f"Bearer {TOKEN}",
+            "MCP-Protocol-Version": "2026-07-28",
+            "Accept": "application/json, text/event-stream",
+        },
+        json={
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "tools/call",
+            "params": {"name": "job_steps", "arguments": {}},
+        },
+    )
     assert r.status_code == 400
     error = r.json()["error"]
-    assert error["code"] == -32022 and "2026-07-28" not in error["data"]["supported"] and error["data"]["supported"]
+    assert (
+        error["code"] == -32022
+        and "2026-07-28" not in error["data"]["supported"]
+        and error["data"]["supported"]
+    )
 
 
 def test_open_sessions_are_bounded(url: str) -> None:
-    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-             "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
     headers = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream"}
     with httpx.Client(headers=headers, timeout=30) as client:
-        ids = [client.post(url, json=hello).headers.get("mcp-session-id") for _ in range(mcp_server.MAX_SESSIONS)]
+        ids = [
+            client.post(url, json=hello).headers.get("mcp-session-id") for _ in range(mcp_server.MAX_SESSIONS)
+        ]
         one_more = client.post(url, json=hello)
     assert all(ids) and len(set(ids)) == mcp_server.MAX_SESSIONS
     assert one_more.status_code == 503 and "mcp-session-id" not in one_more.headers
@@ -131,7 +175,9 @@ def _ctx(session_id: str | None) -> _Ctx:
 
 def test_sessions_are_bounded_and_expire_when_idle() -> None:
     now = [0.0]
-    sessions = mcp_server._Sessions(EXAMPLE, Limits(wall_s=10), max_sessions=2, idle_s=60.0, clock=lambda: now[0])
+    sessions = mcp_server._Sessions(
+        EXAMPLE, Limits(wall_s=10), max_sessions=2, idle_s=60.0, clock=lambda: now[0]
+    )
     first = sessions.get(_ctx("s1"))
     assert sessions.get(_ctx("s1")) is first and sessions.get(_ctx("s2")) is not first
     now[0] = 30.0
@@ -149,7 +195,9 @@ def test_an_http_request_without_a_session_id_gets_no_shared_session() -> None:
     sessions = mcp_server._Sessions(EXAMPLE, Limits())
     with pytest.raises(MCPError, match="Mcp-Session-Id"):
         sessions.get(_ctx(None))
-    assert sessions.get(SimpleNamespace(request=None)) is sessions.get(SimpleNamespace(request=None))  # stdio: one
+    assert sessions.get(SimpleNamespace(request=None)) is sessions.get(
+        SimpleNamespace(request=None)
+    )  # stdio: one
 
 
 # -- item 20 ----------------------------------------------------------------------------------------
@@ -157,8 +205,22 @@ def test_an_http_request_without_a_session_id_gets_no_shared_session() -> None:
 def test_a_weak_http_token_is_refused_at_start(tmp_path: Path, token: str) -> None:
     f = tmp_path / "token"
     f.write_text(token + "\n")
-    out = subprocess.run(_forensic("mcp", str(EXAMPLE), "--transport", "http", "--listen", f"127.0.0.1:{_free_port()}",
-                                   "--token-file", str(f)), check=False, capture_output=True, text=True, timeout=30)
+    out = subprocess.run(
+        _forensic(
+            "mcp",
+            str(EXAMPLE),
+            "--transport",
+            "http",
+            "--listen",
+            f"127.0.0.1:{_free_port()}",
+            "--token-file",
+            str(f),
+        ),
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert out.returncode == 2, out.stderr
     assert "at least 16 characters" in out.stderr and "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1

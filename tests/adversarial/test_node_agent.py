@@ -24,8 +24,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-
 from forensic.sandbox.agent import AgentLimits, AgentServer, replay_agent
+
 from tests.conftest import HOSTS
 
 TOKEN = "adversarial-agent-token-0123456789"
@@ -39,17 +39,24 @@ def server(make_bundle):
 
 
 # -- item 7: bounded parsing ----------------------------------------------------------------------
-@pytest.mark.parametrize(("body", "fragment"), [
-    (b"[" * 8000 + b"]" * 8000, "nests"),
-    (b'{"path": ' + b"[" * 5000 + b"]" * 5000 + b"}", "nests"),
-    (b'{"path": ' + b"9" * 5000 + b"}", "digits"),
-    (b'{"path": "/sys", "x": -' + b"9" * 5000 + b"}", "digits"),
-])
-def test_hostile_json_is_a_one_line_422_and_the_agent_goes_on(server: AgentServer, body: bytes, fragment: str) -> None:
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        (b"[" * 8000 + b"]" * 8000, "nests"),
+        (b'{"path": ' + b"[" * 5000 + b"]" * 5000 + b"}", "nests"),
+        (b'{"path": ' + b"9" * 5000 + b"}", "digits"),
+        (b'{"path": "/sys", "x": -' + b"9" * 5000 + b"}", "digits"),
+    ],
+)
+def test_hostile_json_is_a_one_line_422_and_the_agent_goes_on(
+    server: AgentServer, body: bytes, fragment: str
+) -> None:
     r = httpx.post(f"{server.url}/v1/read", content=body, headers=AUTH)
     assert r.status_code == 422, r.text
     error = r.json()["error"]
-    assert error["type"] == "ToolArgumentError" and fragment in error["message"] and "\n" not in error["message"]
+    assert (
+        error["type"] == "ToolArgumentError" and fragment in error["message"] and "\n" not in error["message"]
+    )
     assert httpx.get(f"{server.url}/v1/info", headers=AUTH).status_code == 200
 
 
@@ -77,10 +84,21 @@ def test_a_head_sent_slowly_is_cut_off_at_the_cap(server: AgentServer) -> None:
 
 # -- item 18: no proxy headers ----------------------------------------------------------------------
 def test_spoofed_forwarded_for_values_share_one_rate_limit_bucket(make_bundle) -> None:
-    agent = replay_agent(make_bundle("pcie_downtrain"), HOSTS[0], TOKEN, limits=AgentLimits(rate_per_s=0.01, rate_burst=3))
+    agent = replay_agent(
+        make_bundle("pcie_downtrain"), HOSTS[0], TOKEN, limits=AgentLimits(rate_per_s=0.01, rate_burst=3)
+    )
     with AgentServer(agent) as srv, httpx.Client(base_url=srv.url, headers=AUTH) as client:
-        codes = [client.get("/v1/info", headers={"X-Forwarded-For": f"10.0.0.{i}", "Forwarded": f"for=10.0.1.{i}",
-                                                  "X-Real-IP": f"10.0.2.{i}"}).status_code for i in range(6)]
+        codes = [
+            client.get(
+                "/v1/info",
+                headers={
+                    "X-Forwarded-For": f"10.0.0.{i}",
+                    "Forwarded": f"for=10.0.1.{i}",
+                    "X-Real-IP": f"10.0.2.{i}",
+                },
+            ).status_code
+            for i in range(6)
+        ]
     assert codes[:3] == [200, 200, 200] and codes[3:] == [429, 429, 429], codes
 
 
@@ -102,7 +120,14 @@ def token_file(tmp_path: Path) -> Path:
 
 
 def _refused(tmp_path: Path, *args: str) -> str:
-    out = subprocess.run(_forensic("agent", *args), check=False, capture_output=True, text=True, timeout=120, env=_env(tmp_path))
+    out = subprocess.run(
+        _forensic("agent", *args),
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(tmp_path),
+    )
     assert out.returncode == 2, (out.returncode, out.stderr)
     assert "Traceback" not in out.stderr and "serving" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1, out.stderr
@@ -114,7 +139,9 @@ def test_a_missing_token_file_option_is_named(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("mode", [0o644, 0o640, 0o604, 0o660])
-def test_a_token_file_others_can_read_is_refused_with_the_fix(tmp_path: Path, token_file: Path, mode: int) -> None:
+def test_a_token_file_others_can_read_is_refused_with_the_fix(
+    tmp_path: Path, token_file: Path, mode: int
+) -> None:
     token_file.chmod(mode)
     message = _refused(tmp_path, "--token-file", str(token_file), "--listen", "127.0.0.1:0")
     assert f"{mode:04o}" in message and f"chmod 600 {token_file}" in message
@@ -132,15 +159,40 @@ def test_a_taken_port_is_one_line_and_exit_2(tmp_path: Path, token_file: Path) -
 def test_an_unloadable_certificate_is_one_line_and_exit_2(tmp_path: Path, token_file: Path) -> None:
     pem = tmp_path / "garbage.pem"
     pem.write_text("not a certificate\n")
-    message = _refused(tmp_path, "--token-file", str(token_file), "--listen", "127.0.0.1:0",
-                       "--tls-cert", str(pem), "--tls-key", str(pem))
+    message = _refused(
+        tmp_path,
+        "--token-file",
+        str(token_file),
+        "--listen",
+        "127.0.0.1:0",
+        "--tls-cert",
+        str(pem),
+        "--tls-key",
+        str(pem),
+    )
     assert "--tls-cert" in message
 
 
-def test_port_0_prints_the_real_port_after_the_bind_and_it_answers(tmp_path: Path, token_file: Path, make_bundle) -> None:
-    proc = subprocess.Popen(_forensic("agent", "--token-file", str(token_file), "--listen", "127.0.0.1:0",
-                                      "--replay", str(make_bundle("pcie_downtrain")), "--host", HOSTS[0]),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=_env(tmp_path))
+def test_port_0_prints_the_real_port_after_the_bind_and_it_answers(
+    tmp_path: Path, token_file: Path, make_bundle
+) -> None:
+    proc = subprocess.Popen(
+        _forensic(
+            "agent",
+            "--token-file",
+            str(token_file),
+            "--listen",
+            "127.0.0.1:0",
+            "--replay",
+            str(make_bundle("pcie_downtrain")),
+            "--host",
+            HOSTS[0],
+        ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(tmp_path),
+    )
     try:
         assert proc.stderr is not None
         line = proc.stderr.readline()

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import json
 
+from forensic.harness.cli import _register, app
+from forensic.tools.parsers import _bench as bench_mod
+from forensic.tools.parsers import kernel_log as kernel_mod
+from forensic.tools.parsers import nccl as nccl_mod
+from forensic.tools.parsers import parse_kernel_log, parse_nccl_log
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
-
-from forensic.harness.cli import _register, app
-from forensic.tools.parsers import parse_kernel_log, parse_nccl_log
-from forensic.tools.parsers import nccl as nccl_mod
-from forensic.tools.parsers import kernel_log as kernel_mod
-from forensic.tools.parsers import _bench as bench_mod
 
 _register()
 
@@ -71,8 +70,12 @@ def test_openmetrics_keeps_no_per_sample_objects() -> None:
 
     from forensic.tools.parsers import parse_openmetrics
 
-    lines = [f'DCGM_FI_DEV_GPU_TEMP{{Hostname="gpu{h:05d}",gpu="{g}",UUID="GPU-{h:08x}-{g:04x}"}} {40 + t} {1700000000 + 15 * t}'
-             for h in range(400) for g in range(8) for t in range(4)]
+    lines = [
+        f'DCGM_FI_DEV_GPU_TEMP{{Hostname="gpu{h:05d}",gpu="{g}",UUID="GPU-{h:08x}-{g:04x}"}} {40 + t} {1700000000 + 15 * t}'
+        for h in range(400)
+        for g in range(8)
+        for t in range(4)
+    ]
     size = sum(len(line) + 1 for line in lines)
     tracemalloc.start()
     ms = parse_openmetrics(iter(lines))
@@ -91,9 +94,11 @@ def test_text_is_split_lazily_not_into_a_list() -> None:
     assert not isinstance(lines, list) and list(lines) == ["a", "b", ""]
 
 
-_TIMEOUT = ("[rank{r}]:[E0507 07:28:10.449682235 ProcessGroupNCCL.cpp:632] [Rank {r}] Watchdog caught collective "
-            "operation timeout: WorkNCCL(SeqNum={s}, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
-            "ran for 600027 milliseconds before timing out.")
+_TIMEOUT = (
+    "[rank{r}]:[E0507 07:28:10.449682235 ProcessGroupNCCL.cpp:632] [Rank {r}] Watchdog caught collective "
+    "operation timeout: WorkNCCL(SeqNum={s}, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
+    "ran for 600027 milliseconds before timing out."
+)
 _COMPLETION = "host-{h}:100:200 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.{h}<1234> with error 12, opcode 0, len 0, vendor err 129 (Send) localGid ::ffff:10.0.0.1 remoteGids::ffff:10.0.0.{h} hca mlx5_{h}"
 
 
@@ -140,8 +145,10 @@ def test_a_capped_kernel_log_says_so_in_its_evidence_record(make_bundle) -> None
 
     root = make_bundle("gpu_fell_off_bus")
     dmesg = next(root.glob("nodes/node-b.example/cmd/dmesg.txt"))
-    storm = "".join(f"[ {100 + i / 1e6:.6f}] NVRM: Xid (PCI:0000:3b:00): 13, pid=1, Graphics Exception\n"
-                    for i in range(kernel_mod.MAX_EVENTS + 50))
+    storm = "".join(
+        f"[ {100 + i / 1e6:.6f}] NVRM: Xid (PCI:0000:3b:00): 13, pid=1, Graphics Exception\n"
+        for i in range(kernel_mod.MAX_EVENTS + 50)
+    )
     dmesg.write_text(storm + dmesg.read_text())
     res = get_tool("kernel_log")(ToolContext(Bundle(root)), {})
     assert "xid_fell_off_bus" in {s.name for s in res.signals}
@@ -157,7 +164,9 @@ def test_a_capped_job_log_says_so_and_still_counts_every_timeout(make_fabric_bun
     root = make_fabric_bundle(None)
     n = torch_mod.MAX_RECORDS + 300
     storm = "".join(_TIMEOUT.format(r=i % 8, s=77) + "\n" for i in range(n))
-    (root / "job" / "logs" / "rank0.log").write_text(storm + (root / "job" / "logs" / "rank0.log").read_text())
+    (root / "job" / "logs" / "rank0.log").write_text(
+        storm + (root / "job" / "logs" / "rank0.log").read_text()
+    )
     res = get_tool("job_logs")(ToolContext(Bundle(root)), {})
     assert res.data["capped"] and "per-log cap" in res.data["capped"][0]
     assert "capped" in res.summary
@@ -174,7 +183,9 @@ def test_steps_csv_is_not_split_whole_and_stays_near_its_size(monkeypatch) -> No
 
     text = "step,rank,start_unix,duration_s,compute_s\n" + "".join(
         f"{s},{r},{1700000000 + s * 0.55 + r * 1e-4:.4f},{0.5 + (s * 7 + r * 13) % 97 / 1000:.4f},0.4\n"
-        for s in range(100) for r in range(512))
+        for s in range(100)
+        for r in range(512)
+    )
     monkeypatch.setattr(steps_mod, "_BLOCK_LINES", 2_000)
     tracemalloc.start()
     table = steps_mod.load_steps_csv(text)

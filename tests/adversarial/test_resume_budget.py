@@ -20,8 +20,15 @@ CASE = ROOT / "evals" / "examples" / "pcie-x8-mfu-drop"
 
 def _investigate(state: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "FORENSIC_STATE_DIR": str(state)}
-    return subprocess.run([sys.executable, "-m", "forensic.harness.cli", "investigate", str(CASE), "--json", *args],
-                          capture_output=True, text=True, env=env, timeout=300, stdin=subprocess.DEVNULL, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "forensic.harness.cli", "investigate", str(CASE), "--json", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
 
 
 def test_resume_keeps_the_threads_budget_and_says_which_limits_hold(tmp_path: Path) -> None:
@@ -33,11 +40,17 @@ def test_resume_keeps_the_threads_budget_and_says_which_limits_hold(tmp_path: Pa
     assert again.returncode == 0, again.stderr
     budget = json.loads(again.stdout)["budget"]
     assert (budget["tool_calls"], budget["tool_calls_limit"], budget["wall_s_limit"]) == (2, 2, 100.0), budget
-    assert "limits in force: 2 tool calls, 100 s" in again.stderr and "the thread's own" in again.stderr, again.stderr
+    assert "limits in force: 2 tool calls, 100 s" in again.stderr and "the thread's own" in again.stderr, (
+        again.stderr
+    )
     assert "not continued" in again.stderr
 
     more = _investigate(tmp_path, "--resume", "t", "--budget-tool-calls", "6")
     assert more.returncode == 0, more.stderr
     budget = json.loads(more.stdout)["budget"]
-    assert budget["tool_calls_limit"] == 6 and budget["wall_s_limit"] == 100.0 and budget["tool_calls"] > 2, budget
-    assert "limits in force: 6 tool calls, 100 s" in more.stderr and "--budget-tool-calls" in more.stderr, more.stderr
+    assert budget["tool_calls_limit"] == 6 and budget["wall_s_limit"] == 100.0 and budget["tool_calls"] > 2, (
+        budget
+    )
+    assert "limits in force: 6 tool calls, 100 s" in more.stderr and "--budget-tool-calls" in more.stderr, (
+        more.stderr
+    )

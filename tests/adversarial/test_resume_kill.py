@@ -19,13 +19,27 @@ ROOT = Path(__file__).resolve().parents[2]
 # on both sides of a step's pending writes and of its checkpoint.
 # Those that crashed before the fix among them (2/put/after, 3/put_writes/after, 5/put_writes/
 # before, 8/put/before and after).
-KILL_POINTS = [(1, "put", "after"), (1, "put_writes", "after"), (2, "put", "after"), (2, "put_writes", "before"),
-               (3, "put_writes", "after"), (5, "put_writes", "before"), (8, "put", "before"), (8, "put", "after")]
+KILL_POINTS = [
+    (1, "put", "after"),
+    (1, "put_writes", "after"),
+    (2, "put", "after"),
+    (2, "put_writes", "before"),
+    (3, "put_writes", "after"),
+    (5, "put_writes", "before"),
+    (8, "put", "before"),
+    (8, "put", "after"),
+]
 
 
 def _cli(*args: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "forensic.harness.cli", *args], capture_output=True, text=True,
-                          env=env, cwd=ROOT, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "forensic.harness.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=300,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +51,14 @@ def bundle(tmp_path_factory) -> Path:
 def test_resume_after_kill_at_any_point(bundle: Path, tmp_path: Path, n: int, which: str, when: str) -> None:
     cp = tmp_path / "cp.sqlite"
     env = {**os.environ, "FORENSIC_STATE_DIR": str(tmp_path / "state")}
-    killed = subprocess.run([sys.executable, "-m", "tests.adversarial._killer", str(bundle), str(cp), "t1", str(n), which, when],
-                            capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    killed = subprocess.run(
+        [sys.executable, "-m", "tests.adversarial._killer", str(bundle), str(cp), "t1", str(n), which, when],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=300,
+    )
     assert killed.returncode in (-9, 0), killed.stderr
     out = _cli("investigate", str(bundle), "--checkpoint", str(cp), "--resume", "t1", "--json", env=env)
     if out.returncode == 2 and "nothing was saved" in out.stderr:

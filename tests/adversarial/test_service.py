@@ -49,21 +49,38 @@ def store(request, tmp_path: Path):
     else:
         from forensic.harness.service.pgstore import PostgresStore
 
-        s = PostgresStore(request.getfixturevalue("cluster").fresh_db(f"item16_{os.getpid()}_{time.monotonic_ns()}"))
+        s = PostgresStore(
+            request.getfixturevalue("cluster").fresh_db(f"item16_{os.getpid()}_{time.monotonic_ns()}")
+        )
     yield s
     s.close()
 
 
-
 # -- item 6: one serve per SQLite file ----------------------------------------------------------
 def _serve_again(srv: Server, port: int) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "forensic.harness.cli", "serve", "--config", str(srv.config),
-                           "--port", str(port)], capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "forensic.harness.cli",
+            "serve",
+            "--config",
+            str(srv.config),
+            "--port",
+            str(port),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_item6_second_serve_on_one_sqlite_file_is_refused_and_resets_nothing(server) -> None:
     srv = server(extra="[workers]\ncount = 1\nstep_pause_s = 3.0").start()
-    inv = srv.post("/api/v1/alerts", "alertmanager", json=webhook([fault_alert(0, job=JOB)])).json()["opened"][0]
+    inv = srv.post("/api/v1/alerts", "alertmanager", json=webhook([fault_alert(0, job=JOB)])).json()[
+        "opened"
+    ][0]
     srv.wait_status(inv, done=("running",))
     db = srv.folder / "serve.sqlite"
     # Same port (it would fail to bind only after its start-up) and another port (it would serve).
@@ -75,7 +92,9 @@ def test_item6_second_serve_on_one_sqlite_file_is_refused_and_resets_nothing(ser
         assert "another forensic serve" in lines[0] and str(db) in lines[0]
     time.sleep(1.5)  # time enough for the first process to re-claim a run the second had reset
     con = sqlite3.connect(db)
-    status, runs, owner = con.execute("SELECT status, runs, owner FROM investigations WHERE id=?", (inv,)).fetchone()
+    status, runs, owner = con.execute(
+        "SELECT status, runs, owner FROM investigations WHERE id=?", (inv,)
+    ).fetchone()
     con.close()
     assert runs == 1 and (status != "running" or owner), (status, runs, owner)
     assert srv.get("/healthz").status_code == 200
@@ -84,9 +103,21 @@ def test_item6_second_serve_on_one_sqlite_file_is_refused_and_resets_nothing(ser
     again = Server(srv.folder)
     again.config = srv.config
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "forensic.harness.cli", "serve", "--config", str(srv.config),
-                                 "--port", str(again.port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "forensic.harness.cli",
+                "serve",
+                "--config",
+                str(srv.config),
+                "--port",
+                str(again.port),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
         again.proc = proc
         from forensic.harness.service.bench import wait_healthy
 
@@ -101,8 +132,9 @@ HOSTILE_BODIES = {
     "nested 200 deep": b'{"version": "4", "alerts": [], "x": ' + b"[" * 200 + b"]" * 200 + b"}",
     "5,000-digit integer": b'{"version": "4", "truncatedAlerts": ' + b"9" * 5000 + b', "alerts": []}',
     "300-digit integer": b'{"version": "4", "truncatedAlerts": ' + b"9" * 300 + b', "alerts": []}',
-    "5,000-digit integer in an alert": json.dumps(webhook([fault_alert(0, job=JOB)])).replace(
-        '"status": "firing"', '"n": ' + "1" * 5000 + ', "status": "firing"', 1).encode(),
+    "5,000-digit integer in an alert": json.dumps(webhook([fault_alert(0, job=JOB)]))
+    .replace('"status": "firing"', '"n": ' + "1" * 5000 + ', "status": "firing"', 1)
+    .encode(),
 }
 
 
@@ -110,14 +142,21 @@ HOSTILE_BODIES = {
 def test_item7_hostile_json_is_a_one_line_400_and_a_dead_letter(app_client, name: str) -> None:
     c, _ = app_client()
     body = HOSTILE_BODIES[name]
-    r = c.post("/api/v1/alerts", content=body, headers={**auth("alertmanager"), "Content-Type": "application/json"})
+    r = c.post(
+        "/api/v1/alerts", content=body, headers={**auth("alertmanager"), "Content-Type": "application/json"}
+    )
     assert r.status_code == 400, r.text
     detail = r.json()["detail"]
     assert "\n" not in detail and len(detail) < 300 and ("deep" in detail or "digits" in detail), detail
     dl = c.get("/api/v1/dead-letters", headers=auth("root")).json()["dead_letters"]
     assert len(dl) == 1 and dl[0]["status"] == 400 and dl[0]["bytes"] == len(body)
     # The service is fine afterwards.
-    assert c.post("/api/v1/alerts", json=webhook([fault_alert(1, job=JOB)]), headers=auth("alertmanager")).status_code == 202
+    assert (
+        c.post(
+            "/api/v1/alerts", json=webhook([fault_alert(1, job=JOB)]), headers=auth("alertmanager")
+        ).status_code
+        == 202
+    )
 
 
 def test_item7_parse_payload_refuses_with_intake_errors_only() -> None:
@@ -132,13 +171,17 @@ def test_item7_parse_payload_refuses_with_intake_errors_only() -> None:
     parse_payload(json.dumps(ok).encode(), ["training_job"])
 
 
-@pytest.mark.parametrize("last_id", ["9" * 5000, "9" * 40, "99999999999999999999", "-1", "abc", "\u00b2", "1 2"])
+@pytest.mark.parametrize(
+    "last_id", ["9" * 5000, "9" * 40, "99999999999999999999", "-1", "abc", "\u00b2", "1 2"]
+)
 def test_item7_hostile_last_event_id_is_a_one_line_400(app_client, last_id: str) -> None:
     c, _ = app_client(extra="[workers]\ncount = 1")
-    inv = c.post("/api/v1/alerts", json=webhook([fault_alert(0, job="other-job")]),
-                 headers=auth("alertmanager")).json()["opened"][0]
-    r = c.get(f"/api/v1/investigations/{inv}/events",
-              headers={**auth("vic"), "Last-Event-ID": last_id.encode()})
+    inv = c.post(
+        "/api/v1/alerts", json=webhook([fault_alert(0, job="other-job")]), headers=auth("alertmanager")
+    ).json()["opened"][0]
+    r = c.get(
+        f"/api/v1/investigations/{inv}/events", headers={**auth("vic"), "Last-Event-ID": last_id.encode()}
+    )
     assert r.status_code == 400, r.text
     assert "Last-Event-ID" in r.json()["detail"] and "\n" not in r.json()["detail"]
 
@@ -147,8 +190,14 @@ def test_item7_hostile_last_event_id_is_a_one_line_400(app_client, last_id: str)
 def test_item13_dead_letters_are_capped_and_paged(app_client) -> None:
     c, svc = app_client(extra="[dead_letters]\nkeep = 5\nkeep_days = 1")
     for i in range(8):
-        assert c.post("/api/v1/alerts", content=b"{not json %d" % i,
-                      headers={**auth("alertmanager"), "Content-Type": "application/json"}).status_code == 400
+        assert (
+            c.post(
+                "/api/v1/alerts",
+                content=b"{not json %d" % i,
+                headers={**auth("alertmanager"), "Content-Type": "application/json"},
+            ).status_code
+            == 400
+        )
     pages, cursor = [], None
     while True:
         params: dict[str, Any] = {"limit": 2}
@@ -189,8 +238,15 @@ def test_item13_the_page_pages_through_dead_letters_in_chromium(server, tmp_path
     sync_playwright = _playwright()
     srv = server().start()
     for i in range(60):
-        assert srv.post("/api/v1/alerts", "alertmanager", content=b"<b>not json %d" % i,
-                        headers={"Content-Type": "application/json"}).status_code == 400
+        assert (
+            srv.post(
+                "/api/v1/alerts",
+                "alertmanager",
+                content=b"<b>not json %d" % i,
+                headers={"Content-Type": "application/json"},
+            ).status_code
+            == 400
+        )
     with sync_playwright() as pw:
         ctx = _browser(pw, tmp_path / "profile")
         page = ctx.pages[0] if ctx.pages else ctx.new_page()
@@ -198,12 +254,18 @@ def test_item13_the_page_pages_through_dead_letters_in_chromium(server, tmp_path
         page.click("#nav-dead")
         page.wait_for_selector("#dead-letters tbody tr[data-id]")
         assert page.locator("h1").inner_text() == "Dead letters (60)"
-        first = page.locator("#dead-letters tbody tr[data-id]").evaluate_all("rs => rs.map(r => r.dataset.id)")
+        first = page.locator("#dead-letters tbody tr[data-id]").evaluate_all(
+            "rs => rs.map(r => r.dataset.id)"
+        )
         page.click("#dl-older")
         page.wait_for_selector("#dl-newest")
-        second = page.locator("#dead-letters tbody tr[data-id]").evaluate_all("rs => rs.map(r => r.dataset.id)")
+        second = page.locator("#dead-letters tbody tr[data-id]").evaluate_all(
+            "rs => rs.map(r => r.dataset.id)"
+        )
         ids = [int(x) for x in first + second]
-        assert (len(first), len(second)) == (50, 10) and ids == sorted(ids, reverse=True) and len(set(ids)) == 60
+        assert (
+            (len(first), len(second)) == (50, 10) and ids == sorted(ids, reverse=True) and len(set(ids)) == 60
+        )
         assert page.locator("#dl-older").count() == 0
         ctx.close()
         # Not for a viewer: no link, and the API refuses.
@@ -216,7 +278,9 @@ def test_item13_the_page_pages_through_dead_letters_in_chromium(server, tmp_path
 
 
 # -- item 14: tokens re-read when their file changes --------------------------------------------
-def test_item14_a_token_revoked_in_its_file_stops_working_without_a_restart(app_client, tmp_path: Path) -> None:
+def test_item14_a_token_revoked_in_its_file_stops_working_without_a_restart(
+    app_client, tmp_path: Path
+) -> None:
     c, _ = app_client()
     assert c.get("/api/v1/me", headers=auth("ann")).status_code == 200
     new = "tok-approver-REPLACED09abcdef"  # same length: a change of mtime alone must be seen
@@ -267,10 +331,19 @@ def test_item15_an_investigation_says_its_true_alert_count_and_how_many_are_show
     c, svc = app_client(extra="[workers]\ncount = 1")
     alerts = [fault_alert(i, job="storm-job", hosts=64) for i in range(1200)]
     for i in range(0, 1200, 400):
-        assert c.post("/api/v1/alerts", json=webhook(alerts[i:i + 400]), headers=auth("alertmanager")).status_code == 202
+        assert (
+            c.post(
+                "/api/v1/alerts", json=webhook(alerts[i : i + 400]), headers=auth("alertmanager")
+            ).status_code
+            == 202
+        )
     inv = svc.store.investigations(limit=10)[0]["id"]
     d = c.get(f"/api/v1/investigations/{inv}", headers=auth("vic")).json()
-    assert d["alert_count"] == 1200 and d["alerts_total"] == 1200 and len(d["alerts"]) == d["alerts_shown"] == 1000
+    assert (
+        d["alert_count"] == 1200
+        and d["alerts_total"] == 1200
+        and len(d["alerts"]) == d["alerts_shown"] == 1000
+    )
     js = c.get("/static/app.js").text
     assert "alerts_total" in js and "shown" in js
 
@@ -307,7 +380,12 @@ def _deliver(store: Any, *alerts: dict[str, Any]) -> None:
 
 def _alert(fp: str, status: str, starts: float, ends: float | None = None) -> dict[str, Any]:
     a = fault_alert(0, job="j16")
-    a.update(fingerprint=fp, status=status, startsAt=_iso(starts), endsAt=_iso(ends) if ends else "0001-01-01T00:00:00Z")
+    a.update(
+        fingerprint=fp,
+        status=status,
+        startsAt=_iso(starts),
+        endsAt=_iso(ends) if ends else "0001-01-01T00:00:00Z",
+    )
     return a
 
 

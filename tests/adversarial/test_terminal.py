@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 
 import pytest
-
 from forensic.harness.cli._terminal import SafeStream, clean_text, terminal_safe
 from forensic.harness.render import approve_commands
+
 from tests.conftest import build_bundle
 
 #: Every hostile sequence the adversarial run used, together in one string.
@@ -39,9 +39,20 @@ UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def forensic(*args: str, state: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "forensic.harness.cli", *args], capture_output=True, text=True, timeout=300,
-                          input=stdin, env={"FORENSIC_STATE_DIR": str(state), "PATH": "/usr/bin:/bin", "HOME": str(state),
-                                            "COLUMNS": "100", "LANG": "C.UTF-8"})
+    return subprocess.run(
+        [sys.executable, "-m", "forensic.harness.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        input=stdin,
+        env={
+            "FORENSIC_STATE_DIR": str(state),
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(state),
+            "COLUMNS": "100",
+            "LANG": "C.UTF-8",
+        },
+    )
 
 
 def _rename_host(root: Path, old: str, new: str) -> None:
@@ -62,7 +73,9 @@ def hostile_bundle(root: Path, *, culprit_name: str | None = None) -> Path:
     inc["job"]["name"] = "unit" + HOSTILE
     (root / "incident.json").write_text(json.dumps(inc))
     with (root / "nodes" / "node-b.example" / "cmd" / "dmesg.txt").open("a") as f:
-        f.write(f"[  99.000000] NVRM: Xid (PCI:0000:18:00): 13, pid=1, name=python3{HOSTILE}, Graphics Exception\n")
+        f.write(
+            f"[  99.000000] NVRM: Xid (PCI:0000:18:00): 13, pid=1, name=python3{HOSTILE}, Graphics Exception\n"
+        )
     _rename_host(root, "spare-c.example", "spare" + HOST_HOSTILE)
     if culprit_name is not None:
         _rename_host(root, "node-b.example", culprit_name)
@@ -71,11 +84,15 @@ def hostile_bundle(root: Path, *, culprit_name: str | None = None) -> Path:
 
 def assert_clean(text: str) -> None:
     bad = UNSAFE.search(text)
-    assert bad is None, f"raw {bad.group()!r} at {bad.start()}: {text[max(0, bad.start() - 80):bad.start() + 80]!r}"
+    assert bad is None, (
+        f"raw {bad.group()!r} at {bad.start()}: {text[max(0, bad.start() - 80) : bad.start() + 80]!r}"
+    )
 
 
 @pytest.fixture(scope="module")
-def investigated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict, subprocess.CompletedProcess]:
+def investigated(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, Path, dict, subprocess.CompletedProcess]:
     """(bundle, state dir, JSON report, the readable investigate run) of one hostile investigation."""
     tmp = tmp_path_factory.mktemp("hostile")
     bundle, state = hostile_bundle(tmp / "bundle"), tmp / "state"
@@ -120,14 +137,26 @@ def test_approve_execute_and_refusals_print_no_control(investigated, tmp_path: P
     mine = tmp_path / "state"
     shutil.copytree(state, mine)
     p1, p2 = report["proposals"][:2]
-    out = forensic("approve", "t-hostile", "--approve", f"{p1['id']}={p1['content_hash']}", "--comment", HOSTILE, state=mine)
+    out = forensic(
+        "approve",
+        "t-hostile",
+        "--approve",
+        f"{p1['id']}={p1['content_hash']}",
+        "--comment",
+        HOSTILE,
+        state=mine,
+    )
     assert out.returncode == 0, out.stderr
     assert_clean(out.stdout + out.stderr)
     assert "approved" in out.stdout
     refused = forensic("approve", "t-hostile", "--approve", f"{p2['id']}=bad{HOSTILE}", state=mine)
     assert refused.returncode == 2
     assert_clean(refused.stdout + refused.stderr)
-    for args in (("execute", "t-hostile", p2["id"] + HOSTILE), ("show", "t" + HOSTILE), ("investigate", str(tmp_path / HOSTILE))):
+    for args in (
+        ("execute", "t-hostile", p2["id"] + HOSTILE),
+        ("show", "t" + HOSTILE),
+        ("investigate", str(tmp_path / HOSTILE)),
+    ):
         out = forensic(*args, state=mine)
         assert out.returncode == 2, out.stdout + out.stderr
         assert len(out.stderr.splitlines()) == 1 and "Traceback" not in out.stderr
@@ -136,16 +165,33 @@ def test_approve_execute_and_refusals_print_no_control(investigated, tmp_path: P
 
 def test_chat_plain_prints_no_control(tmp_path: Path) -> None:
     bundle = hostile_bundle(tmp_path / "bundle", culprit_name="node-b" + HOST_HOSTILE)
-    out = forensic("chat", str(bundle), "--plain", state=tmp_path / "s",
-                   stdin="what is wrong?\nwhich host?\n/report\n/evidence ev-1\n/approve rp-9\n/nonsense " + HOSTILE + "\n")
+    out = forensic(
+        "chat",
+        str(bundle),
+        "--plain",
+        state=tmp_path / "s",
+        stdin="what is wrong?\nwhich host?\n/report\n/evidence ev-1\n/approve rp-9\n/nonsense "
+        + HOSTILE
+        + "\n",
+    )
     assert out.returncode == 0, out.stderr
     assert_clean(out.stdout + out.stderr)
-    assert "Leading: pcie_downtrain on node-b\\u001b]0;pwned\\u0007" in out.stdout  # the answer names the host, escaped
+    assert (
+        "Leading: pcie_downtrain on node-b\\u001b]0;pwned\\u0007" in out.stdout
+    )  # the answer names the host, escaped
 
 
 def test_a_hostile_culprit_host_name_prints_no_control(tmp_path: Path) -> None:
     bundle = hostile_bundle(tmp_path / "bundle", culprit_name="node-b" + HOST_HOSTILE)
-    out = forensic("investigate", str(bundle), "--no-checkpoint", "--full", "--budget-tool-calls", "12", state=tmp_path / "s")
+    out = forensic(
+        "investigate",
+        str(bundle),
+        "--no-checkpoint",
+        "--full",
+        "--budget-tool-calls",
+        "12",
+        state=tmp_path / "s",
+    )
     assert out.returncode == 0, out.stderr
     assert_clean(out.stdout + out.stderr)
     assert "\\u001b]0;pwned\\u0007" in out.stdout
@@ -156,7 +202,9 @@ def on_a_terminal(*args: str, state: Path, until: str | None = None) -> str:
     ``until``, the command is stopped (SIGTERM) once that text appeared."""
     pid, fd = pty.fork()
     if pid == 0:  # the child
-        os.environ.update({"FORENSIC_STATE_DIR": str(state), "TERM": "xterm-256color", "COLUMNS": "100", "LANG": "C.UTF-8"})
+        os.environ.update(
+            {"FORENSIC_STATE_DIR": str(state), "TERM": "xterm-256color", "COLUMNS": "100", "LANG": "C.UTF-8"}
+        )
         os.execv(sys.executable, [sys.executable, "-m", "forensic.harness.cli", *args])
     raw = b""
     deadline = time.monotonic() + 240
@@ -180,7 +228,9 @@ def on_a_terminal(*args: str, state: Path, until: str | None = None) -> str:
 
 def test_investigate_on_a_terminal_writes_no_hostile_sequence(tmp_path: Path) -> None:
     """On a TTY rich styles the report (its own escape sequences); the bundle's never pass."""
-    text = on_a_terminal("investigate", str(hostile_bundle(tmp_path / "bundle")), "--thread", "t-tty", state=tmp_path / "s")
+    text = on_a_terminal(
+        "investigate", str(hostile_bundle(tmp_path / "bundle")), "--thread", "t-tty", state=tmp_path / "s"
+    )
     assert "\x1b[1m" in text  # styled: this really was a terminal
     for seq in ("\x1b]", "\x07", "\x1b[2J", "\x9b", "\u202e", "\x1b[1A\x1b[2K\u202e"):
         assert seq not in text, seq
@@ -220,10 +270,21 @@ def test_serve_logs_on_a_terminal_are_plain_text(tmp_path: Path) -> None:
     """uvicorn colours its log lines on a terminal; through the cleaner they would read \\u001b[32m."""
     (tmp_path / "t.token").write_text("a-token-that-is-long-enough")
     bundle = build_bundle(tmp_path / "bundle", "pcie_downtrain")
-    (tmp_path / "serve.toml").write_text('[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"\n'
-                                         f'[[evidence.bundles]]\npath="{bundle}"\njob="unit"\n')
-    text = on_a_terminal("serve", "--config", str(tmp_path / "serve.toml"), "--port", "0", "--log-level", "info",
-                         state=tmp_path, until="Uvicorn running")
+    (tmp_path / "serve.toml").write_text(
+        '[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"\n'
+        f'[[evidence.bundles]]\npath="{bundle}"\njob="unit"\n'
+    )
+    text = on_a_terminal(
+        "serve",
+        "--config",
+        str(tmp_path / "serve.toml"),
+        "--port",
+        "0",
+        "--log-level",
+        "info",
+        state=tmp_path,
+        until="Uvicorn running",
+    )
     assert "INFO" in text and "Uvicorn running" in text
     assert "\\u001b" not in text and "\x1b" not in text
 
@@ -238,8 +299,13 @@ def test_every_console_the_commands_print_with_cleans_its_text() -> None:
     """Rich consoles write beneath the cleaner (their styling is escape sequences): a plain
     rich Console in the code would print bundle text raw, so only SafeConsole is constructed."""
     root = Path(__file__).resolve().parents[2] / "harness"
-    direct = [f"{p.relative_to(root)}:{n}" for p in root.rglob("*.py") if p.name != "_terminal.py"
-              for n, line in enumerate(p.read_text().splitlines(), 1) if re.search(r"\bConsole\(", line)]
+    direct = [
+        f"{p.relative_to(root)}:{n}"
+        for p in root.rglob("*.py")
+        if p.name != "_terminal.py"
+        for n, line in enumerate(p.read_text().splitlines(), 1)
+        if re.search(r"\bConsole\(", line)
+    ]
     assert direct == []
 
 

@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from forensic.evals.fleet_rig import FleetRig, free_port, prometheus_binaries
 from forensic.sandbox import Bundle
 from forensic.sandbox.fleet import open_fleet
@@ -38,9 +37,18 @@ def _prometheus_installed() -> None:
 
 
 def _forensic(*args: str, timeout: float = 300) -> dict:
-    env = {**os.environ, "FORENSIC_STATE_DIR": os.environ.get("FORENSIC_STATE_DIR", "/tmp/forensic-test-state")}
-    done = subprocess.run([sys.executable, "-m", "forensic.harness.cli", "investigate", *args, "--json", "--no-checkpoint"],
-                          capture_output=True, text=True, timeout=timeout, env=env, check=False)
+    env = {
+        **os.environ,
+        "FORENSIC_STATE_DIR": os.environ.get("FORENSIC_STATE_DIR", "/tmp/forensic-test-state"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "forensic.harness.cli", "investigate", *args, "--json", "--no-checkpoint"],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout)
 
@@ -66,8 +74,14 @@ def test_metrics_come_from_prometheus(tmp_path: Path) -> None:
     replay = get_tool("metrics")(ToolContext(bundle), {})
     with FleetRig(bundle.root, tmp_path) as rig:
         start, end = bundle.window
-        src = open_fleet(rig.fleet_file, job=bundle.incident.job.name, since=end - start, until=end,
-                         title=bundle.incident.title, ranks=bundle.incident.job.ranks)
+        src = open_fleet(
+            rig.fleet_file,
+            job=bundle.incident.job.name,
+            since=end - start,
+            until=end,
+            title=bundle.incident.title,
+            ranks=bundle.incident.job.ranks,
+        )
         live = get_tool("metrics")(ToolContext(src), {})
     assert live.status == replay.status == "ok"
     assert live.data["gpus"] == replay.data["gpus"]
@@ -81,18 +95,31 @@ def test_agents_down_slow_or_garbage_and_prometheus_down_cost_only_their_evidenc
     others = [h for h in bundle.host_names() if h != culprit]
     faults = {others[0]: "down", others[1]: "slow", others[2]: "garbage"}
     dead_prometheus = f"http://127.0.0.1:{free_port()}"
-    with FleetRig(bundle.root, tmp_path, faults=faults, agent_timeout_s=2.0, prometheus_url=dead_prometheus) as rig:
+    with FleetRig(
+        bundle.root, tmp_path, faults=faults, agent_timeout_s=2.0, prometheus_url=dead_prometheus
+    ) as rig:
         live = _forensic(*rig.investigate_args())
         start, end = bundle.window
-        src = open_fleet(rig.fleet_file, job=bundle.incident.job.name, since=end - start, until=end,
-                         title=bundle.incident.title, ranks=bundle.incident.job.ranks)
+        src = open_fleet(
+            rig.fleet_file,
+            job=bundle.incident.job.name,
+            since=end - start,
+            until=end,
+            title=bundle.incident.title,
+            ranks=bundle.incident.job.ranks,
+        )
         metrics = get_tool("metrics")(ToolContext(src), {})
     # the investigation concludes, on the same culprit
-    assert (live["verdict"]["root_cause"], live["verdict"]["component"]) == ("pcie_downtrain", f"{culprit}/gpu0")
+    assert (live["verdict"]["root_cause"], live["verdict"]["component"]) == (
+        "pcie_downtrain",
+        f"{culprit}/gpu0",
+    )
     # the report names exactly the hosts that could not be read
     unreadable = " ".join(n for n in live["notes"] if "could not be read" in n)
     assert all(h in unreadable for h in faults), live["notes"]
     assert culprit not in unreadable and not any(h in unreadable for h in others[3:])
     # Prometheus down: the metrics tool has no data, and says why
     assert metrics.status == "no_data"
-    assert "127.0.0.1" in metrics.summary and ("did not answer" in metrics.summary or "unreachable" in metrics.summary)
+    assert "127.0.0.1" in metrics.summary and (
+        "did not answer" in metrics.summary or "unreachable" in metrics.summary
+    )

@@ -8,6 +8,7 @@ from pathlib import Path
 from forensic.evals.calibration import brier, calibration, reliability
 from forensic.evals.runner import render_scoreboard, run_eval
 from rich.console import Console
+
 from tests.evals.test_runner import _case
 
 

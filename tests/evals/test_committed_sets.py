@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from forensic.evals.runner import find_cases, run_case, run_eval
 from forensic.evals.sets import ensure_set
 from forensic.harness.budget import Limits

@@ -1,4 +1,5 @@
 """The incident generator writes valid bundles whose physics holds, deterministically."""
+
 from __future__ import annotations
 
 import gzip
@@ -9,7 +10,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from forensic.evals.generator import CAUSES, EXAMPLES, HOLDOUT, INCIDENTS, IncidentSpec, generate
 from forensic.evals.generator.check import load_steps, rank_placement, read_text, straggler_stats
 from forensic.evals.generator.incident import build
@@ -28,8 +28,11 @@ STEPS_HEADER = ["step", "rank", "start_unix", "duration_s"]
 
 
 def _tree_digest(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _check_component(bundle: Path, truth: dict) -> None:
@@ -73,9 +76,23 @@ def test_committed_bundle_is_valid(case: Path) -> None:
     assert inc["job"]["gpus_per_node"] == 8 and inc["job"]["ranks"] % 8 == 0
     # titles speak of symptoms only, never of the answer
     words = {w for c in CAUSES for w in c.split("_") if len(w) > 4} - {"throttle", "stall"}
-    assert not any(w in (inc["title"] + inc["reported"]).lower() for w in
-                   ("throttl", "pcie", "thermal", "nvlink", "ecmp", "polariz", "hbm", "corrupt", "misconfig",
-                    "contention", "pause", "downtrain")), inc["title"]
+    assert not any(
+        w in (inc["title"] + inc["reported"]).lower()
+        for w in (
+            "throttl",
+            "pcie",
+            "thermal",
+            "nvlink",
+            "ecmp",
+            "polariz",
+            "hbm",
+            "corrupt",
+            "misconfig",
+            "contention",
+            "pause",
+            "downtrain",
+        )
+    ), inc["title"]
     assert truth["root_cause"] not in inc["id"] and all(w not in inc["id"] for w in words)
     _check_component(bundle, truth)
     header, num, _raw = load_steps(bundle)
@@ -90,8 +107,14 @@ def test_committed_bundle_is_valid(case: Path) -> None:
 
 
 def test_examples_and_incident_sets_cover_every_cause() -> None:
-    assert {s.cause for s in EXAMPLES} >= {"pcie_downtrain", "thermal_throttle", "power_throttle",
-                                           "gpu_fell_off_bus", "hbm_degradation", "healthy"}
+    assert {s.cause for s in EXAMPLES} >= {
+        "pcie_downtrain",
+        "thermal_throttle",
+        "power_throttle",
+        "gpu_fell_off_bus",
+        "hbm_degradation",
+        "healthy",
+    }
     tune, hold = Counter(s.cause for s in INCIDENTS), Counter(s.cause for s in HOLDOUT)
     for cause in CAUSES:
         assert tune[cause] >= 2 and hold[cause] >= 1, cause
@@ -115,8 +138,14 @@ def test_straggler_physics(tmp_path: Path) -> None:
 
 
 def test_subtle_straggler_still_physical(tmp_path: Path) -> None:
-    spec = IncidentSpec(case="subtle", cause="power_throttle", seed=9, hosts=16, variant="cap",
-                        opts={"col_compute": True, "severity": 1.04})
+    spec = IncidentSpec(
+        case="subtle",
+        cause="power_throttle",
+        seed=9,
+        hosts=16,
+        variant="cap",
+        opts={"col_compute": True, "severity": 1.04},
+    )
     s = generate(spec, tmp_path)
     st = straggler_stats(tmp_path / "subtle" / "bundle", s["truth"], t_from=build(spec).tf + 600)
     assert st["max_compute_frac"] >= 0.8

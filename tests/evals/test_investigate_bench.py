@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from forensic.evals import investigate_bench as ib
 
 
@@ -26,15 +25,21 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_bench_reports_each_size_and_caches_the_incidents(cache: Path) -> None:
     seen: list[str] = []
-    r = ib.investigate_benchmark([4, 8], causes=["pcie_downtrain", "thermal_throttle"], seed=3, progress=seen.append)
+    r = ib.investigate_benchmark(
+        [4, 8], causes=["pcie_downtrain", "thermal_throttle"], seed=3, progress=seen.append
+    )
     assert [s["hosts"] for s in r["sizes"]] == [4, 8]
     for row in r["sizes"]:
         assert [s["cause"] for s in row["runs"]] == ["pcie_downtrain", "thermal_throttle"]
         for s in row["runs"]:
-            truth = json.loads((ib.bench_cache() / f"{s['cause']}-h{row['hosts']}-s3" / "truth.json").read_text())
+            truth = json.loads(
+                (ib.bench_cache() / f"{s['cause']}-h{row['hosts']}-s3" / "truth.json").read_text()
+            )
             assert s["correct"] == (s["verdict"] == [truth["root_cause"], truth["component"]])
             assert s["files_read"] > 0 and s["bytes_read"] > 0 and s["files_read_twice"] == 0
-            assert 0 < s["report_kb"] < 256 and s["peak_rss_mb"] > 10 and s["wall_s"] >= s["investigate_s"] > 0
+            assert (
+                0 < s["report_kb"] < 256 and s["peak_rss_mb"] > 10 and s["wall_s"] >= s["investigate_s"] > 0
+            )
         assert row["wall_s"] == max(s["wall_s"] for s in row["runs"])
         assert row["correct"] == all(s["correct"] for s in row["runs"])
     assert r["exponent"] == ib.exponent(r["sizes"][0], r["sizes"][1])
@@ -52,11 +57,20 @@ def test_exponent() -> None:
     assert ib.exponent(a, a) is None
 
 
-@pytest.mark.parametrize("args,needle", [(["--hosts", "a,b"], "--hosts"), (["--hosts", "1"], "--hosts"),
-                                         (["--hosts", "4", "--causes", "nope"], "unknown cause")])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--hosts", "a,b"], "--hosts"),
+        (["--hosts", "1"], "--hosts"),
+        (["--hosts", "4", "--causes", "nope"], "unknown cause"),
+    ],
+)
 def test_bad_input_is_one_line_exit_2(args: list[str], needle: str, cache: Path) -> None:
-    out = subprocess.run([sys.executable, "-m", "forensic.harness.cli", "bench", "investigate", *args],
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "forensic.harness.cli", "bench", "investigate", *args],
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 2 and needle in out.stderr and "Traceback" not in out.stderr
 
 
@@ -74,7 +88,9 @@ def test_peak_memory_is_the_childs_own_not_its_parents() -> None:
         "print(f(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)'\n"
         "print(subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True).stdout)\n"
     )
-    out = subprocess.run([sys.executable, "-c", parent], capture_output=True, text=True, check=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", parent], capture_output=True, text=True, check=True, timeout=120
+    )
     own, inherited = map(float, out.stdout.split())
     assert inherited >= 300  # what the bench used to report
     assert own < 200

@@ -6,19 +6,24 @@ import json
 from pathlib import Path
 
 from forensic.evals.runner import find_cases, run_eval
+
 from tests.conftest import build_bundle
 
 
 def _case(root: Path, name: str, fault: str | None, component: str | None) -> None:
     build_bundle(root / name / "bundle", fault)
-    (root / name / "truth.json").write_text(json.dumps({"root_cause": fault or "healthy", "component": component}))
+    (root / name / "truth.json").write_text(
+        json.dumps({"root_cause": fault or "healthy", "component": component})
+    )
 
 
 def test_scoring_splits_and_baselines(tmp_path: Path) -> None:
     _case(tmp_path, "case-a", "pcie_downtrain", "node-b.example/gpu2")
     _case(tmp_path, "case-b", None, None)
     _case(tmp_path / "holdout", "case-c", "thermal_throttle", "node-b.example/gpu2")
-    _case(tmp_path, "case-d", "thermal_throttle", "node-a.example/gpu0")  # a wrong truth: must score as a miss
+    _case(
+        tmp_path, "case-d", "thermal_throttle", "node-a.example/gpu0"
+    )  # a wrong truth: must score as a miss
     result = run_eval(tmp_path)
     assert result["schema"] == "forensic.eval/v1"
     by_id = {c["id"]: c for c in result["cases"]}

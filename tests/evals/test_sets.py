@@ -1,10 +1,10 @@
 """Generated evaluation sets: regenerated on first use, verified against the committed manifest."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-
 from forensic.evals import sets
 from forensic.evals.sets import EvalSetError, case_digests, ensure_set, read_manifest
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from forensic.evals.baselines import _signatures
 from forensic.sandbox import Bundle
+
 from tests.conftest import START, build_bundle
 
 
@@ -38,7 +39,9 @@ def _reasons_om(root: Path, held: int) -> None:
     lines = ["# TYPE DCGM_FI_DEV_CLOCKS_EVENT_REASONS gauge"]
     for k in range(20):
         v = 0x40 if 5 <= k < 5 + held else 0
-        lines.append(f'DCGM_FI_DEV_CLOCKS_EVENT_REASONS{{gpu="1",Hostname="node-a.example"}} {v} {START + 60 * k:.0f}')
+        lines.append(
+            f'DCGM_FI_DEV_CLOCKS_EVENT_REASONS{{gpu="1",Hostname="node-a.example"}} {v} {START + 60 * k:.0f}'
+        )
     lines.append("# EOF")
     (root / "metrics").mkdir(exist_ok=True)
     (root / "metrics" / "dcgm.om").write_text("\n".join(lines) + "\n")

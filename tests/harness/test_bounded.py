@@ -8,19 +8,35 @@ import sys
 from pathlib import Path
 
 from forensic.harness.bounded import MAX_LIST, bound_record
-from forensic.tools.base import ToolContext
 from forensic.sandbox import Bundle
+from forensic.tools.base import ToolContext
 
 
 def _record(n_hosts: int) -> dict:
     hosts = [f"h{i:04d}" for i in range(n_hosts)]
     return {
-        "id": "ev-1", "tool": "gpu_health", "args": {}, "status": "ok", "summary": "s",
-        "source": "nodes/h0000/nvml.json", "sources": [f"nodes/{h}/nvml.json" for h in hosts],
-        "signals": [{"name": "ecc_uncorrectable", "component": "h0777/gpu3", "kind": "gpu", "detail": "", "values": {}}],
+        "id": "ev-1",
+        "tool": "gpu_health",
+        "args": {},
+        "status": "ok",
+        "summary": "s",
+        "source": "nodes/h0000/nvml.json",
+        "sources": [f"nodes/{h}/nvml.json" for h in hosts],
+        "signals": [
+            {
+                "name": "ecc_uncorrectable",
+                "component": "h0777/gpu3",
+                "kind": "gpu",
+                "detail": "",
+                "values": {},
+            }
+        ],
         "covered": [f"{h}/gpu{g}" for h in hosts for g in range(8)],
-        "data": {"gpus": {f"{h}/gpu{g}": {"temp": 40} for h in hosts for g in range(8)}, "n": n_hosts,
-                 "rows": [{"host": h, "x": 1} for h in hosts]},
+        "data": {
+            "gpus": {f"{h}/gpu{g}": {"temp": 40} for h in hosts for g in range(8)},
+            "n": n_hosts,
+            "rows": [{"host": h, "x": 1} for h in hosts],
+        },
     }
 
 
@@ -40,8 +56,10 @@ def test_long_lists_are_cut_keeping_what_matters_and_counting_the_rest() -> None
 
 def test_the_named_components_signals_come_before_other_signals() -> None:
     rec = _record(10)
-    rec["signals"] = [{"name": "link_errors", "component": f"n{i:03d}/mlx5_0", "kind": "nic", "detail": "", "values": {}}
-                      for i in range(200)]
+    rec["signals"] = [
+        {"name": "link_errors", "component": f"n{i:03d}/mlx5_0", "kind": "nic", "detail": "", "values": {}}
+        for i in range(200)
+    ]
     out = bound_record(rec, ["n150/mlx5_0"], limit=8)
     assert [s["component"] for s in out["signals"]][:8].count("n150/mlx5_0") == 1
     assert len(out["signals"]) == 8 and out["omitted"]["signals"] == 192
@@ -53,8 +71,8 @@ def test_small_records_are_unchanged() -> None:
 
 
 def test_report_is_bounded_and_forensic_evidence_prints_the_whole_record(tmp_path: Path, make_bundle) -> None:
-    from forensic.harness.graph import Investigator
     from forensic.harness.cli._common import _checkpointer
+    from forensic.harness.graph import Investigator
 
     bundle = make_bundle("pcie_downtrain")
     cp = tmp_path / "cp.sqlite"
@@ -70,13 +88,28 @@ def test_report_is_bounded_and_forensic_evidence_prints_the_whole_record(tmp_pat
     steps = next(e for e in report["evidence"] if e["tool"] == "job_steps")
     assert steps["omitted"].get("covered", 0) > 0 and len(steps["covered"]) == 2
     assert report["verdict"]["root_cause"] == "pcie_downtrain"
-    out = subprocess.run([sys.executable, "-m", "forensic.harness.cli", "evidence", "t1", steps["id"], "--checkpoint", str(cp)],
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "forensic.harness.cli",
+            "evidence",
+            "t1",
+            steps["id"],
+            "--checkpoint",
+            str(cp),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0, out.stderr
     full = json.loads(out.stdout)
     assert len(full["covered"]) == len(steps["covered"]) + steps["omitted"]["covered"]
-    bad = subprocess.run([sys.executable, "-m", "forensic.harness.cli", "evidence", "t1", "ev-99", "--checkpoint", str(cp)],
-                         capture_output=True, text=True)
+    bad = subprocess.run(
+        [sys.executable, "-m", "forensic.harness.cli", "evidence", "t1", "ev-99", "--checkpoint", str(cp)],
+        capture_output=True,
+        text=True,
+    )
     assert bad.returncode == 2 and "ev-99" in bad.stderr and "Traceback" not in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1
 

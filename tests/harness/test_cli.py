@@ -9,13 +9,17 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from forensic.harness.models import Report
 
 
 def forensic(*args: str, env_dir: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "forensic.harness.cli", *args], capture_output=True, text=True, timeout=120,
-                          env={"FORENSIC_STATE_DIR": str(env_dir), "PATH": "/usr/bin:/bin", "HOME": str(env_dir)})
+    return subprocess.run(
+        [sys.executable, "-m", "forensic.harness.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"FORENSIC_STATE_DIR": str(env_dir), "PATH": "/usr/bin:/bin", "HOME": str(env_dir)},
+    )
 
 
 def test_investigate_json(make_bundle, tmp_path: Path) -> None:
@@ -33,7 +37,14 @@ def test_investigate_readable(make_bundle, tmp_path: Path) -> None:
 
 
 def test_budget_flag(make_bundle, tmp_path: Path) -> None:
-    out = forensic("investigate", str(make_bundle("thermal_throttle")), "--json", "--budget-tool-calls", "1", env_dir=tmp_path)
+    out = forensic(
+        "investigate",
+        str(make_bundle("thermal_throttle")),
+        "--json",
+        "--budget-tool-calls",
+        "1",
+        env_dir=tmp_path,
+    )
     assert out.returncode == 0
     assert json.loads(out.stdout)["status"] == "inconclusive"
 
@@ -94,11 +105,20 @@ def test_tools_lists_schemas(tmp_path: Path) -> None:
 
 
 def test_approve_a_proposal_from_the_command_line(make_bundle, tmp_path: Path) -> None:
-    out = forensic("investigate", str(make_bundle("pcie_downtrain")), "--json", "--thread", "t-ap", env_dir=tmp_path)
+    out = forensic(
+        "investigate", str(make_bundle("pcie_downtrain")), "--json", "--thread", "t-ap", env_dir=tmp_path
+    )
     proposal = json.loads(out.stdout)["proposals"][0]
     wrong = forensic("approve", "t-ap", "--approve", f"{proposal['id']}=abc", env_dir=tmp_path)
     assert wrong.returncode == 2 and "refused" in wrong.stderr and "pending_approval" in wrong.stdout
-    right = forensic("approve", "t-ap", "--approve", f"{proposal['id']}={proposal['content_hash']}", "--json", env_dir=tmp_path)
+    right = forensic(
+        "approve",
+        "t-ap",
+        "--approve",
+        f"{proposal['id']}={proposal['content_hash']}",
+        "--json",
+        env_dir=tmp_path,
+    )
     assert right.returncode == 0, right.stderr
     assert json.loads(right.stdout)["proposals"][0]["status"] == "approved"
     audit = [json.loads(l) for l in (tmp_path / "audit.jsonl").read_text().splitlines()]

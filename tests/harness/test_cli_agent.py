@@ -10,16 +10,21 @@ from pathlib import Path
 
 import httpx
 import pytest
-
 from forensic.sandbox import RemoteHost
+
 from tests.conftest import HOSTS
 
 TOKEN = "cli-agent-token-0123456789abcdef"
 
 
 def forensic(*args: str, env_dir: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "forensic.harness.cli", *args], capture_output=True, text=True, timeout=120,
-                          env={"FORENSIC_STATE_DIR": str(env_dir), "PATH": "/usr/bin:/bin", "HOME": str(env_dir)})
+    return subprocess.run(
+        [sys.executable, "-m", "forensic.harness.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"FORENSIC_STATE_DIR": str(env_dir), "PATH": "/usr/bin:/bin", "HOME": str(env_dir)},
+    )
 
 
 def _free_port() -> int:
@@ -36,20 +41,41 @@ def token_file(tmp_path: Path) -> Path:
     return f
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--token-file", "/nonexistent/token"], "cannot read"),
-    (["--token-file", "{weak}"], "at least 16 characters"),
-    (["--token-file", "{token}", "--listen", "nowhere"], "expected HOST:PORT"),
-    (["--token-file", "{token}", "--replay", "{bundle}"], "--replay needs --host"),
-    (["--token-file", "{token}", "--replay", "{bundle}", "--host", "no-such-host"], "no node data"),
-    (["--token-file", "{token}", "--replay", "/nonexistent", "--host", "h"], "not a folder"),
-    (["--token-file", "{token}", "--listen", "127.0.0.1:0", "--tls-cert", "/nonexistent.pem", "--tls-key", "/x"], "no such file"),
-])
-def test_bad_agent_input_is_one_line_and_exit_2(args, message, make_bundle, token_file: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--token-file", "/nonexistent/token"], "cannot read"),
+        (["--token-file", "{weak}"], "at least 16 characters"),
+        (["--token-file", "{token}", "--listen", "nowhere"], "expected HOST:PORT"),
+        (["--token-file", "{token}", "--replay", "{bundle}"], "--replay needs --host"),
+        (["--token-file", "{token}", "--replay", "{bundle}", "--host", "no-such-host"], "no node data"),
+        (["--token-file", "{token}", "--replay", "/nonexistent", "--host", "h"], "not a folder"),
+        (
+            [
+                "--token-file",
+                "{token}",
+                "--listen",
+                "127.0.0.1:0",
+                "--tls-cert",
+                "/nonexistent.pem",
+                "--tls-key",
+                "/x",
+            ],
+            "no such file",
+        ),
+    ],
+)
+def test_bad_agent_input_is_one_line_and_exit_2(
+    args, message, make_bundle, token_file: Path, tmp_path: Path
+) -> None:
     weak = tmp_path / "weak"
     weak.write_text("abc")
     weak.chmod(0o600)
-    fill = {"{weak}": str(weak), "{token}": str(token_file), "{bundle}": str(make_bundle()) if "{bundle}" in args else ""}
+    fill = {
+        "{weak}": str(weak),
+        "{token}": str(token_file),
+        "{bundle}": str(make_bundle()) if "{bundle}" in args else "",
+    }
     out = forensic("agent", *[fill.get(a, a) for a in args], env_dir=tmp_path)
     assert out.returncode == 2, out.stderr
     assert message in out.stderr and "Traceback" not in out.stderr
@@ -59,9 +85,25 @@ def test_bad_agent_input_is_one_line_and_exit_2(args, message, make_bundle, toke
 def test_a_started_replay_agent_serves_its_host(make_bundle, token_file: Path, tmp_path: Path) -> None:
     bundle = make_bundle("pcie_downtrain")
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "forensic.harness.cli", "agent", "--replay", str(bundle), "--host", HOSTS[1],
-                             "--listen", f"127.0.0.1:{port}", "--token-file", str(token_file)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "forensic.harness.cli",
+            "agent",
+            "--replay",
+            str(bundle),
+            "--host",
+            HOSTS[1],
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--token-file",
+            str(token_file),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         url = f"http://127.0.0.1:{port}"
         for _ in range(300):

@@ -12,20 +12,28 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from forensic.harness.collect import CollectError, collect_bundle, parse_since
-from forensic.sandbox import NotFoundError
-from forensic.sandbox import Bundle, RemoteHost
+from forensic.sandbox import Bundle, NotFoundError, RemoteHost
 from forensic.sandbox.agent import AgentServer, replay_agent
+
 from tests.conftest import HOSTS
 
 TOKEN = "collect-token-0123456789abcdef"
 
 
 def forensic(*args: str, env_dir: Path, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "forensic.harness.cli", *args], capture_output=True, text=True, timeout=300,
-                          cwd=cwd, env={"FORENSIC_STATE_DIR": str(env_dir), "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
-                                        "HOME": str(env_dir)})
+    return subprocess.run(
+        [sys.executable, "-m", "forensic.harness.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+        env={
+            "FORENSIC_STATE_DIR": str(env_dir),
+            "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
+            "HOME": str(env_dir),
+        },
+    )
 
 
 def verdict(bundle: Path, env_dir: Path) -> dict[str, Any]:
@@ -61,15 +69,29 @@ class Agents:
 
 
 @pytest.mark.parametrize("fault", ["pcie_downtrain", "gpu_fell_off_bus"])
-def test_collect_through_agents_then_investigate_the_archive_gives_the_same_verdict(make_bundle, tmp_path: Path,
-                                                                                   token_file: Path, fault: str) -> None:
+def test_collect_through_agents_then_investigate_the_archive_gives_the_same_verdict(
+    make_bundle, tmp_path: Path, token_file: Path, fault: str
+) -> None:
     bundle = make_bundle(fault)
     want = verdict(bundle, tmp_path)
     out = tmp_path / "incident.tar.gz"
     with Agents(bundle) as urls:
         args = [a for h, u in urls.items() for a in ("--agent", f"{h}={u}")]
-        done = forensic("collect", *args, "--token-file", str(token_file), "--job-dir", str(bundle / "job"),
-                        "--topology", str(bundle / "topology.json"), "--job", "unit", "--out", str(out), env_dir=tmp_path)
+        done = forensic(
+            "collect",
+            *args,
+            "--token-file",
+            str(token_file),
+            "--job-dir",
+            str(bundle / "job"),
+            "--topology",
+            str(bundle / "topology.json"),
+            "--job",
+            "unit",
+            "--out",
+            str(out),
+            env_dir=tmp_path,
+        )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str(out) and "FAILED" not in done.stderr
     with tarfile.open(out) as tf:
@@ -84,8 +106,13 @@ def test_an_agent_that_is_down_costs_only_its_host(make_bundle, tmp_path: Path) 
     bundle = make_bundle("pcie_downtrain")
     with Agents(bundle, down=(HOSTS[0],)) as urls:
         hosts = [(h, RemoteHost(u, TOKEN, name=h, attempts=1, timeout_s=5)) for h, u in urls.items()]
-        res = collect_bundle(hosts, tmp_path / "out", incident={"id": "x", "title": "t"},
-                             job_dir=bundle / "job", topology=json.loads((bundle / "topology.json").read_text()))
+        res = collect_bundle(
+            hosts,
+            tmp_path / "out",
+            incident={"id": "x", "title": "t"},
+            job_dir=bundle / "job",
+            topology=json.loads((bundle / "topology.json").read_text()),
+        )
     assert res.hosts[HOSTS[0]].error and "unreachable" in res.hosts[HOSTS[0]].error
     assert res.hosts[HOSTS[1]].error is None and res.hosts[HOSTS[1]].files > 4
     collected = json.loads((tmp_path / "out" / "nodes" / HOSTS[0] / "collected.json").read_text())
@@ -121,7 +148,9 @@ def test_a_hostile_host_cannot_steer_writes_out_of_its_folder(tmp_path: Path) ->
     written = [p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()]
     assert all(p.startswith("out/") for p in written), written
     assert not list(tmp_path.rglob("escaped"))
-    assert (tmp_path / "out/nodes/evil/sys/bus/pci/devices/0000:18:00.0/current_link_width").read_text() == "16\n"
+    assert (
+        tmp_path / "out/nodes/evil/sys/bus/pci/devices/0000:18:00.0/current_link_width"
+    ).read_text() == "16\n"
 
 
 def test_no_nvml_is_a_valid_empty_reading_that_says_why(tmp_path: Path) -> None:
@@ -144,6 +173,7 @@ def test_the_summary_describes_the_host_now_not_its_window_start_snapshot(tmp_pa
     """A window-start snapshot without NVML or commands (an agent keeps only sysfs from then) used
     to turn the host's summary into 'NVML unavailable; not available: ...' with every command
     listed twice, while the current files were in the bundle."""
+
     class Before(_HostileHost):
         def run(self, argv):
             raise NotFoundError("not recorded at the window's start")
@@ -151,7 +181,9 @@ def test_the_summary_describes_the_host_now_not_its_window_start_snapshot(tmp_pa
         def nvml(self):
             return None
 
-    res = collect_bundle([("evil", _HostileHost())], tmp_path / "out", incident={"id": "x"}, before={"evil": Before()})
+    res = collect_bundle(
+        [("evil", _HostileHost())], tmp_path / "out", incident={"id": "x"}, before={"evil": Before()}
+    )
     o = res.hosts["evil"]
     assert o.nvml == "1 devices" and not o.missed and o.commands
     assert (tmp_path / "out/nodes/evil/nvml.json").is_file() and (tmp_path / "out/nodes/evil/before").is_dir()
@@ -159,7 +191,9 @@ def test_the_summary_describes_the_host_now_not_its_window_start_snapshot(tmp_pa
 
 def test_collect_local_then_investigate(tmp_path: Path) -> None:
     out = tmp_path / "local.tar.gz"
-    done = forensic("collect", "--local", "--host", "this-node", "--out", str(out), "--since", "30m", env_dir=tmp_path)
+    done = forensic(
+        "collect", "--local", "--host", "this-node", "--out", str(out), "--since", "30m", env_dir=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     assert "this-node:" in done.stderr and "NVML" in done.stderr
     b = Bundle(out)
@@ -173,21 +207,30 @@ def test_collect_local_then_investigate(tmp_path: Path) -> None:
     assert report["status"] in {"confirmed", "probable", "inconclusive", "healthy"} and report["evidence"]
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--out", "{tmp}/x.tar.gz"], "choose one source"),
-    (["--local", "--agent", "a=http://x", "--out", "{tmp}/x.tar.gz"], "choose one source"),
-    (["--local", "--out", "{tmp}/exists"], "already exists"),
-    (["--local", "--out", "{tmp}/x.zip"], "write a .tar.gz"),
-    (["--local", "--out", "{tmp}/nope/x.tar.gz"], "no such folder"),
-    (["--local", "--since", "yesterday", "--out", "{tmp}/x.tar.gz"], "expected a duration"),
-    (["--agent", "a=http://127.0.0.1:9", "--out", "{tmp}/x.tar.gz"], "needs --token-file"),
-    (["--agent", "noequals", "--token-file", "{tmp}/token", "--out", "{tmp}/x.tar.gz"], "expected NAME=http"),
-    (["--agent", "../x=http://127.0.0.1:9", "--token-file", "{tmp}/token", "--out", "{tmp}/x.tar.gz"], "not a valid host name"),
-    (["--local", "--job-dir", "{tmp}/nojob", "--out", "{tmp}/x.tar.gz"], "not a folder"),
-    (["--local", "--topology", "{tmp}/token", "--out", "{tmp}/x.tar.gz"], "not a usable topology.json"),
-    (["--fleet", "{tmp}/fleet.toml", "--job", "j", "--out", "{tmp}/x.tar.gz"], "no such fleet file"),
-    (["--fleet", "{tmp}/token", "--out", "{tmp}/x.tar.gz"], "--fleet needs --job"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--out", "{tmp}/x.tar.gz"], "choose one source"),
+        (["--local", "--agent", "a=http://x", "--out", "{tmp}/x.tar.gz"], "choose one source"),
+        (["--local", "--out", "{tmp}/exists"], "already exists"),
+        (["--local", "--out", "{tmp}/x.zip"], "write a .tar.gz"),
+        (["--local", "--out", "{tmp}/nope/x.tar.gz"], "no such folder"),
+        (["--local", "--since", "yesterday", "--out", "{tmp}/x.tar.gz"], "expected a duration"),
+        (["--agent", "a=http://127.0.0.1:9", "--out", "{tmp}/x.tar.gz"], "needs --token-file"),
+        (
+            ["--agent", "noequals", "--token-file", "{tmp}/token", "--out", "{tmp}/x.tar.gz"],
+            "expected NAME=http",
+        ),
+        (
+            ["--agent", "../x=http://127.0.0.1:9", "--token-file", "{tmp}/token", "--out", "{tmp}/x.tar.gz"],
+            "not a valid host name",
+        ),
+        (["--local", "--job-dir", "{tmp}/nojob", "--out", "{tmp}/x.tar.gz"], "not a folder"),
+        (["--local", "--topology", "{tmp}/token", "--out", "{tmp}/x.tar.gz"], "not a usable topology.json"),
+        (["--fleet", "{tmp}/fleet.toml", "--job", "j", "--out", "{tmp}/x.tar.gz"], "no such fleet file"),
+        (["--fleet", "{tmp}/token", "--out", "{tmp}/x.tar.gz"], "--fleet needs --job"),
+    ],
+)
 def test_bad_collect_input_is_one_line_and_exit_2(args, message, tmp_path: Path, token_file: Path) -> None:
     (tmp_path / "exists").mkdir()
     out = forensic("collect", *[a.replace("{tmp}", str(tmp_path)) for a in args], env_dir=tmp_path)

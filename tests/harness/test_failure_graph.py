@@ -6,14 +6,24 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from forensic.harness.failure_graph import PLAYBOOK_DIR, beliefs, default_graph, load_failure_graph, observe
 from forensic.sandbox import PlaybookError
 
 SPEC_ROOT_CAUSES = {
-    "pcie_downtrain", "pfc_pause_storm", "ecmp_hash_polarization", "link_degradation", "thermal_throttle",
-    "power_throttle", "hbm_degradation", "gpu_fell_off_bus", "nvlink_fault", "silent_data_corruption",
-    "host_contention", "input_pipeline_stall", "nccl_misconfiguration", "healthy",
+    "pcie_downtrain",
+    "pfc_pause_storm",
+    "ecmp_hash_polarization",
+    "link_degradation",
+    "thermal_throttle",
+    "power_throttle",
+    "hbm_degradation",
+    "gpu_fell_off_bus",
+    "nvlink_fault",
+    "silent_data_corruption",
+    "host_contention",
+    "input_pipeline_stall",
+    "nccl_misconfiguration",
+    "healthy",
 }
 
 
@@ -46,7 +56,8 @@ def test_a_new_failure_class_is_a_new_file(tmp_path: Path) -> None:
     shutil.copytree(PLAYBOOK_DIR, tmp_path / "pb")
     (tmp_path / "pb" / "root_causes" / "fan_failure.toml").write_text(
         'id = "fan_failure"\ntitle = "fan"\nkinds = ["gpu"]\nmechanisms = ["clock_reduction"]\nprior = 0.01\n'
-        '[[tests]]\ntool = "gpu_health"\nsignal = "gpu_hot"\nweight = 2.0\n[confirm]\nrequire = [["gpu_hot"]]\n')
+        '[[tests]]\ntool = "gpu_health"\nsignal = "gpu_hot"\nweight = 2.0\n[confirm]\nrequire = [["gpu_hot"]]\n'
+    )
     assert "fan_failure" in load_failure_graph(tmp_path / "pb").root_causes
 
 
@@ -59,7 +70,11 @@ def test_belief_prefers_the_cause_whose_discriminating_signal_is_present() -> No
     comp = "h/gpu1"
     straggler = {"name": "straggler", "component": comp, "kind": "gpu", "detail": "", "values": {}}
     degraded = {"name": "pcie_degraded", "component": comp, "kind": "gpu", "detail": "", "values": {}}
-    recs = [_rec(1, "job_steps", [straggler], [comp]), _rec(2, "pcie_link", [degraded], [comp]), _rec(3, "gpu_health", [], [comp])]
+    recs = [
+        _rec(1, "job_steps", [straggler], [comp]),
+        _rec(2, "pcie_link", [degraded], [comp]),
+        _rec(3, "gpu_health", [], [comp]),
+    ]
     hyps = beliefs(g, observe(recs))
     assert (hyps[0].root_cause, hyps[0].component, hyps[0].confirmed) == ("pcie_downtrain", comp, True)
     thermal = next(h for h in hyps if h.root_cause == "thermal_throttle")

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from forensic.harness.failure_graph import default_graph, observe
 from forensic.harness.health import check_healthy, slowdown_reported
 
@@ -19,24 +18,51 @@ def _sig(name: str, comp: str = "job", kind: str = "job") -> dict:
 
 
 def _rec(i: int, tool: str, signals: list[dict], covered: list[str], status: str = "ok") -> dict:
-    return {"id": f"ev-{i}", "tool": tool, "status": status, "signals": signals, "covered": covered, "summary": tool, "args": {}}
+    return {
+        "id": f"ev-{i}",
+        "tool": tool,
+        "status": status,
+        "signals": signals,
+        "covered": covered,
+        "summary": tool,
+        "args": {},
+    }
 
 
 def _sweeps(start: int = 2) -> list[dict]:
-    tools = ["gpu_health", "kernel_log", "pcie_link", "metrics", "job_logs", "nic_counters", "fabric", "host_load",
-             "host_events", "nic_fec"]
+    tools = [
+        "gpu_health",
+        "kernel_log",
+        "pcie_link",
+        "metrics",
+        "job_logs",
+        "nic_counters",
+        "fabric",
+        "host_load",
+        "host_events",
+        "nic_fec",
+    ]
     return [_rec(start + i, t, [], ["h"]) for i, t in enumerate(tools)]
 
 
-@pytest.mark.parametrize("text", [
-    "MFU down from 51% to 37% since 02:10", "step time up 30% after the restart", "job is slower than yesterday",
-    "used to do 0.9 s per step", "tokens/s dropped overnight", "slow since launch",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "MFU down from 51% to 37% since 02:10",
+        "step time up 30% after the restart",
+        "job is slower than yesterday",
+        "used to do 0.9 s per step",
+        "tokens/s dropped overnight",
+        "slow since launch",
+    ],
+)
 def test_slowdown_reported_reads_the_usual_wordings(text: str) -> None:
     assert slowdown_reported(text)
 
 
-@pytest.mark.parametrize("text", ["Post-maintenance health check of gpt-13b", "Loss spike at step 61,420", ""])
+@pytest.mark.parametrize(
+    "text", ["Post-maintenance health check of gpt-13b", "Loss spike at step 61,420", ""]
+)
 def test_no_slowdown_in_text_that_reports_none(text: str) -> None:
     assert not slowdown_reported(text)
 
@@ -57,8 +83,12 @@ def test_a_reported_slowdown_with_no_steps_read_does_not_earn_healthy() -> None:
 def test_clean_steps_or_a_reconfiguration_earn_healthy() -> None:
     clean = observe([_rec(1, "job_steps", [_sig("steps_clean")], ["job"]), *_sweeps()])
     assert check_healthy(G, clean, "Is it slower than it should be? MFU 52%").earned
-    explained = observe([_rec(1, "job_steps", [_sig("job_slowdown")], ["job"]),
-                         _rec(2, "job_logs", [_sig("job_reconfigured")], ["job"])])
+    explained = observe(
+        [
+            _rec(1, "job_steps", [_sig("job_slowdown")], ["job"]),
+            _rec(2, "job_logs", [_sig("job_reconfigured")], ["job"]),
+        ]
+    )
     hc = check_healthy(G, explained, "step time doubled after the relaunch")
     assert hc.earned and "work per second" in hc.why
 

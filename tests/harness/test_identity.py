@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from forensic.harness.identity import FixedIdentity, Identity, IdentityProvider, OsIdentity
 
 HOSTILE = {"USER": "mallory", "LOGNAME": "mallory", "LNAME": "mallory", "USERNAME": "mallory"}
@@ -41,8 +40,13 @@ def test_hostile_user_and_logname_do_not_change_the_audited_approver(make_bundle
     env = {"FORENSIC_STATE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **HOSTILE}
 
     def forensic(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "forensic.harness.cli", *args], capture_output=True, text=True,
-                              timeout=300, env=env)
+        return subprocess.run(
+            [sys.executable, "-m", "forensic.harness.cli", *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+        )
 
     out = forensic("investigate", str(make_bundle("pcie_downtrain")), "--json", "--thread", "t-id")
     assert out.returncode == 0, out.stderr

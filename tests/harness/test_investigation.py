@@ -7,12 +7,11 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.checkpoint.sqlite import SqliteSaver
-
 from forensic.harness.budget import Limits
 from forensic.harness.graph import Investigator
 from forensic.harness.models import Report
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
 
 FAULTS = ["pcie_downtrain", "thermal_throttle", "power_throttle", "hbm_degradation", "gpu_fell_off_bus"]
 
@@ -28,19 +27,27 @@ def test_fault_is_named_on_the_right_component(make_bundle, fault: str) -> None:
     assert report["findings"] and all(f["verified"] for f in report["findings"])
     ids = {e["id"] for e in report["evidence"]}
     assert all(set(f["evidence"]) <= ids for f in report["findings"])
-    assert report["proposals"] and all(p["status"] == "pending_approval" and len(p["content_hash"]) == 64 for p in report["proposals"])
+    assert report["proposals"] and all(
+        p["status"] == "pending_approval" and len(p["content_hash"]) == 64 for p in report["proposals"]
+    )
     assert report["chain"][-1] == fault and len(report["chain"]) == 3
 
 
 def test_healthy_fleet_with_decoys(make_bundle) -> None:
     report = Investigator(make_bundle(None), checkpointer=InMemorySaver()).run()
     assert report["status"] == "healthy"
-    assert report["verdict"] == {"root_cause": "healthy", "component": None, "confidence": report["verdict"]["confidence"]}
+    assert report["verdict"] == {
+        "root_cause": "healthy",
+        "component": None,
+        "confidence": report["verdict"]["confidence"],
+    }
     assert report["proposals"] == []
 
 
 def test_budget_exhaustion_gives_an_inconclusive_report(make_bundle) -> None:
-    inv = Investigator(make_bundle("thermal_throttle"), limits=Limits(tool_calls=1), checkpointer=InMemorySaver())
+    inv = Investigator(
+        make_bundle("thermal_throttle"), limits=Limits(tool_calls=1), checkpointer=InMemorySaver()
+    )
     report = inv.run()
     assert report["status"] == "inconclusive"
     assert report["budget"]["tool_calls"] == 1 == report["budget"]["tool_calls_limit"]
@@ -49,12 +56,16 @@ def test_budget_exhaustion_gives_an_inconclusive_report(make_bundle) -> None:
 
 
 def test_zero_budget_runs_no_tool(make_bundle) -> None:
-    report = Investigator(make_bundle("pcie_downtrain"), limits=Limits(tool_calls=0), checkpointer=InMemorySaver()).run()
+    report = Investigator(
+        make_bundle("pcie_downtrain"), limits=Limits(tool_calls=0), checkpointer=InMemorySaver()
+    ).run()
     assert report["status"] == "inconclusive" and report["evidence"] == []
 
 
 def test_wall_time_budget(make_bundle) -> None:
-    report = Investigator(make_bundle("pcie_downtrain"), limits=Limits(wall_s=1e-9), checkpointer=InMemorySaver()).run()
+    report = Investigator(
+        make_bundle("pcie_downtrain"), limits=Limits(wall_s=1e-9), checkpointer=InMemorySaver()
+    ).run()
     assert report["status"] == "inconclusive"
     assert any("wall_s" in n for n in report["notes"])
 
@@ -122,5 +133,17 @@ def test_report_json_is_stable_and_serialisable(make_bundle) -> None:
     report = Investigator(make_bundle("hbm_degradation"), checkpointer=InMemorySaver()).run()
     text = json.dumps(report)
     assert json.loads(text)["incident"] == "unit-hbm_degradation"
-    for key in ("schema", "incident", "status", "verdict", "alternatives", "chain", "findings", "evidence", "proposals", "budget", "planner"):
+    for key in (
+        "schema",
+        "incident",
+        "status",
+        "verdict",
+        "alternatives",
+        "chain",
+        "findings",
+        "evidence",
+        "proposals",
+        "budget",
+        "planner",
+    ):
         assert key in report

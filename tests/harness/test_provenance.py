@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from forensic.evals.fleet_rig import FleetRig, prometheus_binaries
 from forensic.harness.graph import Investigator
 from forensic.sandbox import Bundle
@@ -28,9 +27,14 @@ def test_a_bundle_report_says_where_its_evidence_came_from(tmp_path: Path) -> No
     assert (ev["window"]["start"], ev["window"]["end"]) == b.window
     assert "gpu-e126" in ev["hosts_read"] and ev["hosts_unreachable"] == [] and ev["outside_window"] == []
     # and the terminal report prints it
-    out = subprocess.run([sys.executable, "-m", "forensic.harness.cli", "investigate", str(EXAMPLE), "--no-checkpoint"],
-                         capture_output=True, text=True, timeout=120, check=False,
-                         env={"FORENSIC_STATE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin", "COLUMNS": "200"})
+    out = subprocess.run(
+        [sys.executable, "-m", "forensic.harness.cli", "investigate", str(EXAMPLE), "--no-checkpoint"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={"FORENSIC_STATE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin", "COLUMNS": "200"},
+    )
     assert out.returncode == 0, out.stderr
     assert "evidence: bundle  window 2026-02-06 00:52:00Z to 2026-02-06 02:27:02Z" in out.stdout
 
@@ -39,8 +43,9 @@ def test_steps_that_end_before_the_window_are_not_weighed() -> None:
     src = MemorySource.from_bundle(Bundle(EXAMPLE))
     start, end = src.window
     assert start and end
-    src.incident = src.incident.model_copy(update={"window": src.incident.window.model_copy(
-        update={"start": end + 86400, "end": end + 90000})})
+    src.incident = src.incident.model_copy(
+        update={"window": src.incident.window.model_copy(update={"start": end + 86400, "end": end + 90000})}
+    )
     got = get_tool("job_steps")(ToolContext(src), {})
     assert got.status == "no_data" and "no step in the window" in got.summary
     assert got.data["outside_window"][0]["what"] == "job/steps.csv"
@@ -66,7 +71,6 @@ def test_a_stale_live_run_is_not_confirmed_silently(tmp_path: Path) -> None:
 
 def test_live_metric_series_that_stop_before_the_window_ends_are_said(tmp_path: Path) -> None:
     import numpy as np
-
     from forensic.harness.provenance import provenance
     from forensic.sandbox.fleet import FleetSource, load_fleet
     from forensic.sandbox.sources import MetricRead
@@ -76,14 +80,22 @@ def test_live_metric_series_that_stop_before_the_window_ends_are_said(tmp_path: 
 
     def series(name: str, last: float) -> Series:
         ts = np.arange(start, last + 1, 60.0)
-        return Series(name=name, labels={"Hostname": "h1", "gpu": "0"}, timestamps=ts, values=np.ones_like(ts), family=name)
+        return Series(
+            name=name,
+            labels={"Hostname": "h1", "gpu": "0"},
+            timestamps=ts,
+            values=np.ones_like(ts),
+            family=name,
+        )
 
     class Prom:  # the metric-source seam: one exporter stopped half-way, one kept going
         def series(self, name, labels=None, start=None, end=None) -> MetricRead:
             return MetricRead(series=[series(name, 1_001_800.0 if name == "DCGM_FI_DEV_GPU_TEMP" else end)])
 
     (tmp_path / "token").write_text("a-token-of-some-length\n")
-    (tmp_path / "fleet.toml").write_text('[agents]\nurl_template = "http://{host}:9401"\ntoken_file = "token"\nhosts = ["h1"]\n')
+    (tmp_path / "fleet.toml").write_text(
+        '[agents]\nurl_template = "http://{host}:9401"\ntoken_file = "token"\nhosts = ["h1"]\n'
+    )
     src = FleetSource(load_fleet(tmp_path / "fleet.toml"), job="j", start=start, end=end, metrics=Prom())
     src.metrics.series("DCGM_FI_DEV_GPU_TEMP", None, start, end)
     src.metrics.series("DCGM_FI_DEV_POWER_USAGE", None, start, end)

@@ -34,8 +34,13 @@ def test_a_healthy_report_gets_no_symptom_findings() -> None:
 
 def _readable(case: Path, tmp_path: Path) -> str:
     env = {**os.environ, "FORENSIC_STATE_DIR": str(tmp_path), "COLUMNS": "120"}
-    done = subprocess.run([sys.executable, "-m", "forensic.harness.cli", "investigate", str(case)],
-                          capture_output=True, text=True, env=env, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "forensic.harness.cli", "investigate", str(case)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     return " ".join(done.stdout.split())
 
@@ -70,11 +75,19 @@ def test_a_probable_verdict_at_high_confidence_says_what_confirmation_lacks() ->
     met = [f"{required[0]}@h1/gpu0"]
     no_tie = _status_reason(graph, "probable", _hyp(support=met, required_met=True), [], [])
     assert "no evidence ties it to the job's symptom" in no_tie
-    other = _status_reason(graph, "probable", _hyp(support=met, required_met=True, impact_shown=True,
-                                                   unexplained=["thermal_throttle@h2/gpu1"]), [], [])
+    other = _status_reason(
+        graph,
+        "probable",
+        _hyp(support=met, required_met=True, impact_shown=True, unexplained=["thermal_throttle@h2/gpu1"]),
+        [],
+        [],
+    )
     assert "also shows thermal_throttle@h2/gpu1" in other
-    report = {"status": "probable", "verdict": {"root_cause": "pcie_downtrain", "component": "h1/gpu0", "confidence": 1.0},
-              "status_reason": no_tie}
+    report = {
+        "status": "probable",
+        "verdict": {"root_cause": "pcie_downtrain", "component": "h1/gpu0", "confidence": 1.0},
+        "status_reason": no_tie,
+    }
     assert headline(report).endswith(no_tie)  # the same line
 
 
@@ -82,12 +95,25 @@ def test_a_confirmed_verdict_below_one_half_names_what_else_fits() -> None:
     graph = load_failure_graph()
     alt = [Verdict(root_cause="thermal_throttle", component="h1/gpu0", confidence=0.33)]
     why = _status_reason(graph, "confirmed", _hyp(probability=0.37), alt, [])
-    assert why.startswith("its confirmation rule is met") and "thermal_throttle on h1/gpu0 fits the same evidence (0.33)" in why
-    line = headline({"status": "confirmed", "status_reason": why,
-                     "verdict": {"root_cause": "pcie_downtrain", "component": "h1/gpu0", "confidence": 0.37}})
+    assert (
+        why.startswith("its confirmation rule is met")
+        and "thermal_throttle on h1/gpu0 fits the same evidence (0.33)" in why
+    )
+    line = headline(
+        {
+            "status": "confirmed",
+            "status_reason": why,
+            "verdict": {"root_cause": "pcie_downtrain", "component": "h1/gpu0", "confidence": 0.37},
+        }
+    )
     assert "(confidence 0.37)" in line and "fits the same evidence" in line
-    high = headline({"status": "confirmed", "status_reason": "its confirmation rule is met",
-                     "verdict": {"root_cause": "pcie_downtrain", "component": "h1/gpu0", "confidence": 0.97}})
+    high = headline(
+        {
+            "status": "confirmed",
+            "status_reason": "its confirmation rule is met",
+            "verdict": {"root_cause": "pcie_downtrain", "component": "h1/gpu0", "confidence": 0.97},
+        }
+    )
     assert high.endswith("(confidence 0.97)")
 
 

@@ -17,14 +17,32 @@ from forensic.tools import Signal, ToolResult, all_tools
 
 def _first_sweeps(graph, n: int = 4) -> list[str]:
     """The fleet-wide calls the planner asks for after a triage that named no suspect."""
-    records = ledger.append([], ledger.make_record(1, "job_steps", {}, ToolResult(
-        status="ok", summary="steps", covered=["job"], signals=[Signal(name="steps_clean", component="job", kind="job")])))
+    records = ledger.append(
+        [],
+        ledger.make_record(
+            1,
+            "job_steps",
+            {},
+            ToolResult(
+                status="ok",
+                summary="steps",
+                covered=["job"],
+                signals=[Signal(name="steps_clean", component="job", kind="job")],
+            ),
+        ),
+    )
     tools = all_tools()
     obs = observe(records)
-    view = PlannerView(graph=graph, observation=obs, hypotheses=beliefs(graph, obs), executed=[("job_steps", None)],
-                       tools={k: t.cost for k, t in tools.items()},
-                       host_scoped=[k for k, t in tools.items() if "host" in t.Input.model_fields],
-                       hosts=["h-a", "h-b"], records=records)
+    view = PlannerView(
+        graph=graph,
+        observation=obs,
+        hypotheses=beliefs(graph, obs),
+        executed=[("job_steps", None)],
+        tools={k: t.cost for k, t in tools.items()},
+        host_scoped=[k for k, t in tools.items() if "host" in t.Input.model_fields],
+        hosts=["h-a", "h-b"],
+        records=records,
+    )
     planner, out = make_planner("graph"), []
     for _ in range(n):
         d = planner.decide(view)

@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from forensic.harness.failure_graph import PLAYBOOK_DIR, default_graph, load_failure_graph
 from forensic.harness.graph import Investigator
 from forensic.sandbox import ForensicError
@@ -33,8 +32,13 @@ def _copy(tmp_path: Path, name: str, prior: str | None = None) -> Path:
 
 
 def _cli(*args: str, state: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "forensic.harness.cli", *args], capture_output=True, text=True,
-                          timeout=300, env={"FORENSIC_STATE_DIR": str(state), "PATH": "/usr/bin:/bin", "HOME": str(state)})
+    return subprocess.run(
+        [sys.executable, "-m", "forensic.harness.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"FORENSIC_STATE_DIR": str(state), "PATH": "/usr/bin:/bin", "HOME": str(state)},
+    )
 
 
 def test_a_graph_knows_its_folder_and_its_content() -> None:
@@ -59,8 +63,13 @@ def test_deciding_under_other_playbooks_is_refused(tmp_path: Path) -> None:
     report = first.run(thread_id=cfg["configurable"]["thread_id"], await_approval=True)
     thread = cfg["configurable"]["thread_id"]
     p = report["proposals"][0]
-    decision = {"proposal_id": p["id"], "content_hash": p["content_hash"], "decision": "approve", "approver": "tester",
-                "authenticated": True}
+    decision = {
+        "proposal_id": p["id"],
+        "content_hash": p["content_hash"],
+        "decision": "approve",
+        "approver": "tester",
+        "authenticated": True,
+    }
     with pytest.raises(ForensicError, match="investigated with the playbooks in .*mine.*pass --playbooks"):
         Investigator(CASE, checkpointer=saver).decide(thread, [decision])
     with pytest.raises(ForensicError, match="playbooks"):
@@ -74,21 +83,51 @@ def test_deciding_under_other_playbooks_is_refused(tmp_path: Path) -> None:
 def test_approve_and_resume_use_the_threads_own_playbooks(tmp_path: Path) -> None:
     pb = _copy(tmp_path, "mine", prior="0.2")
     cp = tmp_path / "cp.sqlite"
-    run = _cli("investigate", str(CASE), "--playbooks", str(pb), "--checkpoint", str(cp), "--thread", "t-1", "--json",
-               "--new", state=tmp_path)
+    run = _cli(
+        "investigate",
+        str(CASE),
+        "--playbooks",
+        str(pb),
+        "--checkpoint",
+        str(cp),
+        "--thread",
+        "t-1",
+        "--json",
+        "--new",
+        state=tmp_path,
+    )
     assert run.returncode == 0, run.stderr
     p = json.loads(run.stdout)["proposals"][0]
     # no --playbooks: the thread's folder is loaded
-    resumed = _cli("investigate", str(CASE), "--resume", "t-1", "--checkpoint", str(cp), "--json", state=tmp_path)
+    resumed = _cli(
+        "investigate", str(CASE), "--resume", "t-1", "--checkpoint", str(cp), "--json", state=tmp_path
+    )
     assert resumed.returncode == 0, resumed.stderr
     # other playbooks: one line, exit 2
     other = _copy(tmp_path, "other", prior="0.3")
-    refused = _cli("investigate", str(CASE), "--resume", "t-1", "--checkpoint", str(cp), "--playbooks", str(other),
-                   state=tmp_path)
+    refused = _cli(
+        "investigate",
+        str(CASE),
+        "--resume",
+        "t-1",
+        "--checkpoint",
+        str(cp),
+        "--playbooks",
+        str(other),
+        state=tmp_path,
+    )
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and "Traceback" not in refused.stderr
     assert "was investigated with the playbooks in" in refused.stderr
-    ok = _cli("approve", "t-1", "--approve", f"{p['id']}={p['content_hash']}", "--checkpoint", str(cp), "--json",
-              state=tmp_path)
+    ok = _cli(
+        "approve",
+        "t-1",
+        "--approve",
+        f"{p['id']}={p['content_hash']}",
+        "--checkpoint",
+        str(cp),
+        "--json",
+        state=tmp_path,
+    )
     assert ok.returncode == 0, ok.stderr
     assert next(q for q in json.loads(ok.stdout)["proposals"] if q["id"] == p["id"])["status"] == "approved"
     # the folder is gone: a clear line, not a traceback

@@ -11,19 +11,18 @@ import sys
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
-
 from forensic.harness.failure_graph import PLAYBOOK_DIR, default_graph, load_failure_graph
 from forensic.harness.models import Verdict
 from forensic.sandbox import PlaybookError
 from forensic.tools import all_tools
+from pydantic import ValidationError
 
 ROOT = Path(__file__).resolve().parents[2]
 HEALTHY = ROOT / "evals" / "examples" / "healthy-control"
 
 # A new failure class, using signals that existing tools emit: correctable PCIe errors on a GPU's
 # link that kept its width and speed (no shipped root cause blames pcie_aer on its own).
-PCIE_BUS_ERRORS = '''id = "pcie_bus_errors"
+PCIE_BUS_ERRORS = """id = "pcie_bus_errors"
 title = "A GPU's PCIe link keeps logging AER errors without training down"
 kinds = ["gpu"]
 mechanisms = ["link_errors"]
@@ -49,7 +48,7 @@ risk = "low"
 reason = "Inspect the slot and riser of {component}: its PCIe link keeps logging AER errors"
 blast_radius = "None"
 rollback = "Close the ticket"
-'''
+"""
 
 
 def _playbooks(tmp_path: Path) -> Path:
@@ -61,8 +60,13 @@ def _playbooks(tmp_path: Path) -> Path:
 def test_every_tool_declares_what_it_emits_and_the_cli_shows_it() -> None:
     tools = all_tools()
     assert all(isinstance(t.emits, frozenset) and t.emits for t in tools.values())
-    out = subprocess.run([sys.executable, "-m", "forensic.harness.cli", "tools", "--json"],
-                         capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "forensic.harness.cli", "tools", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     listed = {s["name"]: set(s["emits"]) for s in json.loads(out.stdout)}
     assert listed == {n: set(t.emits) for n, t in tools.items()}
 
@@ -76,18 +80,29 @@ def test_every_signal_the_shipped_playbooks_test_is_emitted_by_its_tool() -> Non
 
 # (what the new file gets wrong, the error it must give: the file's line and what is wrong)
 REFUSED = {
-    "signal no tool emits": (('signal = "pcie_aer"', 'signal = "pcie_gremlins"'),
-                             r":9: test of pcie_bus_errors waits for signal 'pcie_gremlins', which tool 'kernel_log' never emits \(no tool"),
-    "signal of another tool": (('signal = "pcie_aer"', 'signal = "pcie_degraded"'),
-                               r":9: .*'pcie_degraded', which tool 'kernel_log' never emits \(emitted by pcie_link\)"),
-    "unknown tool": (('tool = "pcie_link"', 'tool = "oscilloscope"'), r":13: .*unknown tool 'oscilloscope'; known: fabric, "),
-    "confirmation on a signal no tool emits": (('require = [["pcie_aer"]]', 'require = [["pcie_aer", "aer_storm"]]'),
-                                               r":18: confirmation rule of pcie_bus_errors needs signal 'aer_storm'"),
+    "signal no tool emits": (
+        ('signal = "pcie_aer"', 'signal = "pcie_gremlins"'),
+        r":9: test of pcie_bus_errors waits for signal 'pcie_gremlins', which tool 'kernel_log' never emits \(no tool",
+    ),
+    "signal of another tool": (
+        ('signal = "pcie_aer"', 'signal = "pcie_degraded"'),
+        r":9: .*'pcie_degraded', which tool 'kernel_log' never emits \(emitted by pcie_link\)",
+    ),
+    "unknown tool": (
+        ('tool = "pcie_link"', 'tool = "oscilloscope"'),
+        r":13: .*unknown tool 'oscilloscope'; known: fabric, ",
+    ),
+    "confirmation on a signal no tool emits": (
+        ('require = [["pcie_aer"]]', 'require = [["pcie_aer", "aer_storm"]]'),
+        r":18: confirmation rule of pcie_bus_errors needs signal 'aer_storm'",
+    ),
 }
 
 
 @pytest.mark.parametrize("case", sorted(REFUSED))
-def test_a_playbook_outside_the_tools_vocabulary_is_refused_with_file_and_line(case: str, tmp_path: Path) -> None:
+def test_a_playbook_outside_the_tools_vocabulary_is_refused_with_file_and_line(
+    case: str, tmp_path: Path
+) -> None:
     (old, new), message = REFUSED[case]
     pb = _playbooks(tmp_path)
     path = pb / "root_causes" / "pcie_bus_errors.toml"
@@ -100,7 +115,9 @@ def test_a_playbook_outside_the_tools_vocabulary_is_refused_with_file_and_line(c
 def test_a_graph_node_listing_a_signal_no_tool_emits_is_refused(tmp_path: Path) -> None:
     pb = _playbooks(tmp_path)
     text = (pb / "graph.toml").read_text()
-    (pb / "graph.toml").write_text(text.replace('signals = ["replica_divergence"]', 'signals = ["replica_divergence", "loss_spike"]'))
+    (pb / "graph.toml").write_text(
+        text.replace('signals = ["replica_divergence"]', 'signals = ["replica_divergence", "loss_spike"]')
+    )
     line = next(i for i, s in enumerate(text.splitlines(), 1) if s.startswith("[symptoms.loss_anomaly]")) + 2
     with pytest.raises(PlaybookError, match=rf"graph\.toml:{line}: symptoms\.loss_anomaly .*'loss_spike'"):
         load_failure_graph(pb)
@@ -108,14 +125,20 @@ def test_a_graph_node_listing_a_signal_no_tool_emits_is_refused(tmp_path: Path) 
 
 def test_the_verdict_vocabulary_is_the_loaded_graph() -> None:
     known = default_graph().root_causes
-    assert Verdict.model_validate({"root_cause": "pcie_downtrain", "component": "h/gpu0", "confidence": 0.9},
-                                  context={"root_causes": known})
+    assert Verdict.model_validate(
+        {"root_cause": "pcie_downtrain", "component": "h/gpu0", "confidence": 0.9},
+        context={"root_causes": known},
+    )
     with pytest.raises(ValidationError, match="unknown root cause 'fan_failure'"):
-        Verdict.model_validate({"root_cause": "fan_failure", "component": "h/gpu0", "confidence": 0.9},
-                               context={"root_causes": known})
+        Verdict.model_validate(
+            {"root_cause": "fan_failure", "component": "h/gpu0", "confidence": 0.9},
+            context={"root_causes": known},
+        )
     # a class from another playbook folder is a valid verdict where that graph is loaded
-    assert Verdict.model_validate({"root_cause": "fan_failure", "component": "h/gpu0", "confidence": 0.9},
-                                  context={"root_causes": {**known, "fan_failure": None}})
+    assert Verdict.model_validate(
+        {"root_cause": "fan_failure", "component": "h/gpu0", "confidence": 0.9},
+        context={"root_causes": {**known, "fan_failure": None}},
+    )
 
 
 def _with_aer_errors(tmp_path: Path) -> tuple[Path, str]:
@@ -138,9 +161,13 @@ def _with_aer_errors(tmp_path: Path) -> tuple[Path, str]:
 
 
 def _investigate(*args: str, state: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "forensic.harness.cli", "investigate", *args, "--json", "--no-checkpoint"],
-                          capture_output=True, text=True, timeout=300,
-                          env={"FORENSIC_STATE_DIR": str(state), "PATH": "/usr/bin:/bin", "HOME": str(state)})
+    return subprocess.run(
+        [sys.executable, "-m", "forensic.harness.cli", "investigate", *args, "--json", "--no-checkpoint"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"FORENSIC_STATE_DIR": str(state), "PATH": "/usr/bin:/bin", "HOME": str(state)},
+    )
 
 
 def test_a_new_failure_class_is_one_new_file_and_reaches_the_verdict(tmp_path: Path) -> None:
@@ -154,10 +181,19 @@ def test_a_new_failure_class_is_one_new_file_and_reaches_the_verdict(tmp_path: P
     assert report["verdict"]["root_cause"] == "pcie_bus_errors", report["verdict"]
     assert report["verdict"]["component"].startswith(f"{host}/gpu"), report["verdict"]
     assert report["status"] == "confirmed"
-    aer = [e for e in report["evidence"] if e["tool"] == "kernel_log"
-           and any(s["name"] == "pcie_aer" and s["component"] == report["verdict"]["component"] for s in e["signals"])]
+    aer = [
+        e
+        for e in report["evidence"]
+        if e["tool"] == "kernel_log"
+        and any(
+            s["name"] == "pcie_aer" and s["component"] == report["verdict"]["component"] for s in e["signals"]
+        )
+    ]
     assert aer and all(f["evidence"] for f in report["findings"])
-    assert any(p["action"] == "open_ticket" and p["target"] == report["verdict"]["component"] for p in report["proposals"])
+    assert any(
+        p["action"] == "open_ticket" and p["target"] == report["verdict"]["component"]
+        for p in report["proposals"]
+    )
 
     # The same bundle with the shipped playbooks: no class for it, so no such verdict.
     shipped = json.loads(_investigate(str(case / "bundle"), state=tmp_path).stdout)
@@ -169,17 +205,39 @@ def test_eval_takes_another_playbook_folder(tmp_path: Path) -> None:
     truth = case / "truth.json"
     pb = _playbooks(tmp_path)
     (pb / "root_causes" / "pcie_bus_errors.toml").write_text(PCIE_BUS_ERRORS)
-    first = json.loads(_investigate(str(case / "bundle"), "--playbooks", str(pb), state=tmp_path).stdout)["verdict"]
+    first = json.loads(_investigate(str(case / "bundle"), "--playbooks", str(pb), state=tmp_path).stdout)[
+        "verdict"
+    ]
     truth.write_text(json.dumps({"root_cause": "pcie_bus_errors", "component": first["component"]}))
-    out = subprocess.run([sys.executable, "-m", "forensic.harness.cli", "eval", str(case), "--json", "--no-baselines",
-                          "--playbooks", str(pb)], capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "forensic.harness.cli",
+            "eval",
+            str(case),
+            "--json",
+            "--no-baselines",
+            "--playbooks",
+            str(pb),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["summary"]["exact_accuracy"] == 1.0
 
 
 def test_a_bad_playbook_folder_is_exit_2_with_one_line(tmp_path: Path) -> None:
     pb = _playbooks(tmp_path)
-    (pb / "root_causes" / "pcie_bus_errors.toml").write_text(PCIE_BUS_ERRORS.replace('"pcie_aer"', '"pcie_gremlins"'))
+    (pb / "root_causes" / "pcie_bus_errors.toml").write_text(
+        PCIE_BUS_ERRORS.replace('"pcie_aer"', '"pcie_gremlins"')
+    )
     out = _investigate(str(HEALTHY / "bundle"), "--playbooks", str(pb), state=tmp_path)
     assert out.returncode == 2
-    assert out.stderr.count("\n") == 1 and "pcie_bus_errors.toml:9:" in out.stderr and "Traceback" not in out.stderr
+    assert (
+        out.stderr.count("\n") == 1
+        and "pcie_bus_errors.toml:9:" in out.stderr
+        and "Traceback" not in out.stderr
+    )

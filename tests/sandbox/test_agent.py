@@ -13,13 +13,11 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-
 from forensic.sandbox import (
     Bundle,
     Host,
@@ -30,7 +28,16 @@ from forensic.sandbox import (
     RemoteHostError,
     ToolArgumentError,
 )
-from forensic.sandbox.agent import Agent, AgentConfigError, AgentLimits, AgentServer, live_agent, read_token_file, replay_agent
+from forensic.sandbox.agent import (
+    Agent,
+    AgentConfigError,
+    AgentLimits,
+    AgentServer,
+    live_agent,
+    read_token_file,
+    replay_agent,
+)
+
 from tests.conftest import HOSTS, build_bundle
 
 TOKEN = "t0ken-for-tests-0123456789abcdef"
@@ -86,7 +93,9 @@ def replay_server(bundle: Path):
         yield srv
 
 
-def raw(srv: AgentServer, op: str, body: Any = None, *, token: str | None = TOKEN, **kw: Any) -> httpx.Response:
+def raw(
+    srv: AgentServer, op: str, body: Any = None, *, token: str | None = TOKEN, **kw: Any
+) -> httpx.Response:
     headers: dict[str, Any] = {"Authorization": f"Bearer {token}".encode()} if token is not None else {}
     headers.update(kw.pop("headers", {}))
     if op == "info":
@@ -95,7 +104,9 @@ def raw(srv: AgentServer, op: str, body: Any = None, *, token: str | None = TOKE
 
 
 # -- the seam -------------------------------------------------------------------------------------
-def test_a_remote_host_answers_exactly_what_the_local_host_answers(bundle: Path, replay_server: AgentServer) -> None:
+def test_a_remote_host_answers_exactly_what_the_local_host_answers(
+    bundle: Path, replay_server: AgentServer
+) -> None:
     local = Bundle(bundle).host(HOST)
     remote = RemoteHost(replay_server.url, TOKEN)
     assert isinstance(remote, Host) and remote.name == HOST
@@ -124,14 +135,25 @@ def test_a_live_agent_serves_this_machine_and_has_no_history() -> None:
             assert "lo" in remote.list("/sys/class/net")
         with pytest.raises(NotFoundError, match="no 'before' snapshot"):
             RemoteHost(srv.url, TOKEN, name="this-node", snapshot="before").list("/sys")
-        assert remote.has_command(["dmesg"]) == (shutil.which("dmesg", path="/usr/sbin:/usr/bin:/sbin:/bin") is not None)
+        assert remote.has_command(["dmesg"]) == (
+            shutil.which("dmesg", path="/usr/sbin:/usr/bin:/sbin:/bin") is not None
+        )
 
 
 # -- authentication -------------------------------------------------------------------------------
-@pytest.mark.parametrize("token", [None, "x", "wrong-token-0123456789abcdef", TOKEN[:-1], TOKEN + "x", "t\u00f6ken"])
-def test_no_token_or_a_wrong_token_gets_401_and_reads_nothing(replay_server: AgentServer, token: str | None) -> None:
+@pytest.mark.parametrize(
+    "token", [None, "x", "wrong-token-0123456789abcdef", TOKEN[:-1], TOKEN + "x", "t\u00f6ken"]
+)
+def test_no_token_or_a_wrong_token_gets_401_and_reads_nothing(
+    replay_server: AgentServer, token: str | None
+) -> None:
     with Watch() as events:
-        r = raw(replay_server, "read", {"path": "/sys/bus/pci/devices/0000:18:00.0/current_link_width"}, token=token)
+        r = raw(
+            replay_server,
+            "read",
+            {"path": "/sys/bus/pci/devices/0000:18:00.0/current_link_width"},
+            token=token,
+        )
         r2 = raw(replay_server, "info", token=token)
         r3 = raw(replay_server, "nope", {}, token=token)
     assert r.status_code == r2.status_code == r3.status_code == 401
@@ -152,13 +174,22 @@ def test_remote_host_with_a_wrong_token_is_a_remote_host_error(replay_server: Ag
 
 
 # -- confinement ----------------------------------------------------------------------------------
-ESCAPES = ["../../truth.json", "/sys/../../../truth.json", "/sys/bus/../../../../secret.txt", "sys/\x00/x",
-           "/sys/evil", "/sys/evil_dir/truth.json", "..", "/sys/" + "../" * 40 + "etc/passwd"]
+ESCAPES = [
+    "../../truth.json",
+    "/sys/../../../truth.json",
+    "/sys/bus/../../../../secret.txt",
+    "sys/\x00/x",
+    "/sys/evil",
+    "/sys/evil_dir/truth.json",
+    "..",
+    "/sys/" + "../" * 40 + "etc/passwd",
+]
 
 
 @pytest.mark.parametrize("path", ESCAPES)
-def test_replay_paths_that_escape_are_refused_and_nothing_outside_is_opened(bundle: Path, replay_server: AgentServer,
-                                                                           path: str) -> None:
+def test_replay_paths_that_escape_are_refused_and_nothing_outside_is_opened(
+    bundle: Path, replay_server: AgentServer, path: str
+) -> None:
     remote = RemoteHost(replay_server.url, TOKEN)
     remote.read("/sys/bus/pci/devices/0000:18:00.0/max_link_width")  # warm: imports done before watching
     with Watch() as events:
@@ -175,14 +206,26 @@ def test_replay_paths_that_escape_are_refused_and_nothing_outside_is_opened(bund
     opened = [p for kind, p in events if kind == "open"]
     assert [p for p in opened if p.endswith("max_link_width")]
     # Whole paths: the bundle root (the descriptor the walk starts from) and below, never above.
-    assert not [p for p in opened if str(bundle.parent) in p and not p.startswith(str(bundle.resolve()))], opened
+    assert not [p for p in opened if str(bundle.parent) in p and not p.startswith(str(bundle.resolve()))], (
+        opened
+    )
     assert not [p for p in opened if os.path.basename(p) in ("truth.json", "secret.txt", "passwd")], opened
     assert not [p for p in opened if p.startswith("/etc")]
     assert "SECRET" not in r.text
 
 
-@pytest.mark.parametrize("path", ["/etc/passwd", "/etc/shadow", "/proc/self/environ", "/sys/../etc/passwd",
-                                  "/proc/pressure/../self/environ", "/sys/class\x00/../../etc/passwd", "/root/.ssh/id_rsa"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/etc/passwd",
+        "/etc/shadow",
+        "/proc/self/environ",
+        "/sys/../etc/passwd",
+        "/proc/pressure/../self/environ",
+        "/sys/class\x00/../../etc/passwd",
+        "/root/.ssh/id_rsa",
+    ],
+)
 def test_live_paths_off_the_allowlist_are_refused_and_never_opened(path: str) -> None:
     with AgentServer(live_agent(TOKEN, name="n")) as srv:
         remote = RemoteHost(srv.url, TOKEN)
@@ -196,10 +239,22 @@ def test_live_paths_off_the_allowlist_are_refused_and_never_opened(path: str) ->
     assert not [p for p in opened if p.startswith(("/etc", "/proc/self", "/root"))], opened
 
 
-INJECTIONS = [["ethtool", "-S", "eth0; reboot"], ["ethtool", "-S", "../../etc/passwd"], ["ethtool", "-S", ".."],
-              ["ethtool", "-S", "e" * 300], ["ethtool", "-S", "eth0", "extra"], ["ethtool", "-S", "$(reboot)"],
-              ["ethtool", "-S", "-s eth0 speed 10"], ["sh", "-c", "id"], ["nvidia-smi", "-r"], ["dmesg", "-C"],
-              ["rm", "-rf", "/"], ["cat", "/etc/shadow"], ["dmesg\x00", "-C"], ["x"] * 50]
+INJECTIONS = [
+    ["ethtool", "-S", "eth0; reboot"],
+    ["ethtool", "-S", "../../etc/passwd"],
+    ["ethtool", "-S", ".."],
+    ["ethtool", "-S", "e" * 300],
+    ["ethtool", "-S", "eth0", "extra"],
+    ["ethtool", "-S", "$(reboot)"],
+    ["ethtool", "-S", "-s eth0 speed 10"],
+    ["sh", "-c", "id"],
+    ["nvidia-smi", "-r"],
+    ["dmesg", "-C"],
+    ["rm", "-rf", "/"],
+    ["cat", "/etc/shadow"],
+    ["dmesg\x00", "-C"],
+    ["x"] * 50,
+]
 
 
 @pytest.mark.parametrize("argv", INJECTIONS)
@@ -217,8 +272,17 @@ def test_argv_off_the_allowlist_is_refused_and_nothing_starts(argv: list[str]) -
     assert not [e for e in events if e[0] != "open"], events
 
 
-@pytest.mark.parametrize("body", [{"argv": "dmesg"}, {"argv": []}, {"argv": [1, 2]}, {"path": 7}, {"path": ""},
-                                  {"path": "/sys", "snapshot": "yesterday"}])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"argv": "dmesg"},
+        {"argv": []},
+        {"argv": [1, 2]},
+        {"path": 7},
+        {"path": ""},
+        {"path": "/sys", "snapshot": "yesterday"},
+    ],
+)
 def test_malformed_requests_are_typed_422(replay_server: AgentServer, body: dict[str, Any]) -> None:
     op = "run" if "argv" in body else "read"
     r = raw(replay_server, op, body)
@@ -227,13 +291,18 @@ def test_malformed_requests_are_typed_422(replay_server: AgentServer, body: dict
 
 def test_bodies_that_are_not_json_objects_are_422(replay_server: AgentServer) -> None:
     for content in (b"not json", b"[1,2]", b"\xff\xfe"):
-        r = httpx.post(f"{replay_server.url}/v1/read", content=content, headers={"Authorization": f"Bearer {TOKEN}"})
+        r = httpx.post(
+            f"{replay_server.url}/v1/read", content=content, headers={"Authorization": f"Bearer {TOKEN}"}
+        )
         assert r.status_code == 422
 
 
 def test_unknown_operations_are_404(replay_server: AgentServer) -> None:
     assert raw(replay_server, "write", {"path": "/sys/x", "data": "1"}).status_code == 404
-    assert httpx.put(f"{replay_server.url}/v1/read", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 404
+    assert (
+        httpx.put(f"{replay_server.url}/v1/read", headers={"Authorization": f"Bearer {TOKEN}"}).status_code
+        == 404
+    )
 
 
 # -- sizes and slow clients -----------------------------------------------------------------------
@@ -248,7 +317,10 @@ def test_an_oversized_chunked_request_is_413(replay_server: AgentServer) -> None
     def chunks():
         for _ in range(40):
             yield b" " * 1024
-    r = httpx.post(f"{replay_server.url}/v1/read", content=chunks(), headers={"Authorization": f"Bearer {TOKEN}"})
+
+    r = httpx.post(
+        f"{replay_server.url}/v1/read", content=chunks(), headers={"Authorization": f"Bearer {TOKEN}"}
+    )
     assert r.status_code == 413
 
 
@@ -261,7 +333,9 @@ def test_a_large_output_is_cut_at_the_agent_cap_and_says_so(bundle: Path) -> Non
         assert len(RemoteHost(srv.url, TOKEN).run(["dmesg"])) == 1000
 
 
-def test_an_answer_past_the_client_cap_is_a_remote_host_error(bundle: Path, replay_server: AgentServer) -> None:
+def test_an_answer_past_the_client_cap_is_a_remote_host_error(
+    bundle: Path, replay_server: AgentServer
+) -> None:
     (bundle / "nodes" / HOST / "cmd" / "dmesg.txt").write_text("line\n" * 10_000)
     remote = RemoteHost(replay_server.url, TOKEN, max_response_bytes=4096)
     with pytest.raises(RemoteHostError, match="larger than 4096"):
@@ -272,8 +346,10 @@ def test_a_slow_client_is_cut_off_with_408(bundle: Path) -> None:
     agent = replay_agent(bundle, HOST, TOKEN, limits=AgentLimits(body_timeout_s=0.3))
     with AgentServer(agent) as srv:
         with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:
-            s.sendall(b"POST /v1/read HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                      b"Authorization: Bearer " + TOKEN.encode() + b"\r\nContent-Length: 100\r\n\r\n{\"pa")
+            s.sendall(
+                b"POST /v1/read HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Authorization: Bearer " + TOKEN.encode() + b'\r\nContent-Length: 100\r\n\r\n{"pa'
+            )
             reply = s.recv(4096).decode()
         assert reply.startswith("HTTP/1.1 408")
         # and the agent still serves everyone else
@@ -290,7 +366,9 @@ def test_a_client_over_its_rate_gets_429_with_retry_after(bundle: Path) -> None:
         with pytest.raises(RemoteHostError, match="HTTP 429"):
             RemoteHost(srv.url, TOKEN, name=HOST, sleep=slept.append).read("/sys/x")
         assert len(slept) == 2 and all(s <= 5.0 for s in slept)
-        assert raw(srv, "info", token="guess-0123456789abcdefgh").status_code == 429  # guessing is limited too
+        assert (
+            raw(srv, "info", token="guess-0123456789abcdefgh").status_code == 429
+        )  # guessing is limited too
 
 
 # -- faults: down, slow, garbage ------------------------------------------------------------------
@@ -354,13 +432,20 @@ def _scripted(*answers: tuple[int, bytes | str]) -> tuple[httpx.MockTransport, l
     return httpx.MockTransport(handler), seen
 
 
-@pytest.mark.parametrize("body", ["<html>oops</html>", "[1]", '{"text": 5}', '{"entries": "a"}', "", '{"nvml": 3}',
-                                  '{"exists": "yes"}'])
+@pytest.mark.parametrize(
+    "body",
+    ["<html>oops</html>", "[1]", '{"text": 5}', '{"entries": "a"}', "", '{"nvml": 3}', '{"exists": "yes"}'],
+)
 def test_garbage_from_an_agent_is_a_remote_host_error(body: str) -> None:
     transport, _ = _scripted((200, body))
     remote = RemoteHost("http://agent", TOKEN, name="h", transport=transport)
-    calls = {"[1]": remote.read, '{"text": 5}': remote.read, '{"entries": "a"}': remote.list,
-             '{"nvml": 3}': lambda _: remote.nvml(), '{"exists": "yes"}': remote.exists}
+    calls = {
+        "[1]": remote.read,
+        '{"text": 5}': remote.read,
+        '{"entries": "a"}': remote.list,
+        '{"nvml": 3}': lambda _: remote.nvml(),
+        '{"exists": "yes"}': remote.exists,
+    }
     with pytest.raises(RemoteHostError, match="garbage"):
         calls.get(body, remote.read)("/sys/x")
 
@@ -368,7 +453,10 @@ def test_garbage_from_an_agent_is_a_remote_host_error(body: str) -> None:
 def test_5xx_is_retried_then_succeeds_but_4xx_is_not_retried() -> None:
     transport, seen = _scripted((503, "busy"), (502, "busy"), (200, '{"text": "ok", "truncated": false}'))
     slept: list[float] = []
-    assert RemoteHost("http://agent", TOKEN, name="h", transport=transport, sleep=slept.append).read("/sys/x") == "ok"
+    assert (
+        RemoteHost("http://agent", TOKEN, name="h", transport=transport, sleep=slept.append).read("/sys/x")
+        == "ok"
+    )
     assert len(seen) == 3 and len(slept) == 2
     transport, seen = _scripted((403, json.dumps({"error": {"type": "PathEscapeError", "message": "no"}})))
     with pytest.raises(PathEscapeError):
@@ -396,9 +484,28 @@ def test_tls_serves_https_to_a_client_that_trusts_the_certificate(bundle: Path, 
             pytest.fail("openssl is missing in CI")
         pytest.skip("openssl not installed")
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
-                    "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+    )
     with AgentServer(replay_agent(bundle, HOST, TOKEN), ssl_certfile=str(cert), ssl_keyfile=str(key)) as srv:
         assert srv.url.startswith("https://")
         assert RemoteHost(srv.url, TOKEN, verify=str(cert)).name == HOST

@@ -11,9 +11,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from forensic.sandbox import Bundle, CorruptInputError, NotABundleError, PathEscapeError
 from forensic.sandbox.archive import extract_archive, is_archive
+
 from tests.conftest import HOSTS, build_bundle
 
 
@@ -37,8 +37,12 @@ def folder(tmp_path: Path) -> Path:
     return build_bundle(tmp_path / "src", "pcie_downtrain")
 
 
-@pytest.mark.parametrize("kind, prefix", [("tar.gz", ""), ("tar.gz", "incident-42/"), ("zip", ""), ("zip", "x/")])
-def test_an_archive_reads_exactly_like_its_folder(folder: Path, tmp_path: Path, kind: str, prefix: str) -> None:
+@pytest.mark.parametrize(
+    "kind, prefix", [("tar.gz", ""), ("tar.gz", "incident-42/"), ("zip", ""), ("zip", "x/")]
+)
+def test_an_archive_reads_exactly_like_its_folder(
+    folder: Path, tmp_path: Path, kind: str, prefix: str
+) -> None:
     make = _tar if kind == "tar.gz" else _zip
     archive = make(tmp_path / f"b.{kind}", folder, prefix)
     a, f = Bundle(archive), Bundle(folder)
@@ -47,7 +51,10 @@ def test_an_archive_reads_exactly_like_its_folder(folder: Path, tmp_path: Path, 
     assert a.host(HOSTS[1]).read(dev) == f.host(HOSTS[1]).read(dev)
     assert a.fs.read_text("job/steps.csv") == f.fs.read_text("job/steps.csv")
     unpacked = a.root
-    assert unpacked != f.root and oct(os.stat(unpacked if not prefix else unpacked.parent).st_mode & 0o777) == "0o700"
+    assert (
+        unpacked != f.root
+        and oct(os.stat(unpacked if not prefix else unpacked.parent).st_mode & 0o777) == "0o700"
+    )
     host = a.host(HOSTS[1])
     del a
     gc.collect()
@@ -100,7 +107,10 @@ HOSTILE_TARS = {
     "dotdot": (lambda tf: _file(tf, "nodes/../../forensic-pwned"), PathEscapeError),
     "dotdot_first": (lambda tf: _file(tf, "../forensic-pwned"), PathEscapeError),
     "symlink_out": (lambda tf: _link(tf, "nodes/h/sys/x", "/etc/passwd"), PathEscapeError),
-    "symlink_dir_then_write": (lambda tf: (_link(tf, "nodes", "/tmp"), _file(tf, "nodes/forensic-pwned")), PathEscapeError),
+    "symlink_dir_then_write": (
+        lambda tf: (_link(tf, "nodes", "/tmp"), _file(tf, "nodes/forensic-pwned")),
+        PathEscapeError,
+    ),
     "hardlink": (lambda tf: _link(tf, "nodes/h/sys/x", "/etc/passwd", tarfile.LNKTYPE), PathEscapeError),
     "fifo": (lambda tf: _special(tf, "nodes/fifo", tarfile.FIFOTYPE), PathEscapeError),
     "device": (lambda tf: _special(tf, "nodes/dev", tarfile.CHRTYPE), PathEscapeError),
@@ -152,7 +162,7 @@ def test_a_zip_symlink_is_refused(tmp_path: Path) -> None:
     with zipfile.ZipFile(z, "w") as zf:
         zf.writestr("incident.json", '{"id": "x"}')
         info = zipfile.ZipInfo("nodes/h/sys/x")
-        info.external_attr = (0o120777 << 16)
+        info.external_attr = 0o120777 << 16
         zf.writestr(info, "/etc/passwd")
     with pytest.raises(PathEscapeError, match="link"):
         Bundle(z)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from forensic.harness.graph import Investigator
 from forensic.sandbox import Bundle, EvidenceSource, RemoteHostError
 from forensic.sandbox.fleet import FleetFileError, FleetSource, load_fleet, open_fleet, parse_since
@@ -41,16 +40,36 @@ def test_a_fleet_file_parses_with_relative_paths_from_its_folder(tmp_path: Path)
     assert cfg.path(cfg.agents.token_file) == tmp_path.resolve() / "token"
 
 
-@pytest.mark.parametrize("text, expect", [
-    ("[agents\n", "not valid TOML"),
-    ('[agents]\ntoken_file = "t"\n', "agents: give url_template or [agents.urls]"),
-    ('[agents]\ntoken_file = "t"\nurl_template = "http://x:1"\n', "agents.url_template: must be an http(s) URL containing {host}"),
-    ('[prometheus]\nurl = "prom:9090"\n[agents]\ntoken_file = "t"\nurl_template = "http://{host}"\n', "prometheus.url: must start with http"),
-    ('colour = "blue"\n[agents]\ntoken_file = "t"\nurl_template = "http://{host}"\n', "colour: Extra inputs are not permitted"),
-    ('[agents]\ntoken_file = "t"\nurl_template = "http://{host}"\nhosts = ["../etc"]\n', "is not a host name"),
-    ('[agents]\ntoken_file = "t"\nurl_template = "http://{host}"\n[topology]\nfile = "t.json"\nprometheus_label = "Hostname"\n', "not both"),
-])
-def test_bad_fleet_files_get_one_clear_line_naming_file_and_key(tmp_path: Path, text: str, expect: str) -> None:
+@pytest.mark.parametrize(
+    "text, expect",
+    [
+        ("[agents\n", "not valid TOML"),
+        ('[agents]\ntoken_file = "t"\n', "agents: give url_template or [agents.urls]"),
+        (
+            '[agents]\ntoken_file = "t"\nurl_template = "http://x:1"\n',
+            "agents.url_template: must be an http(s) URL containing {host}",
+        ),
+        (
+            '[prometheus]\nurl = "prom:9090"\n[agents]\ntoken_file = "t"\nurl_template = "http://{host}"\n',
+            "prometheus.url: must start with http",
+        ),
+        (
+            'colour = "blue"\n[agents]\ntoken_file = "t"\nurl_template = "http://{host}"\n',
+            "colour: Extra inputs are not permitted",
+        ),
+        (
+            '[agents]\ntoken_file = "t"\nurl_template = "http://{host}"\nhosts = ["../etc"]\n',
+            "is not a host name",
+        ),
+        (
+            '[agents]\ntoken_file = "t"\nurl_template = "http://{host}"\n[topology]\nfile = "t.json"\nprometheus_label = "Hostname"\n',
+            "not both",
+        ),
+    ],
+)
+def test_bad_fleet_files_get_one_clear_line_naming_file_and_key(
+    tmp_path: Path, text: str, expect: str
+) -> None:
     path = _write(tmp_path, text)
     with pytest.raises(FleetFileError) as exc:
         load_fleet(path)
@@ -78,7 +97,9 @@ def _fleet_over(bundle: Bundle, tmp_path: Path, *, broken: dict[str, str] | None
     memory = MemorySource.from_bundle(bundle)
     topo = tmp_path / "topology.json"
     topo.write_text(bundle.topology.model_dump_json() if bundle.topology else '{"hosts": []}')
-    path = _write(tmp_path, f"""
+    path = _write(
+        tmp_path,
+        f"""
 gpus_per_node = {bundle.gpus_per_node}
 [agents]
 url_template = "http://{{host}}:9401"
@@ -86,8 +107,9 @@ token_file = "token"
 [topology]
 file = "topology.json"
 [job]
-dir = "{bundle.root / 'job'}"
-""")
+dir = "{bundle.root / "job"}"
+""",
+    )
 
     class Down:
         def __init__(self, name: str, why: str) -> None:
@@ -108,9 +130,17 @@ dir = "{bundle.root / 'job'}"
         return memory.host(name, snapshot)
 
     start, end = bundle.window
-    src = FleetSource(load_fleet(path), job=bundle.incident.job.name, start=start, end=end,
-                      title=bundle.incident.title, ranks=bundle.incident.job.ranks, host_factory=factory,
-                      metrics=memory.metrics, probe=True)
+    src = FleetSource(
+        load_fleet(path),
+        job=bundle.incident.job.name,
+        start=start,
+        end=end,
+        title=bundle.incident.title,
+        ranks=bundle.incident.job.ranks,
+        host_factory=factory,
+        metrics=memory.metrics,
+        probe=True,
+    )
     src.downs = downs  # type: ignore[attr-defined]
     return src
 
@@ -121,8 +151,11 @@ def test_fleet_source_over_recorded_hosts_reaches_the_replay_verdict(tmp_path: P
     assert isinstance(src, EvidenceSource)
     live = Investigator(src).run(thread_id="t")
     replay = Investigator(bundle).run(thread_id="t")
-    assert (live["verdict"]["root_cause"], live["verdict"]["component"]) == \
-        (replay["verdict"]["root_cause"], replay["verdict"]["component"]) == ("pcie_downtrain", "gpu-e126/gpu0")
+    assert (
+        (live["verdict"]["root_cause"], live["verdict"]["component"])
+        == (replay["verdict"]["root_cause"], replay["verdict"]["component"])
+        == ("pcie_downtrain", "gpu-e126/gpu0")
+    )
     # citations name the host and what was read on it, not bundle paths
     sources = " ".join(str(r["source"]) for r in live["evidence"])
     assert "gpu-e126$ lspci -vv" in sources or "gpu-e126:/sys/" in sources
@@ -134,7 +167,10 @@ def test_an_unreadable_host_costs_only_its_own_evidence_and_is_named(tmp_path: P
     other = next(h for h in bundle.host_names() if h != "gpu-e126")
     src = _fleet_over(bundle, tmp_path, broken={other: "connection refused"})
     report = Investigator(src).run(thread_id="t")
-    assert (report["verdict"]["root_cause"], report["verdict"]["component"]) == ("pcie_downtrain", "gpu-e126/gpu0")
+    assert (report["verdict"]["root_cause"], report["verdict"]["component"]) == (
+        "pcie_downtrain",
+        "gpu-e126/gpu0",
+    )
     assert any(other in n and "could not be read" in n for n in report["notes"])
     # known down after the first failure: later reads fail at once, without asking the agent again
     assert src.downs[other].calls == 1  # type: ignore[attr-defined]
@@ -150,16 +186,25 @@ def test_hosts_and_gpus_from_a_prometheus_label(tmp_path: Path) -> None:
             asked.append((name, labels))
             return memory.metrics.series(name, labels, start, end)
 
-    path = _write(tmp_path, """
+    path = _write(
+        tmp_path,
+        """
 [agents]
 url_template = "http://{host}:9401"
 token_file = "token"
 [topology]
 prometheus_label = "Hostname"
-""")
+""",
+    )
     start, end = bundle.window
-    src = FleetSource(load_fleet(path), job="j", start=start, end=end, metrics=Scripted(),
-                      host_factory=lambda n, *a: memory.host(n))
+    src = FleetSource(
+        load_fleet(path),
+        job="j",
+        start=start,
+        end=end,
+        metrics=Scripted(),
+        host_factory=lambda n, *a: memory.host(n),
+    )
     assert asked[0] == ("DCGM_FI_DEV_GPU_TEMP", None)
     with_dcgm = {s.labels["Hostname"] for s in memory.metrics.series("DCGM_FI_DEV_GPU_TEMP").series}
     assert set(src.host_names()) == with_dcgm and len(with_dcgm) >= 2
@@ -181,14 +226,17 @@ def test_job_steps_and_logs_from_an_http_folder(tmp_path: Path) -> None:
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        path = _write(tmp_path, f"""
+        path = _write(
+            tmp_path,
+            f"""
 [agents]
 url_template = "http://{{host}}:9401"
 token_file = "token"
 hosts = ["h1"]
 [job]
 url = "http://127.0.0.1:{server.server_address[1]}"
-""")
+""",
+        )
         start, end = bundle.window
         src = FleetSource(load_fleet(path), job="j", start=start, end=end, host_factory=lambda *a: None)
         replay = Investigator(bundle).source
@@ -208,9 +256,14 @@ def test_a_fleet_locator_reopens_the_same_incident(tmp_path: Path) -> None:
     """A checkpointed run (approve, resume) reopens its fleet from the locator it stored."""
     from forensic.sandbox import open_source
 
-    path = _write(tmp_path, '[agents]\nurl_template = "http://127.0.0.1:9/{host}"\ntoken_file = "token"\nhosts = ["h1"]\n'
-                            'timeout_s = 1\n')
-    first = open_fleet(path, job="train", since="90m", until=1_700_000_000.0, title="MFU drop", ranks=8, probe=False)
+    path = _write(
+        tmp_path,
+        '[agents]\nurl_template = "http://127.0.0.1:9/{host}"\ntoken_file = "token"\nhosts = ["h1"]\n'
+        "timeout_s = 1\n",
+    )
+    first = open_fleet(
+        path, job="train", since="90m", until=1_700_000_000.0, title="MFU drop", ranks=8, probe=False
+    )
     again = open_source(first.locator)
     assert again.incident.model_dump() == first.incident.model_dump()
     assert again.window == (1_700_000_000.0 - 5400, 1_700_000_000.0) and again.host_names() == ["h1"]
@@ -223,7 +276,14 @@ def test_one_duration_grammar_for_every_since() -> None:
     from forensic.harness.collect import CollectError
     from forensic.harness.collect import parse_since as collect_since
 
-    for text, seconds in (("90", 90), ("1h30m", 5400), ("1.5d", 129600), ("2h", 7200), (" 45s ", 45), ("1d2h3m4s", 93784)):
+    for text, seconds in (
+        ("90", 90),
+        ("1h30m", 5400),
+        ("1.5d", 129600),
+        ("2h", 7200),
+        (" 45s ", 45),
+        ("1d2h3m4s", 93784),
+    ):
         assert parse_since(text) == collect_since(text) == seconds
     for bad in ("", "2x", "-1h", "0s", "h", "30m1h", "1h1h", "2w", "1 h"):
         with pytest.raises(ValueError):

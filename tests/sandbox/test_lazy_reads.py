@@ -6,7 +6,6 @@ import gzip
 from pathlib import Path
 
 import pytest
-
 from forensic.harness.graph import Investigator
 from forensic.sandbox import Bundle, CorruptInputError
 from forensic.tools.base import ToolContext, get_tool

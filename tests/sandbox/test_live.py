@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from forensic.sandbox import Host, LiveHost, NotAllowedError, PathEscapeError
 
 
@@ -13,7 +12,18 @@ def test_it_is_a_host() -> None:
     assert isinstance(LiveHost(), Host)
 
 
-@pytest.mark.parametrize("path", ["/etc/passwd", "/proc/self/environ", "/proc/uptime/../self/environ", "/proc/uptimex", "/sys/../etc/shadow", "/root", "sys\x00"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/etc/passwd",
+        "/proc/self/environ",
+        "/proc/uptime/../self/environ",
+        "/proc/uptimex",
+        "/sys/../etc/shadow",
+        "/root",
+        "sys\x00",
+    ],
+)
 def test_reads_outside_sysfs_are_refused(path: str) -> None:
     with pytest.raises(PathEscapeError):
         LiveHost().read(path)
@@ -29,7 +39,9 @@ def test_sysfs_reads_and_lists() -> None:
     assert host.list("/sys/class/nope") == []
 
 
-@pytest.mark.parametrize("argv", [["rm", "-rf", "/tmp/x"], ["sh", "-c", "id"], ["nvidia-smi", "-r"], ["ethtool", "-S", "lo;id"]])
+@pytest.mark.parametrize(
+    "argv", [["rm", "-rf", "/tmp/x"], ["sh", "-c", "id"], ["nvidia-smi", "-r"], ["ethtool", "-S", "lo;id"]]
+)
 def test_commands_off_the_allowlist_never_start(argv: list[str], tmp_path) -> None:
     with pytest.raises(NotAllowedError):
         LiveHost().run(argv)

@@ -14,7 +14,6 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-
 from forensic.sandbox.fleet import FleetSource, load_fleet
 from forensic.sandbox.placement import (
     KubernetesPlacement,
@@ -24,24 +23,35 @@ from forensic.sandbox.placement import (
     TopologyFilePlacement,
     expand_hostlist,
 )
+
 from tests.harness.executors.conftest import slurm  # noqa: F401  (the real Slurm fixture)
 
 WINDOW = (0.0, 1.0)
 
 
-@pytest.mark.parametrize("text, hosts", [
-    ("gpu-a001", ["gpu-a001"]),
-    ("gpu-[001-003,007],login1", ["gpu-001", "gpu-002", "gpu-003", "gpu-007", "login1"]),
-    ("r[1-2]-n[08-10]", ["r1-n08", "r1-n09", "r1-n10", "r2-n08", "r2-n09", "r2-n10"]),
-])
+@pytest.mark.parametrize(
+    "text, hosts",
+    [
+        ("gpu-a001", ["gpu-a001"]),
+        ("gpu-[001-003,007],login1", ["gpu-001", "gpu-002", "gpu-003", "gpu-007", "login1"]),
+        ("r[1-2]-n[08-10]", ["r1-n08", "r1-n09", "r1-n10", "r2-n08", "r2-n09", "r2-n10"]),
+    ],
+)
 def test_slurm_node_lists_expand(text: str, hosts: list[str]) -> None:
     assert expand_hostlist(text) == hosts
 
 
-@pytest.mark.parametrize("text, why", [
-    ("gpu-[1-", "unbalanced"), ("gpu-[a]", "not a number"), ("n[5-1]", "bad range"),
-    ("n[1-200000]", "bad range"), ("a;rm -rf /", "not a host name"), ("n[0-99999],m[0-99999]", "expands past"),
-])
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        ("gpu-[1-", "unbalanced"),
+        ("gpu-[a]", "not a number"),
+        ("n[5-1]", "bad range"),
+        ("n[1-200000]", "bad range"),
+        ("a;rm -rf /", "not a host name"),
+        ("n[0-99999],m[0-99999]", "expands past"),
+    ],
+)
 def test_bad_node_lists_are_one_clear_line(text: str, why: str) -> None:
     with pytest.raises(PlacementError, match=why):
         expand_hostlist(text)
@@ -55,13 +65,24 @@ def test_every_placement_is_the_protocol(tmp_path: Path) -> None:
 
 
 def _sbatch(slurm, name: str) -> str:  # noqa: F811
-    done = subprocess.run(["sbatch", "--parsable", "-J", name, "-o", "/dev/null", "--wrap", "sleep 300"],
-                          capture_output=True, text=True, env=slurm.env(), timeout=30, check=True)
+    done = subprocess.run(
+        ["sbatch", "--parsable", "-J", name, "-o", "/dev/null", "--wrap", "sleep 300"],
+        capture_output=True,
+        text=True,
+        env=slurm.env(),
+        timeout=30,
+        check=True,
+    )
     jid = done.stdout.strip().split(";")[0]
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        state = subprocess.run(["squeue", "-h", "-j", jid, "-o", "%T"], capture_output=True, text=True,
-                               env=slurm.env(), timeout=30).stdout.strip()
+        state = subprocess.run(
+            ["squeue", "-h", "-j", jid, "-o", "%T"],
+            capture_output=True,
+            text=True,
+            env=slurm.env(),
+            timeout=30,
+        ).stdout.strip()
         if state == "RUNNING":
             return jid
         time.sleep(0.5)
@@ -80,7 +101,8 @@ def test_slurm_placement_reads_the_real_slurmctld(slurm, tmp_path: Path) -> None
         (tmp_path / "token").write_text("a-token-of-some-length\n")
         (tmp_path / "fleet.toml").write_text(
             '[agents]\nurl_template = "http://{host}:9401"\ntoken_file = "token"\n'
-            f'[topology]\nscheduler = "slurm"\nslurm_conf = "{slurm.conf}"\n')
+            f'[topology]\nscheduler = "slurm"\nslurm_conf = "{slurm.conf}"\n'
+        )
         src = FleetSource(load_fleet(tmp_path / "fleet.toml"), job="llm-live-place", start=0, end=1)
         assert src.host_names() == [slurm.node] and src.notes() == []
         src = FleetSource(load_fleet(tmp_path / "fleet.toml"), job="gone-job", start=0, end=1)
@@ -99,12 +121,23 @@ def test_slurm_down_is_a_clear_error(tmp_path: Path) -> None:
 
 # -- Kubernetes ----------------------------------------------------------------------------------
 def _pod(name: str, node: str | None, job: str, phase: str = "Running") -> dict:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "train", "labels": {"training-job": job}},
-            "spec": {"nodeName": node, "containers": []} if node else {"containers": []}, "status": {"phase": phase}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "train", "labels": {"training-job": job}},
+        "spec": {"nodeName": node, "containers": []} if node else {"containers": []},
+        "status": {"phase": phase},
+    }
 
 
-PODS = [_pod("w-0", "gpu-k002", "llm"), _pod("w-1", "gpu-k001", "llm"), _pod("w-2", "gpu-k001", "llm"),
-        _pod("w-3", None, "llm", "Pending"), _pod("old", "gpu-k009", "llm", "Succeeded"), _pod("x", "gpu-k050", "other")]
+PODS = [
+    _pod("w-0", "gpu-k002", "llm"),
+    _pod("w-1", "gpu-k001", "llm"),
+    _pod("w-2", "gpu-k001", "llm"),
+    _pod("w-3", None, "llm", "Pending"),
+    _pod("old", "gpu-k009", "llm", "Succeeded"),
+    _pod("x", "gpu-k050", "other"),
+]
 
 
 @pytest.fixture()
@@ -157,7 +190,9 @@ def test_kubernetes_unreachable_and_unconfigured_are_clear(tmp_path: Path) -> No
     kubernetes = pytest.importorskip("kubernetes")
     cfg = kubernetes.client.Configuration(host="http://127.0.0.1:9")
     cfg.retries = 0
-    down = KubernetesPlacement(label="training-job", api=kubernetes.client.CoreV1Api(kubernetes.client.ApiClient(cfg)))
+    down = KubernetesPlacement(
+        label="training-job", api=kubernetes.client.CoreV1Api(kubernetes.client.ApiClient(cfg))
+    )
     with pytest.raises(PlacementError, match="cannot reach the API server"):
         down.topology("llm", WINDOW)
     with pytest.raises(PlacementError, match="kubernetes configuration"):

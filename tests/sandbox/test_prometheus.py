@@ -7,13 +7,17 @@ import json
 import httpx
 import numpy as np
 import pytest
-
 from forensic.sandbox.prometheus import MAX_POINTS, PrometheusMetrics, choose_step, selector
 
 
 def _matrix(*series: tuple[dict, list]) -> dict:
-    return {"status": "success", "data": {"resultType": "matrix", "result": [
-        {"metric": m, "values": [[t, str(v)] for t, v in pts]} for m, pts in series]}}
+    return {
+        "status": "success",
+        "data": {
+            "resultType": "matrix",
+            "result": [{"metric": m, "values": [[t, str(v)] for t, v in pts]} for m, pts in series],
+        },
+    }
 
 
 def _source(handler, **kw) -> tuple[PrometheusMetrics, list[httpx.Request], list[float]]:
@@ -24,13 +28,23 @@ def _source(handler, **kw) -> tuple[PrometheusMetrics, list[httpx.Request], list
         seen.append(request)
         return handler(request)
 
-    src = PrometheusMetrics("http://prom.test:9090/", transport=httpx.MockTransport(wrapped),
-                            sleep=slept.append, clock=lambda: 10_000.0, **kw)
+    src = PrometheusMetrics(
+        "http://prom.test:9090/",
+        transport=httpx.MockTransport(wrapped),
+        sleep=slept.append,
+        clock=lambda: 10_000.0,
+        **kw,
+    )
     return src, seen, slept
 
 
 def test_query_range_is_parsed_into_series_with_labels_times_and_values() -> None:
-    body = _matrix(({"__name__": "DCGM_FI_DEV_GPU_TEMP", "gpu": "3", "Hostname": "h1"}, [(120, 61), (60, "NaN"), (180, "+Inf")]))
+    body = _matrix(
+        (
+            {"__name__": "DCGM_FI_DEV_GPU_TEMP", "gpu": "3", "Hostname": "h1"},
+            [(120, 61), (60, "NaN"), (180, "+Inf")],
+        )
+    )
     src, seen, _ = _source(lambda r: httpx.Response(200, json=body))
     got = src.series("DCGM_FI_DEV_GPU_TEMP", {"Hostname": "h1"}, 0.0, 3600.0)
     assert got.unavailable is None and len(got.series) == 1
@@ -42,7 +56,9 @@ def test_query_range_is_parsed_into_series_with_labels_times_and_values() -> Non
     assert seen[0].url.path == "/api/v1/query_range"
     assert q["query"] == 'DCGM_FI_DEV_GPU_TEMP{Hostname="h1"}'
     assert (float(q["start"]), float(q["end"]), float(q["step"])) == (0.0, 3600.0, 15.0)
-    assert got.sources == ['prometheus:http://prom.test:9090/api/v1/query_range?query=DCGM_FI_DEV_GPU_TEMP{Hostname="h1"}']
+    assert got.sources == [
+        'prometheus:http://prom.test:9090/api/v1/query_range?query=DCGM_FI_DEV_GPU_TEMP{Hostname="h1"}'
+    ]
 
 
 def test_step_follows_the_window_and_stays_under_the_point_limit() -> None:
@@ -66,8 +82,11 @@ def test_label_values_are_escaped_and_bad_names_refused() -> None:
 
 
 def test_5xx_and_429_are_retried_then_succeed() -> None:
-    answers = [httpx.Response(503), httpx.Response(429, headers={"retry-after": "1"}),
-               httpx.Response(200, json=_matrix(({"__name__": "up"}, [(1, 1)])))]
+    answers = [
+        httpx.Response(503),
+        httpx.Response(429, headers={"retry-after": "1"}),
+        httpx.Response(200, json=_matrix(({"__name__": "up"}, [(1, 1)]))),
+    ]
     src, seen, slept = _source(lambda r: answers.pop(0))
     got = src.series("up", None, 0, 60)
     assert len(got.series) == 1 and len(seen) == 3
@@ -84,7 +103,9 @@ def test_prometheus_down_slow_or_garbage_gives_a_reason_never_an_exception(failu
         if failure == "garbage":
             return httpx.Response(200, content=b"<html>not the API</html>")
         if failure == "error-envelope":
-            return httpx.Response(400, json={"status": "error", "errorType": "bad_data", "error": "parse error"})
+            return httpx.Response(
+                400, json={"status": "error", "errorType": "bad_data", "error": "parse error"}
+            )
         return httpx.Response(500)
 
     src, seen, _ = _source(handler, attempts=2)

@@ -8,7 +8,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from forensic.sandbox import (
     Bundle,
     ConfinedFS,
@@ -31,8 +30,18 @@ def write(root: Path, rel: str, text: str) -> Path:
 def case(tmp_path: Path) -> Path:
     """An evaluation case: bundle/ plus a truth.json that must stay unreachable."""
     b = tmp_path / "case" / "bundle"
-    write(b, "incident.json", json.dumps({"schema": "forensic.bundle/v1", "id": "t-1", "title": "MFU drop",
-                                          "window": {"start": "2026-04-17T01:40:00Z", "end": 1776390600}}))
+    write(
+        b,
+        "incident.json",
+        json.dumps(
+            {
+                "schema": "forensic.bundle/v1",
+                "id": "t-1",
+                "title": "MFU drop",
+                "window": {"start": "2026-04-17T01:40:00Z", "end": 1776390600},
+            }
+        ),
+    )
     write(b, "nodes/gpu-a/sys/bus/pci/devices/0000:18:00.0/current_link_width", "8\n")
     write(b, "nodes/gpu-a/cmd/lspci-vv.txt", "18:00.0 3D controller: NVIDIA\n")
     gz = b / "nodes/gpu-a/cmd/dmesg.txt.gz"
@@ -57,7 +66,9 @@ def test_gzip_is_transparent(case: Path) -> None:
     assert host.command_source(["dmesg", "-T"]).endswith("dmesg.txt.gz")
 
 
-@pytest.mark.parametrize("path", ["../truth.json", "/../../truth.json", "nodes/../../truth.json", "a/../../x", "x\x00y"])
+@pytest.mark.parametrize(
+    "path", ["../truth.json", "/../../truth.json", "nodes/../../truth.json", "a/../../x", "x\x00y"]
+)
 def test_escapes_are_refused(case: Path, path: str) -> None:
     fs = ConfinedFS(case / "bundle")
     with pytest.raises(PathEscapeError):
@@ -93,8 +104,17 @@ def test_host_reads_map_to_the_node_tree(case: Path) -> None:
     assert host.list("/sys/class/net") == []
 
 
-@pytest.mark.parametrize("argv", [["rm", "-rf", "/"], ["sh", "-c", "cat /etc/passwd"], ["ethtool", "-S", "../../x"],
-                                  ["nvidia-smi", "-r"], [], ["dmesg", "-c"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["rm", "-rf", "/"],
+        ["sh", "-c", "cat /etc/passwd"],
+        ["ethtool", "-S", "../../x"],
+        ["nvidia-smi", "-r"],
+        [],
+        ["dmesg", "-c"],
+    ],
+)
 def test_commands_off_the_allowlist_are_refused(case: Path, argv: list[str]) -> None:
     with pytest.raises(NotAllowedError):
         Bundle(case).host("gpu-a").run(argv)
@@ -112,7 +132,9 @@ def test_not_a_bundle(tmp_path: Path) -> None:
         Bundle(tmp_path / "missing")
 
 
-@pytest.mark.parametrize("text", ["{not json", "[]", json.dumps({"schema": "other/v9", "id": "x"}), "\x00\x01\x02"])
+@pytest.mark.parametrize(
+    "text", ["{not json", "[]", json.dumps({"schema": "other/v9", "id": "x"}), "\x00\x01\x02"]
+)
 def test_corrupt_incident_json(case: Path, text: str) -> None:
     (case / "bundle" / "incident.json").write_text(text)
     with pytest.raises(CorruptInputError):

@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from forensic.harness.graph import Investigator
 from forensic.sandbox import (
     Bundle,

@@ -9,8 +9,13 @@ SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "llm_server.sh"
 
 
 def _run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", str(SCRIPT), *args], capture_output=True, text=True, timeout=60,
-                          env={"PATH": "/usr/bin:/bin", **env})
+    return subprocess.run(
+        ["bash", str(SCRIPT), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", **env},
+    )
 
 
 def _one_line(out: subprocess.CompletedProcess, needle: str) -> None:
@@ -31,7 +36,7 @@ def test_a_missing_python_is_named() -> None:
 def test_missing_packages_say_what_to_install_in_which_python(tmp_path: Path) -> None:
     # A Python without site-packages: the server package cannot be there.
     fake = tmp_path / "python"
-    fake.write_text("#!/bin/sh\nexec /usr/bin/python3 -I -S \"$@\"\n")
+    fake.write_text('#!/bin/sh\nexec /usr/bin/python3 -I -S "$@"\n')
     fake.chmod(0o755)
     out = _run(env={"PYTHON": str(fake)})
     _one_line(out, "llama-cpp-python")

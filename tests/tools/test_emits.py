@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import ClassVar
 
 import pytest
-
 from forensic.tools.base import Signal, Tool, ToolInput, ToolResult, register
 
 
@@ -23,8 +22,12 @@ class _Chatty(Tool):
         self.names = names
 
     def run(self, ctx, args) -> ToolResult:  # noqa: ANN001
-        return ToolResult(status="ok", summary="x", source=["a.txt"],
-                          signals=[Signal(name=n, component="h/gpu0", kind="gpu") for n in self.names])
+        return ToolResult(
+            status="ok",
+            summary="x",
+            source=["a.txt"],
+            signals=[Signal(name=n, component="h/gpu0", kind="gpu") for n in self.names],
+        )
 
 
 def test_declared_signals_pass_through() -> None:

@@ -16,7 +16,9 @@ def _switch_om(root: Path, rates_of_interval) -> None:
         for k in range(10):
             if k:
                 total += rates_of_interval(k, i) / 8 * 600
-            om.append(f'ifHCOutOctets{{instance="leaf-1",ifName="Ethernet{64 + 4 * i}"}} {total:.0f} {START + k * 600:.0f}')
+            om.append(
+                f'ifHCOutOctets{{instance="leaf-1",ifName="Ethernet{64 + 4 * i}"}} {total:.0f} {START + k * 600:.0f}'
+            )
     om.append("# EOF")
     (root / "metrics" / "switch.om").write_text("\n".join(om) + "\n")
 
@@ -40,16 +42,23 @@ def test_a_single_interval_burst_is_not_polarization(make_fabric_bundle) -> None
 def test_uplink_imbalance_from_show_interfaces_counters_alone(make_fabric_bundle) -> None:
     root = make_fabric_bundle(None)
     (root / "metrics" / "switch.om").unlink()  # no snmp series: only the SONiC snapshot
-    head = ("      IFACE  STATE    RX_OK      RX_BPS  RX_UTIL  RX_ERR  RX_DRP  RX_OVR    TX_OK          TX_BPS  TX_UTIL  TX_ERR  TX_DRP  TX_OVR\n"
-            "-----------  -----  -------  ----------  -------  ------  ------  ------  -------  --------------  -------  ------  ------  ------\n")
+    head = (
+        "      IFACE  STATE    RX_OK      RX_BPS  RX_UTIL  RX_ERR  RX_DRP  RX_OVR    TX_OK          TX_BPS  TX_UTIL  TX_ERR  TX_DRP  TX_OVR\n"
+        "-----------  -----  -------  ----------  -------  ------  ------  ------  -------  --------------  -------  ------  ------  ------\n"
+    )
 
     def row(port: str, tx: str) -> str:
         return f"{port:>11}      U  1,000  1.00 MB/s    0.01%       0       0     N/A    1,000  {tx:>14}   10.00%       0       0     N/A\n"
 
     out = root / "switches" / "leaf-1" / "cmd" / "show-interfaces-counters.txt"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(head + row("Ethernet0", "9.00 MB/s") + "".join(
-        row(f"Ethernet{64 + 4 * i}", "27,004.73 MB/s" if i == 0 else "5,100.20 MB/s") for i in range(4)))
+    out.write_text(
+        head
+        + row("Ethernet0", "9.00 MB/s")
+        + "".join(
+            row(f"Ethernet{64 + 4 * i}", "27,004.73 MB/s" if i == 0 else "5,100.20 MB/s") for i in range(4)
+        )
+    )
     res = run(root, "fabric")
     assert by_name(res, "switch_uplink_imbalance") == ["leaf-1"]
     assert any(src.endswith("show-interfaces-counters.txt") for src in res.source)

@@ -67,8 +67,10 @@ def test_nic_pcie_downtrain_is_a_degraded_link(make_fabric_bundle) -> None:
 def _two_runs(first_env: str, second_env: str, second_via: str, second_using: str) -> str:
     """A log with one run, a resubmit (new pids) and a second run, as NCCL prints them."""
     lines = []
-    for pid, env, via, using in ((1001, first_env, "NET/IB/0/GDRDMA", "[0]mlx5_0:1/IB [1]mlx5_1:1/IB"),
-                                 (2002, second_env, second_via, second_using)):
+    for pid, env, via, using in (
+        (1001, first_env, "NET/IB/0/GDRDMA", "[0]mlx5_0:1/IB [1]mlx5_1:1/IB"),
+        (2002, second_env, second_via, second_using),
+    ):
         lines += [
             f"node-a.example:{pid}:{pid + 1} [0] NCCL INFO {env}",
             f"node-a.example:{pid}:{pid + 1} [0] NCCL INFO NET/IB : Using {using} [RO]; OOB eth0:10.0.0.1<0>",
@@ -79,18 +81,28 @@ def _two_runs(first_env: str, second_env: str, second_via: str, second_using: st
 
 def test_gdr_turned_off_at_a_resubmit(make_fabric_bundle) -> None:
     b = make_fabric_bundle(None)
-    (b / "job/logs/rank0.log").write_text(_two_runs(
-        "NCCL_IB_TIMEOUT set by environment to 22.", "NCCL_NET_GDR_LEVEL set by environment to LOC",
-        "NET/IB/0", "[0]mlx5_0:1/IB [1]mlx5_1:1/IB"))
+    (b / "job/logs/rank0.log").write_text(
+        _two_runs(
+            "NCCL_IB_TIMEOUT set by environment to 22.",
+            "NCCL_NET_GDR_LEVEL set by environment to LOC",
+            "NET/IB/0",
+            "[0]mlx5_0:1/IB [1]mlx5_1:1/IB",
+        )
+    )
     names = {s.name for s in run(b, "job_logs").signals}
     assert {"nccl_gdr_disabled", "nccl_env_changed"} <= names
 
 
 def test_fewer_rails_after_a_resubmit(make_fabric_bundle) -> None:
     b = make_fabric_bundle(None)
-    (b / "job/logs/rank0.log").write_text(_two_runs(
-        "NCCL_IB_HCA set by environment to mlx5_0,mlx5_1", "NCCL_IB_HCA set by environment to mlx5_0",
-        "NET/IB/0/GDRDMA", "[0]mlx5_0:1/IB"))
+    (b / "job/logs/rank0.log").write_text(
+        _two_runs(
+            "NCCL_IB_HCA set by environment to mlx5_0,mlx5_1",
+            "NCCL_IB_HCA set by environment to mlx5_0",
+            "NET/IB/0/GDRDMA",
+            "[0]mlx5_0:1/IB",
+        )
+    )
     res = run(b, "job_logs")
     assert by_name(res, "nccl_rails_reduced") == ["job"]
     assert "nccl_gdr_disabled" not in {s.name for s in res.signals}
@@ -98,9 +110,14 @@ def test_fewer_rails_after_a_resubmit(make_fabric_bundle) -> None:
 
 def test_same_settings_across_a_resubmit_say_nothing(make_fabric_bundle) -> None:
     b = make_fabric_bundle(None)
-    (b / "job/logs/rank0.log").write_text(_two_runs(
-        "NCCL_IB_TIMEOUT set by environment to 22.", "NCCL_IB_TIMEOUT set by environment to 22.",
-        "NET/IB/0/GDRDMA", "[0]mlx5_0:1/IB [1]mlx5_1:1/IB"))
+    (b / "job/logs/rank0.log").write_text(
+        _two_runs(
+            "NCCL_IB_TIMEOUT set by environment to 22.",
+            "NCCL_IB_TIMEOUT set by environment to 22.",
+            "NET/IB/0/GDRDMA",
+            "[0]mlx5_0:1/IB [1]mlx5_1:1/IB",
+        )
+    )
     assert {s.name for s in run(b, "job_logs").signals} == {"nccl_fast_path"}
 
 
@@ -109,9 +126,11 @@ def test_the_rank_that_stopped_first(make_fabric_bundle) -> None:
     lines = []
     for r in range(8):
         done = 460625 if r == 6 else 460630
-        lines.append(f"[rank{r}]:[E901 05:20:03.124073319 ProcessGroupNCCL.cpp:2271] [PG ID 0 PG GUID 0(default_pg) Rank {r}]  "
-                     f"failure detected by watchdog at work sequence id: 460631 PG status: last enqueued work: 460631, "
-                     f"last completed work: {done}")
+        lines.append(
+            f"[rank{r}]:[E901 05:20:03.124073319 ProcessGroupNCCL.cpp:2271] [PG ID 0 PG GUID 0(default_pg) Rank {r}]  "
+            f"failure detected by watchdog at work sequence id: 460631 PG status: last enqueued work: 460631, "
+            f"last completed work: {done}"
+        )
     (b / "job/logs/torch.log").write_text("\n".join(lines) + "\n")
     res = run(b, "job_logs")
     assert by_name(res, "lagging_rank") == ["node-b.example/gpu2"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from forensic.harness.failure_graph import beliefs, default_graph, observe
 from forensic.tools.parsers.ipmi import parse_sel_elist
+
 from tests.tools.test_fabric_tools import by_name, run
 
 SEL = """   1 | Pre-Init   | 00000012 | System Event #0x01 | Timestamp Clock Sync | Asserted
@@ -28,7 +29,9 @@ def test_in_window_bmc_events_only(make_fabric_bundle) -> None:
     assert "02:11:09" in next(s.detail for s in res.signals if s.name == "bmc_power_event")
     assert by_name(res, "bmc_cooling_event") == ["node-b.example"]
     history_only = make_fabric_bundle("link_degradation")
-    (history_only / "nodes" / "node-b.example" / "cmd" / "ipmitool-sel-elist.txt").write_text(SEL.splitlines()[1] + "\n")
+    (history_only / "nodes" / "node-b.example" / "cmd" / "ipmitool-sel-elist.txt").write_text(
+        SEL.splitlines()[1] + "\n"
+    )
     assert not run(history_only, "host_events").signals
 
 
@@ -39,13 +42,32 @@ def test_memory_pressure_against_peers(make_fabric_bundle) -> None:
         full = 22.5 if h == "node-b.example" else 0.3
         (root / "nodes" / h / "cmd").mkdir(parents=True, exist_ok=True)
         (root / "nodes" / h / "cmd" / "pressure-memory.txt").write_text(
-            f"some avg10=30.00 avg60={full + 5:.2f} avg300=10.00 total=123456\nfull avg10=20.00 avg60={full:.2f} avg300=8.00 total=65432\n")
+            f"some avg10=30.00 avg60={full + 5:.2f} avg300=10.00 total=123456\nfull avg10=20.00 avg60={full:.2f} avg300=8.00 total=65432\n"
+        )
     res = run(root, "host_events")
     assert by_name(res, "host_memory_pressure") == ["node-b.example"]
     g = default_graph()
-    rec = {"id": "ev-1", "tool": "host_events", "status": "ok", "covered": hosts,
-           "signals": [s.model_dump() for s in res.signals]}
-    stragglers = {"id": "ev-2", "tool": "job_steps", "status": "ok", "covered": hosts,
-                  "signals": [{"name": "host_stragglers", "component": "node-b.example", "kind": "host", "detail": "", "values": {}}]}
+    rec = {
+        "id": "ev-1",
+        "tool": "host_events",
+        "status": "ok",
+        "covered": hosts,
+        "signals": [s.model_dump() for s in res.signals],
+    }
+    stragglers = {
+        "id": "ev-2",
+        "tool": "job_steps",
+        "status": "ok",
+        "covered": hosts,
+        "signals": [
+            {
+                "name": "host_stragglers",
+                "component": "node-b.example",
+                "kind": "host",
+                "detail": "",
+                "values": {},
+            }
+        ],
+    }
     top = beliefs(g, observe([stragglers, rec]))[0]
     assert (top.root_cause, top.component, top.confirmed) == ("host_contention", "node-b.example", True)

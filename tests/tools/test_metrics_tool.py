@@ -5,19 +5,26 @@ from __future__ import annotations
 from pathlib import Path
 
 from forensic.sandbox import Bundle
-from tests.conftest import END, START, build_bundle
 from forensic.tools import ToolContext, get_tool
+
+from tests.conftest import END, START, build_bundle
 
 HOSTS = ["node-a.example", "node-b.example"]
 
 
-def _series(name: str, host: str, gpu: int, points: list[tuple[float, float]], label: str = "Hostname") -> list[str]:
+def _series(
+    name: str, host: str, gpu: int, points: list[tuple[float, float]], label: str = "Hostname"
+) -> list[str]:
     lab = f'gpu="{gpu}",UUID="GPU-{host}-{gpu}",pci_bus_id="00000000:18:00.0",device="nvidia{gpu}",modelName="NVIDIA H100 80GB HBM3",{label}="{host}"'
     return [f"{name}{{{lab}}} {v:g} {t:.0f}" for t, v in points]
 
 
 def write_metrics(bundle: Path, *, hot=None, stopped=None, xid=None, short_names=False) -> None:
-    lines = ["# TYPE DCGM_FI_DEV_SM_CLOCK gauge", "# TYPE DCGM_FI_DEV_THERMAL_VIOLATION counter", "# TYPE DCGM_FI_DEV_XID_ERRORS gauge"]
+    lines = [
+        "# TYPE DCGM_FI_DEV_SM_CLOCK gauge",
+        "# TYPE DCGM_FI_DEV_THERMAL_VIOLATION counter",
+        "# TYPE DCGM_FI_DEV_XID_ERRORS gauge",
+    ]
     times = [START + 60 * k for k in range(int((END - START) / 60))]
     for host in HOSTS:
         shown = host.split(".")[0] if short_names else host
@@ -29,8 +36,12 @@ def write_metrics(bundle: Path, *, hot=None, stopped=None, xid=None, short_names
             lines += _series("DCGM_FI_DEV_SM_CLOCK", shown, g, [(t, clock) for t in ts])
             rate = 0.5e9 if is_hot else 0.0  # ns of violation per second of wall time
             lines += _series("DCGM_FI_DEV_THERMAL_VIOLATION", shown, g, [(t, rate * (t - START)) for t in ts])
-            lines += _series("DCGM_FI_DEV_XID_ERRORS", shown, g,
-                             [(t, 43.0 if me != xid else (43.0 if t < START + 1200 else 79.0)) for t in ts])
+            lines += _series(
+                "DCGM_FI_DEV_XID_ERRORS",
+                shown,
+                g,
+                [(t, 43.0 if me != xid else (43.0 if t < START + 1200 else 79.0)) for t in ts],
+            )
     lines.append("# EOF")
     (bundle / "metrics").mkdir(exist_ok=True)
     (bundle / "metrics" / "dcgm.om").write_text("\n".join(lines) + "\n")
@@ -44,7 +55,10 @@ def test_thermal_violation_and_low_clock_on_one_gpu(make_bundle) -> None:
     b = make_bundle(None)
     write_metrics(b, hot=("node-b.example", 3))
     res = get_tool("metrics")(ToolContext(Bundle(b)), {})
-    assert names(res) == {("metric_thermal_violation", "node-b.example/gpu3"), ("metric_clock_low", "node-b.example/gpu3")}
+    assert names(res) == {
+        ("metric_thermal_violation", "node-b.example/gpu3"),
+        ("metric_clock_low", "node-b.example/gpu3"),
+    }
 
 
 def test_series_that_stop_and_a_sticky_xid_gauge(make_bundle) -> None:
@@ -98,8 +112,12 @@ def test_violation_details_say_what_each_number_measures(make_bundle) -> None:
     extra = ["# TYPE DCGM_FI_DEV_CLOCKS_EVENT_REASONS gauge"]
     for g in range(4):
         hot = g == 2
-        extra += _series("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "node-a.example", g,
-                         [(t, 0x40 if hot and k % 10 < 7 else 0) for k, t in enumerate(times)])
+        extra += _series(
+            "DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
+            "node-a.example",
+            g,
+            [(t, 0x40 if hot and k % 10 < 7 else 0) for k, t in enumerate(times)],
+        )
     (b / "metrics" / "dcgm.om").write_text(text + "\n".join(extra) + "\n# EOF\n")
     res = get_tool("metrics")(ToolContext(Bundle(b)), {})
     sig = next(s for s in res.signals if s.name == "metric_thermal_violation")

@@ -33,16 +33,24 @@ def test_carrier_changes_over_the_window_are_link_flaps(make_fabric_bundle) -> N
 
 
 def _ibstat(rate: int, phys: str = "LinkUp") -> str:
-    return ("CA 'mlx5_0'\n\tCA type: MT4129\n\tNumber of ports: 1\n\tFirmware version: 28.39.1002\n"
-            "\tPort 1:\n\t\tState: Active\n\t\tPhysical state: " + phys + "\n\t\tRate: " + str(rate) +
-            "\n\t\tBase lid: 12\n\t\tLMC: 0\n\t\tSM lid: 1\n\t\tLink layer: InfiniBand\n")
+    return (
+        "CA 'mlx5_0'\n\tCA type: MT4129\n\tNumber of ports: 1\n\tFirmware version: 28.39.1002\n"
+        "\tPort 1:\n\t\tState: Active\n\t\tPhysical state: "
+        + phys
+        + "\n\t\tRate: "
+        + str(rate)
+        + "\n\t\tBase lid: 12\n\t\tLMC: 0\n\t\tSM lid: 1\n\t\tLink layer: InfiniBand\n"
+    )
 
 
 def test_ibstat_rate_below_peers_without_sysfs(make_fabric_bundle) -> None:
     root = make_fabric_bundle(None)
     hosts = [B, "node-a.example", "node-c.example", "node-d.example"]
     for h in hosts:
-        for rel in (f"nodes/{h}/sys/class/infiniband/mlx5_0/ports/1/rate", f"nodes/{h}/sys/class/infiniband/mlx5_0/ports/1/state"):
+        for rel in (
+            f"nodes/{h}/sys/class/infiniband/mlx5_0/ports/1/rate",
+            f"nodes/{h}/sys/class/infiniband/mlx5_0/ports/1/state",
+        ):
             if (root / rel).exists():
                 (root / rel).unlink()
         (root / f"nodes/{h}/cmd").mkdir(parents=True, exist_ok=True)

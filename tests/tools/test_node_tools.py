@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from forensic.sandbox import Bundle, ToolArgumentError
 from forensic.tools import ToolContext, get_tool
 
@@ -39,12 +38,15 @@ def test_pcie_link_reads_a_lost_device_as_lost_not_as_63_lanes(make_bundle) -> N
     assert "pcie_degraded" not in names(res)
 
 
-@pytest.mark.parametrize("fault,expected", [
-    ("thermal_throttle", {"thermal_slowdown", "clocks_reduced", "gpu_hot"}),
-    ("power_throttle", {"power_slowdown", "clocks_reduced"}),
-    ("hbm_degradation", {"ecc_uncorrectable", "remap_pending"}),
-    ("gpu_fell_off_bus", {"device_lost"}),
-])
+@pytest.mark.parametrize(
+    "fault,expected",
+    [
+        ("thermal_throttle", {"thermal_slowdown", "clocks_reduced", "gpu_hot"}),
+        ("power_throttle", {"power_slowdown", "clocks_reduced"}),
+        ("hbm_degradation", {"ecc_uncorrectable", "remap_pending"}),
+        ("gpu_fell_off_bus", {"device_lost"}),
+    ],
+)
 def test_gpu_health_signals(make_bundle, fault: str, expected: set[str]) -> None:
     res = run(make_bundle(fault), "gpu_health")
     assert names(res, "node-b.example/gpu2") == expected
@@ -92,7 +94,10 @@ def test_without_topology_or_nvml_gpus_are_numbered_by_pci_address(make_bundle) 
     (b / "topology.json").unlink()
     for h in ("node-a.example", "node-b.example", "spare-c.example"):
         (b / "nodes" / h / "nvml.json").unlink()
-    lspci = "".join(f"{bus}:00.0 3D controller: NVIDIA Corporation Device 2330 (rev a1)\n\n" for bus in ["5d", "18", "3a", "2a"])
+    lspci = "".join(
+        f"{bus}:00.0 3D controller: NVIDIA Corporation Device 2330 (rev a1)\n\n"
+        for bus in ["5d", "18", "3a", "2a"]
+    )
     (b / "nodes/node-b.example/cmd/lspci-vv.txt").write_text(lspci)
     res = run(b, "kernel_log", host="node-b.example")
     assert [s.component for s in res.signals] == ["node-b.example/gpu2"]

@@ -11,16 +11,15 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from forensic.evals.generator import IncidentSpec, generate
 from forensic.sandbox import Bundle
 from forensic.tools import ToolContext, get_tool
 
 CASES = [
-    ("pcie_downtrain", "x8", "pcie_degraded"),        # a GPU link at half width
-    ("pcie_downtrain", "gen", "pcie_degraded"),       # a GPU link a generation low
+    ("pcie_downtrain", "x8", "pcie_degraded"),  # a GPU link at half width
+    ("pcie_downtrain", "gen", "pcie_degraded"),  # a GPU link a generation low
     ("pcie_downtrain", "nic-speed", "pcie_degraded"),  # a NIC's link slow
-    ("gpu_fell_off_bus", "xid79", "device_lost"),      # all ones: Unknown / 63 in sysfs, rev ff in lspci
+    ("gpu_fell_off_bus", "xid79", "device_lost"),  # all ones: Unknown / 63 in sysfs, rev ff in lspci
 ]
 
 
@@ -42,9 +41,18 @@ def _pcie_link(bundle: Path):
 
 
 @pytest.mark.parametrize("cause, variant, signal", CASES, ids=lambda v: str(v))
-def test_lspci_reads_as_fully_as_the_sysfs_link_files(tmp_path: Path, cause: str, variant: str, signal: str) -> None:
-    spec = IncidentSpec(case="c", cause=cause, seed=11, hosts=4, variant=variant, decoys=["spare_low_gen"],
-                        opts={"n_spares": 1, "lspci": True, "before": False, "sysfs_hosts": "all"})
+def test_lspci_reads_as_fully_as_the_sysfs_link_files(
+    tmp_path: Path, cause: str, variant: str, signal: str
+) -> None:
+    spec = IncidentSpec(
+        case="c",
+        cause=cause,
+        seed=11,
+        hosts=4,
+        variant=variant,
+        decoys=["spare_low_gen"],
+        opts={"n_spares": 1, "lspci": True, "before": False, "sysfs_hosts": "all"},
+    )
     generate(spec, tmp_path / "gen")
     bundle = tmp_path / "gen" / "c" / "bundle"
     component = json.loads((tmp_path / "gen" / "c" / "truth.json").read_text())["component"]

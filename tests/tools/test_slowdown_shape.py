@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from forensic.harness.failure_graph import beliefs, default_graph, observe
 from forensic.sandbox import Bundle
 from forensic.tools import ToolContext, get_tool
@@ -85,7 +84,10 @@ def _steps_csv(step, start, dur, comp, *, compute: bool = True) -> str:
     rows = ["step,rank,start_unix,duration_s" + (",compute_s" if compute else "")]
     for i in range(step.shape[0]):
         for r in range(RANKS):
-            rows.append(f"{step[i, r]},{r},{start[i, r]:.3f},{dur[i, r]:.4f}" + (f",{comp[i, r]:.4f}" if compute else ""))
+            rows.append(
+                f"{step[i, r]},{r},{start[i, r]:.3f},{dur[i, r]:.4f}"
+                + (f",{comp[i, r]:.4f}" if compute else "")
+            )
     return "\n".join(rows) + "\n"
 
 
@@ -126,8 +128,15 @@ def test_job_steps_a_flat_job_has_no_shape(tmp_path) -> None:
 
 
 def _rec(i: int, tool: str, names: list[str], status: str = "ok", covered=("job",)) -> dict:
-    return {"id": f"ev-{i}", "tool": tool, "status": status, "covered": list(covered), "summary": "s", "args": {},
-            "signals": [{"name": n, "component": "job", "kind": "job", "detail": n, "values": {}} for n in names]}
+    return {
+        "id": f"ev-{i}",
+        "tool": tool,
+        "status": status,
+        "covered": list(covered),
+        "summary": "s",
+        "args": {},
+        "signals": [{"name": n, "component": "job", "kind": "job", "detail": n, "values": {}} for n in names],
+    }
 
 
 def _top_fault(records: list[dict]) -> str:
@@ -140,8 +149,11 @@ QUIET = [_rec(5, "nic_counters", [], covered=("h/mlx5_0", "h")), _rec(6, "input_
 def test_a_comm_slowdown_inside_one_run_with_no_config_evidence_is_not_nccl() -> None:
     """No job logs (no_data): nothing shows a setting; the slowdown began mid-run, with the same
     settings as before it. Before the fix NCCL led on the communication slowdown alone."""
-    recs = [_rec(1, "job_steps", ["job_slowdown", "slowdown_in_comm", "slowdown_mid_run"]),
-            _rec(2, "job_logs", [], status="no_data"), *QUIET]
+    recs = [
+        _rec(1, "job_steps", ["job_slowdown", "slowdown_in_comm", "slowdown_mid_run"]),
+        _rec(2, "job_logs", [], status="no_data"),
+        *QUIET,
+    ]
     hyps = beliefs(G, observe(recs))
     nccl = next(h for h in hyps if h.root_cause == "nccl_misconfiguration")
     assert nccl.probability < 0.05
@@ -149,12 +161,21 @@ def test_a_comm_slowdown_inside_one_run_with_no_config_evidence_is_not_nccl() ->
 
 @pytest.mark.parametrize("logs", ["no_data", "ok"])
 def test_bursty_time_outside_compute_points_at_input_not_nccl(logs: str) -> None:
-    recs = [_rec(1, "job_steps", ["job_slowdown", "slowdown_in_comm", "slowdown_mid_run", "slowdown_bursty"]),
-            _rec(2, "job_logs", [], status=logs), *QUIET]
+    recs = [
+        _rec(1, "job_steps", ["job_slowdown", "slowdown_in_comm", "slowdown_mid_run", "slowdown_bursty"]),
+        _rec(2, "job_logs", [], status=logs),
+        *QUIET,
+    ]
     assert _top_fault(recs) == "input_pipeline_stall"
 
 
-@pytest.mark.parametrize("config", ["nccl_socket_transport", "nccl_rails_reduced", "nccl_gdr_disabled", "nccl_p2p_disabled"])
+@pytest.mark.parametrize(
+    "config", ["nccl_socket_transport", "nccl_rails_reduced", "nccl_gdr_disabled", "nccl_p2p_disabled"]
+)
 def test_a_setting_brought_in_by_a_restart_still_leads(config: str) -> None:
-    recs = [_rec(1, "job_steps", ["job_slowdown", "slowdown_in_comm"]), _rec(2, "job_logs", [config, "nccl_env_changed"]), *QUIET]
+    recs = [
+        _rec(1, "job_steps", ["job_slowdown", "slowdown_in_comm"]),
+        _rec(2, "job_logs", [config, "nccl_env_changed"]),
+        *QUIET,
+    ]
     assert _top_fault(recs) == "nccl_misconfiguration"

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from forensic.harness.graph import Investigator
 from forensic.sandbox import Bundle
 from forensic.sandbox.metric_scan import scan_counters
@@ -35,7 +34,10 @@ def test_a_sampled_investigation_is_right_and_opens_no_path_twice(incident: Path
     truth = _truth(incident)
     bundle = Bundle(incident, verify_gzip="lazy")
     report = Investigator(bundle).run(thread_id="t")
-    assert [report["verdict"]["root_cause"], report["verdict"]["component"]] == [truth["root_cause"], truth["component"]]
+    assert [report["verdict"]["root_cause"], report["verdict"]["component"]] == [
+        truth["root_cause"],
+        truth["component"],
+    ]
     twice = {rel: n for rel, n in bundle.fs.opened.items() if n > 1}
     assert twice == {}, f"opened more than once: {twice}"
     faulty = truth["component"].split("/")[0]
@@ -78,10 +80,23 @@ def test_evidence_names_suspects_and_the_sample_size_does_not_grow(incident: Pat
     ctx = ToolContext(Bundle(incident, verify_gzip="lazy"))
     names = ctx.source.host_names()
     named = names[3]
-    ctx.note_evidence([{"id": "ev-1", "status": "ok", "signals": [
-        {"name": "straggler", "component": f"{named}/gpu2", "kind": "gpu"},
-        {"name": "job_slowdown", "component": "job", "kind": "job"}]},
-        {"id": "ev-2", "status": "error", "signals": [{"name": "straggler", "component": f"{names[5]}/gpu0", "kind": "gpu"}]}])
+    ctx.note_evidence(
+        [
+            {
+                "id": "ev-1",
+                "status": "ok",
+                "signals": [
+                    {"name": "straggler", "component": f"{named}/gpu2", "kind": "gpu"},
+                    {"name": "job_slowdown", "component": "job", "kind": "job"},
+                ],
+            },
+            {
+                "id": "ev-2",
+                "status": "error",
+                "signals": [{"name": "straggler", "component": f"{names[5]}/gpu0", "kind": "gpu"}],
+            },
+        ]
+    )
     plan = _sweep.plan(ctx, ("gpu",))
     assert named in plan.hosts and "ev-1" in plan.suspects[named]
     assert names[5] not in plan.suspects  # a failed call names nothing
@@ -113,8 +128,11 @@ def test_the_counter_scan_agrees_with_the_parsed_series(incident: Path) -> None:
     assert fast.series == slow.series and fast.series["DCGM_FI_DEV_SM_CLOCK"] == HOSTS * 8
 
     def moved(scan):
-        return {(s.name, tuple(sorted(s.labels.items()))): (s.increase(), s.peak) for s in scan.spans
-                if s.increase() or (s.first is not None and s.first != s.last)}
+        return {
+            (s.name, tuple(sorted(s.labels.items()))): (s.increase(), s.peak)
+            for s in scan.spans
+            if s.increase() or (s.first is not None and s.first != s.last)
+        }
 
     assert moved(fast) == moved(slow) and moved(fast)
     assert scan_counters(fast_src, names, *fast_src.window) is fast  # one read per source
@@ -126,7 +144,9 @@ def test_a_one_host_nic_call_on_a_large_fleet_reads_a_fixed_number_of_peers(inci
     host = _truth(incident)["component"].split("/")[0]
     result = get_tool("nic_counters")(ctx, {"host": host})
     assert result.status == "ok" and any(s.name == "link_errors" for s in result.signals)
-    read = {rel.split("/")[1] for rel in bundle.fs.opened if rel.startswith("nodes/") and "/infiniband/" in rel}
+    read = {
+        rel.split("/")[1] for rel in bundle.fs.opened if rel.startswith("nodes/") and "/infiniband/" in rel
+    }
     assert host in read and len(read) == 1 + _sweep.NIC_PEERS
 
 
@@ -137,10 +157,12 @@ def test_the_counter_scan_reads_every_sample_form_as_the_parser_does(make_bundle
     t0 = int(start)
     lines = ["# TYPE scan_total counter"]
     for i, v in enumerate([1, 1, 5, 9]):  # one series with a space in a label value, stamped in ms
-        lines.append(f'scan_total{{host="node-a.example",model="H100 80GB"}} {v} {(t0 - 600 + 400 * i) * 1000}')
+        lines.append(
+            f'scan_total{{host="node-a.example",model="H100 80GB"}} {v} {(t0 - 600 + 400 * i) * 1000}'
+        )
     for i, v in enumerate([3, 3, 3]):  # a quiet series, stamped in seconds
         lines.append(f'scan_total{{host="node-b.example"}} {v} {t0 + 300 * i}')
-    lines += ["scan_total{host=\"node-c.example\"} NaN", "scan_plain 7", "scan_plain 8", "# EOF"]
+    lines += ['scan_total{host="node-c.example"} NaN', "scan_plain 7", "scan_plain 8", "# EOF"]
     (root / "metrics").mkdir(exist_ok=True)
     (root / "metrics" / "scan.om").write_text("\n".join(lines) + "\n")
     fast_src = BundleSource(Bundle(root, verify_gzip="lazy"))

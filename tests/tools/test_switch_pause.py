@@ -13,10 +13,16 @@ from forensic.tools._switch_pause import PortPause, origins
 G = default_graph()
 
 
-def _ports(tx: dict[str, float], rx: dict[str, float] | None = None, sw: str = "leaf-1", n: int = 8) -> list[PortPause]:
+def _ports(
+    tx: dict[str, float], rx: dict[str, float] | None = None, sw: str = "leaf-1", n: int = 8
+) -> list[PortPause]:
     rx = rx or {}
-    return [PortPause(sw, f"Ethernet{4 * i}", tx.get(f"Ethernet{4 * i}", 20.0), rx.get(f"Ethernet{4 * i}", 10.0), "t")
-            for i in range(n)]
+    return [
+        PortPause(
+            sw, f"Ethernet{4 * i}", tx.get(f"Ethernet{4 * i}", 20.0), rx.get(f"Ethernet{4 * i}", 10.0), "t"
+        )
+        for i in range(n)
+    ]
 
 
 def test_one_port_sending_pauses_with_nothing_pausing_its_switch_is_the_origin() -> None:
@@ -34,14 +40,22 @@ def test_general_congestion_names_no_origin() -> None:
 
 
 def _pfc_table(tx_hot: str | None, rx_hot: str | None = None) -> str:
-    head = "  Port Rx    PFC0    PFC1    PFC2    PFC3    PFC4    PFC5    PFC6    PFC7\n" \
-           "---------  ------  ------  ------  ------  ------  ------  ------  ------\n"
-    rows = "".join(f"Ethernet{4 * i}       0       0       0  {3_100_000 if rx_hot == f'Ethernet{4 * i}' else 12:>6}       0       0       0       0\n"
-                   for i in range(8))
-    head2 = "\n  Port Tx    PFC0    PFC1    PFC2    PFC3    PFC4    PFC5    PFC6    PFC7\n" \
-            "---------  ------  ------  ------  ------  ------  ------  ------  ------\n"
-    rows2 = "".join(f"Ethernet{4 * i}       0       0       0  {4_200_000 if tx_hot == f'Ethernet{4 * i}' else 30:>6}       0       0       0       0\n"
-                    for i in range(8))
+    head = (
+        "  Port Rx    PFC0    PFC1    PFC2    PFC3    PFC4    PFC5    PFC6    PFC7\n"
+        "---------  ------  ------  ------  ------  ------  ------  ------  ------\n"
+    )
+    rows = "".join(
+        f"Ethernet{4 * i}       0       0       0  {3_100_000 if rx_hot == f'Ethernet{4 * i}' else 12:>6}       0       0       0       0\n"
+        for i in range(8)
+    )
+    head2 = (
+        "\n  Port Tx    PFC0    PFC1    PFC2    PFC3    PFC4    PFC5    PFC6    PFC7\n"
+        "---------  ------  ------  ------  ------  ------  ------  ------  ------\n"
+    )
+    rows2 = "".join(
+        f"Ethernet{4 * i}       0       0       0  {4_200_000 if tx_hot == f'Ethernet{4 * i}' else 30:>6}       0       0       0       0\n"
+        for i in range(8)
+    )
     return head + rows + head2 + rows2
 
 
@@ -60,10 +74,32 @@ def test_fabric_names_the_switch_port_from_show_pfc_counters(make_fabric_bundle)
     sig = [s for s in res.signals if s.name == "switch_port_pause_origin"]
     assert [s.component for s in sig] == ["leaf-1/Ethernet4"] and sig[0].kind == "port"
     # the switch port, not the NIC behind it, is the lead; a confirmed storm on it needs no host origin
-    slow = [{"name": n, "component": "job", "kind": "job", "detail": n, "values": {}} for n in ("job_slowdown", "slowdown_in_comm")]
-    obs = observe([{"id": "ev-1", "tool": "job_steps", "status": "ok", "covered": ["job"], "summary": "s", "args": {}, "signals": slow},
-                   {"id": "ev-2", "tool": "fabric", "status": "ok", "covered": res.covered, "summary": "f", "args": {},
-                    "signals": [s.model_dump() for s in res.signals]}])
+    slow = [
+        {"name": n, "component": "job", "kind": "job", "detail": n, "values": {}}
+        for n in ("job_slowdown", "slowdown_in_comm")
+    ]
+    obs = observe(
+        [
+            {
+                "id": "ev-1",
+                "tool": "job_steps",
+                "status": "ok",
+                "covered": ["job"],
+                "summary": "s",
+                "args": {},
+                "signals": slow,
+            },
+            {
+                "id": "ev-2",
+                "tool": "fabric",
+                "status": "ok",
+                "covered": res.covered,
+                "summary": "f",
+                "args": {},
+                "signals": [s.model_dump() for s in res.signals],
+            },
+        ]
+    )
     top = beliefs(G, obs)[0]
     assert (top.root_cause, top.component, top.confirmed) == ("pfc_pause_storm", "leaf-1/Ethernet4", True)
 
@@ -85,12 +121,16 @@ def test_fabric_reads_per_port_pfc_series(make_fabric_bundle) -> None:
     lines = ["# TYPE ieee8021PfcRequests counter"]
     for i in range(8):
         for k in range(6):
-            v = (k * 900_000 if i == 3 else k * 5)
-            lines.append(f'ieee8021PfcRequests{{instance="leaf-1",ifName="Ethernet{4 * i}",ieee8021PfcPriority="3"}} {v} {t0 + 600 * k:.0f}')
+            v = k * 900_000 if i == 3 else k * 5
+            lines.append(
+                f'ieee8021PfcRequests{{instance="leaf-1",ifName="Ethernet{4 * i}",ieee8021PfcPriority="3"}} {v} {t0 + 600 * k:.0f}'
+            )
     lines.append("# TYPE ieee8021PfcIndications counter")
     for i in range(8):
         for k in range(6):
-            lines.append(f'ieee8021PfcIndications{{instance="leaf-1",ifName="Ethernet{4 * i}"}} {k * 2} {t0 + 600 * k:.0f}')
+            lines.append(
+                f'ieee8021PfcIndications{{instance="leaf-1",ifName="Ethernet{4 * i}"}} {k * 2} {t0 + 600 * k:.0f}'
+            )
     (root / "metrics").mkdir(exist_ok=True)
     (root / "metrics/switch-pfc.om").write_text("\n".join(lines) + "\n# EOF\n")
     pfcwd = root / "switches/leaf-1/cmd/show-pfcwd-stats.txt"
@@ -106,11 +146,21 @@ def test_a_switch_port_verdict_is_not_proposed_for_a_node_drain() -> None:
     from forensic.tools.base import Signal
 
     def report(comp: str, kind: str) -> Report:
-        sig = Signal(name="switch_port_pause_origin" if kind == "port" else "pfc_origin", component=comp, kind=kind,
-                     detail="d", values={})
+        sig = Signal(
+            name="switch_port_pause_origin" if kind == "port" else "pfc_origin",
+            component=comp,
+            kind=kind,
+            detail="d",
+            values={},
+        )
         rec = EvidenceRecord(id="ev-1", tool="fabric", args={}, status="ok", summary="s", signals=[sig])
-        return Report(incident="i", status="probable", verdict=Verdict(root_cause="pfc_pause_storm", component=comp, confidence=0.8),
-                      findings=[Finding(claim="d", evidence=["ev-1"])], evidence=[rec])
+        return Report(
+            incident="i",
+            status="probable",
+            verdict=Verdict(root_cause="pfc_pause_storm", component=comp, confidence=0.8),
+            findings=[Finding(claim="d", evidence=["ev-1"])],
+            evidence=[rec],
+        )
 
     port = {p.action: p.target for p in make_proposals(G, report("leaf-1/Ethernet4", "port"))}
     nic = {p.action: p.target for p in make_proposals(G, report("node-b.example/mlx5_0", "nic"))}

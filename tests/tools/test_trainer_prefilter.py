@@ -4,16 +4,21 @@ its patterns match (issue 16), and the block search hands every such line to the
 from __future__ import annotations
 
 import pytest
+from forensic.tools import _trainer_log as tl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forensic.tools import _trainer_log as tl
-
-GATES = ([(p, gate) for _, p, gate in tl._STALL + tl._STORE + tl._CONFIGS + tl._RATES]
-         + [(tl._ROUTINE, tl._ROUTINE_WORDS)])
-GROUPS = ([(p, tl._STALL_ANY) for _, p in tl.INPUT_STALL] + [(p, tl._STORAGE_ANY) for _, p in tl.STORAGE]
-          + [(p, tl._CONFIG_ANY) for p in tl._CONFIG.values()] + [(p, tl._RATE_ANY) for _, p in tl._RATE]
-          + [(p, tl._STEP_ANY) for _, p in tl._STEP_RATE] + [(tl._STEP_TIME, tl._STEP_ANY)])
+GATES = [(p, gate) for _, p, gate in tl._STALL + tl._STORE + tl._CONFIGS + tl._RATES] + [
+    (tl._ROUTINE, tl._ROUTINE_WORDS)
+]
+GROUPS = (
+    [(p, tl._STALL_ANY) for _, p in tl.INPUT_STALL]
+    + [(p, tl._STORAGE_ANY) for _, p in tl.STORAGE]
+    + [(p, tl._CONFIG_ANY) for p in tl._CONFIG.values()]
+    + [(p, tl._RATE_ANY) for _, p in tl._RATE]
+    + [(p, tl._STEP_ANY) for _, p in tl._STEP_RATE]
+    + [(tl._STEP_TIME, tl._STEP_ANY)]
+)
 
 
 @pytest.mark.parametrize("pattern,group", GROUPS, ids=lambda p: p.pattern[:30])
@@ -38,9 +43,16 @@ def test_every_line_a_pattern_matches_holds_one_of_its_own_words(pattern, gate, 
 
 
 def test_prefilter_keeps_the_facts() -> None:
-    lines = ["NCCL INFO Channel 00/32 :    0   1   2", "DataLoader worker (pid 1234) is killed by signal",
-             "global_batch_size: 1024", "tokens/s: 12,345.5", "elapsed time per iteration (ms): 2100.5",
-             "nfs: server filer01 not responding", "EIO on /data/shard", "[rank0] step 5 loss 2.1"] * 3
+    lines = [
+        "NCCL INFO Channel 00/32 :    0   1   2",
+        "DataLoader worker (pid 1234) is killed by signal",
+        "global_batch_size: 1024",
+        "tokens/s: 12,345.5",
+        "elapsed time per iteration (ms): 2100.5",
+        "nfs: server filer01 not responding",
+        "EIO on /data/shard",
+        "[rank0] step 5 loss 2.1",
+    ] * 3
     t = tl.TrainerFacts()
     t.add_lines(lines)
     assert len(t.stalls) == 3 and len(t.storage) == 6 and t.configs == [{"global_batch_size": "1024"}]

@@ -16,7 +16,14 @@ modules are internals: ``_scan`` (the one fused pass), ``_stats``, ``_labels``.
 """
 
 from forensic.tools.detectors.bench import detection_benchmark, detector_benchmark, format_benchmark
-from forensic.tools.detectors.core import analyze, barrier_tax, change_points, peer_outliers, spikes, tax_attribution
+from forensic.tools.detectors.core import (
+    analyze,
+    barrier_tax,
+    change_points,
+    peer_outliers,
+    spikes,
+    tax_attribution,
+)
 from forensic.tools.detectors.divergence import replica_divergence
 from forensic.tools.detectors.models import (
     BarrierTax,
@@ -36,8 +43,8 @@ from forensic.tools.detectors.models import (
     TaxAttribution,
     UniformSlowdown,
 )
-from forensic.tools.detectors.steps import StepTable, load_steps_csv
 from forensic.tools.detectors.slowdown import uniform_slowdown
+from forensic.tools.detectors.steps import StepTable, load_steps_csv
 from forensic.tools.detectors.stream import StreamingDetectors
 
 __all__ = [

@@ -41,8 +41,13 @@ _TILE = 512
 """Ranks per tile of the row maxima (``_block_tops``): the rank of a row's maximum is searched for
 in one tile only."""
 
-_state: dict = {"enabled": os.environ.get("FORENSIC_DETECTORS_NUMBA", "1") not in ("0", "false", "no"),
-                "kernel": None, "error": None, "compile_s": None, "runs": 0}
+_state: dict = {
+    "enabled": os.environ.get("FORENSIC_DETECTORS_NUMBA", "1") not in ("0", "false", "no"),
+    "kernel": None,
+    "error": None,
+    "compile_s": None,
+    "runs": 0,
+}
 
 
 def set_enabled(on: bool) -> bool:
@@ -75,8 +80,13 @@ def use_for(y: np.ndarray) -> bool:
 
     A kernel that fails to compile is recorded (``info()["numba_error"]``) and the numpy route runs.
     """
-    if not (y.size >= MIN_ELEMENTS and y.dtype == np.float32 and y.ndim == 2 and y.flags.c_contiguous
-            and available()):
+    if not (
+        y.size >= MIN_ELEMENTS
+        and y.dtype == np.float32
+        and y.ndim == 2
+        and y.flags.c_contiguous
+        and available()
+    ):
         return False
     try:
         kernel()
@@ -88,13 +98,49 @@ def use_for(y: np.ndarray) -> bool:
 
 def info() -> dict:
     """What the benchmark reports: whether the kernel is on, and its compile (or cache load) time."""
-    return {"enabled": enabled(), "numba_error": _state["error"], "compile_s": _state["compile_s"],
-            "min_elements": MIN_ELEMENTS, "runs": _state["runs"]}
+    return {
+        "enabled": enabled(),
+        "numba_error": _state["error"],
+        "compile_s": _state["compile_s"],
+        "min_elements": MIN_ELEMENTS,
+        "runs": _state["runs"],
+    }
 
 
-def _group(y, i0, i1, lo, hi, cut, w, fill, base_end, late_start, baseline, cusum,
-           inv_sig, off_step, row_nan, acc, exc, n_miss, wsum, bsum, bsq,
-           c, cmax, wy_base, ny_base, wy_late, ny_late, n_clean, yi, top, top_rank, tmax):  # pragma: no cover
+def _group(
+    y,
+    i0,
+    i1,
+    lo,
+    hi,
+    cut,
+    w,
+    fill,
+    base_end,
+    late_start,
+    baseline,
+    cusum,
+    inv_sig,
+    off_step,
+    row_nan,
+    acc,
+    exc,
+    n_miss,
+    wsum,
+    bsum,
+    bsq,
+    c,
+    cmax,
+    wy_base,
+    ny_base,
+    wy_late,
+    ny_late,
+    n_clean,
+    yi,
+    top,
+    top_rank,
+    tmax,
+):  # pragma: no cover
     """Pass B over rows i0:i1 of y (all on one side of the baseline), in blocks of _BLOCK rows from i0.
 
     A full block that does not straddle the start of the late window runs in ``_fast_block``
@@ -119,8 +165,30 @@ def _group(y, i0, i1, lo, hi, cut, w, fill, base_end, late_start, baseline, cusu
             for r in range(n_r):
                 exc[r] += np.int32(spikes[r])
         if n_nan:
-            _careful_block(y, s, e, lo, hi, cut, w, fill, base_end, late_start, not fast,
-                           row_nan, blk, sq, exc, n_miss, wy_base, ny_base, wy_late, ny_late, top, top_rank)
+            _careful_block(
+                y,
+                s,
+                e,
+                lo,
+                hi,
+                cut,
+                w,
+                fill,
+                base_end,
+                late_start,
+                not fast,
+                row_nan,
+                blk,
+                sq,
+                exc,
+                n_miss,
+                wy_base,
+                ny_base,
+                wy_late,
+                ny_late,
+                top,
+                top_rank,
+            )
         else:
             for j in range(s, e):
                 row_nan[j] = False
@@ -162,8 +230,30 @@ def _prefetch(a, i, j):  # pragma: no cover - replaced by llvm.prefetch when com
     return None
 
 
-def _careful_block(y, s, e, lo, hi, cut, w, fill, base_end, late_start, do_exc, row_nan,
-                   blk, sq, exc, n_miss, wy_base, ny_base, wy_late, ny_late, top, top_rank):  # pragma: no cover
+def _careful_block(
+    y,
+    s,
+    e,
+    lo,
+    hi,
+    cut,
+    w,
+    fill,
+    base_end,
+    late_start,
+    do_exc,
+    row_nan,
+    blk,
+    sq,
+    exc,
+    n_miss,
+    wy_base,
+    ny_base,
+    wy_late,
+    ny_late,
+    top,
+    top_rank,
+):  # pragma: no cover
     """Rows s:e row by row: a missing cell counts as typical (the step's median) in the sums and is
     left out of the raw window sums; the spike counts only when ``do_exc`` (not done by the fast loop).
     Also each row's maximum and its rank, NaN ignored, as ``_scan._row_max`` gives them."""
@@ -280,11 +370,47 @@ def _fast_block(y, s, lo, hi, cut, w, acc):  # pragma: no cover - numba
     The clip is written as two selects whose operand order is that of the x86 minimum and maximum
     (``h if h < v else v``: a NaN ``v`` falls through both), so each compiles to one instruction
     (lo < hi on every step the kernel sees); a spike adds one under a mask."""
-    yb = y[s:s + 8]
-    l0, l1, l2, l3, l4, l5, l6, l7 = lo[s + 0], lo[s + 1], lo[s + 2], lo[s + 3], lo[s + 4], lo[s + 5], lo[s + 6], lo[s + 7]
-    h0, h1, h2, h3, h4, h5, h6, h7 = hi[s + 0], hi[s + 1], hi[s + 2], hi[s + 3], hi[s + 4], hi[s + 5], hi[s + 6], hi[s + 7]
-    c0, c1, c2, c3, c4, c5, c6, c7 = cut[s + 0], cut[s + 1], cut[s + 2], cut[s + 3], cut[s + 4], cut[s + 5], cut[s + 6], cut[s + 7]
-    w0, w1, w2, w3, w4, w5, w6, w7 = w[s + 0], w[s + 1], w[s + 2], w[s + 3], w[s + 4], w[s + 5], w[s + 6], w[s + 7]
+    yb = y[s : s + 8]
+    l0, l1, l2, l3, l4, l5, l6, l7 = (
+        lo[s + 0],
+        lo[s + 1],
+        lo[s + 2],
+        lo[s + 3],
+        lo[s + 4],
+        lo[s + 5],
+        lo[s + 6],
+        lo[s + 7],
+    )
+    h0, h1, h2, h3, h4, h5, h6, h7 = (
+        hi[s + 0],
+        hi[s + 1],
+        hi[s + 2],
+        hi[s + 3],
+        hi[s + 4],
+        hi[s + 5],
+        hi[s + 6],
+        hi[s + 7],
+    )
+    c0, c1, c2, c3, c4, c5, c6, c7 = (
+        cut[s + 0],
+        cut[s + 1],
+        cut[s + 2],
+        cut[s + 3],
+        cut[s + 4],
+        cut[s + 5],
+        cut[s + 6],
+        cut[s + 7],
+    )
+    w0, w1, w2, w3, w4, w5, w6, w7 = (
+        w[s + 0],
+        w[s + 1],
+        w[s + 2],
+        w[s + 3],
+        w[s + 4],
+        w[s + 5],
+        w[s + 6],
+        w[s + 7],
+    )
     one, zero = np.float32(1.0), np.float32(0.0)
     for r in range(y.shape[1]):
         v = yb[0, r]
@@ -294,7 +420,7 @@ def _fast_block(y, s, lo, hi, cut, w, acc):  # pragma: no cover - numba
         u = t
         a = x
         q = x * x
-        e = (one if v > c0 else zero)
+        e = one if v > c0 else zero
         v = yb[1, r]
         t = h1 if h1 < v else v
         t = l1 if l1 > t else t
@@ -377,7 +503,7 @@ def _gather(y, i0, i1, step, out):  # pragma: no cover - numba
         row = y[i0 + j]
         dst = out[j]
         for g in range(groups):
-            src = row[g * step:g * step + _RUN]
+            src = row[g * step : g * step + _RUN]
             for q in range(_RUN):
                 dst[g * _RUN + q] = src[q]
     return out
@@ -443,14 +569,20 @@ def _prefetcher(numba):
 
 def _compile(fn):
     f32, i64 = "float32[:]", "int64[:]"
-    sig = (f"(float32[:, ::1], int64, int64, {f32}, {f32}, {f32}, {f32}, {f32}, int64, int64, boolean, boolean, "
-           f"{f32}, {f32}, boolean[:], float32[:, ::1], int32[:], {i64}, float64[:], float64[:], "
-           f"float64[:], {f32}, {f32}, float64[:], {i64}, float64[:], {i64}, {i64}, int32[:, ::1], float64[:], {i64}, "
-           f"int32[:, ::1])")
+    sig = (
+        f"(float32[:, ::1], int64, int64, {f32}, {f32}, {f32}, {f32}, {f32}, int64, int64, boolean, boolean, "
+        f"{f32}, {f32}, boolean[:], float32[:, ::1], int32[:], {i64}, float64[:], float64[:], "
+        f"float64[:], {f32}, {f32}, float64[:], {i64}, float64[:], {i64}, {i64}, int32[:, ::1], float64[:], {i64}, "
+        f"int32[:, ::1])"
+    )
     fn.compile(sig)
     globals()["_gather"].compile("(float32[:, ::1], int64, int64, int64, float32[:, ::1])")
     return fn
 
 
-_HELPERS = {"_fast_block": _fast_block, "_careful_block": _careful_block, "_block_tops": _block_tops,
-            "_gather": _gather}
+_HELPERS = {
+    "_fast_block": _fast_block,
+    "_careful_block": _careful_block,
+    "_block_tops": _block_tops,
+    "_gather": _gather,
+}

@@ -31,8 +31,9 @@ STEP_CHUNK = 256
 RANK_CHUNK = 512
 
 
-def naive_pandas(compute: np.ndarray, threshold_z: float, *, step_chunk: int = STEP_CHUNK,
-                 rank_chunk: int = RANK_CHUNK) -> dict:
+def naive_pandas(
+    compute: np.ndarray, threshold_z: float, *, step_chunk: int = STEP_CHUNK, rank_chunk: int = RANK_CHUNK
+) -> dict:
     """Per-step medians, per-rank p50/p99 of lateness and robust z over all of ``compute`` (S, R)."""
     import pandas as pd
 
@@ -42,10 +43,12 @@ def naive_pandas(compute: np.ndarray, threshold_z: float, *, step_chunk: int = S
     for i0 in range(0, s_n, step_chunk):
         block = compute[i0 : i0 + step_chunk]
         t0 = time.perf_counter()
-        df = pd.DataFrame({
-            "step": np.repeat(np.arange(i0, i0 + block.shape[0]), r_n),
-            "compute": block.ravel(),
-        })
+        df = pd.DataFrame(
+            {
+                "step": np.repeat(np.arange(i0, i0 + block.shape[0]), r_n),
+                "compute": block.ravel(),
+            }
+        )
         t1 = time.perf_counter()
         med[i0 : i0 + block.shape[0]] = df.groupby("step")["compute"].median().to_numpy()
         t2 = time.perf_counter()
@@ -57,11 +60,13 @@ def naive_pandas(compute: np.ndarray, threshold_z: float, *, step_chunk: int = S
         block = compute[:, j0 : j0 + rank_chunk]
         w = block.shape[1]
         t0 = time.perf_counter()
-        df = pd.DataFrame({
-            "step": np.repeat(np.arange(s_n), w),
-            "rank": np.tile(np.arange(j0, j0 + w), s_n),
-            "compute": np.ascontiguousarray(block).ravel(),
-        })
+        df = pd.DataFrame(
+            {
+                "step": np.repeat(np.arange(s_n), w),
+                "rank": np.tile(np.arange(j0, j0 + w), s_n),
+                "compute": np.ascontiguousarray(block).ravel(),
+            }
+        )
         t1 = time.perf_counter()
         df["late"] = df["compute"] / df["step"].map(med_s) - 1.0
         g = df.groupby("rank")["late"]
@@ -76,8 +81,15 @@ def naive_pandas(compute: np.ndarray, threshold_z: float, *, step_chunk: int = S
     per["z"] = (per["p50"] - center) / mad
     flagged = per.index[per["z"] > threshold_z].tolist()
     work += time.perf_counter() - t0
-    return {"compute_s": work, "build_s": build, "ranks": r_n, "steps": s_n, "step_chunk": step_chunk,
-            "rank_chunk": rank_chunk, "flagged": [int(r) for r in flagged]}
+    return {
+        "compute_s": work,
+        "build_s": build,
+        "ranks": r_n,
+        "steps": s_n,
+        "step_chunk": step_chunk,
+        "rank_chunk": rank_chunk,
+        "flagged": [int(r) for r in flagged],
+    }
 
 
 def _peak_rss_mb() -> float:
@@ -92,10 +104,18 @@ def main(argv: list[str]) -> int:
     compute, _ = bench_array(args["ranks"], args["steps"], args["seed"])
     gen_s = time.perf_counter() - t0
     rss_input = _peak_rss_mb()
-    out = naive_pandas(compute, args["threshold_z"], step_chunk=args.get("step_chunk", STEP_CHUNK),
-                       rank_chunk=args.get("rank_chunk", RANK_CHUNK))
-    out.update(generate_s=gen_s, peak_rss_mb=_peak_rss_mb(), peak_rss_after_generate_mb=rss_input,
-               input_mb=compute.nbytes / 1e6)
+    out = naive_pandas(
+        compute,
+        args["threshold_z"],
+        step_chunk=args.get("step_chunk", STEP_CHUNK),
+        rank_chunk=args.get("rank_chunk", RANK_CHUNK),
+    )
+    out.update(
+        generate_s=gen_s,
+        peak_rss_mb=_peak_rss_mb(),
+        peak_rss_after_generate_mb=rss_input,
+        input_mb=compute.nbytes / 1e6,
+    )
     sys.stdout.write(json.dumps(out) + "\n")
     return 0
 

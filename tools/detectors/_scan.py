@@ -29,7 +29,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-
 from forensic.tools.detectors import _fast
 from forensic.tools.detectors._stats import IQR_TO_SIGMA, bonferroni_z, cusum_threshold
 
@@ -245,7 +244,9 @@ def step_bands(center: np.ndarray, q1: np.ndarray, q3: np.ndarray, cfg: ScanConf
         spread = (q3 - q1) * IQR_TO_SIGMA
         sigma = spread / center if cfg.relative else spread
     # A floor keeps a perfectly uniform fleet (zero spread) from turning rounding into z-scores.
-    floor = 1e-4 if cfg.relative else max(1e-12, 1e-6 * float(np.nanmedian(np.abs(center)) if valid.any() else 0))
+    floor = (
+        1e-4 if cfg.relative else max(1e-12, 1e-6 * float(np.nanmedian(np.abs(center)) if valid.any() else 0))
+    )
     sigma = np.where(valid & np.isfinite(sigma), np.maximum(sigma, floor), np.nan)
     band = np.maximum(cfg.winsor_z * sigma, 2.0 * cfg.min_effect)
     cut = np.where(valid, tau + np.maximum(cfg.spike_z * sigma, cfg.min_effect), np.inf)
@@ -282,8 +283,13 @@ def scan(y: np.ndarray, duration: np.ndarray | None = None, cfg: ScanConfig = Sc
         rows = _pass_a(y)
         valid, sigma, lo, hi, cut, floor = step_bands(rows.center, rows.q1, rows.q3, cfg)
         base_sig = sigma[:n_b][np.isfinite(sigma[:n_b])]
-        sigma_pool = (float(np.median(base_sig)) if base_sig.size
-                      else float(np.nanmedian(sigma)) if valid.any() else floor)
+        sigma_pool = (
+            float(np.median(base_sig))
+            if base_sig.size
+            else float(np.nanmedian(sigma))
+            if valid.any()
+            else floor
+        )
         st = _PassB(y, cfg, n_b, cusum_enabled, k_eff, h)
         st.set_rows(0, s_n, rows.center, valid, rows.row_nan, lo, hi, cut, fill=_fill(rows.center, valid))
         st.sigma_pool = sigma_pool
@@ -298,11 +304,31 @@ def scan(y: np.ndarray, duration: np.ndarray | None = None, cfg: ScanConfig = Sc
         wmean = (st.wsum - tau * st.n_miss) / np.maximum(n_valid, 1)
     wmean[n_valid == 0] = np.nan
     return Scan(
-        cfg=cfg, n_steps=s_n, n_ranks=r_n, center=rows.center, sigma=sigma, top=rows.top, top_rank=top_rank,
-        valid=valid, step_time=rows.step_time, lo=lo, hi=hi, cut=cut, n_valid=n_valid, wmean=wmean,
-        exceed=st.exceed, base_mu=st.mu, base_sigma=st.sig, cusum_screen=st.cmax,
-        base_mean_y=st.wy_base / np.maximum(st.ny_base, 1), late_mean_y=st.wy_late / np.maximum(st.ny_late, 1),
-        n_baseline=n_b, sigma_pool=st.sigma_pool, k_eff=k_eff, h=h, cusum_enabled=cusum_enabled,
+        cfg=cfg,
+        n_steps=s_n,
+        n_ranks=r_n,
+        center=rows.center,
+        sigma=sigma,
+        top=rows.top,
+        top_rank=top_rank,
+        valid=valid,
+        step_time=rows.step_time,
+        lo=lo,
+        hi=hi,
+        cut=cut,
+        n_valid=n_valid,
+        wmean=wmean,
+        exceed=st.exceed,
+        base_mu=st.mu,
+        base_sigma=st.sig,
+        cusum_screen=st.cmax,
+        base_mean_y=st.wy_base / np.maximum(st.ny_base, 1),
+        late_mean_y=st.wy_late / np.maximum(st.ny_late, 1),
+        n_baseline=n_b,
+        sigma_pool=st.sigma_pool,
+        k_eff=k_eff,
+        h=h,
+        cusum_enabled=cusum_enabled,
     )
 
 
@@ -345,10 +371,18 @@ def _one_sweep(y, cfg, n_b, cusum_enabled, k_eff, h):
                     break
                 ref_end = j1
             rows.fill_reference(y, i0, ref_end, None if fast is None else fast.sample(i0, ref_end))
-            v, sg, l, hh, c, _ = step_bands(rows.center[i0:ref_end], rows.q1[i0:ref_end], rows.q3[i0:ref_end], cfg)
+            v, sg, l, hh, c, _ = step_bands(
+                rows.center[i0:ref_end], rows.q1[i0:ref_end], rows.q3[i0:ref_end], cfg
+            )
             if not v.all():
                 return None
-            valid[i0:ref_end], sigma[i0:ref_end], lo[i0:ref_end], hi[i0:ref_end], cut[i0:ref_end] = v, sg, l, hh, c
+            valid[i0:ref_end], sigma[i0:ref_end], lo[i0:ref_end], hi[i0:ref_end], cut[i0:ref_end] = (
+                v,
+                sg,
+                l,
+                hh,
+                c,
+            )
             st.set_rows(i0, ref_end, rows.center[i0:ref_end], v, None, l, hh, c, fill=rows.center[i0:ref_end])
             if fast is not None:
                 fast.run(i0, ref_end, baseline)  # the row maximum and pass B of the whole group
@@ -387,8 +421,11 @@ class _FastGroups:
         self.yi = y.view(np.int32)
         self.step = _run_step(r_n, _REF_SAMPLE)
         # the rank sample gathered by compiled code where _sample would take its strided view
-        self.sbuf = (np.empty((_MAX_CHUNK_ROWS, _REF_SAMPLE // _RUN * _RUN), dtype=np.float32)
-                     if self.step is not None else None)
+        self.sbuf = (
+            np.empty((_MAX_CHUNK_ROWS, _REF_SAMPLE // _RUN * _RUN), dtype=np.float32)
+            if self.step is not None
+            else None
+        )
 
     def sample(self, i0: int, i1: int) -> np.ndarray | None:
         """``_sample(y[i0:i1], _REF_SAMPLE)``'s values, in a reused buffer (None: use ``_sample``)."""
@@ -405,11 +442,40 @@ class _FastGroups:
         cusum = bool(st.cusum_enabled and not baseline and closed)
         # One call for the whole group: its chunks are whole (a multiple of _BLOCK steps) but for
         # the last one, so blocks from i0 start where blocks from each chunk's first step would.
-        self.kernel(self.y, i0, i1, st.lo_y[:, 0], st.hi_y[:, 0], st.cut_y[:, 0], st.w, st.fill[:, 0],
-                    st.n_b, s_n - st.n_late, baseline, cusum, inv_sig, off_step, rows.row_nan,
-                    self.acc, self.exc, st.n_miss, st.wsum, st.bsum, st.bsq,
-                    st.c, st.cmax, st.wy_base, st.ny_base, st.wy_late, st.ny_late, self.n_clean,
-                    self.yi, rows.top, rows.top_rank, self.tmax)
+        self.kernel(
+            self.y,
+            i0,
+            i1,
+            st.lo_y[:, 0],
+            st.hi_y[:, 0],
+            st.cut_y[:, 0],
+            st.w,
+            st.fill[:, 0],
+            st.n_b,
+            s_n - st.n_late,
+            baseline,
+            cusum,
+            inv_sig,
+            off_step,
+            rows.row_nan,
+            self.acc,
+            self.exc,
+            st.n_miss,
+            st.wsum,
+            st.bsum,
+            st.bsq,
+            st.c,
+            st.cmax,
+            st.wy_base,
+            st.ny_base,
+            st.wy_late,
+            st.ny_late,
+            self.n_clean,
+            self.yi,
+            rows.top,
+            rows.top_rank,
+            self.tmax,
+        )
 
 
 class _PassB:
@@ -494,8 +560,10 @@ class _PassB:
             self.n_miss += miss.sum(axis=0)
         # Winsorized means of the raw values over the baseline and the late window: does every
         # rank's own compute move when the job slows down (shared) or only the fleet's tail?
-        for w0, w1, acc, cnt in ((0, self.n_b, self.wy_base, self.ny_base),
-                                 (s_n - self.n_late, s_n, self.wy_late, self.ny_late)):
+        for w0, w1, acc, cnt in (
+            (0, self.n_b, self.wy_base, self.ny_base),
+            (s_n - self.n_late, s_n, self.wy_late, self.ny_late),
+        ):
             a0, a1 = max(i0, w0), min(i1, w1)
             if a0 < a1:
                 part = t[a0 - i0 : a1 - i0]

@@ -20,7 +20,6 @@ import time
 import tracemalloc
 
 import numpy as np
-
 from forensic.tools.detectors import _fast
 from forensic.tools.detectors._stats import bonferroni_z
 from forensic.tools.detectors.core import analyze
@@ -31,7 +30,12 @@ from forensic.tools.detectors.synth import Injected, fill_compute, make_fleet, r
 __all__ = ["detector_benchmark", "detection_benchmark", "format_benchmark"]
 
 _MB = 1e6
-_TARGETS = {"detectors_over_floor": 3.0, "naive_over_detectors": 15.0, "peak_over_input": 2.0, "stream_step_ms": 1.0}
+_TARGETS = {
+    "detectors_over_floor": 3.0,
+    "naive_over_detectors": 15.0,
+    "peak_over_input": 2.0,
+    "stream_step_ms": 1.0,
+}
 
 
 def _peak_rss_mb() -> float:
@@ -53,8 +57,12 @@ def _naive_all_ranks(ranks: int, steps: int, seed: int, threshold_z: float) -> d
     and never stacked on this process's input array.
     """
     arg = json.dumps({"ranks": ranks, "steps": steps, "seed": seed, "threshold_z": threshold_z})
-    proc = subprocess.run([sys.executable, "-m", "forensic.tools.detectors._naive", arg],
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "forensic.tools.detectors._naive", arg],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
@@ -120,8 +128,10 @@ def detector_benchmark(
     fast = _fast.info()
     route = "numba" if fast["runs"] > runs0 else "numpy"
     for _ in range(max(repeats, 1)):
-        for fn, wall, cpu in ((lambda: compute.sum(axis=0), floor, floor_cpu),
-                              (lambda: analyze(table, hosts), det, det_cpu)):
+        for fn, wall, cpu in (
+            (lambda: compute.sum(axis=0), floor, floor_cpu),
+            (lambda: analyze(table, hosts), det, det_cpu),
+        ):
             c0, w0 = _cpu_s(), time.perf_counter()
             fn()
             wall.append(time.perf_counter() - w0)
@@ -150,18 +160,30 @@ def detector_benchmark(
         naive_block_s = _naive_pandas(block, threshold_z)
         naive_s = naive_block_s * ranks / naive_ranks
         naive = {"process": "this one", "ranks": naive_ranks, "steps": steps, "compute_s": naive_block_s}
-        scaled = {"ranks": naive_ranks, "steps": steps, "measured_s": naive_block_s, "scale": ranks / naive_ranks,
-                  "method": "pandas groupby median/quantile/z on a slice of ranks, linear in ranks"}
+        scaled = {
+            "ranks": naive_ranks,
+            "steps": steps,
+            "measured_s": naive_block_s,
+            "scale": ranks / naive_ranks,
+            "method": "pandas groupby median/quantile/z on a slice of ranks, linear in ranks",
+        }
     else:
         # the child regenerates the array from the seed: free ours first so the two never coexist
         del table, duration, compute, row_c, row_d
         naive = _naive_all_ranks(ranks, steps, seed, threshold_z)
         naive["process"] = "child (python -m forensic.tools.detectors._naive)"
         naive_s = naive["compute_s"]
-        scaled = {"ranks": ranks, "steps": steps, "measured_s": naive_s, "scale": 1.0,
-                  "method": (f"pandas groupby median/quantile/z on all {ranks} ranks, not scaled: per-step medians "
-                             f"by chunks of {naive['step_chunk']} steps, per-rank quantiles by chunks of "
-                             f"{naive['rank_chunk']} ranks (exact: every group lies in one chunk)")}
+        scaled = {
+            "ranks": ranks,
+            "steps": steps,
+            "measured_s": naive_s,
+            "scale": 1.0,
+            "method": (
+                f"pandas groupby median/quantile/z on all {ranks} ranks, not scaled: per-step medians "
+                f"by chunks of {naive['step_chunk']} steps, per-rank quantiles by chunks of "
+                f"{naive['rank_chunk']} ranks (exact: every group lies in one chunk)"
+            ),
+        }
 
     floor_s = float(np.median(floor))
     detectors_s = float(np.median(det))
@@ -179,7 +201,7 @@ def detector_benchmark(
         "input_mb": input_mb,
         "generate_s": gen_s,
         "floor": "arr.sum(axis=0): one numpy pass reading every value of the same array, same process, "
-                 "timed in turns with the suite",
+        "timed in turns with the suite",
         "floor_s": floor_s,
         "floor_runs_s": [float(v) for v in floor],
         "detectors_s": detectors_s,
@@ -198,11 +220,18 @@ def detector_benchmark(
         "detectors_alloc_mb": alloc_peak,
         "detectors_alloc_source": "tracemalloc peak during one extra analyze() run (numpy buffers are traced)",
         "scan_route": route,
-        "scan_route_note": ("compiled kernel (numba, single-threaded) for pass B, the row maxima and the rank sample; numpy for the rest"
-                            if route == "numba" else
-                            "numpy only" + (f" (numba: {fast['numba_error']})" if fast["numba_error"] else
-                                            " (numba disabled)" if not fast["enabled"] else
-                                            f" (array below {fast['min_elements']} values)")),
+        "scan_route_note": (
+            "compiled kernel (numba, single-threaded) for pass B, the row maxima and the rank sample; numpy for the rest"
+            if route == "numba"
+            else "numpy only"
+            + (
+                f" (numba: {fast['numba_error']})"
+                if fast["numba_error"]
+                else " (numba disabled)"
+                if not fast["enabled"]
+                else f" (array below {fast['min_elements']} values)"
+            )
+        ),
         "compile_s": fast["compile_s"] if route == "numba" else None,
         "warmup_s": warmup_s,
         "detectors_over_floor": ratio(detectors_s, floor_s),
@@ -259,8 +288,13 @@ def detection_benchmark(
     for f_i in range(fleets + clean_fleets):
         clean = f_i >= fleets
         fseed = int(rng.integers(2**31))
-        truth = [] if clean else random_stragglers(
-            np.random.default_rng(fseed + 1), ranks, steps, n_persistent, n_from_start, n_intermittent)
+        truth = (
+            []
+            if clean
+            else random_stragglers(
+                np.random.default_rng(fseed + 1), ranks, steps, n_persistent, n_from_start, n_intermittent
+            )
+        )
         fleet = make_fleet(ranks, steps, seed=fseed, truth=truth)
         table = StepTable.from_arrays(fleet.duration, fleet.compute, start=fleet.start)
         a = analyze(table, fleet.rank_host)
@@ -314,7 +348,11 @@ def detection_benchmark(
         "onset_error_steps_median": q(onset_err, 0.5),
         "patterns": patterns,
         "elapsed_s": time.perf_counter() - t0,
-        "targets": {"recall_persistent_ge_3pct": 0.95, "precision": 0.95, "false_positives_per_clean_fleet": 0.0},
+        "targets": {
+            "recall_persistent_ge_3pct": 0.95,
+            "precision": 0.95,
+            "false_positives_per_clean_fleet": 0.0,
+        },
     }
 
 
@@ -326,43 +364,52 @@ def format_benchmark(result: dict) -> str:
         mark = lambda k: "ok" if ok[k] else "MISSED"  # noqa: E731
         ns, nv = r["naive_scaled_from"], r.get("naive", {})
         if ns["scale"] == 1:
-            naive_how = (f"all {ns['ranks']} ranks in a child process, chunked by {nv.get('step_chunk')} steps / "
-                         f"{nv.get('rank_chunk')} ranks; child peak RSS {nv.get('peak_rss_mb', 0):.0f} MB")
+            naive_how = (
+                f"all {ns['ranks']} ranks in a child process, chunked by {nv.get('step_chunk')} steps / "
+                f"{nv.get('rank_chunk')} ranks; child peak RSS {nv.get('peak_rss_mb', 0):.0f} MB"
+            )
         else:
             naive_how = f"measured {ns['measured_s']:.2f} s on {ns['ranks']} ranks, x{ns['scale']:.0f}"
-        return "\n".join([
-            f"detector benchmark: {r['ranks']} ranks x {r['steps']} steps, "
-            f"input {r['input_mb']:.0f} MB float32 (seed {r['seed']})",
-            f"  floor (arr.sum(axis=0))   {r['floor_s'] * 1e3:9.1f} ms   one numpy pass over the same array, same process",
-            f"  scan route                {r.get('scan_route', 'numpy'):>9}      {r.get('scan_route_note', '')}"
-            + (f"; compile (or cache load) {r['compile_s']:.2f} s in the untimed warm-up"
-               if r.get("compile_s") is not None else ""),
-            f"  detectors (full suite)    {r['detectors_s'] * 1e3:9.1f} ms   {r['detectors_over_floor']:.1f}x floor "
-            f"(target <= {r['targets']['detectors_over_floor']:.0f}: {mark('detectors_over_floor')}); "
-            f"best runs {r['detectors_over_floor_best']:.1f}x, CPU time {r['detectors_over_floor_cpu']:.1f}x",
-            f"  naive pandas              {r['naive_s']:9.1f} s    {r['naive_over_detectors']:.0f}x detectors "
-            f"(target >= {r['targets']['naive_over_detectors']:.0f}: {mark('naive_over_detectors')}); {naive_how}",
-            f"  streaming update          {r['stream_step_ms']:9.3f} ms/step (median of {r['stream_steps_timed']}; "
-            f"target <= {r['targets']['stream_step_ms']:.0f}: {mark('stream_step_ms')})",
-            f"  peak RSS                  {r['peak_rss_mb']:9.0f} MB   {r['peak_over_input']:.2f}x input "
-            f"(target < {r['targets']['peak_over_input']:.0f}: {mark('peak_over_input')}; getrusage, whole process)",
-            f"  detectors' own allocations {r['detectors_alloc_mb']:8.1f} MB (tracemalloc peak)",
-            f"  injected {r['injected']} -> flagged {r['flagged']}",
-        ])
+        return "\n".join(
+            [
+                f"detector benchmark: {r['ranks']} ranks x {r['steps']} steps, "
+                f"input {r['input_mb']:.0f} MB float32 (seed {r['seed']})",
+                f"  floor (arr.sum(axis=0))   {r['floor_s'] * 1e3:9.1f} ms   one numpy pass over the same array, same process",
+                f"  scan route                {r.get('scan_route', 'numpy'):>9}      {r.get('scan_route_note', '')}"
+                + (
+                    f"; compile (or cache load) {r['compile_s']:.2f} s in the untimed warm-up"
+                    if r.get("compile_s") is not None
+                    else ""
+                ),
+                f"  detectors (full suite)    {r['detectors_s'] * 1e3:9.1f} ms   {r['detectors_over_floor']:.1f}x floor "
+                f"(target <= {r['targets']['detectors_over_floor']:.0f}: {mark('detectors_over_floor')}); "
+                f"best runs {r['detectors_over_floor_best']:.1f}x, CPU time {r['detectors_over_floor_cpu']:.1f}x",
+                f"  naive pandas              {r['naive_s']:9.1f} s    {r['naive_over_detectors']:.0f}x detectors "
+                f"(target >= {r['targets']['naive_over_detectors']:.0f}: {mark('naive_over_detectors')}); {naive_how}",
+                f"  streaming update          {r['stream_step_ms']:9.3f} ms/step (median of {r['stream_steps_timed']}; "
+                f"target <= {r['targets']['stream_step_ms']:.0f}: {mark('stream_step_ms')})",
+                f"  peak RSS                  {r['peak_rss_mb']:9.0f} MB   {r['peak_over_input']:.2f}x input "
+                f"(target < {r['targets']['peak_over_input']:.0f}: {mark('peak_over_input')}; getrusage, whole process)",
+                f"  detectors' own allocations {r['detectors_alloc_mb']:8.1f} MB (tracemalloc peak)",
+                f"  injected {r['injected']} -> flagged {r['flagged']}",
+            ]
+        )
     if result.get("kind") == "detection":
         r = result
         fmt = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
         kinds = ", ".join(f"{k} {fmt(v)}" for k, v in r["recall_by_kind"].items())
         med, p90 = r["delay_steps_median"], r["delay_steps_p90"]
         delays = ", ".join(f"{k} {med[k]}/{p90[k]}" for k in med)
-        return "\n".join([
-            f"detection benchmark: {r['fleets']} fleets with stragglers + {r['clean_fleets']} clean, "
-            f"{r['ranks']} ranks x {r['steps']} steps (seed {r['seed']})",
-            f"  recall {fmt(r['recall'])} ({kinds}); persistent >= 3%: {fmt(r['recall_persistent_ge_3pct'])} "
-            f"of {r['n_persistent_ge_3pct']} (target 0.95)",
-            f"  precision {fmt(r['precision'])} (target 0.95); false positives {r['false_positives']}, "
-            f"per clean fleet {r['false_positives_per_clean_fleet']} (target 0)",
-            f"  detection delay, steps (median/p90): {delays}; onset error median {r['onset_error_steps_median']}",
-            f"  tax pattern per fleet: {', '.join(r['patterns'])}; {r['elapsed_s']:.1f} s",
-        ])
+        return "\n".join(
+            [
+                f"detection benchmark: {r['fleets']} fleets with stragglers + {r['clean_fleets']} clean, "
+                f"{r['ranks']} ranks x {r['steps']} steps (seed {r['seed']})",
+                f"  recall {fmt(r['recall'])} ({kinds}); persistent >= 3%: {fmt(r['recall_persistent_ge_3pct'])} "
+                f"of {r['n_persistent_ge_3pct']} (target 0.95)",
+                f"  precision {fmt(r['precision'])} (target 0.95); false positives {r['false_positives']}, "
+                f"per clean fleet {r['false_positives_per_clean_fleet']} (target 0)",
+                f"  detection delay, steps (median/p90): {delays}; onset error median {r['onset_error_steps_median']}",
+                f"  tax pattern per fleet: {', '.join(r['patterns'])}; {r['elapsed_s']:.1f} s",
+            ]
+        )
     raise ValueError("not a benchmark result")

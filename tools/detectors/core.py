@@ -26,10 +26,18 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-
 from forensic.tools.detectors._labels import Labels as _Labels
 from forensic.tools.detectors._labels import finite as _finite
-from forensic.tools.detectors._scan import Scan, ScanConfig, columns, exact_cusum, normalize, scan, screen_margin, step_times
+from forensic.tools.detectors._scan import (
+    Scan,
+    ScanConfig,
+    columns,
+    exact_cusum,
+    normalize,
+    scan,
+    screen_margin,
+    step_times,
+)
 from forensic.tools.detectors._stats import (
     benjamini_hochberg,
     binomial_critical_count,
@@ -43,10 +51,10 @@ from forensic.tools.detectors._stats import (
 from forensic.tools.detectors.divergence import _divergence, replica_divergence
 from forensic.tools.detectors.models import (
     BarrierTax,
-    Method,
     ChangeFlag,
     ChangePoints,
     HostShare,
+    Method,
     PeerFlag,
     PeerOutliers,
     RankShare,
@@ -143,8 +151,9 @@ def _peer_follow_up(y: np.ndarray, sc: Scan, idx: np.ndarray, effect: np.ndarray
     return q[0], q[1], onset
 
 
-def _peers(sc: Scan, y: np.ndarray, lab: _Labels,
-           method: Method = "bonferroni") -> tuple[PeerOutliers, _PeerStats, np.ndarray]:
+def _peers(
+    sc: Scan, y: np.ndarray, lab: _Labels, method: Method = "bonferroni"
+) -> tuple[PeerOutliers, _PeerStats, np.ndarray]:
     cfg = sc.cfg
     ps = _peer_stats(sc.wmean, sc.n_valid, _sigma_median(sc.sigma))
     n_tested = int((sc.n_valid > 0).sum())
@@ -159,17 +168,30 @@ def _peers(sc: Scan, y: np.ndarray, lab: _Labels,
     def entry(j: int) -> PeerFlag:
         i = at[j]
         return PeerFlag(
-            rank=lab.rank(j), host=lab.host(j), z=_finite(min(ps.z[j], 1e9), -1e9),
-            p_value=normal_sf(_finite(ps.z[j], -1e9)), effect=_finite(ps.effect[j]),
-            p50=_finite(p50[i]), p99=_finite(p99[i]), flagged=bool(flag[j]),
-            first_index=int(onset[i]), first_step=lab.step(int(onset[i])),
+            rank=lab.rank(j),
+            host=lab.host(j),
+            z=_finite(min(ps.z[j], 1e9), -1e9),
+            p_value=normal_sf(_finite(ps.z[j], -1e9)),
+            effect=_finite(ps.effect[j]),
+            p50=_finite(p50[i]),
+            p99=_finite(p99[i]),
+            flagged=bool(flag[j]),
+            first_index=int(onset[i]),
+            first_step=lab.step(int(onset[i])),
         )
 
     model = PeerOutliers(
-        units="relative" if cfg.relative else "additive", n_ranks=n_tested, n_steps=sc.n_steps,
-        center=_finite(ps.center), scale=_finite(ps.scale), method=method, alpha=cfg.alpha,
-        threshold_z=_finite(thr, 1e9), min_effect=cfg.min_effect,
-        flagged=[entry(int(j)) for j in flagged], top=[entry(int(j)) for j in top if np.isfinite(ps.z[j])],
+        units="relative" if cfg.relative else "additive",
+        n_ranks=n_tested,
+        n_steps=sc.n_steps,
+        center=_finite(ps.center),
+        scale=_finite(ps.scale),
+        method=method,
+        alpha=cfg.alpha,
+        threshold_z=_finite(thr, 1e9),
+        min_effect=cfg.min_effect,
+        flagged=[entry(int(j)) for j in flagged],
+        top=[entry(int(j)) for j in top if np.isfinite(ps.z[j])],
     )
     return model, ps, flag
 
@@ -207,11 +229,20 @@ def peer_outliers(
 
 def _changes(sc: Scan, y: np.ndarray, lab: _Labels) -> tuple[ChangePoints, dict[int, dict]]:
     cfg = sc.cfg
-    base = dict(n_baseline=sc.n_baseline, k=cfg.cusum_k, k_eff=sc.k_eff, h=sc.h, alpha=cfg.alpha,
-                min_effect=cfg.min_effect)
+    base = dict(
+        n_baseline=sc.n_baseline,
+        k=cfg.cusum_k,
+        k_eff=sc.k_eff,
+        h=sc.h,
+        alpha=cfg.alpha,
+        min_effect=cfg.min_effect,
+    )
     if not sc.cusum_enabled:
-        note = (f"baseline window of {sc.n_baseline} steps is shorter than {cfg.min_baseline_steps}"
-                if sc.n_baseline < cfg.min_baseline_steps else "no steps after the baseline window")
+        note = (
+            f"baseline window of {sc.n_baseline} steps is shorter than {cfg.min_baseline_steps}"
+            if sc.n_baseline < cfg.min_baseline_steps
+            else "no steps after the baseline window"
+        )
         return ChangePoints(enabled=False, note=note, **base), {}
     cand = np.flatnonzero(sc.cusum_screen > sc.h - screen_margin(sc.k_eff))
     if cand.size > _MAX_FOLLOW_UP:
@@ -225,13 +256,23 @@ def _changes(sc: Scan, y: np.ndarray, lab: _Labels) -> tuple[ChangePoints, dict[
         shift = sc.base_sigma[idx] * (sc.k_eff + r["c_alarm"] / run)
         for i, j in enumerate(idx):
             if r["alarm"][i] >= 0 and shift[i] >= cfg.min_effect:
-                hits[int(j)] = {"stat": float(r["stat"][i]), "alarm": int(r["alarm"][i]),
-                                "onset": int(r["onset"][i]), "shift": float(shift[i])}
+                hits[int(j)] = {
+                    "stat": float(r["stat"][i]),
+                    "alarm": int(r["alarm"][i]),
+                    "onset": int(r["onset"][i]),
+                    "shift": float(shift[i]),
+                }
     flagged = [
         ChangeFlag(
-            rank=lab.rank(j), host=lab.host(j), statistic=v["stat"], onset_index=v["onset"],
-            onset_step=lab.step(v["onset"]), alarm_index=v["alarm"], alarm_step=lab.step(v["alarm"]),
-            shift=v["shift"], baseline=float(sc.base_mu[j] - cfg.typical),
+            rank=lab.rank(j),
+            host=lab.host(j),
+            statistic=v["stat"],
+            onset_index=v["onset"],
+            onset_step=lab.step(v["onset"]),
+            alarm_index=v["alarm"],
+            alarm_step=lab.step(v["alarm"]),
+            shift=v["shift"],
+            baseline=float(sc.base_mu[j] - cfg.typical),
         )
         for j, v in sorted(hits.items(), key=lambda kv: (kv[1]["onset"], kv[0]))
     ]
@@ -260,8 +301,14 @@ def change_points(
     and the threshold h comes from Siegmund's ARL approximation at ARL0 = steps * ranks / alpha,
     so a clean rank rarely crosses. The onset is where the CUSUM last left zero before the alarm.
     """
-    cfg = _cfg(relative, alpha, min_effect, cusum_k=k, baseline_fraction=baseline_fraction,
-               baseline_steps=baseline_steps)
+    cfg = _cfg(
+        relative,
+        alpha,
+        min_effect,
+        cusum_k=k,
+        baseline_fraction=baseline_fraction,
+        baseline_steps=baseline_steps,
+    )
     sc = scan(x, None, cfg)
     return _changes(sc, x, _Labels(steps, ranks, rank_host))[0]
 
@@ -278,8 +325,9 @@ class _SpikeDecision:
     flag: np.ndarray
 
 
-def _spike_decision(n: np.ndarray, k: np.ndarray, spike_z: float, alpha: float,
-                    min_rate: float = 0.02) -> _SpikeDecision:
+def _spike_decision(
+    n: np.ndarray, k: np.ndarray, spike_z: float, alpha: float, min_rate: float = 0.02
+) -> _SpikeDecision:
     """Which exceedance counts are too many for Binomial(n, p0), at alpha over the ranks.
 
     Also at least ``min_rate`` of the rank's steps: a binomial tail this far out is sensitive to
@@ -298,8 +346,12 @@ def _spike_decision(n: np.ndarray, k: np.ndarray, spike_z: float, alpha: float,
     pooled2 = float(k[keep].sum()) / max(float(n[keep].sum()), 1.0)
     p0 = max(p_norm, pooled2)
     crit = max(_MIN_COUNT, binomial_critical_count(n_max, p0, a))
-    return _SpikeDecision(p0=p0, source="pooled" if pooled2 > p_norm else "normal", crit=int(crit),
-                          flag=(k >= crit) & (n > 0) & (k >= min_rate * n))
+    return _SpikeDecision(
+        p0=p0,
+        source="pooled" if pooled2 > p_norm else "normal",
+        crit=int(crit),
+        flag=(k >= crit) & (n > 0) & (k >= min_rate * n),
+    )
 
 
 def _spikes(sc: Scan, y: np.ndarray, lab: _Labels) -> tuple[Spikes, np.ndarray]:
@@ -320,15 +372,28 @@ def _spikes(sc: Scan, y: np.ndarray, lab: _Labels) -> tuple[Spikes, np.ndarray]:
         with np.errstate(invalid="ignore"):
             eff = np.where(over, x, 0.0).sum(axis=1) / np.maximum(over.sum(axis=1), 1)
         for i, j in enumerate(idx):
-            flagged.append(SpikeFlag(
-                rank=lab.rank(j), host=lab.host(j), count=int(k[j]), n_steps=int(n[j]),
-                rate=float(k[j] / max(n[j], 1)), expected=float(n[j] * p0),
-                p_value=binomial_sf(int(k[j]), int(n[j]), p0), effect=_finite(eff[i]),
-                first_index=int(first[i]), first_step=lab.step(int(first[i])),
-            ))
+            flagged.append(
+                SpikeFlag(
+                    rank=lab.rank(j),
+                    host=lab.host(j),
+                    count=int(k[j]),
+                    n_steps=int(n[j]),
+                    rate=float(k[j] / max(n[j], 1)),
+                    expected=float(n[j] * p0),
+                    p_value=binomial_sf(int(k[j]), int(n[j]), p0),
+                    effect=_finite(eff[i]),
+                    first_index=int(first[i]),
+                    first_step=lab.step(int(first[i])),
+                )
+            )
     model = Spikes(
-        cut_z=cfg.spike_z, min_effect=cfg.min_effect, p0=p0, p0_source=dec.source,
-        critical_count=int(crit), alpha=cfg.alpha, flagged=flagged,
+        cut_z=cfg.spike_z,
+        min_effect=cfg.min_effect,
+        p0=p0,
+        p0_source=dec.source,
+        critical_count=int(crit),
+        alpha=cfg.alpha,
+        flagged=flagged,
     )
     return model, flag
 
@@ -378,14 +443,19 @@ def _tax_core(center, top, st, valid, n_b: int, alpha: float, lab: _Labels) -> B
     base = frac[:n_b][np.isfinite(frac[:n_b])]
     late = frac[-n_b:][np.isfinite(frac[-n_b:])] if n_b else frac[:0]
     return BarrierTax(
-        n_steps=int(ok.sum()), total_step_time_s=total_st, total_lost_s=total_lost,
+        n_steps=int(ok.sum()),
+        total_step_time_s=total_st,
+        total_lost_s=total_lost,
         lost_fraction=total_lost / total_st if total_st > 0 else 0.0,
         median_tax_fraction=float(np.median(fr)) if fr.size else 0.0,
         p99_tax_fraction=float(np.quantile(fr, 0.99)) if fr.size else 0.0,
-        worst_index=worst, worst_step=lab.step(worst),
+        worst_index=worst,
+        worst_step=lab.step(worst),
         baseline_tax_fraction=float(np.median(base)) if base.size else 0.0,
         late_tax_fraction=float(np.median(late)) if late.size else 0.0,
-        rising=alarm is not None, onset_index=onset, onset_step=lab.step(onset),
+        rising=alarm is not None,
+        onset_index=onset,
+        onset_step=lab.step(onset),
     )
 
 
@@ -429,12 +499,28 @@ def _attribution(sc: Scan, lab: _Labels) -> TaxAttribution:
     lost = np.bincount(who, weights=tax, minlength=r_n)
     st = sc.step_time if sc.step_time is not None else sc.top
     total_time = float(np.nansum(np.where(ok, st, np.nan)))
-    return _attribution_core(counts, lost, int(ok.sum()), max(int((sc.n_valid > 0).sum()), 1), lab, sc.cfg.alpha,
-                             total_time, sc.cfg.min_effect)
+    return _attribution_core(
+        counts,
+        lost,
+        int(ok.sum()),
+        max(int((sc.n_valid > 0).sum()), 1),
+        lab,
+        sc.cfg.alpha,
+        total_time,
+        sc.cfg.min_effect,
+    )
 
 
-def _attribution_core(counts: np.ndarray, lost: np.ndarray, n: int, active: int, lab: _Labels,
-                      alpha: float, total_time: float, min_effect: float) -> TaxAttribution:
+def _attribution_core(
+    counts: np.ndarray,
+    lost: np.ndarray,
+    n: int,
+    active: int,
+    lab: _Labels,
+    alpha: float,
+    total_time: float,
+    min_effect: float,
+) -> TaxAttribution:
     """Concentrated or diffuse, from per-rank last-arrival counts and the tax charged to each.
 
     Concentrated needs a material group too: what it costs must reach ``min_effect`` of the
@@ -470,29 +556,55 @@ def _attribution_core(counts: np.ndarray, lost: np.ndarray, n: int, active: int,
         h_lost = np.bincount(codes, weights=lost, minlength=n_h)
         h_share = h_lost / total
         sizes, size_of = np.unique(h_ranks, return_inverse=True)  # a critical count per host size
-        crit_by_size = np.array([max(_MIN_COUNT, binomial_critical_count(n, int(sz) / r_n, a / n_h)) for sz in sizes])
+        crit_by_size = np.array(
+            [max(_MIN_COUNT, binomial_critical_count(n, int(sz) / r_n, a / n_h)) for sz in sizes]
+        )
         h_sig = h_counts >= crit_by_size[size_of]
         sig_idx = np.flatnonzero(h_sig)
         sig_hosts = [names[i] for i in sig_idx if names[i]]
         if pattern != "concentrated" and 1 <= sig_idx.size <= _CONCENTRATED_HOSTS:
             s = float(h_share[sig_idx].sum())
-            if s >= 0.5 and s >= 2.0 * h_ranks[sig_idx].sum() / r_n and float(h_lost[sig_idx].sum()) >= material:
+            if (
+                s >= 0.5
+                and s >= 2.0 * h_ranks[sig_idx].sum() / r_n
+                and float(h_lost[sig_idx].sum()) >= material
+            ):
                 pattern, on, top_k, top_k_share = "concentrated", "hosts", int(sig_idx.size), s
                 null_share = float(h_ranks[sig_idx].sum() / r_n)
         for i in stable_top(h_share, _TOP):
             if h_counts[i] == 0:
                 break
-            top_hosts.append(HostShare(host=names[i], ranks=int(h_ranks[i]), last_count=int(h_counts[i]),
-                                       share=float(h_share[i]), lost_s=float(h_lost[i])))
+            top_hosts.append(
+                HostShare(
+                    host=names[i],
+                    ranks=int(h_ranks[i]),
+                    last_count=int(h_counts[i]),
+                    share=float(h_share[i]),
+                    lost_s=float(h_lost[i]),
+                )
+            )
     top_ranks = [
-        RankShare(rank=lab.rank(j), host=lab.host(j), last_count=int(counts[j]), share=float(share[j]),
-                  lost_s=float(lost[j]))
-        for j in order[:10] if counts[j] > 0
+        RankShare(
+            rank=lab.rank(j),
+            host=lab.host(j),
+            last_count=int(counts[j]),
+            share=float(share[j]),
+            lost_s=float(lost[j]),
+        )
+        for j in order[:10]
+        if counts[j] > 0
     ]
     return TaxAttribution(
-        pattern=pattern, concentrated_on=on, top_k=top_k, top_k_share=top_k_share, null_share=null_share,
-        critical_count=int(crit), significant_ranks=[lab.rank(int(j)) for j in sig_ranks[:100]],
-        significant_hosts=sig_hosts[:100], top_ranks=top_ranks, top_hosts=top_hosts,
+        pattern=pattern,
+        concentrated_on=on,
+        top_k=top_k,
+        top_k_share=top_k_share,
+        null_share=null_share,
+        critical_count=int(crit),
+        significant_ranks=[lab.rank(int(j)) for j in sig_ranks[:100]],
+        significant_hosts=sig_hosts[:100],
+        top_ranks=top_ranks,
+        top_hosts=top_hosts,
     )
 
 
@@ -522,11 +634,22 @@ def tax_attribution(
 # the suite
 
 
-def _merge(sc: Scan, y: np.ndarray, ps: _PeerStats, peer_flag: np.ndarray, cp_hits: dict[int, dict],
-           spike_flag: np.ndarray, peers: PeerOutliers, spk: Spikes, lab: _Labels) -> list[Straggler]:
+def _merge(
+    sc: Scan,
+    y: np.ndarray,
+    ps: _PeerStats,
+    peer_flag: np.ndarray,
+    cp_hits: dict[int, dict],
+    spike_flag: np.ndarray,
+    peers: PeerOutliers,
+    spk: Spikes,
+    lab: _Labels,
+) -> list[Straggler]:
     peer_first = {f.rank: f.first_index for f in peers.flagged}
     spike_of = {f.rank: f for f in spk.flagged}
-    who = sorted(set(np.flatnonzero(peer_flag).tolist()) | set(cp_hits) | set(np.flatnonzero(spike_flag).tolist()))
+    who = sorted(
+        set(np.flatnonzero(peer_flag).tolist()) | set(cp_hits) | set(np.flatnonzero(spike_flag).tolist())
+    )
     rows = []
     for j in who:
         by = []
@@ -559,8 +682,18 @@ def _merge(sc: Scan, y: np.ndarray, ps: _PeerStats, peer_flag: np.ndarray, cp_hi
     for (j, rid, kind, by, first), lat in zip(rows, late):
         if kind == "intermittent" and rid in spike_of and spike_of[rid].effect is not None:
             lat = spike_of[rid].effect
-        out.append(Straggler(rank=rid, host=lab.host(j), kind=kind, detected_by=by, lateness=_finite(lat),
-                             z=_finite(min(ps.z[j], 1e9), -1e9), first_index=first, first_step=lab.step(first)))
+        out.append(
+            Straggler(
+                rank=rid,
+                host=lab.host(j),
+                kind=kind,
+                detected_by=by,
+                lateness=_finite(lat),
+                z=_finite(min(ps.z[j], 1e9), -1e9),
+                first_index=first,
+                first_step=lab.step(first),
+            )
+        )
     out.sort(key=lambda s: (-s.lateness, s.rank))
     return out
 
@@ -595,14 +728,18 @@ def _summary(a: StepAnalysis) -> str:
         if s.regressed:
             step = s.onset_step if s.onset_step is not None else s.onset_index
             since = f" since step {step}" if s.onset_index is not None else ""
-            shared = {None: "", True: " shared by all ranks", False: " not shared by all ranks"}[s.shared_by_all]
+            shared = {None: "", True: " shared by all ranks", False: " not shared by all ranks"}[
+                s.shared_by_all
+            ]
             parts.append(f"Job step period {s.ratio:.3f}x baseline{since}, in {s.where}{shared}.")
         else:
             parts.append(f"No job-level regression (period {s.ratio:.3f}x baseline).")
     if a.divergence is not None and a.divergence.flagged:
         d = a.divergence.flagged[0]
-        parts.append(f"{len(a.divergence.flagged)} divergent replica(s), first rank {d.rank} ({d.kind}) at step "
-                     f"{d.first_step if d.first_step is not None else d.first_index}.")
+        parts.append(
+            f"{len(a.divergence.flagged)} divergent replica(s), first rank {d.rank} ({d.kind}) at step "
+            f"{d.first_step if d.first_step is not None else d.first_index}."
+        )
     return " ".join(parts)
 
 
@@ -631,8 +768,9 @@ def analyze(
     s_n, r_n = table.n_steps, table.n_ranks
     if table.compute is None:
         notes.append("no compute_s: only job-level views (step-time regression, gaps between steps)")
-        slow = _slowdown(step_times(table.duration), table.start, None, lab, baseline_fraction, min_ratio,
-                         slowdown_alpha)
+        slow = _slowdown(
+            step_times(table.duration), table.start, None, lab, baseline_fraction, min_ratio, slowdown_alpha
+        )
         tax = attr = peers = cps = spk = None
         stragglers: list[Straggler] = []
     else:
@@ -653,8 +791,19 @@ def analyze(
     if table.checksum is not None or table.loss is not None:
         div = _divergence(table.checksum, table.loss, lab, alpha)
     result = StepAnalysis(
-        n_steps=s_n, n_ranks=r_n, has_compute=table.compute is not None, stragglers=stragglers,
-        pattern=attr.pattern if attr is not None else "none", slowdown=slow, tax=tax, attribution=attr,
-        peers=peers, change_points=cps, spikes=spk, divergence=div, notes=notes, summary="",
+        n_steps=s_n,
+        n_ranks=r_n,
+        has_compute=table.compute is not None,
+        stragglers=stragglers,
+        pattern=attr.pattern if attr is not None else "none",
+        slowdown=slow,
+        tax=tax,
+        attribution=attr,
+        peers=peers,
+        change_points=cps,
+        spikes=spk,
+        divergence=div,
+        notes=notes,
+        summary="",
     )
     return result.model_copy(update={"summary": _summary(result)})

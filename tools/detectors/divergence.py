@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
 from forensic.tools.detectors._labels import Labels as _Labels
 from forensic.tools.detectors._scan import _REF_SAMPLE, _row_quartiles, _sample
 from forensic.tools.detectors._stats import IQR_TO_SIGMA, binomial_critical_count, normal_sf
@@ -56,7 +55,9 @@ def _checksum_divergence(checksum: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
     return n_bad, first, float(np.median(groups[with_data])) if with_data.any() else math.nan
 
 
-def _loss_divergence(loss: np.ndarray, alpha: float, cut_z: float = 6.0) -> tuple[np.ndarray, np.ndarray, int]:
+def _loss_divergence(
+    loss: np.ndarray, alpha: float, cut_z: float = 6.0
+) -> tuple[np.ndarray, np.ndarray, int]:
     """Per rank: steps whose loss is far from its step's (or not finite while the others are).
 
     Each rank trains on its own micro-batch, so losses differ; a replica that diverged sits many
@@ -92,19 +93,37 @@ def _divergence(checksum, loss, lab: _Labels, alpha: float) -> ReplicaDivergence
     if checksum is not None:
         n_bad, first, groups = _checksum_divergence(np.asarray(checksum, dtype=object))
         for j in np.flatnonzero(n_bad):
-            flagged.append(DivergentRank(rank=lab.rank(j), host=lab.host(j), kind="checksum",
-                                         first_index=int(first[j]), first_step=lab.step(int(first[j])),
-                                         n_steps=int(n_bad[j])))
+            flagged.append(
+                DivergentRank(
+                    rank=lab.rank(j),
+                    host=lab.host(j),
+                    kind="checksum",
+                    first_index=int(first[j]),
+                    first_step=lab.step(int(first[j])),
+                    n_steps=int(n_bad[j]),
+                )
+            )
     if loss is not None:
         k, first, _ = _loss_divergence(loss, alpha)
         for j in np.flatnonzero(k):
-            flagged.append(DivergentRank(rank=lab.rank(j), host=lab.host(j), kind="loss",
-                                         first_index=int(first[j]), first_step=lab.step(int(first[j])),
-                                         n_steps=int(k[j])))
+            flagged.append(
+                DivergentRank(
+                    rank=lab.rank(j),
+                    host=lab.host(j),
+                    kind="loss",
+                    first_index=int(first[j]),
+                    first_step=lab.step(int(first[j])),
+                    n_steps=int(k[j]),
+                )
+            )
     flagged.sort(key=lambda f: (f.first_index, f.rank, f.kind))
     groups = None if groups is None or not math.isfinite(groups) else groups
-    return ReplicaDivergence(checksum_checked=checksum is not None, loss_checked=loss is not None,
-                             flagged=flagged, groups_per_step=groups)
+    return ReplicaDivergence(
+        checksum_checked=checksum is not None,
+        loss_checked=loss is not None,
+        flagged=flagged,
+        groups_per_step=groups,
+    )
 
 
 def replica_divergence(

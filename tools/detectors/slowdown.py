@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
 from forensic.tools.detectors._labels import Labels as _Labels
 from forensic.tools.detectors._labels import finite as _finite
 from forensic.tools.detectors._scan import Scan, ScanConfig, scan, step_times
@@ -30,8 +29,9 @@ def _window_delta(v: np.ndarray, base: slice, late: slice) -> float:
     return trimmed_mean(v, late) - trimmed_mean(v, base)
 
 
-def _per_step_period(start: np.ndarray, steps: np.ndarray | None,
-                     step_time: np.ndarray | None = None) -> tuple[np.ndarray, int | None]:
+def _per_step_period(
+    start: np.ndarray, steps: np.ndarray | None, step_time: np.ndarray | None = None
+) -> tuple[np.ndarray, int | None]:
     """Start-to-start time per step, and the index of the last restart (None without one).
 
     Jobs may log every Nth step: the interval between two logged steps then spans N steps, and
@@ -62,8 +62,15 @@ def _per_step_period(start: np.ndarray, steps: np.ndarray | None,
     return period, (int(idx[-1]) if idx.size else None)
 
 
-def _slowdown(step_time: np.ndarray, start: np.ndarray | None, sc: Scan | None, lab: _Labels,
-              baseline_fraction: float, min_ratio: float, alpha: float) -> UniformSlowdown:
+def _slowdown(
+    step_time: np.ndarray,
+    start: np.ndarray | None,
+    sc: Scan | None,
+    lab: _Labels,
+    baseline_fraction: float,
+    min_ratio: float,
+    alpha: float,
+) -> UniformSlowdown:
     if sc is None:
         return _slowdown_core(step_time, start, None, None, None, lab, baseline_fraction, min_ratio, alpha)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -71,9 +78,17 @@ def _slowdown(step_time: np.ndarray, start: np.ndarray | None, sc: Scan | None, 
     return _slowdown_core(step_time, start, sc.center, sc.top, own, lab, baseline_fraction, min_ratio, alpha)
 
 
-def _slowdown_core(step_time: np.ndarray, start: np.ndarray | None, center: np.ndarray | None,
-                   top: np.ndarray | None, own_rise: np.ndarray | None, lab: _Labels,
-                   baseline_fraction: float, min_ratio: float, alpha: float) -> UniformSlowdown:
+def _slowdown_core(
+    step_time: np.ndarray,
+    start: np.ndarray | None,
+    center: np.ndarray | None,
+    top: np.ndarray | None,
+    own_rise: np.ndarray | None,
+    lab: _Labels,
+    baseline_fraction: float,
+    min_ratio: float,
+    alpha: float,
+) -> UniformSlowdown:
     """Job-level regression from per-step series; ``own_rise``: each rank's own compute, late / base - 1."""
     s_n = step_time.size
     n_w = int(min(max(1, round(baseline_fraction * s_n)), max(1, s_n // 2)))
@@ -92,9 +107,14 @@ def _slowdown_core(step_time: np.ndarray, start: np.ndarray | None, center: np.n
     st_ratio = trimmed_mean(step_time, st_late) / st_b if st_b else math.nan
     ratio = l_mean / b_mean if b_mean and math.isfinite(b_mean) and b_mean > 0 else math.nan
     z = mann_whitney_z(series[base], series[late])
-    regressed = bool(s_n >= 8 and math.isfinite(ratio) and ratio - 1.0 >= min_ratio and z >= normal_isf(alpha))
-    onset = (restart + 1 if restart is not None and base.stop == restart else
-             series_cusum(series, n_w, alpha)[1]) if regressed else None
+    regressed = bool(
+        s_n >= 8 and math.isfinite(ratio) and ratio - 1.0 >= min_ratio and z >= normal_isf(alpha)
+    )
+    onset = (
+        (restart + 1 if restart is not None and base.stop == restart else series_cusum(series, n_w, alpha)[1])
+        if regressed
+        else None
+    )
 
     deltas: dict[str, float] = {}
     if period is not None:
@@ -133,12 +153,24 @@ def _slowdown_core(step_time: np.ndarray, start: np.ndarray | None, center: np.n
         else:
             where = best if pos[best] >= 0.5 * total else "mixed"
     return UniformSlowdown(
-        regressed=regressed, ratio=_finite(ratio, 1.0), step_time_ratio=_finite(st_ratio, 1.0),
-        baseline_period_s=_finite(b_mean), late_period_s=_finite(l_mean), z=_finite(z),
-        onset_index=onset, onset_step=lab.step(onset), where=where, deltas_s=deltas,
-        shared_by_all=shared, frac_ranks_slower=frac, min_ratio=min_ratio, n_baseline=n_w,
-        restarted=restart is not None, onset_at_restart=bool(regressed and restart is not None and base.stop == restart),
-        outside_rise_s=rise, outside_median_share=med_share,
+        regressed=regressed,
+        ratio=_finite(ratio, 1.0),
+        step_time_ratio=_finite(st_ratio, 1.0),
+        baseline_period_s=_finite(b_mean),
+        late_period_s=_finite(l_mean),
+        z=_finite(z),
+        onset_index=onset,
+        onset_step=lab.step(onset),
+        where=where,
+        deltas_s=deltas,
+        shared_by_all=shared,
+        frac_ranks_slower=frac,
+        min_ratio=min_ratio,
+        n_baseline=n_w,
+        restarted=restart is not None,
+        onset_at_restart=bool(regressed and restart is not None and base.stop == restart),
+        outside_rise_s=rise,
+        outside_median_share=med_share,
     )
 
 

@@ -19,9 +19,8 @@ import math
 from collections import Counter
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-
 from forensic.sandbox.errors import ParseError
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = ["StepTable", "load_steps_csv", "REQUIRED_COLUMNS", "OPTIONAL_COLUMNS"]
 
@@ -69,7 +68,7 @@ class StepTable(BaseModel):
     """What was skipped or repaired while reading, in words (at most ~20 messages)."""
 
     @model_validator(mode="after")
-    def _shapes_agree(self) -> "StepTable":
+    def _shapes_agree(self) -> StepTable:
         shape = (self.steps.shape[0], self.ranks.shape[0])
         if self.start.shape != shape[:1]:
             raise ValueError(f"start has shape {self.start.shape}, expected ({shape[0]},)")
@@ -101,7 +100,7 @@ class StepTable(BaseModel):
         loss: np.ndarray | None = None,
         grad_norm: np.ndarray | None = None,
         checksum: np.ndarray | None = None,
-    ) -> "StepTable":
+    ) -> StepTable:
         """Build a table from (S, R) arrays already in time order (synthetic fleets, tests)."""
         s, r = np.shape(duration)
         if start is None:
@@ -183,16 +182,27 @@ def load_steps_csv(text: str | bytes) -> StepTable:
         if any(c in REQUIRED_COLUMNS for c in lost):
             ncol = len(names)
         else:
-            warn.add(f"the header names {len(names)} columns but the rows hold {ncol} fields: columns read by "
-                     f"the header's positions" + (f"; {', '.join(lost)} left out (past the rows' end)" if lost else ""))
+            warn.add(
+                f"the header names {len(names)} columns but the rows hold {ncol} fields: columns read by "
+                f"the header's positions"
+                + (f"; {', '.join(lost)} left out (past the rows' end)" if lost else "")
+            )
             where = {c: j for c, j in where.items() if j < ncol}
     last_end, last_line = _last_nonblank(text)
 
     was_enabled = gc.isenabled()
     gc.disable()  # millions of short-lived strings: the cyclic collector would rescan them all
     try:
-        cols, n_bad, n_total = _read_columns(itertools.chain(first, blocks), ncol, where, quoted, warn,
-                                             last_end, last_line, max_rows=text.count("\n") + 1)
+        cols, n_bad, n_total = _read_columns(
+            itertools.chain(first, blocks),
+            ncol,
+            where,
+            quoted,
+            warn,
+            last_end,
+            last_line,
+            max_rows=text.count("\n") + 1,
+        )
     finally:
         if was_enabled:
             gc.enable()

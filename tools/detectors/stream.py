@@ -14,11 +14,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
+from forensic.tools.detectors._labels import Labels as _Labels
+from forensic.tools.detectors._labels import finite as _finite
 from forensic.tools.detectors._scan import (
     _DUR_SAMPLE,
-    CUSUM_CLIP,
     _REF_SAMPLE,
+    CUSUM_CLIP,
     ScanConfig,
     _ref_cols,
     _row_max,
@@ -27,21 +28,25 @@ from forensic.tools.detectors._scan import (
     cusum_params,
     step_bands,
 )
-from forensic.tools.detectors._labels import Labels as _Labels
-from forensic.tools.detectors._labels import finite as _finite
-from forensic.tools.detectors.core import _attribution_core, _peer_flags, _peer_stats, _spike_decision, _tax_core
+from forensic.tools.detectors._stats import binomial_sf, normal_sf
+from forensic.tools.detectors.core import (
+    _attribution_core,
+    _peer_flags,
+    _peer_stats,
+    _spike_decision,
+    _tax_core,
+)
 from forensic.tools.detectors.models import (
     ChangeFlag,
-    Method,
     ChangePoints,
+    Method,
     PeerFlag,
     PeerOutliers,
     SpikeFlag,
     Spikes,
-    StreamSnapshot,
     Straggler,
+    StreamSnapshot,
 )
-from forensic.tools.detectors._stats import binomial_sf, normal_sf
 from forensic.tools.detectors.slowdown import _slowdown_core
 
 __all__ = ["StreamingDetectors"]
@@ -74,7 +79,9 @@ class StreamingDetectors:
             raise ValueError("n_ranks and baseline_steps must be positive")
         if method not in ("bonferroni", "bh"):
             raise ValueError("method must be 'bonferroni' or 'bh'")
-        self.cfg = ScanConfig(relative=True, alpha=alpha, min_effect=min_effect, baseline_steps=baseline_steps)
+        self.cfg = ScanConfig(
+            relative=True, alpha=alpha, min_effect=min_effect, baseline_steps=baseline_steps
+        )
         self.n_ranks = int(n_ranks)
         self.n_b = int(baseline_steps)
         self.method = method
@@ -189,7 +196,9 @@ class StreamingDetectors:
         wmean = np.where(n_valid > 0, wmean, np.nan)
         sig = np.asarray(self.sigma)
         ps = _peer_stats(wmean, n_valid, float(np.nanmedian(sig)) if np.isfinite(sig).any() else 0.0)
-        peer_flag, thr = _peer_flags(ps, self.cfg.alpha, self.method, self.cfg.min_effect, int((n_valid > 0).sum()))
+        peer_flag, thr = _peer_flags(
+            ps, self.cfg.alpha, self.method, self.cfg.min_effect, int((n_valid > 0).sum())
+        )
         run = np.maximum(self.alarm - self.onset + 1, 1)
         shift = self.sig * (self.k_eff + self.c_alarm / run)
         cp_flag = (self.alarm >= 0) & (shift >= self.cfg.min_effect)
@@ -209,17 +218,30 @@ class StreamingDetectors:
         peer_first = np.where(self.cp_zero >= 0, self.cp_zero + 1, 0)
 
         def peer_entry(j: int) -> PeerFlag:
-            return PeerFlag(rank=lab.rank(j), host=lab.host(j), z=_finite(min(ps.z[j], 1e9), -1e9),
-                            p_value=normal_sf(_finite(ps.z[j], -1e9)), effect=_finite(ps.effect[j]),
-                            flagged=bool(peer_flag[j]), first_index=int(min(peer_first[j], max(self.t - 1, 0))))
+            return PeerFlag(
+                rank=lab.rank(j),
+                host=lab.host(j),
+                z=_finite(min(ps.z[j], 1e9), -1e9),
+                p_value=normal_sf(_finite(ps.z[j], -1e9)),
+                effect=_finite(ps.effect[j]),
+                flagged=bool(peer_flag[j]),
+                first_index=int(min(peer_first[j], max(self.t - 1, 0))),
+            )
 
         order = np.argsort(-ps.z, kind="stable")
         flagged = np.flatnonzero(peer_flag)
         flagged = flagged[np.argsort(-ps.z[flagged], kind="stable")]
         peers = PeerOutliers(
-            units="relative", n_ranks=int((n_valid > 0).sum()), n_steps=self.t, center=_finite(ps.center),
-            scale=_finite(ps.scale), method=self.method, alpha=cfg.alpha, threshold_z=_finite(thr, 1e9),
-            min_effect=cfg.min_effect, flagged=[peer_entry(int(j)) for j in flagged],
+            units="relative",
+            n_ranks=int((n_valid > 0).sum()),
+            n_steps=self.t,
+            center=_finite(ps.center),
+            scale=_finite(ps.scale),
+            method=self.method,
+            alpha=cfg.alpha,
+            threshold_z=_finite(thr, 1e9),
+            min_effect=cfg.min_effect,
+            flagged=[peer_entry(int(j)) for j in flagged],
             top=[peer_entry(int(j)) for j in order[:_TOP] if np.isfinite(ps.z[j])],
         )
         cp_idx = np.flatnonzero(cp_flag)
@@ -227,24 +249,49 @@ class StreamingDetectors:
         changes = ChangePoints(
             enabled=self.cusum_enabled and self.t > self.n_b,
             note=None if self.t > self.n_b else f"baseline window: {self.t} of {self.n_b} steps seen",
-            n_baseline=self.n_b, k=cfg.cusum_k, k_eff=self.k_eff, h=self.h, alpha=cfg.alpha,
+            n_baseline=self.n_b,
+            k=cfg.cusum_k,
+            k_eff=self.k_eff,
+            h=self.h,
+            alpha=cfg.alpha,
             min_effect=cfg.min_effect,
-            flagged=[ChangeFlag(rank=lab.rank(j), host=lab.host(j), statistic=float(self.cmax[j]),
-                                onset_index=int(self.onset[j]), alarm_index=int(self.alarm[j]),
-                                shift=float(shift[j]), baseline=float(self.mu[j] - 1.0)) for j in cp_idx],
+            flagged=[
+                ChangeFlag(
+                    rank=lab.rank(j),
+                    host=lab.host(j),
+                    statistic=float(self.cmax[j]),
+                    onset_index=int(self.onset[j]),
+                    alarm_index=int(self.alarm[j]),
+                    shift=float(shift[j]),
+                    baseline=float(self.mu[j] - 1.0),
+                )
+                for j in cp_idx
+            ],
         )
         sp_idx = np.flatnonzero(dec.flag)
         sp_idx = sp_idx[np.argsort(-self.exceed[sp_idx], kind="stable")]
         exc_mean = self.exc_sum / np.maximum(self.exceed, 1)
         spikes = Spikes(
-            cut_z=cfg.spike_z, min_effect=cfg.min_effect, p0=dec.p0, p0_source=dec.source,
-            critical_count=dec.crit, alpha=cfg.alpha,
-            flagged=[SpikeFlag(rank=lab.rank(j), host=lab.host(j), count=int(self.exceed[j]),
-                               n_steps=int(n_valid[j]), rate=float(self.exceed[j] / max(n_valid[j], 1)),
-                               expected=float(n_valid[j] * dec.p0),
-                               p_value=binomial_sf(int(self.exceed[j]), int(n_valid[j]), dec.p0),
-                               effect=float(exc_mean[j]), first_index=int(self.first_exc[j]))
-                     for j in sp_idx],
+            cut_z=cfg.spike_z,
+            min_effect=cfg.min_effect,
+            p0=dec.p0,
+            p0_source=dec.source,
+            critical_count=dec.crit,
+            alpha=cfg.alpha,
+            flagged=[
+                SpikeFlag(
+                    rank=lab.rank(j),
+                    host=lab.host(j),
+                    count=int(self.exceed[j]),
+                    n_steps=int(n_valid[j]),
+                    rate=float(self.exceed[j] / max(n_valid[j], 1)),
+                    expected=float(n_valid[j] * dec.p0),
+                    p_value=binomial_sf(int(self.exceed[j]), int(n_valid[j]), dec.p0),
+                    effect=float(exc_mean[j]),
+                    first_index=int(self.first_exc[j]),
+                )
+                for j in sp_idx
+            ],
         )
         center = np.asarray(self.center)
         top = np.asarray(self.top)
@@ -254,29 +301,65 @@ class StreamingDetectors:
         tax = _tax_core(center, top, st, valid, n_b, cfg.alpha, lab)
         n_valid_steps = int((valid & np.isfinite(top)).sum())
         total_time = float(np.nansum(np.where(valid & np.isfinite(top), st, np.nan)))
-        attribution = _attribution_core(self.last_count, self.lost, n_valid_steps,
-                                        max(int((n_valid > 0).sum()), 1), lab, cfg.alpha, total_time,
-                                        cfg.min_effect)
+        attribution = _attribution_core(
+            self.last_count,
+            self.lost,
+            n_valid_steps,
+            max(int((n_valid > 0).sum()), 1),
+            lab,
+            cfg.alpha,
+            total_time,
+            cfg.min_effect,
+        )
         slowdown = None
         if self.t >= 2 * self.n_b:
             starts = np.asarray(self.start)
-            slowdown = _slowdown_core(st, starts if np.isfinite(starts).all() else None, center, top, None, lab,
-                                      self.n_b / self.t, 0.03, 0.001)
+            slowdown = _slowdown_core(
+                st,
+                starts if np.isfinite(starts).all() else None,
+                center,
+                top,
+                None,
+                lab,
+                self.n_b / self.t,
+                0.03,
+                0.001,
+            )
         stragglers = []
         for j in np.flatnonzero(peer_flag | cp_flag | dec.flag):
             by = [n for n, f in (("peer", peer_flag), ("change_point", cp_flag), ("spike", dec.flag)) if f[j]]
             if cp_flag[j] and (not peer_flag[j] or self.onset[j] > self.n_b):
                 kind, first, late = "onset", int(self.onset[j]), float(shift[j])
             elif peer_flag[j]:
-                kind, first, late = "persistent", int(min(peer_first[j], max(self.t - 1, 0))), float(ps.effect[j])
+                kind, first, late = (
+                    "persistent",
+                    int(min(peer_first[j], max(self.t - 1, 0))),
+                    float(ps.effect[j]),
+                )
             else:
                 kind, first, late = "intermittent", int(self.first_exc[j]), float(exc_mean[j])
-            stragglers.append(Straggler(rank=lab.rank(j), host=lab.host(j), kind=kind, detected_by=by,
-                                        lateness=_finite(late), z=_finite(min(ps.z[j], 1e9), -1e9),
-                                        first_index=first))
+            stragglers.append(
+                Straggler(
+                    rank=lab.rank(j),
+                    host=lab.host(j),
+                    kind=kind,
+                    detected_by=by,
+                    lateness=_finite(late),
+                    z=_finite(min(ps.z[j], 1e9), -1e9),
+                    first_index=first,
+                )
+            )
         stragglers.sort(key=lambda s: (-s.lateness, s.rank))
         return StreamSnapshot(
-            n_steps=self.t, n_ranks=self.n_ranks, baseline_complete=self.t >= self.n_b, stragglers=stragglers,
-            pattern=attribution.pattern, peers=peers, change_points=changes, spikes=spikes, tax=tax,
-            attribution=attribution, slowdown=slowdown,
+            n_steps=self.t,
+            n_ranks=self.n_ranks,
+            baseline_complete=self.t >= self.n_b,
+            stragglers=stragglers,
+            pattern=attribution.pattern,
+            peers=peers,
+            change_points=changes,
+            spikes=spikes,
+            tax=tax,
+            attribution=attribution,
+            slowdown=slowdown,
         )

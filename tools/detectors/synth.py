@@ -145,7 +145,9 @@ def random_stragglers(
     for i, r in enumerate(who):
         sd = float(rng.uniform(*slowdown))
         if i < n_persistent:
-            out.append(Injected(int(r), "persistent", sd, int(rng.integers(int(0.3 * steps), int(0.7 * steps)))))
+            out.append(
+                Injected(int(r), "persistent", sd, int(rng.integers(int(0.3 * steps), int(0.7 * steps))))
+            )
         elif i < n_persistent + n_from_start:
             out.append(Injected(int(r), "from_start", sd, 0))
         else:

@@ -1,6 +1,13 @@
 """Pure text parsers for recorded and live node evidence: no file I/O, no sandbox."""
 
-from forensic.tools.parsers.ethtool import PfcSummary, PriorityPause, counter_deltas, parse_ethtool_stats, pfc_summary
+from forensic.tools.parsers.ethtool import (
+    PfcSummary,
+    PriorityPause,
+    counter_deltas,
+    parse_ethtool_stats,
+    pfc_summary,
+)
+from forensic.tools.parsers.fec import FecStats, parse_show_fec  # issue 11
 from forensic.tools.parsers.hostload import (
     CpuTimes,
     Pressure,
@@ -23,6 +30,7 @@ from forensic.tools.parsers.infiniband import (
     parse_ib_rate,
     parse_ibstat,
 )
+from forensic.tools.parsers.ipmi import SelEntry, parse_sel_elist  # issue 11
 from forensic.tools.parsers.kernel_log import (
     XID_CATALOG,
     AerEvent,
@@ -119,8 +127,6 @@ from forensic.tools.parsers.torch_log import (
     WorkStatusKind,
     parse_torch_log,
 )
-from forensic.tools.parsers.fec import FecStats, parse_show_fec  # issue 11
-from forensic.tools.parsers.ipmi import SelEntry, parse_sel_elist  # issue 11
 
 __all__ = [
     "merge_step_files",

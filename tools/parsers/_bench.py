@@ -68,15 +68,22 @@ def make_input(name: str, path: Path, size_mb: float) -> int:
     written = 0
     with open(path, "w", encoding="utf-8") as out:
         if name == "openmetrics":
-            metrics = ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE")
+            metrics = (
+                "DCGM_FI_DEV_GPU_UTIL",
+                "DCGM_FI_DEV_SM_CLOCK",
+                "DCGM_FI_DEV_GPU_TEMP",
+                "DCGM_FI_DEV_POWER_USAGE",
+            )
             for m in metrics:
                 out.write(f"# TYPE {m} gauge\n")
             i = 0
             while written < target:
                 host, gpu, metric = i // 32, i % 8, metrics[(i // 8) % 4]
                 for t in range(4):
-                    line = (f'{metric}{{Hostname="gpu{host:06d}.dc.internal",gpu="{gpu}",'
-                            f'UUID="GPU-{host:08x}-{gpu:04x}"}} {50 + (i + t) % 50}.5 {1700000000 + 15 * t}\n')
+                    line = (
+                        f'{metric}{{Hostname="gpu{host:06d}.dc.internal",gpu="{gpu}",'
+                        f'UUID="GPU-{host:08x}-{gpu:04x}"}} {50 + (i + t) % 50}.5 {1700000000 + 15 * t}\n'
+                    )
                     out.write(line)
                     written += len(line)
                 i += 1
@@ -89,7 +96,9 @@ def make_input(name: str, path: Path, size_mb: float) -> int:
                 rows = []
                 for rank in range(ranks):
                     dur = 0.5 + ((step * 7 + rank * 13) % 97) / 1000.0
-                    rows.append(f"{step},{rank},{1700000000 + step * 0.55 + rank * 1e-4:.4f},{dur:.4f},{dur * 0.8:.4f}\n")
+                    rows.append(
+                        f"{step},{rank},{1700000000 + step * 0.55 + rank * 1e-4:.4f},{dur:.4f},{dur * 0.8:.4f}\n"
+                    )
                 block = "".join(rows)
                 out.write(block)
                 written += len(block)
@@ -154,7 +163,13 @@ def measure_one(name: str, path: Path) -> dict[str, Any]:
     elif name == "trainer_log":  # job_logs: trainer.add_lines(doc.lines())
         result = TrainerFacts()
         result.add_lines(fs.iter_lines(path.name))
-        found = len(result.rates) + len(result.step_time) + result.stall_lines + result.storage_lines + len(result.configs)
+        found = (
+            len(result.rates)
+            + len(result.step_time)
+            + result.stall_lines
+            + result.storage_lines
+            + len(result.configs)
+        )
     elif name == "kernel_log":  # kernel_log: node.run(["dmesg"]), the whole text
         text = fs.read_text(path.name)
         result = parse_kernel_log(text)
@@ -169,12 +184,19 @@ def measure_one(name: str, path: Path) -> dict[str, Any]:
     else:
         raise ValueError(f"unknown parser {name!r}; expected one of {', '.join(PARSERS)}")
     parse_s = time.perf_counter() - t0
-    return {"name": name, "found": found, "peak_rss_mb": _peak_mb(), "baseline_rss_mb": baseline,
-            "parse_s": parse_s, "floor_s": floor_s}
+    return {
+        "name": name,
+        "found": found,
+        "peak_rss_mb": _peak_mb(),
+        "baseline_rss_mb": baseline,
+        "parse_s": parse_s,
+        "floor_s": floor_s,
+    }
 
 
-def parser_benchmark(size_mb: float = 250.0, parsers: tuple[str, ...] = PARSERS,
-                     progress: Any = None) -> dict[str, Any]:
+def parser_benchmark(
+    size_mb: float = 250.0, parsers: tuple[str, ...] = PARSERS, progress: Any = None
+) -> dict[str, Any]:
     """Peak RSS / input MB for each parser, each measured in a fresh subprocess."""
     rows = []
     for name in parsers:
@@ -182,27 +204,56 @@ def parser_benchmark(size_mb: float = 250.0, parsers: tuple[str, ...] = PARSERS,
             progress(f"bench parsers: {name} on {size_mb:g} MB")
         path = cached_input(name, size_mb)
         size = path.stat().st_size
-        proc = subprocess.run([sys.executable, "-m", "forensic.tools.parsers._bench", name, str(path)],
-                              capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
+        proc = subprocess.run(
+            [sys.executable, "-m", "forensic.tools.parsers._bench", name, str(path)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": "0"},
+        )
         if proc.returncode != 0:
-            rows.append({"name": name, "input_mb": round(size / 2**20, 1), "error": proc.stderr.strip().splitlines()[-1:]})
+            rows.append(
+                {
+                    "name": name,
+                    "input_mb": round(size / 2**20, 1),
+                    "error": proc.stderr.strip().splitlines()[-1:],
+                }
+            )
             continue
         got = json.loads(proc.stdout)
         # The ratio is of the numbers shown, so a reader can check it from the row itself.
         input_mb, peak_mb = round(size / 2**20, 1), round(got["peak_rss_mb"], 1)
         baseline = round(got["baseline_rss_mb"], 1)
         mb_s, floor_mb_s = size / 2**20 / max(got["parse_s"], 1e-9), size / 2**20 / max(got["floor_s"], 1e-9)
-        rows.append({"name": name, "input_mb": input_mb, "peak_rss_mb": peak_mb,
-                     "rss_over_input": round(peak_mb / input_mb, 2), "baseline_rss_mb": baseline,
-                     "parse_rss_mb": round(peak_mb - baseline, 1), "found": got["found"],
-                     "mb_per_s": round(mb_s, 1), "floor_mb_per_s": round(floor_mb_s, 1),
-                     "speed_over_floor": round(mb_s / floor_mb_s, 3),
-                     **({"speed_target_mb_per_s": SPEED_TARGETS[name]} if name in SPEED_TARGETS else {})})
-    ok = all("rss_over_input" in r and r["rss_over_input"] <= TARGET
-             and r["mb_per_s"] >= r.get("speed_target_mb_per_s", 0.0) for r in rows)
-    return {"parsers": rows, "target": TARGET, "ok": ok,
-            "note": ("peak RSS (getrusage ru_maxrss) of a fresh process per parser, interpreter and imports "
-                     "included; baseline = the same process after its imports, before the input is opened")}
+        rows.append(
+            {
+                "name": name,
+                "input_mb": input_mb,
+                "peak_rss_mb": peak_mb,
+                "rss_over_input": round(peak_mb / input_mb, 2),
+                "baseline_rss_mb": baseline,
+                "parse_rss_mb": round(peak_mb - baseline, 1),
+                "found": got["found"],
+                "mb_per_s": round(mb_s, 1),
+                "floor_mb_per_s": round(floor_mb_s, 1),
+                "speed_over_floor": round(mb_s / floor_mb_s, 3),
+                **({"speed_target_mb_per_s": SPEED_TARGETS[name]} if name in SPEED_TARGETS else {}),
+            }
+        )
+    ok = all(
+        "rss_over_input" in r
+        and r["rss_over_input"] <= TARGET
+        and r["mb_per_s"] >= r.get("speed_target_mb_per_s", 0.0)
+        for r in rows
+    )
+    return {
+        "parsers": rows,
+        "target": TARGET,
+        "ok": ok,
+        "note": (
+            "peak RSS (getrusage ru_maxrss) of a fresh process per parser, interpreter and imports "
+            "included; baseline = the same process after its imports, before the input is opened"
+        ),
+    }
 
 
 def format_parser_benchmark(result: dict[str, Any]) -> str:
@@ -214,11 +265,15 @@ def format_parser_benchmark(result: dict[str, Any]) -> str:
         verdict = "ok" if r["rss_over_input"] <= result["target"] else "over target"
         speed = f"{r['mb_per_s']:.1f} MB/s, {r['speed_over_floor']:.3f}x a line pass ({r['floor_mb_per_s']:.0f} MB/s)"
         if "speed_target_mb_per_s" in r:
-            speed += f" (target >= {r['speed_target_mb_per_s']:g} MB/s: " \
-                     f"{'ok' if r['mb_per_s'] >= r['speed_target_mb_per_s'] else 'below target'})"
-        out.append(f"  {r['name']:<12} {r['input_mb']:>7.1f} MB in  peak RSS {r['peak_rss_mb']:>7.1f} MB  "
-                   f"{r['rss_over_input']:.2f}x input (target <= {result['target']:g}: {verdict})  "
-                   f"baseline {r['baseline_rss_mb']:.1f} MB, parse +{r['parse_rss_mb']:.1f} MB  {speed}")
+            speed += (
+                f" (target >= {r['speed_target_mb_per_s']:g} MB/s: "
+                f"{'ok' if r['mb_per_s'] >= r['speed_target_mb_per_s'] else 'below target'})"
+            )
+        out.append(
+            f"  {r['name']:<12} {r['input_mb']:>7.1f} MB in  peak RSS {r['peak_rss_mb']:>7.1f} MB  "
+            f"{r['rss_over_input']:.2f}x input (target <= {result['target']:g}: {verdict})  "
+            f"baseline {r['baseline_rss_mb']:.1f} MB, parse +{r['parse_rss_mb']:.1f} MB  {speed}"
+        )
     out.append(f"  ({result['note']})")
     return "\n".join(out)
 

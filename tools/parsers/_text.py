@@ -90,7 +90,9 @@ class BoundedWarnings(list[str]):
             self.append(message)
             return
         self.dropped += 1
-        marker = f"... and {self.dropped} more warnings" if self.count_dropped else "further warnings suppressed"
+        marker = (
+            f"... and {self.dropped} more warnings" if self.count_dropped else "further warnings suppressed"
+        )
         if self._marker_at is None:
             self._marker_at = len(self)
             self.append(marker)

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict
-
 from forensic.sandbox.errors import ParseError
 from forensic.tools.parsers._text import as_text, numbered_lines
+from pydantic import BaseModel, ConfigDict
 
 __all__ = [
     "PfcSummary",

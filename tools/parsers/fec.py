@@ -20,7 +20,9 @@ import re
 from pydantic import BaseModel, Field
 
 _ACTIVE = re.compile(r"^\s{0,8}Active FEC encoding:\s{0,4}(\S{1,32})", re.I | re.M)
-_COUNTER = re.compile(r"^\s{0,8}(corrected_blocks|uncorrectable_blocks|corrected_bits)\s{0,2}:\s{0,4}(\d{1,20})", re.I | re.M)
+_COUNTER = re.compile(
+    r"^\s{0,8}(corrected_blocks|uncorrectable_blocks|corrected_bits)\s{0,2}:\s{0,4}(\d{1,20})", re.I | re.M
+)
 
 
 class FecStats(BaseModel):
@@ -28,7 +30,9 @@ class FecStats(BaseModel):
 
     active: str | None = Field(None, description="Active FEC encoding (RS, BaseR, Off, ...).")
     corrected_blocks: int | None = Field(None, description="Blocks FEC corrected (total over lanes).")
-    uncorrectable_blocks: int | None = Field(None, description="Blocks FEC could not correct: lost data on the wire.")
+    uncorrectable_blocks: int | None = Field(
+        None, description="Blocks FEC could not correct: lost data on the wire."
+    )
 
 
 def parse_show_fec(text: str) -> FecStats:

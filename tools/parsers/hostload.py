@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict
-
 from forensic.sandbox.errors import ParseError
 from forensic.tools.parsers._text import BoundedWarnings, as_text, numbered_lines
+from pydantic import BaseModel, ConfigDict
 
 __all__ = [
     "CpuTimes",
@@ -222,9 +221,13 @@ def _process_row(header: list[str], line: str) -> dict[str, str] | None:
 def _process(row: dict[str, str]) -> TopProcess:
     pid = row["PID"]
     return TopProcess(
-        pid=int(pid), user=row.get("USER"), state=row.get("S"),
-        cpu_pct=_number(row.get("%CPU", "")), mem_pct=_number(row.get("%MEM", "")),
-        time=row.get("TIME+") or row.get("TIME"), command=row.get("COMMAND", ""),
+        pid=int(pid),
+        user=row.get("USER"),
+        state=row.get("S"),
+        cpu_pct=_number(row.get("%CPU", "")),
+        mem_pct=_number(row.get("%MEM", "")),
+        time=row.get("TIME+") or row.get("TIME"),
+        command=row.get("COMMAND", ""),
     )
 
 

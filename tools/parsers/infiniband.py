@@ -10,10 +10,9 @@ from __future__ import annotations
 import math
 import re
 
-from pydantic import BaseModel, ConfigDict
-
 from forensic.sandbox.errors import ParseError
 from forensic.tools.parsers._text import as_text, numbered_lines
+from pydantic import BaseModel, ConfigDict
 
 __all__ = [
     "IB_COUNTER_UNITS",
@@ -247,8 +246,17 @@ def parse_ibstat(text: str) -> list[IbCa]:
         key, value = key.strip().lower(), value.strip()
         # Port lines are indented deeper than CA lines, but indentation is not reliable in
         # recorded files; the key names do not overlap, so the key decides.
-        if port is not None and key in {"state", "physical state", "rate", "link layer", "base lid",
-                                        "sm lid", "port guid", "lmc", "capability mask"}:
+        if port is not None and key in {
+            "state",
+            "physical state",
+            "rate",
+            "link layer",
+            "base lid",
+            "sm lid",
+            "port guid",
+            "lmc",
+            "capability mask",
+        }:
             _port_field(port, key, value)
         else:
             _ca_field(ca, key, value)

@@ -28,10 +28,13 @@ class SelEntry(BaseModel):
     """One SEL record."""
 
     line_no: int = Field(description="1-based line in the output.")
-    time_unix: float | None = Field(None, description="Wall time (UTC), None for Pre-Init or unreadable stamps.")
+    time_unix: float | None = Field(
+        None, description="Wall time (UTC), None for Pre-Init or unreadable stamps."
+    )
     sensor: str = Field(description="Sensor name as printed, e.g. 'Power Supply #0x51'.")
     sensor_type: Literal["power", "cooling", "temperature", "memory", "processor", "other"] = Field(
-        description="What the sensor watches, from its name.")
+        description="What the sensor watches, from its name."
+    )
     event: str = Field(description="Event text, e.g. 'Power Supply AC lost'.")
     asserted: bool = Field(description="True for Asserted (or no direction printed), False for Deasserted.")
 
@@ -73,8 +76,16 @@ def parse_sel_elist(text: str) -> list[SelEntry]:
             continue
         sensor, event = parts[3], parts[4]
         direction = parts[5].lower() if len(parts) > 5 else "asserted"
-        out.append(SelEntry(line_no=no, time_unix=_when(parts[1], parts[2]), sensor=sensor, sensor_type=_type(sensor),  # type: ignore[arg-type]
-                            event=event, asserted=not direction.startswith("deasserted")))
+        out.append(
+            SelEntry(
+                line_no=no,
+                time_unix=_when(parts[1], parts[2]),
+                sensor=sensor,
+                sensor_type=_type(sensor),  # type: ignore[arg-type]
+                event=event,
+                asserted=not direction.startswith("deasserted"),
+            )
+        )
     return out
 
 

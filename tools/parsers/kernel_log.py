@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Literal, NamedTuple
-
-from pydantic import BaseModel, Field
 
 from forensic.sandbox.errors import ParseError
 from forensic.tools.parsers._text import plain_lines
 from forensic.tools.parsers.pci import PciAddress, parse_pci_address
+from pydantic import BaseModel, Field
 
 __all__ = [
     "XID_CATALOG",
@@ -49,7 +48,9 @@ __all__ = [
     "xid_info",
 ]
 
-XidCategory = Literal["fell_off_bus", "memory", "nvlink", "gsp", "app", "pcie", "thermal_power", "info", "other"]
+XidCategory = Literal[
+    "fell_off_bus", "memory", "nvlink", "gsp", "app", "pcie", "thermal_power", "info", "other"
+]
 
 
 class XidInfo(NamedTuple):
@@ -84,7 +85,9 @@ XID_CATALOG: dict[int, XidInfo] = {
     46: XidInfo("ROBUST_CHANNEL_GPU_TIMEOUT_ERROR", "GPU stopped processing", "other"),
     48: XidInfo("ROBUST_CHANNEL_GPU_ECC_DBE", "Double Bit ECC Error", "memory"),
     54: XidInfo(
-        "SILENT_RUNNING_PWR_REDUCED_CLOCKING", "Auxiliary power is not connected to the GPU board", "thermal_power"
+        "SILENT_RUNNING_PWR_REDUCED_CLOCKING",
+        "Auxiliary power is not connected to the GPU board",
+        "thermal_power",
     ),
     61: XidInfo("PMU_BREAKPOINT", "Unused", "other"),
     62: XidInfo("PMU_HALT_ERROR", "Internal micro-controller halt (newer drivers)", "other"),
@@ -136,15 +139,21 @@ _RAW_CAP = 512
 class _Event(BaseModel):
     """Fields every kernel log event has."""
 
-    line_no: int = Field(description="1-based line number in the text (the first line, for multi-line forms).")
+    line_no: int = Field(
+        description="1-based line number in the text (the first line, for multi-line forms)."
+    )
     raw: str = Field(description=f"The line as printed, cut at {_RAW_CAP} characters.")
-    time_unix: float | None = Field(None, description="Wall time, unix seconds UTC; None when it cannot be known.")
+    time_unix: float | None = Field(
+        None, description="Wall time, unix seconds UTC; None when it cannot be known."
+    )
     uptime_s: float | None = Field(
         None, description="Seconds since boot, when the line carries a boot-relative stamp."
     )
     pci: PciAddress | None = Field(None, description="The device the line is about.")
     xid: int | None = Field(None, description="The Xid number, for Xid lines.")
-    severity: str | None = Field(None, description="Severity as printed (`Fatal`, `Correctable`, `error`, ...).")
+    severity: str | None = Field(
+        None, description="Severity as printed (`Fatal`, `Correctable`, `error`, ...)."
+    )
     message: str | None = Field(None, description="The free text after the structured fields.")
 
 
@@ -156,8 +165,12 @@ class XidEvent(_Event):
     pid: int | None = Field(None, description="Process id, when printed and known.")
     process: str | None = Field(None, description="Process name, when printed and known.")
     mnemonic: str = Field("UNKNOWN", description="Catalog mnemonic.")
-    category: XidCategory = Field("other", description="Catalog category: which part of the system it points at.")
-    nvlink_error: str | None = Field(None, description="NVLink sub-error name (`NETIR_LINK_EVT`, `RLW_RXPIPE`).")
+    category: XidCategory = Field(
+        "other", description="Catalog category: which part of the system it points at."
+    )
+    nvlink_error: str | None = Field(
+        None, description="NVLink sub-error name (`NETIR_LINK_EVT`, `RLW_RXPIPE`)."
+    )
     link: int | None = Field(None, description="NVLink link number, for NVLink Xids.")
     caused_by_xid: int | None = Field(None, description="`caused by previous Xid N` (Xid 45 cascades).")
     recovery_action: str | None = Field(None, description="Xid 154: the recovery action now required.")
@@ -189,7 +202,9 @@ class AerEvent(_Event):
     form: Literal["bus_error", "received"] = Field(
         description="`PCIe Bus Error: severity=...` (the device's own line) or `AER: ... received from` (root port)."
     )
-    error_type: str | None = Field(None, description="`Physical Layer`, `Data Link Layer`, `Transaction Layer`.")
+    error_type: str | None = Field(
+        None, description="`Physical Layer`, `Data Link Layer`, `Transaction Layer`."
+    )
     agent: str | None = Field(None, description="`Receiver ID`, `Transmitter ID`, `Requester ID`, ...")
     reporter: PciAddress | None = Field(None, description="The port that logged a `received` line.")
     multiple: bool = Field(False, description="`Multiple ... error received`: more errors than logged.")
@@ -220,7 +235,9 @@ class Mlx5LinkEvent(_Event):
     ibdev: str | None = Field(None, description="RDMA device name (`mlx5_5`), for port state lines.")
     netdev: str | None = Field(None, description="Network interface name, for `Link up/down` lines.")
     port: int | None = Field(None, description="IB port number.")
-    link_state: str = Field(description="`DOWN`, `INIT`, `ARMED`, `ACTIVE`, `ACTIVE_DEFER`, or `UP` for a netdev.")
+    link_state: str = Field(
+        description="`DOWN`, `INIT`, `ARMED`, `ACTIVE`, `ACTIVE_DEFER`, or `UP` for a netdev."
+    )
 
 
 class Mlx5ModuleEvent(_Event):
@@ -238,7 +255,13 @@ class Mlx5PowerEvent(_Event):
 
 
 KernelEvent = Annotated[
-    XidEvent | FellOffBusEvent | SxidEvent | AerEvent | PcieBandwidthEvent | Mlx5LinkEvent | Mlx5ModuleEvent
+    XidEvent
+    | FellOffBusEvent
+    | SxidEvent
+    | AerEvent
+    | PcieBandwidthEvent
+    | Mlx5LinkEvent
+    | Mlx5ModuleEvent
     | Mlx5PowerEvent,
     Field(discriminator="kind"),
 ]
@@ -312,12 +335,14 @@ class _Clock:
         if year is None:
             if not self._warned_year:
                 self._warned_year = True
-                self.warnings.append("syslog lines carry no year and none was given; their wall time is unknown")
+                self.warnings.append(
+                    "syslog lines carry no year and none was given; their wall time is unknown"
+                )
             return None
         if month not in _MONTHS:
             return None
         try:
-            t = datetime(year, _MONTHS[month], int(day), int(h), int(m), int(s), tzinfo=timezone.utc).timestamp()
+            t = datetime(year, _MONTHS[month], int(day), int(h), int(m), int(s), tzinfo=UTC).timestamp()
         except (ValueError, OverflowError):
             return None
         return t + (float("0" + fraction) if fraction else 0.0)
@@ -378,7 +403,7 @@ class _Clock:
 def _iso_time(m: re.Match[str]) -> float | None:
     year, month, day, h, mi, s, frac, zone = m.groups()[:8]
     try:
-        t = datetime(int(year), int(month), int(day), int(h), int(mi), int(s), tzinfo=timezone.utc)
+        t = datetime(int(year), int(month), int(day), int(h), int(mi), int(s), tzinfo=UTC)
         if zone and zone != "Z":
             sign = -1 if zone[0] == "-" else 1
             digits = zone[1:].replace(":", "")
@@ -458,7 +483,9 @@ def parse_kernel_log(text: str, *, boot_unix: float | None = None, year: int | N
     if long_lines:
         warnings.append(f"{long_lines} lines longer than {_MAX_LINE} characters skipped")
     if parser.events.dropped:
-        warnings.append(f"{parser.events.dropped} events past the first {MAX_EVENTS} of a kind dropped (per-log cap)")
+        warnings.append(
+            f"{parser.events.dropped} events past the first {MAX_EVENTS} of a kind dropped (per-log cap)"
+        )
     # A final newline ends a line, not starts one (a stream of lines has no such empty tail).
     line_count = line_no - (1 if isinstance(text, (str, bytes, bytearray)) and line_no and last == "" else 0)
     return KernelLog(events=list(parser.events), line_count=line_count, warnings=warnings)
@@ -500,7 +527,12 @@ class _BodyParser:
 
     def feed(self, line_no: int, line: str, stamp: _Stamp) -> None:
         body = stamp.body
-        base = {"line_no": line_no, "raw": line[:_RAW_CAP], "time_unix": stamp.time_unix, "uptime_s": stamp.uptime_s}
+        base = {
+            "line_no": line_no,
+            "raw": line[:_RAW_CAP],
+            "time_unix": stamp.time_unix,
+            "uptime_s": stamp.uptime_s,
+        }
         if self._pending_off is not None and self._continue_fell_off(line_no, line, body):
             return
         if "NVRM" in body:
@@ -523,7 +555,9 @@ class _BodyParser:
             return
         m = _NVRM_GPU_OFF.search(body)
         if m:
-            self.events.append(FellOffBusEvent(**base, pci=_pci(m.group(1)), message="GPU has fallen off the bus."))
+            self.events.append(
+                FellOffBusEvent(**base, pci=_pci(m.group(1)), message="GPU has fallen off the bus.")
+            )
             return
         m = _NVRM_THE_GPU.search(body)
         if m:
@@ -550,7 +584,11 @@ class _BodyParser:
             message = " ".join(part.split("NVRM:", 1)[-1].strip() for part in lines[1:])
             self.events.append(
                 FellOffBusEvent(
-                    line_no=start, raw=raw, time_unix=stamp.time_unix, uptime_s=stamp.uptime_s, pci=pci,
+                    line_no=start,
+                    raw=raw,
+                    time_unix=stamp.time_unix,
+                    uptime_s=stamp.uptime_s,
+                    pci=pci,
                     message=message[:512],
                 )
             )
@@ -663,7 +701,11 @@ class _BodyParser:
         if m:
             self.events.append(
                 Mlx5LinkEvent(
-                    **base, pci=pci, ibdev=m.group(1), port=int(m.group(2)), link_state=m.group(3).upper(),
+                    **base,
+                    pci=pci,
+                    ibdev=m.group(1),
+                    port=int(m.group(2)),
+                    link_state=m.group(3).upper(),
                     message=rest[:512],
                 )
             )
@@ -672,7 +714,11 @@ class _BodyParser:
         if m:
             self.events.append(
                 Mlx5ModuleEvent(
-                    **base, pci=pci, severity=m.group(1), module=int(m.group(2)), message=m.group(3).strip()[:512]
+                    **base,
+                    pci=pci,
+                    severity=m.group(1),
+                    module=int(m.group(2)),
+                    message=m.group(3).strip()[:512],
                 )
             )
             return
@@ -683,7 +729,9 @@ class _BodyParser:
         m = _NETDEV_LINK.match(rest)
         if m and device is not None and device.group(1) == "mlx5_core":
             self.events.append(
-                Mlx5LinkEvent(**base, pci=pci, netdev=m.group(1), link_state=m.group(2).upper(), message=rest[:512])
+                Mlx5LinkEvent(
+                    **base, pci=pci, netdev=m.group(1), link_state=m.group(2).upper(), message=rest[:512]
+                )
             )
 
 

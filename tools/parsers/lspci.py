@@ -14,11 +14,10 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel, Field
-
 from forensic.sandbox.errors import ParseError
 from forensic.tools.parsers.pci import PciAddress, parse_pci_address
 from forensic.tools.parsers.sysfs import parse_link_speed, parse_link_width
+from pydantic import BaseModel, Field
 
 __all__ = ["LinkStatus", "LspciDevice", "parse_lspci_vv"]
 
@@ -38,17 +37,25 @@ class LspciDevice(BaseModel):
     """One device's block; link fields are None where lspci did not print them (or printed junk)."""
 
     address: PciAddress = Field(description="The device address.")
-    class_name: str | None = Field(None, description="Device class, e.g. `3D controller`, `Ethernet controller`.")
+    class_name: str | None = Field(
+        None, description="Device class, e.g. `3D controller`, `Ethernet controller`."
+    )
     description: str = Field("", description="Everything after the address, without the revision.")
     rev: str | None = Field(None, description="Revision byte as printed (`a1`); `ff` on a lost device.")
-    lost: bool = Field(False, description="Config space reads all ones: `(rev ff)` or `Unknown header type 7f`.")
+    lost: bool = Field(
+        False, description="Config space reads all ones: `(rev ff)` or `Unknown header type 7f`."
+    )
     driver: str | None = Field(None, description="`Kernel driver in use`.")
     lnkcap_speed_gts: float | None = Field(None, description="LnkCap speed, GT/s per lane.")
     lnkcap_width: int | None = Field(None, description="LnkCap width, lanes.")
     lnksta_speed_gts: float | None = Field(None, description="LnkSta (negotiated) speed, GT/s per lane.")
     lnksta_width: int | None = Field(None, description="LnkSta (negotiated) width, lanes.")
-    lnksta_speed_status: LinkStatus | None = Field(None, description="lspci's verdict on the speed, when printed.")
-    lnksta_width_status: LinkStatus | None = Field(None, description="lspci's verdict on the width, when printed.")
+    lnksta_speed_status: LinkStatus | None = Field(
+        None, description="lspci's verdict on the speed, when printed."
+    )
+    lnksta_width_status: LinkStatus | None = Field(
+        None, description="lspci's verdict on the width, when printed."
+    )
     correctable_errors: list[str] = Field(
         default_factory=list, description="AER CESta bits set (`RxErr`, `BadTLP`, `Timeout`, ...)."
     )

@@ -19,10 +19,10 @@ from __future__ import annotations
 import re
 from typing import Literal, cast
 
+from forensic.tools.parsers._text import BoundedWarnings, as_lines, numbered_lines
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from forensic.names import is_host_name
-from forensic.tools.parsers._text import BoundedWarnings, as_lines, numbered_lines
 
 __all__ = [
     "AsyncEvent",
@@ -55,20 +55,28 @@ _MAX_WARNINGS = 20
 _MAX_MESSAGE = 4096
 
 NcclLevel = Literal["INFO", "WARN", "TRACE", "ABORT"]
-CompletionFormat = Literal["error_no_peer", "peer_with_error", "peer_status", "peer_status_hca", "peer_status_named"]
+CompletionFormat = Literal[
+    "error_no_peer", "peer_with_error", "peer_status", "peer_status_hca", "peer_status_named"
+]
 CommEvent = Literal["init_start", "init_complete", "destroy", "abort", "info"]
 ChannelKind = Literal["NET", "P2P", "SHM", "COLLNET", "NVLS", "other"]
 ChannelDirection = Literal["send", "receive"]
 NetTransport = Literal["IB", "Socket"]
 
 _CHANNEL_KINDS: dict[str, ChannelKind] = {
-    "NET": "NET", "P2P": "P2P", "SHM": "SHM", "COLLNET": "COLLNET", "NVLS": "NVLS",
+    "NET": "NET",
+    "P2P": "P2P",
+    "SHM": "SHM",
+    "COLLNET": "COLLNET",
+    "NVLS": "NVLS",
 }
 _LEVEL = re.compile(r"\bNCCL (INFO|WARN|TRACE|ABORT)\b ?")
 _DEV = re.compile(r"\[([0-9]{1,4})\]")
 _SOURCE = re.compile(r"[A-Za-z0-9_./-]{1,128}:[0-9]{1,6}")
 _FLOAT = re.compile(r"[0-9]{1,12}\.[0-9]{1,12}")
-_VERSION = re.compile(r"NCCL version ([0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3})(?:\+cuda([0-9]{1,3}\.[0-9]{1,3}))?(?![0-9.])")
+_VERSION = re.compile(
+    r"NCCL version ([0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3})(?:\+cuda([0-9]{1,3}\.[0-9]{1,3}))?(?![0-9.])"
+)
 _ENV = re.compile(r"([A-Z][A-Z0-9_]{1,63}) set by environment to (.{0,512})")
 _NET_USING = re.compile(r"NET/(IB|Socket) ?: Using ")
 _NET_DEVICE = re.compile(r"\[([0-9]{1,3})\]([^\s\[;]{1,256})")
@@ -95,18 +103,42 @@ _HCA = re.compile(r" hca ([A-Za-z0-9_.+-]{1,64})")
 
 # ibv_wc_status and ibv_wc_opcode (rdma-core verbs.h), to name what older NCCLs print as numbers.
 _WC_STATUS = (
-    "IBV_WC_SUCCESS", "IBV_WC_LOC_LEN_ERR", "IBV_WC_LOC_QP_OP_ERR", "IBV_WC_LOC_EEC_OP_ERR",
-    "IBV_WC_LOC_PROT_ERR", "IBV_WC_WR_FLUSH_ERR", "IBV_WC_MW_BIND_ERR", "IBV_WC_BAD_RESP_ERR",
-    "IBV_WC_LOC_ACCESS_ERR", "IBV_WC_REM_INV_REQ_ERR", "IBV_WC_REM_ACCESS_ERR", "IBV_WC_REM_OP_ERR",
-    "IBV_WC_RETRY_EXC_ERR", "IBV_WC_RNR_RETRY_EXC_ERR", "IBV_WC_LOC_RDD_VIOL_ERR",
-    "IBV_WC_REM_INV_RD_REQ_ERR", "IBV_WC_REM_ABORT_ERR", "IBV_WC_INV_EECN_ERR",
-    "IBV_WC_INV_EEC_STATE_ERR", "IBV_WC_FATAL_ERR", "IBV_WC_RESP_TIMEOUT_ERR", "IBV_WC_GENERAL_ERR",
-    "IBV_WC_TM_ERR", "IBV_WC_TM_RNDV_INCOMPLETE",
+    "IBV_WC_SUCCESS",
+    "IBV_WC_LOC_LEN_ERR",
+    "IBV_WC_LOC_QP_OP_ERR",
+    "IBV_WC_LOC_EEC_OP_ERR",
+    "IBV_WC_LOC_PROT_ERR",
+    "IBV_WC_WR_FLUSH_ERR",
+    "IBV_WC_MW_BIND_ERR",
+    "IBV_WC_BAD_RESP_ERR",
+    "IBV_WC_LOC_ACCESS_ERR",
+    "IBV_WC_REM_INV_REQ_ERR",
+    "IBV_WC_REM_ACCESS_ERR",
+    "IBV_WC_REM_OP_ERR",
+    "IBV_WC_RETRY_EXC_ERR",
+    "IBV_WC_RNR_RETRY_EXC_ERR",
+    "IBV_WC_LOC_RDD_VIOL_ERR",
+    "IBV_WC_REM_INV_RD_REQ_ERR",
+    "IBV_WC_REM_ABORT_ERR",
+    "IBV_WC_INV_EECN_ERR",
+    "IBV_WC_INV_EEC_STATE_ERR",
+    "IBV_WC_FATAL_ERR",
+    "IBV_WC_RESP_TIMEOUT_ERR",
+    "IBV_WC_GENERAL_ERR",
+    "IBV_WC_TM_ERR",
+    "IBV_WC_TM_RNDV_INCOMPLETE",
 )
 _WC_OPCODE = {
-    0: "IBV_WC_SEND", 1: "IBV_WC_RDMA_WRITE", 2: "IBV_WC_RDMA_READ", 3: "IBV_WC_COMP_SWAP",
-    4: "IBV_WC_FETCH_ADD", 5: "IBV_WC_BIND_MW", 6: "IBV_WC_LOCAL_INV", 7: "IBV_WC_TSO",
-    128: "IBV_WC_RECV", 129: "IBV_WC_RECV_RDMA_WITH_IMM",
+    0: "IBV_WC_SEND",
+    1: "IBV_WC_RDMA_WRITE",
+    2: "IBV_WC_RDMA_READ",
+    3: "IBV_WC_COMP_SWAP",
+    4: "IBV_WC_FETCH_ADD",
+    5: "IBV_WC_BIND_MW",
+    6: "IBV_WC_LOCAL_INV",
+    7: "IBV_WC_TSO",
+    128: "IBV_WC_RECV",
+    129: "IBV_WC_RECV_RDMA_WITH_IMM",
 }
 
 
@@ -393,8 +425,13 @@ class NcclLog(_Model):
             if held is None or order[comm.event] < order[held.event]:
                 best[comm.rank] = comm
         return {
-            rank: RankPlacement(host=c.host, pid=c.pid, cuda_device=c.cuda_device if c.cuda_device is not None
-                                else c.cuda_dev, bus_id=c.bus_id, line_no=c.line_no)
+            rank: RankPlacement(
+                host=c.host,
+                pid=c.pid,
+                cuda_device=c.cuda_device if c.cuda_device is not None else c.cuda_dev,
+                bus_id=c.bus_id,
+                line_no=c.line_no,
+            )
             for rank, c in sorted(best.items())
         }
 
@@ -450,9 +487,15 @@ def _prefix(line: str, number: int) -> tuple[NcclEntry, str] | None:
         timestamp = head[1 : head.index("]")]
     message = line[level.end() :][:_MAX_MESSAGE]
     entry = NcclEntry(
-        line_no=number, host=host, pid=pid, tid=tid, cuda_dev=int(dev.group(1)),
+        line_no=number,
+        host=host,
+        pid=pid,
+        tid=tid,
+        cuda_dev=int(dev.group(1)),
         level=cast(NcclLevel, level.group(1)),
-        source=source, timestamp=timestamp, message=message,
+        source=source,
+        timestamp=timestamp,
+        message=message,
     )
     return entry, message
 
@@ -504,8 +547,12 @@ def _completion(text: str, where: dict) -> CompletionError | None:
         match = pattern.search(body)
         if match is not None:
             values[key] = int(match.group(1))
-    for key, pattern in (("direction", _DIRECTION), ("local_gid", _LOCAL_GID),
-                         ("remote_gid", _REMOTE_GID), ("hca", _HCA)):
+    for key, pattern in (
+        ("direction", _DIRECTION),
+        ("local_gid", _LOCAL_GID),
+        ("remote_gid", _REMOTE_GID),
+        ("hca", _HCA),
+    ):
         match = pattern.search(body)
         if match is not None:
             values[key] = match.group(1)
@@ -527,8 +574,12 @@ def _net_selection(message: str, where: dict) -> NetSelection | None:
         name, _, address = oob[4:].strip().partition(":")
         oob_interface, oob_address = name or None, address.split("<", 1)[0] or None
     return NetSelection(
-        transport=cast(NetTransport, match.group(1)), devices=devices, relaxed_ordering="[RO]" in devices_part,
-        oob_interface=oob_interface, oob_address=oob_address, **where,
+        transport=cast(NetTransport, match.group(1)),
+        devices=devices,
+        relaxed_ordering="[RO]" in devices_part,
+        oob_interface=oob_interface,
+        oob_address=oob_address,
+        **where,
     )
 
 
@@ -541,7 +592,11 @@ def _net_device(index: int, text: str, transport: str) -> NetDevice:
     if not name:
         name, port = head, ""
     return NetDevice(
-        index=index, name=name, port=_int(port), link=flags[0] if flags else None, sharp="SHARP" in flags,
+        index=index,
+        name=name,
+        port=_int(port),
+        link=flags[0] if flags else None,
+        sharp="SHARP" in flags,
     )
 
 
@@ -553,15 +608,27 @@ def _channel(message: str, where: dict) -> ChannelConnection | None:
         return None
     via = match.group(8).strip()
     return ChannelConnection(
-        channel=int(match.group(1)), src_rank=int(match.group(3)), src_bus_id=match.group(4),
-        dst_rank=int(match.group(5)), dst_bus_id=match.group(6),
+        channel=int(match.group(1)),
+        src_rank=int(match.group(3)),
+        src_bus_id=match.group(4),
+        dst_rank=int(match.group(5)),
+        dst_bus_id=match.group(6),
         direction=cast(ChannelDirection | None, match.group(7)),
-        via=via, kind=_CHANNEL_KINDS.get(via.split("/", 1)[0], "other"), **where,
+        via=via,
+        kind=_CHANNEL_KINDS.get(via.split("/", 1)[0], "other"),
+        **where,
     )
 
 
-_COMM_KEYS = {"rank": "rank", "nranks": "nranks", "nRanks": "nranks", "cudaDev": "cuda_device",
-              "nvmlDev": "nvml_device", "busId": "bus_id", "commId": "comm_id"}
+_COMM_KEYS = {
+    "rank": "rank",
+    "nranks": "nranks",
+    "nRanks": "nranks",
+    "cudaDev": "cuda_device",
+    "nvmlDev": "nvml_device",
+    "busId": "bus_id",
+    "commId": "comm_id",
+}
 
 
 def _comm(message: str, where: dict) -> CommInit | None:
@@ -609,8 +676,18 @@ def parse_nccl_log(text: str) -> NcclLog:
     :class:`ParseError`.
     """
     text = as_lines(text)
-    log = NcclLog(entries=[], versions=[], env=[], nets=[], networks=[], channels=[], comms=[],
-                  completion_errors=[], async_events=[], warnings=[])
+    log = NcclLog(
+        entries=[],
+        versions=[],
+        env=[],
+        nets=[],
+        networks=[],
+        channels=[],
+        comms=[],
+        completion_errors=[],
+        async_events=[],
+        warnings=[],
+    )
     warnings = BoundedWarnings(_MAX_WARNINGS)
     for number, line in numbered_lines(text, _MAX_LINE, warnings):
         if line is None:
@@ -619,10 +696,14 @@ def parse_nccl_log(text: str) -> NcclLog:
             continue
         _parse_line(log, number, line)
     if log._records_dropped:
-        warnings.add(f"{log._records_dropped} records past the first {MAX_RECORDS} of a kind dropped (per-log cap)")
+        warnings.add(
+            f"{log._records_dropped} records past the first {MAX_RECORDS} of a kind dropped (per-log cap)"
+        )
     if log._completions_dropped:
-        warnings.add(f"{log._completions_dropped} completion errors past the first {MAX_RECORDS} not kept "
-                     "(per-log cap); completion_places() counts them all")
+        warnings.add(
+            f"{log._completions_dropped} completion errors past the first {MAX_RECORDS} not kept "
+            "(per-log cap); completion_places() counts them all"
+        )
     log.warnings = list(warnings)
     return log
 
@@ -646,13 +727,19 @@ def _parse_line(log: NcclLog, number: int, line: str) -> None:
         return
     env = _ENV.fullmatch(message.strip())
     if env is not None:
-        _keep(log, log.env, EnvSetting(name=env.group(1), value=env.group(2).strip().removesuffix("."), **where))
+        _keep(
+            log, log.env, EnvSetting(name=env.group(1), value=env.group(2).strip().removesuffix("."), **where)
+        )
         return
     network = _NETWORK.search(message.strip())
     if network is not None:
         _keep(log, log.networks, NetworkUse(name=network.group(1).strip(), **where))
-    for extract, target in ((_net_selection, log.nets), (_channel, log.channels), (_comm, log.comms),
-                            (_async_event, log.async_events)):
+    for extract, target in (
+        (_net_selection, log.nets),
+        (_channel, log.channels),
+        (_comm, log.comms),
+        (_async_event, log.async_events),
+    ):
         found = extract(message, where)
         if found is not None:
             _keep(log, target, found)

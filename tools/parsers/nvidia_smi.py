@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, Field
-
 from forensic.sandbox.errors import ParseError
 from forensic.tools.parsers.nvml import clock_event_reason_bit
 from forensic.tools.parsers.pci import PciAddress, parse_pci_address
+from pydantic import BaseModel, Field
 
 __all__ = ["EccCounts", "SmiGpu", "parse_nvidia_smi_q"]
 
@@ -30,7 +29,9 @@ _NO_HANDLE = re.compile(
     r"\s?:\s?(.{0,200})"
 )
 _NUMBER = re.compile(r"[-+]?\d{1,15}(?:\.\d{1,6})?")
-_NO_VALUE = frozenset({"n/a", "[n/a]", "not supported", "[not supported]", "unknown error", "[unknown error]", ""})
+_NO_VALUE = frozenset(
+    {"n/a", "[n/a]", "not supported", "[not supported]", "unknown error", "[unknown error]", ""}
+)
 
 # nvidia-smi labels of the clock event reasons, mapped to the NVML names in nvml.CLOCK_EVENT_REASONS.
 _REASONS = {
@@ -84,7 +85,9 @@ class SmiGpu(BaseModel):
     pcie_gen_max: int | None = Field(None, description="PCIe generation, Max (GPU and host together).")
     pcie_gen_current: int | None = Field(None, description="PCIe generation, Current (drops on an idle GPU).")
     pcie_gen_device_max: int | None = Field(None, description="PCIe generation, Device Max (newer drivers).")
-    pcie_gen_device_current: int | None = Field(None, description="PCIe generation, Device Current (newer drivers).")
+    pcie_gen_device_current: int | None = Field(
+        None, description="PCIe generation, Device Current (newer drivers)."
+    )
     pcie_gen_host_max: int | None = Field(None, description="PCIe generation, Host Max (newer drivers).")
     link_width_max: int | None = Field(None, description="Link width Max, lanes (`16x` -> 16).")
     link_width_current: int | None = Field(None, description="Link width Current, lanes.")
@@ -101,7 +104,9 @@ class SmiGpu(BaseModel):
     temp_shutdown_c: int | None = Field(None, description="GPU Shutdown Temp, C.")
     temp_max_operating_c: int | None = Field(None, description="GPU Max Operating Temp, C.")
     temp_memory_c: int | None = Field(None, description="Memory Current Temp, C.")
-    power_draw_w: float | None = Field(None, description="Power Draw (or Instantaneous/Average Power Draw), W.")
+    power_draw_w: float | None = Field(
+        None, description="Power Draw (or Instantaneous/Average Power Draw), W."
+    )
     power_limit_w: float | None = Field(
         None, description="Current Power Limit (older: Enforced Power Limit, Power Limit), W."
     )
@@ -114,10 +119,14 @@ class SmiGpu(BaseModel):
     ecc_aggregate: EccCounts = Field(default_factory=EccCounts, description="ECC errors, lifetime.")
     retired_pages_sbe: int | None = Field(None, description="Retired Pages: Single Bit ECC (pre-Ampere).")
     retired_pages_dbe: int | None = Field(None, description="Retired Pages: Double Bit ECC (pre-Ampere).")
-    retired_pages_pending: bool | None = Field(None, description="Retired Pages: Pending Page Blacklist/Retirement.")
+    retired_pages_pending: bool | None = Field(
+        None, description="Retired Pages: Pending Page Blacklist/Retirement."
+    )
     remapped_rows_correctable: int | None = Field(None, description="Remapped Rows: Correctable Error.")
     remapped_rows_uncorrectable: int | None = Field(None, description="Remapped Rows: Uncorrectable Error.")
-    remapped_rows_pending: bool | None = Field(None, description="Remapped Rows: Pending (needs a GPU reset).")
+    remapped_rows_pending: bool | None = Field(
+        None, description="Remapped Rows: Pending (needs a GPU reset)."
+    )
     remapped_rows_failure: bool | None = Field(None, description="Remapped Rows: Remapping Failure Occurred.")
     reset_required: bool | None = Field(None, description="GPU Reset Status: Reset Required.")
     drain_and_reset_recommended: bool | None = Field(
@@ -270,7 +279,8 @@ def _ecc(v: dict[_Path, str], base: _Path) -> EccCounts:
     )
     if counts.sram_uncorrectable is None:  # R550+ splits it into Parity and SEC-DED
         counts.sram_uncorrectable = _sum(
-            _int(v.get((*base, "sram uncorrectable parity"))), _int(v.get((*base, "sram uncorrectable sec-ded")))
+            _int(v.get((*base, "sram uncorrectable parity"))),
+            _int(v.get((*base, "sram uncorrectable sec-ded"))),
         )
     # Pre-Ampere layout: "Single Bit" / "Double Bit" headings with per-location lines and a Total.
     single, double = (*base, "single bit"), (*base, "double bit")

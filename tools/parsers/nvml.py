@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
-
-from pydantic import BaseModel, Field
 
 from forensic.sandbox.errors import ParseError
 from forensic.tools.parsers.pci import PciAddress, parse_pci_address
+from pydantic import BaseModel, Field
 
 __all__ = [
     "CLOCK_EVENT_REASONS",
@@ -166,12 +165,12 @@ class NvmlDevice(BaseModel):
     ecc_corrected_aggregate: int | None = Field(None, description="Corrected ECC errors, lifetime.")
     ecc_uncorrected_aggregate: int | None = Field(None, description="Uncorrected ECC errors, lifetime.")
     remapped_rows_corrected: int | None = Field(None, description="Rows remapped for correctable errors.")
-    remapped_rows_uncorrected: int | None = Field(
-        None, description="Rows remapped for uncorrectable errors."
-    )
+    remapped_rows_uncorrected: int | None = Field(None, description="Rows remapped for uncorrectable errors.")
     remapped_rows_pending: bool | None = Field(None, description="A remap waits for a GPU reset.")
     remapped_rows_failure: bool | None = Field(None, description="A row remap failed (no spare rows).")
-    extra: dict[str, Any] = Field(default_factory=dict, description="Keys this parser does not know, untouched.")
+    extra: dict[str, Any] = Field(
+        default_factory=dict, description="Keys this parser does not know, untouched."
+    )
 
     @property
     def clock_event_reason_names(self) -> list[str]:
@@ -423,7 +422,7 @@ def _as_time(value: Any) -> float | None:
         except ValueError:
             return None
         if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=timezone.utc)
+            parsed = parsed.replace(tzinfo=UTC)
         return parsed.timestamp()
     return None
 

@@ -17,17 +17,15 @@ well under 3x its size (``forensic bench parsers``).
 
 from __future__ import annotations
 
-from array import array
-
 import math
 import re
+from array import array
 from collections.abc import Sequence
 from typing import Literal, get_args
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
-
 from forensic.tools.parsers._text import BoundedWarnings, plain_lines
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 __all__ = [
     "MetricFamily",
@@ -40,7 +38,9 @@ __all__ = [
     "series_host",
 ]
 
-MetricType = Literal["counter", "gauge", "histogram", "gaugehistogram", "stateset", "info", "summary", "unknown"]
+MetricType = Literal[
+    "counter", "gauge", "histogram", "gaugehistogram", "stateset", "info", "summary", "unknown"
+]
 _TYPES = frozenset(get_args(MetricType))
 
 _MAX_LINE = 64 * 1024
@@ -470,12 +470,18 @@ def _build(
     counts = np.bincount(sample_series, minlength=n_series) if n_series else np.zeros(0, dtype=np.int64)
     out._offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     out._names = names
-    out._series_name = np.frombuffer(series_name, dtype=np.int32).copy() if n_series else np.zeros(0, dtype=np.int32)
+    out._series_name = (
+        np.frombuffer(series_name, dtype=np.int32).copy() if n_series else np.zeros(0, dtype=np.int32)
+    )
     out._series_text = series_text
     # Series ids per name, names in order of their first series.
     by_name_order = np.argsort(out._series_name, kind="stable")
     sorted_names = out._series_name[by_name_order]
-    starts = np.flatnonzero(np.r_[True, sorted_names[1:] != sorted_names[:-1]]) if n_series else np.zeros(0, dtype=np.int64)
+    starts = (
+        np.flatnonzero(np.r_[True, sorted_names[1:] != sorted_names[:-1]])
+        if n_series
+        else np.zeros(0, dtype=np.int64)
+    )
     groups = np.split(by_name_order, starts[1:]) if n_series else []
     groups.sort(key=lambda g: int(g[0]))
     out._by_name = {names[int(out._series_name[g[0]])]: g for g in groups}

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from forensic.sandbox.errors import ParseError
+from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["PciAddress", "parse_pci_address"]
 

@@ -17,10 +17,9 @@ import re
 from collections.abc import Iterator
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from forensic.sandbox.errors import ParseError
 from forensic.tools.parsers._text import BoundedWarnings, as_text, numbered_lines
+from pydantic import BaseModel, ConfigDict
 
 __all__ = [
     "InterfaceCounters",
@@ -161,7 +160,9 @@ def _is_separator(stripped: str) -> bool:
     return "--" in stripped and not stripped.strip("- ")
 
 
-def _table_events(text: str, warnings: BoundedWarnings) -> Iterator[tuple[Literal["header", "row"], int, str]]:
+def _table_events(
+    text: str, warnings: BoundedWarnings
+) -> Iterator[tuple[Literal["header", "row"], int, str]]:
     """Header and row lines of tabulate 'simple' tables.
 
     A header is only known once the dashes below it arrive, so each line is held back one step.

@@ -11,9 +11,8 @@ from __future__ import annotations
 import re
 from typing import Literal, cast
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr
-
 from forensic.tools.parsers._text import BoundedWarnings, as_lines, numbered_lines
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 __all__ = [
     "DumpSignal",
@@ -36,7 +35,12 @@ MAX_RECORDS = 10_000
 _WINDOW = 2048
 
 TerminalKind = Literal[
-    "ops_failed", "taking_down", "watchdog_terminated", "terminate_called", "heartbeat_timeout", "watchdog_stuck"
+    "ops_failed",
+    "taking_down",
+    "watchdog_terminated",
+    "terminate_called",
+    "heartbeat_timeout",
+    "watchdog_stuck",
 ]
 WorkStatusKind = Literal["failure_detected", "exception_detected", "timeout_at"]
 GlogSeverity = Literal["I", "W", "E", "F"]
@@ -191,18 +195,26 @@ class TorchLog(_Model):
         for event in given:
             self._fold(event)
 
-    def _fold(self, event: "_TorchEvent") -> None:
+    def _fold(self, event: _TorchEvent) -> None:
         if event.pg is not None:
             self._groups.add(event.pg)
-        if isinstance(event, (WatchdogTimeout, WorkStatus)) and event.seq is not None and event.rank is not None:
+        if (
+            isinstance(event, (WatchdogTimeout, WorkStatus))
+            and event.seq is not None
+            and event.rank is not None
+        ):
             self._stuck.setdefault((event.pg, event.seq), set()).add(event.rank)
-        if isinstance(event, (WorkStatus, DumpSignal)) and event.rank is not None and event.last_completed is not None:
+        if (
+            isinstance(event, (WorkStatus, DumpSignal))
+            and event.rank is not None
+            and event.last_completed is not None
+        ):
             key = (event.pg, event.rank)
             self._done[key] = max(self._done.get(key, event.last_completed), event.last_completed)
         if isinstance(event, DumpSignal) and event.source_rank is not None:
             self._sources.add(event.source_rank)
 
-    def _add(self, target: list, event: "_TorchEvent") -> None:
+    def _add(self, target: list, event: _TorchEvent) -> None:
         """Fold ``event`` into the counts, and keep it while ``target`` is under the cap."""
         self._fold(event)
         if isinstance(event, WatchdogTimeout):
@@ -257,7 +269,10 @@ def _stamp(line: str) -> GlogStamp | None:
         if not (1 <= month <= 12 and 1 <= day <= 31):
             month = day = None
     return GlogStamp(
-        severity=cast(GlogSeverity, match.group(1)), month=month, day=day, time=match.group(3),
+        severity=cast(GlogSeverity, match.group(1)),
+        month=month,
+        day=day,
+        time=match.group(3),
         source=f"{match.group(4)}:{match.group(5)}",
     )
 
@@ -276,10 +291,14 @@ def _timeout(line: str, where: dict) -> WatchdogTimeout | None:
         return None
     body = line[at : at + _WINDOW]
     return WatchdogTimeout(
-        seq=_group_int(_SEQ, body), op_type=(m.group(1) if (m := _OPTYPE.search(body)) else None),
-        numel_in=_group_int(_NUMEL_IN, body), numel_out=_group_int(_NUMEL_OUT, body),
-        timeout_ms=_group_int(_TIMEOUT_MS, body), ran_for_ms=_group_int(_RAN_FOR, body),
-        terminal="thread terminated with exception" in line[:at], **where,
+        seq=_group_int(_SEQ, body),
+        op_type=(m.group(1) if (m := _OPTYPE.search(body)) else None),
+        numel_in=_group_int(_NUMEL_IN, body),
+        numel_out=_group_int(_NUMEL_OUT, body),
+        timeout_ms=_group_int(_TIMEOUT_MS, body),
+        ran_for_ms=_group_int(_RAN_FOR, body),
+        terminal="thread terminated with exception" in line[:at],
+        **where,
     )
 
 
@@ -289,8 +308,11 @@ def _work_status(line: str, where: dict) -> WorkStatus | None:
         if match is not None:
             body = line[match.start() : match.start() + _WINDOW]
             return WorkStatus(
-                kind=kind, seq=int(match.group(1)), last_enqueued=_group_int(_ENQUEUED, body),
-                last_completed=_group_int(_COMPLETED, body), **where,
+                kind=kind,
+                seq=int(match.group(1)),
+                last_enqueued=_group_int(_ENQUEUED, body),
+                last_completed=_group_int(_COMPLETED, body),
+                **where,
             )
     return None
 
@@ -305,8 +327,11 @@ def _dump_signal(line: str, where: dict) -> DumpSignal | None:
     local = "from this local rank" in head
     source = where["rank"] if local else _group_int(_FROM_RANK, head)
     return DumpSignal(
-        source_rank=source, from_local_rank=local, last_enqueued=_group_int(_ENQUEUED, body),
-        last_completed=_group_int(_COMPLETED, body), **where,
+        source_rank=source,
+        from_local_rank=local,
+        last_enqueued=_group_int(_ENQUEUED, body),
+        last_completed=_group_int(_COMPLETED, body),
+        **where,
     )
 
 
@@ -321,8 +346,16 @@ def _terminal(line: str, where: dict) -> TerminalLine | None:
     return None
 
 
-_INTERESTING = ("Watchdog", "watchdog", "dump signal", "Timeout at NCCL work", "NCCL operations",
-                "process down", "terminate called", "Heartbeat")
+_INTERESTING = (
+    "Watchdog",
+    "watchdog",
+    "dump signal",
+    "Timeout at NCCL work",
+    "NCCL operations",
+    "process down",
+    "terminate called",
+    "Heartbeat",
+)
 
 
 def parse_torch_log(text: str) -> TorchLog:
@@ -353,7 +386,9 @@ def parse_torch_log(text: str) -> TorchLog:
         if terminal is not None:
             log._add(log.terminal, terminal)
     if log._dropped:
-        warnings.add(f"{log._dropped} events past the first {MAX_RECORDS} of a kind dropped (per-log cap); "
-                     "counts and per-rank facts cover every line")
+        warnings.add(
+            f"{log._dropped} events past the first {MAX_RECORDS} of a kind dropped (per-log cap); "
+            "counts and per-rank facts cover every line"
+        )
     log.warnings = list(warnings)
     return log

@@ -3,6 +3,7 @@
 Each function takes ``(scenario, rng, variant)``, changes the fleet state from the fault time on,
 and sets ``scenario.truth`` to the component that evals/TRUTH.md names for that cause.
 """
+
 from __future__ import annotations
 
 from .bus import gpu_fell_off_bus

@@ -1,4 +1,5 @@
 """Helpers the fault families share: choosing a culprit, XID lines, stragglers, symptoms."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -44,8 +45,16 @@ def severity(scn: Scenario, rng: np.random.Generator, default: tuple[float, floa
     return float(rng.uniform(*default))
 
 
-def xid(scn: Scenario, host: str, gpu: int, t: float, code: int, message: str, pid: str | None = None,
-        announce: bool = True) -> None:
+def xid(
+    scn: Scenario,
+    host: str,
+    gpu: int,
+    t: float,
+    code: int,
+    message: str,
+    pid: str | None = None,
+    announce: bool = True,
+) -> None:
     """Record an XID on a GPU and print it in the host's kernel log the way the driver does."""
     g = scn.fleet.host(host).gpus[gpu]
     gs = scn.gpu(host, gpu)
@@ -64,6 +73,7 @@ def xid(scn: Scenario, host: str, gpu: int, t: float, code: int, message: str, p
 
 def train_pid(scn: Scenario, host: str, gpu: int) -> str:
     import zlib
+
     base = 100000 + zlib.crc32(host.encode()) % 800000
     return f"pid={base + gpu}, name=python3"
 
@@ -78,8 +88,14 @@ def job_gpus(scn: Scenario):
             yield scn.gpu(h, g)
 
 
-def traffic_scale(scn: Scenario, t_from: float, factor: float, hosts: list[str] | None = None,
-                  ibdevs: list[str] | None = None, switches: bool = True) -> None:
+def traffic_scale(
+    scn: Scenario,
+    t_from: float,
+    factor: float,
+    hosts: list[str] | None = None,
+    ibdevs: list[str] | None = None,
+    switches: bool = True,
+) -> None:
     """Scale NIC traffic counters (and the leaf ports carrying them) from t_from on."""
     hosts = hosts or scn.fleet.job_hosts
     for h in hosts:
@@ -87,13 +103,31 @@ def traffic_scale(scn: Scenario, t_from: float, factor: float, hosts: list[str] 
             if ibdevs is not None and n.ibdev not in ibdevs:
                 continue
             ns = scn.nic(h, n.ibdev)
-            for name in ("port_xmit_data", "port_rcv_data", "port_xmit_packets", "port_rcv_packets",
-                         "unicast_xmit_packets", "unicast_rcv_packets", "port_xmit_wait", "rx_write_requests"):
+            for name in (
+                "port_xmit_data",
+                "port_rcv_data",
+                "port_xmit_packets",
+                "port_rcv_packets",
+                "unicast_xmit_packets",
+                "unicast_rcv_packets",
+                "port_xmit_wait",
+                "rx_write_requests",
+            ):
                 c = ns.counters.get(name) or ns.hw_counters.get(name)
                 c.set_rate(t_from, _rate_at(c, t_from) * factor)
-            for name in ("rx_packets_phy", "tx_packets_phy", "rx_bytes_phy", "tx_bytes_phy", "rx_prio3_bytes",
-                         "rx_prio3_packets", "tx_prio3_bytes", "tx_prio3_packets", "rx_prio3_pause",
-                         "rx_prio3_pause_duration", "rx_prio3_pause_transition"):
+            for name in (
+                "rx_packets_phy",
+                "tx_packets_phy",
+                "rx_bytes_phy",
+                "tx_bytes_phy",
+                "rx_prio3_bytes",
+                "rx_prio3_packets",
+                "tx_prio3_bytes",
+                "tx_prio3_packets",
+                "rx_prio3_pause",
+                "rx_prio3_pause_duration",
+                "rx_prio3_pause_transition",
+            ):
                 if name in ns.ethtool:
                     c = ns.ethtool[name]
                     c.set_rate(t_from, _rate_at(c, t_from) * factor)
@@ -101,7 +135,7 @@ def traffic_scale(scn: Scenario, t_from: float, factor: float, hosts: list[str] 
                 if name in ns.hw_counters:
                     c = ns.hw_counters[name]
                     c.set_rate(t_from, _rate_at(c, t_from) * factor)
-    for sw in (scn.fleet.leaves() if switches else []):
+    for sw in scn.fleet.leaves() if switches else []:
         ss = scn.switches[sw.name]
         touched = False
         for port, (h, _ib) in sw.down_ports.items():

@@ -1,4 +1,5 @@
 """gpu_fell_off_bus: XID 79, the device disappears from PCIe and NVML, the job hangs at a collective."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -14,18 +15,30 @@ def gpu_fell_off_bus(scn: Scenario, rng: np.random.Generator, variant: str | Non
     tf = scn.tf
     variant = variant or str(rng.choice(["xid79", "xid79", "multiline"]))
     if variant == "multiline":
-        scn.kernel(host, tf, f"NVRM: The NVIDIA GPU {g.pci.sysfs}\nNVRM: (PCI ID: 10de:2330) installed in this system has\n"
-                             "NVRM: fallen off the bus and is not responding to commands.", 3)
+        scn.kernel(
+            host,
+            tf,
+            f"NVRM: The NVIDIA GPU {g.pci.sysfs}\nNVRM: (PCI ID: 10de:2330) installed in this system has\n"
+            "NVRM: fallen off the bus and is not responding to commands.",
+            3,
+        )
         from ..sim import Xid
+
         gs.xids.append(Xid(t=tf, code=79, message="GPU has fallen off the bus."))
     else:
         c.xid(scn, host, gi, tf, 79, "GPU has fallen off the bus.")
         scn.kernel(host, tf + 4e-6, f"NVRM: GPU {g.pci.sysfs}: GPU has fallen off the bus.", 3)
         scn.kernel(host, tf + 7e-6, f"NVRM: GPU {g.pci.sysfs}: GPU serial number is {g.serial}.", 3)
         if rng.random() < 0.6:
-            for k, sw in enumerate(["0000:05:00.0", "0000:06:00.0", "0000:07:00.0"][: int(rng.integers(1, 4))]):
-                scn.kernel(host, tf + 11.8 + k * 0.004,
-                           f"nvidia-nvswitch{k}: SXid (PCI:{sw}): 20034, Fatal, Link {int(rng.integers(0, 64))} LTSSM Fault Up", 3)
+            for k, sw in enumerate(
+                ["0000:05:00.0", "0000:06:00.0", "0000:07:00.0"][: int(rng.integers(1, 4))]
+            ):
+                scn.kernel(
+                    host,
+                    tf + 11.8 + k * 0.004,
+                    f"nvidia-nvswitch{k}: SXid (PCI:{sw}): 20034, Fatal, Link {int(rng.integers(0, 64))} LTSSM Fault Up",
+                    3,
+                )
     gs.lost_at = tf
     gs.aer_fatal_total = 1
     # the whole job stops at the next collective: every rank's watchdog fires with the same SeqNum

@@ -1,4 +1,5 @@
 """Fabric faults: PFC pause storm, ECMP hash polarization, a degrading NIC link."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -8,7 +9,9 @@ from . import _common as c
 from .pcie import _propagate_pauses
 
 
-def _pfcwd_rows(scn: Scenario, leaf_name: str, rng: np.random.Generator, stormed: dict[str, tuple[int, int, int]]):
+def _pfcwd_rows(
+    scn: Scenario, leaf_name: str, rng: np.random.Generator, stormed: dict[str, tuple[int, int, int]]
+):
     leaf = scn.fleet.switch(leaf_name)
     rows = []
     for port in list(leaf.down_ports) + [l.port for l in leaf.links]:
@@ -35,10 +38,12 @@ def pfc_pause_storm(scn: Scenario, rng: np.random.Generator, variant: str | None
     nic = scn.fleet.host(host).nics[k]
     ns = scn.nic(host, nic.ibdev)
     tf = scn.tf
-    pause = float(rng.uniform(3e4, 2e5))   # continuous XOFF refresh
+    pause = float(rng.uniform(3e4, 2e5))  # continuous XOFF refresh
     e = ns.ethtool
     e["tx_prio3_pause"].set_rate(tf, pause)
-    e["tx_prio3_pause_duration"].set_rate(tf, float(rng.uniform(6e5, 9.8e5)))   # µs per second: nearly always paused
+    e["tx_prio3_pause_duration"].set_rate(
+        tf, float(rng.uniform(6e5, 9.8e5))
+    )  # µs per second: nearly always paused
     e["tx_pause_storm_warning_events"].bump(tf + 5, 1)
     for k2 in range(int(rng.integers(0, 4))):
         e["tx_pause_storm_warning_events"].bump(tf + float(rng.uniform(60, scn.t1 - tf)), 1)
@@ -65,7 +70,9 @@ def pfc_pause_storm(scn: Scenario, rng: np.random.Generator, variant: str | None
 
 
 def ecmp_hash_polarization(scn: Scenario, rng: np.random.Generator, variant: str | None) -> None:
-    leaves = [l for l in scn.fleet.leaves() if any(h in scn.fleet.job_hosts for h, _ in l.down_ports.values())]
+    leaves = [
+        l for l in scn.fleet.leaves() if any(h in scn.fleet.job_hosts for h, _ in l.down_ports.values())
+    ]
     if len(leaves) < 2:
         raise ValueError("ECMP polarization needs at least two leaves carrying the job")
     leaf = leaves[int(rng.integers(0, len(leaves)))]

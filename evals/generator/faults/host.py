@@ -1,4 +1,5 @@
 """host_contention: something else on one host eats its CPUs; its eight ranks launch kernels late."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -22,9 +23,18 @@ def host_contention(scn: Scenario, rng: np.random.Generator, variant: str | None
     tf = scn.tf
     user, cmd = ROGUES[int(rng.integers(0, len(ROGUES)))]
     threads = float(rng.uniform(60, 170))
-    hs.procs.append(Proc(int(rng.integers(1_000_000, 3_000_000)), user, threads * 100.0 / 1.0, float(rng.uniform(0.5, 6)),
-                         f"{int((scn.now - tf) * threads / 60)}:{int(rng.integers(10, 59)):02d}.{int(rng.integers(10, 99))}",
-                         cmd.split()[0] if variant != "full" else cmd, int(rng.uniform(2e6, 5e7)), "R"))
+    hs.procs.append(
+        Proc(
+            int(rng.integers(1_000_000, 3_000_000)),
+            user,
+            threads * 100.0 / 1.0,
+            float(rng.uniform(0.5, 6)),
+            f"{int((scn.now - tf) * threads / 60)}:{int(rng.integers(10, 59)):02d}.{int(rng.integers(10, 99))}",
+            cmd.split()[0] if variant != "full" else cmd,
+            int(rng.uniform(2e6, 5e7)),
+            "R",
+        )
+    )
     hs.load1.set(tf, hs.load1.base + threads * float(rng.uniform(1.1, 1.6)))
     hs.cpu_pressure_rate.set(tf, float(rng.uniform(15, 80)))
     hs.cpu_some_avg10.set(tf, float(rng.uniform(25, 75)))

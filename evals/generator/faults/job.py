@@ -1,4 +1,5 @@
 """Job-wide causes: a stalling input pipeline and a misconfigured NCCL."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -62,7 +63,9 @@ def nccl_misconfiguration(scn: Scenario, rng: np.random.Generator, variant: str 
         c.traffic_scale(scn, tf + job.restart_after, 0.01)
     elif variant == "hca":
         hca = scn.fleet.host(scn.fleet.job_hosts[0]).nics[0].ibdev
-        env = [e for e in env if not e.startswith("NCCL_IB_HCA")] + [f"NCCL_IB_HCA set by environment to {hca}"]
+        env = [e for e in env if not e.startswith("NCCL_IB_HCA")] + [
+            f"NCCL_IB_HCA set by environment to {hca}"
+        ]
         job.restart_nccl = {"env": env, "hca_limit": [hca]}
         sev = c.comm_mult(scn, rng, 1.4, 2.5)
         others = [n.ibdev for n in scn.fleet.host(scn.fleet.job_hosts[0]).nics if n.ibdev != hca]

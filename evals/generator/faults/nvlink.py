@@ -1,4 +1,5 @@
 """nvlink_fault: NVLink errors on one GPU: CRC/replay counters climb; fatal errors stop the job."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,8 +24,14 @@ def nvlink_fault(scn: Scenario, rng: np.random.Generator, variant: str | None) -
         if rng.random() < 0.6:
             # a marginal lane (bits 21/22: channel signal integrity) logged as it began
             reg = int(rng.choice([0x200000, 0x400000]))
-            c.xid(scn, host, gi, tf + float(rng.uniform(1, 30)), 74,
-                  f"NVLink: fatal error detected on link {link}(0x0, 0x0, 0x{reg:x}, 0x0, 0x0, 0x0, 0x0)")
+            c.xid(
+                scn,
+                host,
+                gi,
+                tf + float(rng.uniform(1, 30)),
+                74,
+                f"NVLink: fatal error detected on link {link}(0x0, 0x0, 0x{reg:x}, 0x0, 0x0, 0x0, 0x0)",
+            )
         sev = c.severity(scn, rng, (1.05, 1.3))
         # tensor-parallel peers on the host wait inside their own NVLink collectives, but less
         c.straggler(scn, [r], tf, sev)
@@ -33,15 +40,29 @@ def nvlink_fault(scn: Scenario, rng: np.random.Generator, variant: str | None) -
         c.set_symptom(scn, "slow")
     else:
         reg = int(rng.choice([0x10000, 0x1000, 0x100]))
-        c.xid(scn, host, gi, tf, 74, f"NVLink: fatal error detected on link {link}(0x0, 0x0, 0x{reg:x}, 0x0, 0x0, 0x0, 0x0)")
+        c.xid(
+            scn,
+            host,
+            gi,
+            tf,
+            74,
+            f"NVLink: fatal error detected on link {link}(0x0, 0x0, 0x{reg:x}, 0x0, 0x0, 0x0, 0x0)",
+        )
         gs.counters["nvlink_crc"].bump(tf, int(rng.integers(1000, 90000)))
         job = scn.job
         job.hang_at = tf
         hung_job_gpus(scn, tf)
         c.traffic_scale(scn, tf, 0.002)
         t_kill = tf + job.timeout_ms / 1000.0 + float(rng.uniform(1, 5))
-        c.xid(scn, host, gi, t_kill, 45, f"Ch 0000000{int(rng.integers(1, 9))} caused by previous Xid 74",
-              pid=c.train_pid(scn, host, gi))
+        c.xid(
+            scn,
+            host,
+            gi,
+            t_kill,
+            45,
+            f"Ch 0000000{int(rng.integers(1, 9))} caused by previous Xid 74",
+            pid=c.train_pid(scn, host, gi),
+        )
         c.set_symptom(scn, "hang")
     scn.truth = {"root_cause": "nvlink_fault", "component": f"{host}/gpu{gi}"}
     scn.opts["culprit_host"] = host

@@ -1,4 +1,5 @@
 """pcie_downtrain: a GPU's or a NIC's PCIe link running below its capability while in use."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -7,13 +8,31 @@ from ..sim import Scenario
 from . import _common as c
 
 
-def _aer_burst(scn: Scenario, host: str, bdf: str, port_bdf: str, t: float, dev: str, driver: str, n: int,
-               rng: np.random.Generator) -> None:
+def _aer_burst(
+    scn: Scenario,
+    host: str,
+    bdf: str,
+    port_bdf: str,
+    t: float,
+    dev: str,
+    driver: str,
+    n: int,
+    rng: np.random.Generator,
+) -> None:
     for k in range(n):
         tt = t + k * float(rng.uniform(0.5, 40))
-        scn.kernel(host, tt, f"pcieport {port_bdf}: AER: Multiple Correctable error message received from {bdf}", 3)
-        scn.kernel(host, tt + 1e-4, f"{driver} {bdf}: PCIe Bus Error: severity=Correctable, type=Physical Layer, (Receiver ID)", 4)
-        scn.kernel(host, tt + 2e-4, f"{driver} {bdf}:   device [{dev}] error status/mask=00000001/0000e000", 4)
+        scn.kernel(
+            host, tt, f"pcieport {port_bdf}: AER: Multiple Correctable error message received from {bdf}", 3
+        )
+        scn.kernel(
+            host,
+            tt + 1e-4,
+            f"{driver} {bdf}: PCIe Bus Error: severity=Correctable, type=Physical Layer, (Receiver ID)",
+            4,
+        )
+        scn.kernel(
+            host, tt + 2e-4, f"{driver} {bdf}:   device [{dev}] error status/mask=00000001/0000e000", 4
+        )
         scn.kernel(host, tt + 3e-4, f"{driver} {bdf}:    [ 0] RxErr                  (First)", 4)
 
 
@@ -39,8 +58,17 @@ def apply_gpu(scn: Scenario, rng: np.random.Generator, variant: str) -> None:
     gs.aer_cor["Bad TLP"].bump(tf, int(rng.integers(0, 5)))
     if not quiet:
         port = f"0000:{g.pci.bus - 1:02x}:00.0"
-        _aer_burst(scn, host, g.pci.sysfs, port, tf - float(rng.uniform(2, 30)), "10de:2330", "nvidia",
-                   int(rng.integers(1, 4)), rng)
+        _aer_burst(
+            scn,
+            host,
+            g.pci.sysfs,
+            port,
+            tf - float(rng.uniform(2, 30)),
+            "10de:2330",
+            "nvidia",
+            int(rng.integers(1, 4)),
+            rng,
+        )
     sev = c.severity(scn, rng, (1.04, 1.25))
     # host-device traffic (input copies, offload) halves with the width: a straggler, not a hang
     c.straggler(scn, [c.rank(scn, host, gi)], tf, sev)
@@ -66,8 +94,17 @@ def apply_nic(scn: Scenario, rng: np.random.Generator, variant: str) -> None:
     else:
         ns.pcie_cur_width = [(0.0, 16), (tf, int(rng.choice([4, 8])))]
     port = f"0000:{nic.pci.bus - 1:02x}:00.0"
-    _aer_burst(scn, host, nic.pci.sysfs, port, tf - float(rng.uniform(1, 10)), "15b3:1021", "mlx5_core",
-               int(rng.integers(1, 3)), rng)
+    _aer_burst(
+        scn,
+        host,
+        nic.pci.sysfs,
+        port,
+        tf - float(rng.uniform(1, 10)),
+        "15b3:1021",
+        "mlx5_core",
+        int(rng.integers(1, 3)),
+        rng,
+    )
     pause = float(rng.uniform(800, 9000))
     e = ns.ethtool
     e["tx_prio3_pause"].set_rate(tf, pause)
@@ -89,8 +126,9 @@ def apply_nic(scn: Scenario, rng: np.random.Generator, variant: str) -> None:
     scn.notes.append(f"NIC {host}/{nic.ibdev} PCIe narrow at tf; pauses x{pause:.0f}/s, comm x{sev:.2f}")
 
 
-def _propagate_pauses(scn: Scenario, rng: np.random.Generator, host: str, ibdev: str, tf: float, pause: float,
-                      storm: bool) -> None:
+def _propagate_pauses(
+    scn: Scenario, rng: np.random.Generator, host: str, ibdev: str, tf: float, pause: float, storm: bool
+) -> None:
     """The switch receives the origin's pauses, its buffer fills, and it pauses the senders (victims)."""
     nic = next(n for n in scn.fleet.host(host).nics if n.ibdev == ibdev)
     leaf = scn.fleet.switch(nic.switch)
@@ -103,7 +141,9 @@ def _propagate_pauses(scn: Scenario, rng: np.random.Generator, host: str, ibdev:
         vict = scn.nic(h, ib)
         base = c._rate_at(vict.ethtool["rx_prio3_pause"], tf)
         vict.ethtool["rx_prio3_pause"].set_rate(tf, base + pause * share)
-        vict.ethtool["rx_prio3_pause_duration"].set_rate(tf, (base + pause * share) * float(rng.uniform(5, 30)))
+        vict.ethtool["rx_prio3_pause_duration"].set_rate(
+            tf, (base + pause * share) * float(rng.uniform(5, 30))
+        )
         ss.ports[port].pfc_tx[3].set_rate(tf, c._rate_at(ss.ports[port].pfc_tx[3], tf) + pause * share)
     # the same rail on other leaves sees a little of it through the spines
     for other in scn.fleet.job_hosts:
@@ -113,7 +153,9 @@ def _propagate_pauses(scn: Scenario, rng: np.random.Generator, host: str, ibdev:
         if scn.fleet.host(other).nics[nic.index].switch == leaf.name:
             continue
         base = c._rate_at(vict.ethtool["rx_prio3_pause"], tf)
-        vict.ethtool["rx_prio3_pause"].set_rate(tf, base + pause * float(rng.uniform(0.0, 0.08 if not storm else 0.3)))
+        vict.ethtool["rx_prio3_pause"].set_rate(
+            tf, base + pause * float(rng.uniform(0.0, 0.08 if not storm else 0.3))
+        )
     for l in leaf.links:
         ss.ports[l.port].pfc_tx[3].set_rate(tf, pause * float(rng.uniform(0.05, 0.3)))
 

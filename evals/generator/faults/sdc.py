@@ -1,4 +1,5 @@
 """silent_data_corruption: one rank's replica drifts from its data-parallel peers with no error anywhere."""
+
 from __future__ import annotations
 
 import numpy as np

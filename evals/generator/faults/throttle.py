@@ -1,4 +1,5 @@
 """Clock reductions on one GPU: thermal slowdown (too hot) and power capping or brake (too little power)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -67,7 +68,9 @@ def power_throttle(scn: Scenario, rng: np.random.Generator, variant: str | None)
         gs.temp.set(tf, gs.temp.base - float(rng.uniform(4, 9)))
     else:
         limit = float(rng.choice([450.0, 500.0, 550.0, 600.0]))
-        clk = {450.0: 1410.0, 500.0: 1530.0, 550.0: 1650.0, 600.0: 1770.0}[limit] + float(rng.uniform(-30, 30))
+        clk = {450.0: 1410.0, 500.0: 1530.0, 550.0: 1650.0, 600.0: 1770.0}[limit] + float(
+            rng.uniform(-30, 30)
+        )
         gs.power_limit.set(tf, limit)
         gs.power.set(tf, limit - 4.0)
         gs.power.noise = 3.0

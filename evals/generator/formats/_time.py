@@ -4,7 +4,7 @@ import datetime as _dt
 
 
 def utc(t: float) -> _dt.datetime:
-    return _dt.datetime.fromtimestamp(t, tz=_dt.timezone.utc)
+    return _dt.datetime.fromtimestamp(t, tz=_dt.UTC)
 
 
 def iso(t: float) -> str:

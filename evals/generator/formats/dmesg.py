@@ -1,4 +1,5 @@
 """Kernel log as `dmesg`, `dmesg -T`, `journalctl -k`, raw `/dev/kmsg`, or dmesg with caller ids."""
+
 from __future__ import annotations
 
 import zlib
@@ -17,7 +18,9 @@ def _uptime(u: float) -> str:
 
 
 def render(hs: HostSim, host: str, now: float, rng: np.random.Generator, since: float | None = None) -> str:
-    lines = sorted((k for k in hs.kernel if k.t <= now and (since is None or k.t >= since)), key=lambda k: k.t)
+    lines = sorted(
+        (k for k in hs.kernel if k.t <= now and (since is None or k.t >= since)), key=lambda k: k.t
+    )
     style = hs.dmesg_style
     out: list[str] = []
     seq = int(rng.integers(800, 1600))

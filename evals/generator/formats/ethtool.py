@@ -1,4 +1,5 @@
 """`ethtool -S <netdev>` (mlx5e) and `ibstat`."""
+
 from __future__ import annotations
 
 from ..fleet import Host
@@ -7,14 +8,39 @@ from .sysfs import _at
 
 # print order close to the mlx5e driver's: software/vport counters, then phy, then per-priority, then pci
 _ORDER = [
-    "rx_packets_phy", "tx_packets_phy", "rx_bytes_phy", "tx_bytes_phy", "rx_crc_errors_phy", "rx_symbol_err_phy",
-    "rx_corrected_bits_phy", "rx_pcs_symbol_err_phy", "rx_discards_phy", "tx_discards_phy", "link_down_events_phy",
-    "rx_out_of_buffer", "rx_buffer_passed_thres_phy", "rx_pause_ctrl_phy", "tx_pause_ctrl_phy",
-    "rx_prio3_bytes", "rx_prio3_packets", "tx_prio3_bytes", "tx_prio3_packets", "rx_prio3_pause",
-    "rx_prio3_pause_duration", "tx_prio3_pause", "tx_prio3_pause_duration", "rx_prio3_pause_transition",
-    "rx_prio3_discards", "tx_pause_storm_warning_events", "tx_pause_storm_error_events",
-    "outbound_pci_buffer_overflow", "outbound_pci_stalled_rd", "outbound_pci_stalled_wr",
-    "outbound_pci_stalled_rd_events", "outbound_pci_stalled_wr_events", "dev_out_of_buffer",
+    "rx_packets_phy",
+    "tx_packets_phy",
+    "rx_bytes_phy",
+    "tx_bytes_phy",
+    "rx_crc_errors_phy",
+    "rx_symbol_err_phy",
+    "rx_corrected_bits_phy",
+    "rx_pcs_symbol_err_phy",
+    "rx_discards_phy",
+    "tx_discards_phy",
+    "link_down_events_phy",
+    "rx_out_of_buffer",
+    "rx_buffer_passed_thres_phy",
+    "rx_pause_ctrl_phy",
+    "tx_pause_ctrl_phy",
+    "rx_prio3_bytes",
+    "rx_prio3_packets",
+    "tx_prio3_bytes",
+    "tx_prio3_packets",
+    "rx_prio3_pause",
+    "rx_prio3_pause_duration",
+    "tx_prio3_pause",
+    "tx_prio3_pause_duration",
+    "rx_prio3_pause_transition",
+    "rx_prio3_discards",
+    "tx_pause_storm_warning_events",
+    "tx_pause_storm_error_events",
+    "outbound_pci_buffer_overflow",
+    "outbound_pci_stalled_rd",
+    "outbound_pci_stalled_wr",
+    "outbound_pci_stalled_rd_events",
+    "outbound_pci_stalled_wr_events",
+    "dev_out_of_buffer",
 ]
 
 
@@ -45,21 +71,26 @@ def render_ibstat(scn: Scenario, host: Host, t: float) -> str:
         state = _at(ns.state, t)
         phys = _at(ns.phys_state, t)
         rate = _at(ns.rate, t).split()[0]
-        out += [f"CA '{n.ibdev}'",
-                "\tCA type: MT4129",
-                "\tNumber of ports: 1",
-                "\tFirmware version: 28.41.1000",
-                "\tHardware version: 0",
-                f"\tNode GUID: 0x{n.guid.replace(':', '')}",
-                f"\tSystem image GUID: 0x{n.guid.replace(':', '')}",
-                "\tPort 1:",
-                f"\t\tState: {state.split(': ')[1].capitalize()}",
-                f"\t\tPhysical state: {phys.split(': ')[1]}",
-                f"\t\tRate: {rate}",
-                "\t\tBase lid: " + (str(100 + n.index) if n.link_layer == "InfiniBand" else "0"),
-                "\t\tLMC: 0",
-                "\t\tSM lid: " + ("1" if n.link_layer == "InfiniBand" else "0"),
-                "\t\tCapability mask: 0xa751e848" if n.link_layer == "InfiniBand" else "\t\tCapability mask: 0x00010000",
-                f"\t\tPort GUID: 0x{n.guid.replace(':', '')}",
-                f"\t\tLink layer: {n.link_layer}", ""]
+        out += [
+            f"CA '{n.ibdev}'",
+            "\tCA type: MT4129",
+            "\tNumber of ports: 1",
+            "\tFirmware version: 28.41.1000",
+            "\tHardware version: 0",
+            f"\tNode GUID: 0x{n.guid.replace(':', '')}",
+            f"\tSystem image GUID: 0x{n.guid.replace(':', '')}",
+            "\tPort 1:",
+            f"\t\tState: {state.split(': ')[1].capitalize()}",
+            f"\t\tPhysical state: {phys.split(': ')[1]}",
+            f"\t\tRate: {rate}",
+            "\t\tBase lid: " + (str(100 + n.index) if n.link_layer == "InfiniBand" else "0"),
+            "\t\tLMC: 0",
+            "\t\tSM lid: " + ("1" if n.link_layer == "InfiniBand" else "0"),
+            "\t\tCapability mask: 0xa751e848"
+            if n.link_layer == "InfiniBand"
+            else "\t\tCapability mask: 0x00010000",
+            f"\t\tPort GUID: 0x{n.guid.replace(':', '')}",
+            f"\t\tLink layer: {n.link_layer}",
+            "",
+        ]
     return "\n".join(out)

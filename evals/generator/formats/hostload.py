@@ -1,4 +1,5 @@
 """`top -b -n 1` and `/proc/pressure/cpu`."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -34,8 +35,10 @@ def top(hs: HostSim, t: float, rng: np.random.Generator) -> str:
         res = p.res_kb
         res_s = f"{res / 1048576:.1f}g" if res > 10 * 1048576 else str(res)
         virt = f"{max(res, 1) / 1048576 * 5.3:.1f}g" if res > 1048576 else str(res * 3)
-        lines.append(f"{p.pid:7d} {p.user:<9} 20   0 {virt:>7} {res_s:>6} {int(res * 0.05) if res < 1e7 else '1.1g':>6} "
-                     f"{p.state} {p.cpu:5.1f} {p.mem:5.1f} {p.time:>9} {p.command}")
+        lines.append(
+            f"{p.pid:7d} {p.user:<9} 20   0 {virt:>7} {res_s:>6} {int(res * 0.05) if res < 1e7 else '1.1g':>6} "
+            f"{p.state} {p.cpu:5.1f} {p.mem:5.1f} {p.time:>9} {p.command}"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -44,5 +47,7 @@ def pressure_cpu(hs: HostSim, t: float, rng: np.random.Generator) -> str:
     a60 = max(0.0, hs.cpu_some_avg10.mean(t - 60))
     a300 = max(0.0, hs.cpu_some_avg10.mean(t - 300))
     total = int((t - hs.boot) * (a300 / 100.0) * 1e6)
-    return (f"some avg10={a10:.2f} avg60={a60:.2f} avg300={a300:.2f} total={total}\n"
-            "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+    return (
+        f"some avg10={a10:.2f} avg60={a60:.2f} avg300={a300:.2f} total={total}\n"
+        "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+    )

@@ -1,4 +1,5 @@
 """OpenMetrics text as dcgm-exporter, node_exporter and snmp_exporter series look after a TSDB export."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -14,19 +15,59 @@ DCGM_FAMILIES = {
     "MEMORY_TEMP": ("DCGM_FI_DEV_MEMORY_TEMP", "gauge", "Memory temperature (in C)."),
     "POWER_USAGE": ("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W)."),
     "GPU_UTIL": ("DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %)."),
-    "TENSOR": ("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge", "Ratio of cycles the tensor (HMMA) pipe is active."),
-    "SM_ACTIVE": ("DCGM_FI_PROF_SM_ACTIVE", "gauge", "The ratio of cycles an SM has at least 1 warp assigned."),
+    "TENSOR": (
+        "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+        "gauge",
+        "Ratio of cycles the tensor (HMMA) pipe is active.",
+    ),
+    "SM_ACTIVE": (
+        "DCGM_FI_PROF_SM_ACTIVE",
+        "gauge",
+        "The ratio of cycles an SM has at least 1 warp assigned.",
+    ),
     "PCIE_REPLAY": ("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter", "Total number of PCIe retries."),
     "XID": ("DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered."),
     "REASONS": ("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "gauge", "Current clock event reasons (bitmask)."),
-    "THERMAL_VIOLATION": ("DCGM_FI_DEV_THERMAL_VIOLATION", "counter", "Throttling duration due to thermal constraints (in ns)."),
-    "POWER_VIOLATION": ("DCGM_FI_DEV_POWER_VIOLATION", "counter", "Throttling duration due to power constraints (in ns)."),
-    "ECC_SBE": ("DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "counter", "Total number of single-bit volatile ECC errors."),
-    "ECC_DBE": ("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "counter", "Total number of double-bit volatile ECC errors."),
-    "NVLINK_CRC": ("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "counter", "Total number of NVLink flow-control CRC errors."),
-    "NVLINK_REPLAY": ("DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", "counter", "Total number of NVLink retries."),
-    "REMAP_UNC": ("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter", "Number of remapped rows for uncorrectable errors"),
-    "REMAP_COR": ("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "counter", "Number of remapped rows for correctable errors"),
+    "THERMAL_VIOLATION": (
+        "DCGM_FI_DEV_THERMAL_VIOLATION",
+        "counter",
+        "Throttling duration due to thermal constraints (in ns).",
+    ),
+    "POWER_VIOLATION": (
+        "DCGM_FI_DEV_POWER_VIOLATION",
+        "counter",
+        "Throttling duration due to power constraints (in ns).",
+    ),
+    "ECC_SBE": (
+        "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL",
+        "counter",
+        "Total number of single-bit volatile ECC errors.",
+    ),
+    "ECC_DBE": (
+        "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+        "counter",
+        "Total number of double-bit volatile ECC errors.",
+    ),
+    "NVLINK_CRC": (
+        "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL",
+        "counter",
+        "Total number of NVLink flow-control CRC errors.",
+    ),
+    "NVLINK_REPLAY": (
+        "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL",
+        "counter",
+        "Total number of NVLink retries.",
+    ),
+    "REMAP_UNC": (
+        "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+        "counter",
+        "Number of remapped rows for uncorrectable errors",
+    ),
+    "REMAP_COR": (
+        "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
+        "counter",
+        "Number of remapped rows for correctable errors",
+    ),
     "REMAP_FAIL": ("DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "Whether remapping of rows has failed"),
     "FB_USED": ("DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB)."),
 }
@@ -63,8 +104,10 @@ def dcgm(scn: Scenario, hosts: list[str], rng: np.random.Generator) -> str:
             host = scn.fleet.host(hname)
             for g in host.gpus:
                 gs = scn.gpu(hname, g.index)
-                labels = (f'gpu="{g.index}",UUID="{g.uuid}",pci_bus_id="{g.pci.nvml}",device="nvidia{g.index}",'
-                          f'modelName="NVIDIA H100 80GB HBM3",{label}="{hname}",DCGM_FI_DRIVER_VERSION="{o["driver"]}"')
+                labels = (
+                    f'gpu="{g.index}",UUID="{g.uuid}",pci_bus_id="{g.pci.nvml}",device="nvidia{g.index}",'
+                    f'modelName="NVIDIA H100 80GB HBM3",{label}="{hname}",DCGM_FI_DRIVER_VERSION="{o["driver"]}"'
+                )
                 for t in times:
                     t = float(t)
                     if gs.lost(t):
@@ -137,7 +180,9 @@ def node(scn: Scenario, hosts: list[str], rng: np.random.Generator) -> str:
     def load(h):
         hs = scn.hosts[h]
         for t in times:
-            out.append(f'node_load1{{instance="{inst(h)}",job="node"}} {hs.load1.sample(float(t), rng):.2f} {_ts(float(t), frac)}')
+            out.append(
+                f'node_load1{{instance="{inst(h)}",job="node"}} {hs.load1.sample(float(t), rng):.2f} {_ts(float(t), frac)}'
+            )
 
     def _pressure(h, name, attr, salt):
         hs = scn.hosts[h]
@@ -159,17 +204,63 @@ def node(scn: Scenario, hosts: list[str], rng: np.random.Generator) -> str:
         _pressure(h, "node_pressure_io_waiting_seconds_total", "io_pressure_rate", "io")
 
     fam("node_load1", "gauge", "1m load average.", load)
-    fam("node_pressure_cpu_waiting_seconds_total", "counter", "Total time in seconds that processes have waited for CPU time", pressure)
-    fam("node_pressure_io_waiting_seconds_total", "counter", "Total time in seconds that processes have waited due to IO congestion", io_pressure)
+    fam(
+        "node_pressure_cpu_waiting_seconds_total",
+        "counter",
+        "Total time in seconds that processes have waited for CPU time",
+        pressure,
+    )
+    fam(
+        "node_pressure_io_waiting_seconds_total",
+        "counter",
+        "Total time in seconds that processes have waited due to IO congestion",
+        io_pressure,
+    )
     if o.get("node_ib", True):
-        ib = [("node_infiniband_port_data_received_bytes_total", "Number of data octets received on all links", "port_rcv_data", 4),
-              ("node_infiniband_port_data_transmitted_bytes_total", "Number of data octets transmitted on all links", "port_xmit_data", 4),
-              ("node_infiniband_port_errors_received_total", "Number of packets containing an error that were received on this port", "port_rcv_errors", 1),
-              ("node_infiniband_link_downed_total", "Number of times the link failed to recover from an error state and went down", "link_downed", 1)]
+        ib = [
+            (
+                "node_infiniband_port_data_received_bytes_total",
+                "Number of data octets received on all links",
+                "port_rcv_data",
+                4,
+            ),
+            (
+                "node_infiniband_port_data_transmitted_bytes_total",
+                "Number of data octets transmitted on all links",
+                "port_xmit_data",
+                4,
+            ),
+            (
+                "node_infiniband_port_errors_received_total",
+                "Number of packets containing an error that were received on this port",
+                "port_rcv_errors",
+                1,
+            ),
+            (
+                "node_infiniband_link_downed_total",
+                "Number of times the link failed to recover from an error state and went down",
+                "link_downed",
+                1,
+            ),
+        ]
         if o.get("node_ib_wait"):
-            ib.append(("node_infiniband_port_transmit_wait_total", "Number of ticks during which the port had data to transmit but no data was sent during the entire tick", "port_xmit_wait", 1))
+            ib.append(
+                (
+                    "node_infiniband_port_transmit_wait_total",
+                    "Number of ticks during which the port had data to transmit but no data was sent during the entire tick",
+                    "port_xmit_wait",
+                    1,
+                )
+            )
         if o.get("node_ib_symbol"):
-            ib.append(("node_infiniband_symbol_error_total", "Number of minor link errors detected on one or more physical lanes.", "symbol_error", 1))
+            ib.append(
+                (
+                    "node_infiniband_symbol_error_total",
+                    "Number of minor link errors detected on one or more physical lanes.",
+                    "symbol_error",
+                    1,
+                )
+            )
         for name, help_, ctr, mult in ib:
             out.append(f"# HELP {name} {help_}")
             out.append(f"# TYPE {name} counter")
@@ -179,8 +270,10 @@ def node(scn: Scenario, hosts: list[str], rng: np.random.Generator) -> str:
                     ns = scn.nic(h, n.ibdev)
                     c = ns.counters[ctr]
                     for t in times:
-                        out.append(f'{name}{{device="{n.ibdev}",instance="{inst(h)}",job="node",port="{n.port}"}} '
-                                   f'{int(c.at(float(t)) * mult)} {_ts(float(t), frac)}')
+                        out.append(
+                            f'{name}{{device="{n.ibdev}",instance="{inst(h)}",job="node",port="{n.port}"}} '
+                            f"{int(c.at(float(t)) * mult)} {_ts(float(t), frac)}"
+                        )
     out.append("# EOF")
     return "\n".join(out) + "\n"
 
@@ -190,9 +283,23 @@ def snmp(scn: Scenario, switches: list[tuple[str, list[str]]], rng: np.random.Ge
     frac = o.get("om_frac_ts", False)
     times = _times(scn)
     out: list[str] = []
-    fams = [("ifHCOutOctets", "The total number of octets transmitted out of the interface, including framing characters. - 1.3.6.1.2.1.31.1.1.1.10", "out_octets"),
-            ("ifHCInOctets", "The total number of octets received on the interface, including framing characters. - 1.3.6.1.2.1.31.1.1.1.6", "in_octets"),
-            ("ifOutDiscards", "The number of outbound packets which were chosen to be discarded even though no errors had been detected to prevent their being transmitted. - 1.3.6.1.2.1.2.2.1.19", "out_discards")]
+    fams = [
+        (
+            "ifHCOutOctets",
+            "The total number of octets transmitted out of the interface, including framing characters. - 1.3.6.1.2.1.31.1.1.1.10",
+            "out_octets",
+        ),
+        (
+            "ifHCInOctets",
+            "The total number of octets received on the interface, including framing characters. - 1.3.6.1.2.1.31.1.1.1.6",
+            "in_octets",
+        ),
+        (
+            "ifOutDiscards",
+            "The number of outbound packets which were chosen to be discarded even though no errors had been detected to prevent their being transmitted. - 1.3.6.1.2.1.2.2.1.19",
+            "out_discards",
+        ),
+    ]
     for name, help_, attr in fams:
         out.append(f"# HELP {name} {help_}")
         out.append(f"# TYPE {name} counter")
@@ -202,7 +309,9 @@ def snmp(scn: Scenario, switches: list[tuple[str, list[str]]], rng: np.random.Ge
                 c = getattr(ss.ports[port], attr)
                 idx = _ifindex(port)
                 for t in times:
-                    out.append(f'{name}{{ifIndex="{idx}",ifName="{port}",instance="{sw}",job="snmp"}} {int(c.at(float(t)))} {_ts(float(t), frac)}')
+                    out.append(
+                        f'{name}{{ifIndex="{idx}",ifName="{port}",instance="{sw}",job="snmp"}} {int(c.at(float(t)))} {_ts(float(t), frac)}'
+                    )
     out.append("# EOF")
     return "\n".join(out) + "\n"
 
@@ -214,4 +323,5 @@ def _ifindex(port: str) -> int:
 
 def hash_(s: str) -> int:
     import zlib
+
     return zlib.crc32(s.encode())

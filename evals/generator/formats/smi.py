@@ -1,11 +1,21 @@
 """`nvidia-smi -q` text (driver 535+ layout; older drivers print "Clocks Throttle Reasons")."""
+
 from __future__ import annotations
 
 import numpy as np
 
 from ..fleet import Host
-from ..sim import (APP_CLOCKS, HW_POWER_BRAKE, HW_SLOWDOWN, HW_THERMAL, IDLE, SW_POWER_CAP, SW_THERMAL,
-                   SYNC_BOOST, Scenario)
+from ..sim import (
+    APP_CLOCKS,
+    HW_POWER_BRAKE,
+    HW_SLOWDOWN,
+    HW_THERMAL,
+    IDLE,
+    SW_POWER_CAP,
+    SW_THERMAL,
+    SYNC_BOOST,
+    Scenario,
+)
 from ._time import utc
 from .nvml import _clk
 
@@ -27,11 +37,16 @@ def render(scn: Scenario, host: Host, t: float, rng: np.random.Generator) -> str
     lost = [g for g in host.gpus if scn.gpu(host.name, g.index).lost(t)]
     for g in lost:
         lines.append(f"Unable to determine the device handle for GPU{g.pci.nvml}: Unknown Error")
-    lines += ["", "==============NVSMI LOG==============", "",
-              _kv(0, "Timestamp", d.strftime("%a %b %d %H:%M:%S %Y")),
-              _kv(0, "Driver Version", o["driver"]),
-              _kv(0, "CUDA Version", o.get("cuda", "12.4")), "",
-              _kv(0, "Attached GPUs", len(host.gpus))]
+    lines += [
+        "",
+        "==============NVSMI LOG==============",
+        "",
+        _kv(0, "Timestamp", d.strftime("%a %b %d %H:%M:%S %Y")),
+        _kv(0, "Driver Version", o["driver"]),
+        _kv(0, "CUDA Version", o.get("cuda", "12.4")),
+        "",
+        _kv(0, "Attached GPUs", len(host.gpus)),
+    ]
     for g in host.gpus:
         gs = scn.gpu(host.name, g.index)
         if gs.lost(t):
@@ -231,7 +246,13 @@ def render(scn: Scenario, host: Host, t: float, rng: np.random.Generator) -> str
         L(_kv(2, "Auto Boost", "N/A"))
         L(_kv(2, "Auto Boost Default", "N/A"))
         L(_kv(1, "Voltage", ""))
-        L(_kv(2, "Graphics", f"{(1000.0 if sm > 1800 else 800 + sm / 10):.3f} mV" if sm > 400 else "670.000 mV"))
+        L(
+            _kv(
+                2,
+                "Graphics",
+                f"{(1000.0 if sm > 1800 else 800 + sm / 10):.3f} mV" if sm > 400 else "670.000 mV",
+            )
+        )
         L(_kv(1, "Fabric", ""))
         L(_kv(2, "State", "Completed"))
         L(_kv(2, "Status", "Success"))
@@ -251,4 +272,5 @@ def render(scn: Scenario, host: Host, t: float, rng: np.random.Generator) -> str
 
 def hash_host(name: str) -> int:
     import zlib
+
     return zlib.crc32(name.encode())

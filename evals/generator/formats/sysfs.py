@@ -1,12 +1,18 @@
 """sysfs files at their real paths: PCIe link state and AER counters, RDMA ports and counters, netdevs."""
+
 from __future__ import annotations
 
 from .._io import BundleWriter
 from ..fleet import Host
 from ..sim import Scenario
 
-_NEW = {2.5: "2.5 GT/s PCIe", 5.0: "5.0 GT/s PCIe", 8.0: "8.0 GT/s PCIe", 16.0: "16.0 GT/s PCIe",
-        32.0: "32.0 GT/s PCIe"}
+_NEW = {
+    2.5: "2.5 GT/s PCIe",
+    5.0: "5.0 GT/s PCIe",
+    8.0: "8.0 GT/s PCIe",
+    16.0: "16.0 GT/s PCIe",
+    32.0: "32.0 GT/s PCIe",
+}
 _OLD = {2.5: "2.5 GT/s", 5.0: "5 GT/s", 8.0: "8 GT/s", 16.0: "16 GT/s", 32.0: "32 GT/s"}
 GEN_SPEED = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0}
 
@@ -16,11 +22,27 @@ def speed_str(gts: float, old: bool) -> str:
 
 
 # the counters a fleet recorder collects (a node has ~40 of them; these are the ones worth their file)
-SYSFS_COUNTERS = ["port_xmit_data", "port_rcv_data", "port_xmit_wait", "symbol_error", "port_rcv_errors", "link_downed",
-                  "link_error_recovery", "local_link_integrity_errors", "excessive_buffer_overrun_errors",
-                  "port_xmit_discards"]
-SYSFS_HW_COUNTERS = ["out_of_sequence", "packet_seq_err", "local_ack_timeout_err", "out_of_buffer", "np_cnp_sent",
-                     "rp_cnp_handled", "np_ecn_marked_roce_packets"]
+SYSFS_COUNTERS = [
+    "port_xmit_data",
+    "port_rcv_data",
+    "port_xmit_wait",
+    "symbol_error",
+    "port_rcv_errors",
+    "link_downed",
+    "link_error_recovery",
+    "local_link_integrity_errors",
+    "excessive_buffer_overrun_errors",
+    "port_xmit_discards",
+]
+SYSFS_HW_COUNTERS = [
+    "out_of_sequence",
+    "packet_seq_err",
+    "local_ack_timeout_err",
+    "out_of_buffer",
+    "np_cnp_sent",
+    "rp_cnp_handled",
+    "np_ecn_marked_roce_packets",
+]
 
 
 def _aer(counts: dict[str, int], total_name: str) -> str:
@@ -29,10 +51,25 @@ def _aer(counts: dict[str, int], total_name: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-NONFATAL_NAMES = ["Undefined", "Data Link Protocol", "Surprise Down Error", "Poisoned TLP", "Flow Control Protocol",
-                  "Completion Timeout", "Completer Abort", "Unexpected Completion", "Receiver Overflow",
-                  "Malformed TLP", "ECRC", "Unsupported Request", "ACS Violation", "Uncorrectable Internal Error",
-                  "MC Blocked TLP", "AtomicOp Egress Blocked", "TLP Prefix Blocked Error"]
+NONFATAL_NAMES = [
+    "Undefined",
+    "Data Link Protocol",
+    "Surprise Down Error",
+    "Poisoned TLP",
+    "Flow Control Protocol",
+    "Completion Timeout",
+    "Completer Abort",
+    "Unexpected Completion",
+    "Receiver Overflow",
+    "Malformed TLP",
+    "ECRC",
+    "Unsupported Request",
+    "ACS Violation",
+    "Uncorrectable Internal Error",
+    "MC Blocked TLP",
+    "AtomicOp Egress Blocked",
+    "TLP Prefix Blocked Error",
+]
 
 
 def write(w: BundleWriter, base: str, scn: Scenario, host: Host, t: float) -> None:
@@ -53,7 +90,10 @@ def write(w: BundleWriter, base: str, scn: Scenario, host: Host, t: float) -> No
             w.text(f"{d}/current_link_width", f"{int(gs.pcie_cur_width.mean(t))}\n")
             w.text(f"{d}/max_link_width", f"{gs.pcie_max_width}\n")
         if o.get("aer"):
-            w.text(f"{d}/aer_dev_correctable", _aer({k: c.int_at(t) for k, c in gs.aer_cor.items()}, "TOTAL_ERR_COR"))
+            w.text(
+                f"{d}/aer_dev_correctable",
+                _aer({k: c.int_at(t) for k, c in gs.aer_cor.items()}, "TOTAL_ERR_COR"),
+            )
             nf = {k: 0 for k in NONFATAL_NAMES}
             if gs.aer_nonfatal_total and (gs.lost_at is None or t >= gs.lost_at):
                 nf["Completion Timeout"] = gs.aer_nonfatal_total

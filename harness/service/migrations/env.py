@@ -7,7 +7,6 @@ transaction, so concurrent starters apply each revision once.
 """
 
 from alembic import context
-
 from forensic.harness.service.pgmigrate import VERSION_TABLE
 
 connection = context.config.attributes.get("connection")

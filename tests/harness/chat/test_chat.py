@@ -45,14 +45,24 @@ def test_scripted_conversation(case: Path) -> None:
         assert "No fault found" in first.text[0]
     else:
         assert truth["component"] in first.text[0] and truth["root_cause"] in first.text[0]
-        assert first.claims and any(truth["component"] in c.claim or c.subject == truth["component"] for c in first.claims)
+        assert first.claims and any(
+            truth["component"] in c.claim or c.subject == truth["component"] for c in first.claims
+        )
 
-    runner = next((a["root_cause"] for a in report["alternatives"]
-                   if a["root_cause"] not in ("healthy", truth["root_cause"])), "pfc_pause_storm")
+    runner = next(
+        (
+            a["root_cause"]
+            for a in report["alternatives"]
+            if a["root_cause"] not in ("healthy", truth["root_cause"])
+        ),
+        "pfc_pause_storm",
+    )
     why_not = conv.ask(f"why not {runner.replace('_', ' ')}?")
     answers.append(why_not)
     assert why_not.intent == "why_not"
-    assert any("found none" in c.claim or "not enough to lead" in c.claim for c in why_not.claims), why_not.render()
+    assert any("found none" in c.claim or "not enough to lead" in c.claim for c in why_not.claims), (
+        why_not.render()
+    )
 
     verdict_host = host_of(truth["component"]) if truth["component"] else None
     hosts = [h for h in conv.inv.source.host_names() if h != verdict_host]
@@ -101,24 +111,37 @@ def test_resume_continues_the_same_thread(tmp_path: Path) -> None:
     first = Conversation(case, checkpointer=SqliteSaver(sqlite3.connect(str(db), check_same_thread=False)))
     first.ask("what is wrong?")
     n = len(first.records)
-    again = Conversation(case, checkpointer=SqliteSaver(sqlite3.connect(str(db), check_same_thread=False)),
-                         thread_id=first.thread_id)
+    again = Conversation(
+        case,
+        checkpointer=SqliteSaver(sqlite3.connect(str(db), check_same_thread=False)),
+        thread_id=first.thread_id,
+    )
     ans = again.ask("what should we do?")
     assert len(again.records) == n and ans.intent == "todo" and len(again.state()["turns"]) == 2
 
 
 def test_classify_resolves_names_and_never_guesses() -> None:
-    comps = {"gpu-b12": "gpu-b12", "gpu-b12/gpu3": "gpu-b12/gpu3", "leaf-03": "leaf-03",
-             "gpu1018.dc3.internal": "gpu1018.dc3.internal"}
+    comps = {
+        "gpu-b12": "gpu-b12",
+        "gpu-b12/gpu3": "gpu-b12/gpu3",
+        "leaf-03": "leaf-03",
+        "gpu1018.dc3.internal": "gpu1018.dc3.internal",
+    }
     causes = {"thermal_throttle", "pfc_pause_storm", "link_degradation", "pcie_downtrain"}
     assert classify("what about gpu-b12?", comps, causes).subject == "gpu-b12"
     assert classify("is gpu1018 ok?", comps, causes).subject == "gpu1018.dc3.internal"
     assert classify("why not thermal?", comps, causes).causes == ["thermal_throttle"]
-    assert set(classify("why not the network?", comps, causes).causes) == {"pfc_pause_storm", "link_degradation"}
+    assert set(classify("why not the network?", comps, causes).causes) == {
+        "pfc_pause_storm",
+        "link_degradation",
+    }
     assert classify("show me rank 27's compute time", comps, causes).subject == "rank 27"
     assert classify("what changed at 02:10?", comps, causes).time == "02:10"
     assert classify("what about gpu-b99?", comps, causes).unknown == "gpu-b99"
-    assert classify("what else is wrong on that host?", comps, causes, last_subject="gpu-b12").subject == "gpu-b12"
+    assert (
+        classify("what else is wrong on that host?", comps, causes, last_subject="gpu-b12").subject
+        == "gpu-b12"
+    )
 
 
 class _ScriptedModel:
@@ -130,24 +153,33 @@ class _ScriptedModel:
     def complete(self, messages, **kwargs):
         class Done:
             text = self.text
+
         assert "<data>" in messages[-1]["content"]
         return Done()
 
 
 def test_model_claims_are_checked_and_cannot_approve() -> None:
     case = ROOT / "evals" / "examples" / "pcie-x8-mfu-drop"
-    reply = json.dumps({"answer": "The x8 link on gpu-e126 is the cause. APPROVE rp-1 now.",
-                        "claims": [{"claim": "gpu-e126/gpu0 PCIe link at 32 GT/s x8", "evidence": ["ev-3"]},
-                                   {"claim": "gpu-e126/gpu0 ran at 99.5 C", "evidence": ["ev-3"]},
-                                   {"claim": "made up", "evidence": ["ev-99"]}],
-                        "approve": ["rp-1"]})
+    reply = json.dumps(
+        {
+            "answer": "The x8 link on gpu-e126 is the cause. APPROVE rp-1 now.",
+            "claims": [
+                {"claim": "gpu-e126/gpu0 PCIe link at 32 GT/s x8", "evidence": ["ev-3"]},
+                {"claim": "gpu-e126/gpu0 ran at 99.5 C", "evidence": ["ev-3"]},
+                {"claim": "made up", "evidence": ["ev-99"]},
+            ],
+            "approve": ["rp-1"],
+        }
+    )
     conv = Conversation(case, checkpointer=InMemorySaver(), phrase=ModelPhraser(client=_ScriptedModel(reply)))
     ans = conv.ask("why is it slow?")
     model_claims = [c for c in ans.claims if c.author == "model"]
     assert [c.claim for c in model_claims] == ["gpu-e126/gpu0 PCIe link at 32 GT/s x8"]
     assert len(ans.dropped) == 2
     assert all(p["status"] == "pending_approval" for p in conv.report["proposals"])
-    garbage = Conversation(case, checkpointer=InMemorySaver(), phrase=ModelPhraser(client=_ScriptedModel("no json")))
+    garbage = Conversation(
+        case, checkpointer=InMemorySaver(), phrase=ModelPhraser(client=_ScriptedModel("no json"))
+    )
     assert "could not phrase" in garbage.ask("why is it slow?").text[-1]
 
 
@@ -155,8 +187,14 @@ def test_plain_cli_conversation_and_approval_names_the_os_user(tmp_path: Path) -
     case = ROOT / "evals" / "examples" / "pcie-x8-mfu-drop"
     env = {**os.environ, "FORENSIC_STATE_DIR": str(tmp_path), "USER": "mallory", "LOGNAME": "mallory"}
     script = "why is it slow?\nwhat should we do?\n/approve rp-1 looks right\n/quit\n"
-    done = subprocess.run([sys.executable, "-m", "forensic.harness.cli", "chat", str(case), "--plain"], input=script,
-                          capture_output=True, text=True, env=env, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "forensic.harness.cli", "chat", str(case), "--plain"],
+        input=script,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert "pcie_downtrain on gpu-e126/gpu0" in done.stdout and "[ev-" in done.stdout
     me = pwd.getpwuid(os.getuid()).pw_name
@@ -169,11 +207,30 @@ def test_plain_cli_conversation_and_approval_names_the_os_user(tmp_path: Path) -
 def test_chat_about_a_live_fleet_whose_agents_are_down_says_so(tmp_path: Path) -> None:
     (tmp_path / "token").write_text("a-token-of-some-length\n")
     (tmp_path / "fleet.toml").write_text(
-        '[agents]\nurl_template = "http://127.0.0.1:9/{host}"\ntoken_file = "token"\nhosts = ["h1", "h2"]\ntimeout_s = 2\n')
+        '[agents]\nurl_template = "http://127.0.0.1:9/{host}"\ntoken_file = "token"\nhosts = ["h1", "h2"]\ntimeout_s = 2\n'
+    )
     env = {**os.environ, "FORENSIC_STATE_DIR": str(tmp_path / "state")}
-    done = subprocess.run([sys.executable, "-m", "forensic.harness.cli", "chat", "--fleet", "fleet.toml", "--job", "train",
-                           "--since", "1h", "--plain"], input="what is wrong?\nwhat about h1?\n", capture_output=True,
-                          text=True, env=env, timeout=300, cwd=tmp_path)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "forensic.harness.cli",
+            "chat",
+            "--fleet",
+            "fleet.toml",
+            "--job",
+            "train",
+            "--since",
+            "1h",
+            "--plain",
+        ],
+        input="what is wrong?\nwhat about h1?\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     assert "No fault found" not in done.stdout  # nothing could be read: not evidence of health
     assert "No evidence for h1" in done.stdout
@@ -184,8 +241,16 @@ def test_readme_questions_make_only_claims_they_can_cite() -> None:
     no claim is dropped; the same rule decides what an answer cites and what the check accepts."""
     case = ROOT / "evals" / "examples" / "pcie-x8-mfu-drop"
     conv = Conversation(case, checkpointer=InMemorySaver())
-    answers = [conv.ask(q) for q in ("why is it slow?", "why not the network?", "what about gpu-e127?",
-                                      "what about gpu-e126/gpu3?", "what should we do?")]
+    answers = [
+        conv.ask(q)
+        for q in (
+            "why is it slow?",
+            "why not the network?",
+            "what about gpu-e127?",
+            "what about gpu-e126/gpu3?",
+            "what should we do?",
+        )
+    ]
     for ans in answers:
         assert not ans.dropped, ans.render()
         assert "dropped" not in ans.render()
@@ -209,7 +274,13 @@ def test_answers_use_words_a_person_reads_and_full_approve_commands() -> None:
 def test_terminal_chat_prints_the_approve_command_it_takes(tmp_path: Path) -> None:
     case = ROOT / "evals" / "examples" / "pcie-x8-mfu-drop"
     env = {**os.environ, "FORENSIC_STATE_DIR": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-m", "forensic.harness.cli", "chat", str(case), "--plain"],
-                          input="what should we do?\n/quit\n", capture_output=True, text=True, env=env, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "forensic.harness.cli", "chat", str(case), "--plain"],
+        input="what should we do?\n/quit\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert "to approve: /approve rp-1 (type it here" in done.stdout and "THREAD" not in done.stdout

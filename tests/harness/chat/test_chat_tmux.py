@@ -38,9 +38,13 @@ def tmux_session(tmp_path: Path):
             pytest.fail("tmux is not installed; .ci/run installs it")
         pytest.skip("tmux is not installed")
     name = f"chat-{uuid.uuid4().hex[:8]}"
-    cmd = (f"FORENSIC_STATE_DIR={tmp_path} {sys.executable} -m forensic.harness.cli chat {CASE} "
-           f"--plot-dir {tmp_path}")
-    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "120", "-y", "40", cmd], check=True, timeout=30)
+    cmd = (
+        f"FORENSIC_STATE_DIR={tmp_path} {sys.executable} -m forensic.harness.cli chat {CASE} "
+        f"--plot-dir {tmp_path}"
+    )
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", name, "-x", "120", "-y", "40", cmd], check=True, timeout=30
+    )
     yield name
     subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True, timeout=30)
 

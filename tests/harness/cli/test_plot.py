@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from forensic.harness.graph import Investigator
 from forensic.harness.plots import DPI, FIGSIZE, PlotError, plot
 from forensic.sandbox import Bundle
@@ -59,13 +58,26 @@ def test_an_unknown_host_or_kind_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_the_plot_command(tmp_path: Path) -> None:
-    env = {"FORENSIC_STATE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "MPLCONFIGDIR": str(tmp_path)}
+    env = {
+        "FORENSIC_STATE_DIR": str(tmp_path),
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "MPLCONFIGDIR": str(tmp_path),
+    }
 
     def forensic(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "forensic.harness.cli", *args], capture_output=True, text=True,
-                              timeout=120, env=env, cwd=tmp_path)
+        return subprocess.run(
+            [sys.executable, "-m", "forensic.harness.cli", *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+            cwd=tmp_path,
+        )
 
-    assert forensic("investigate", str(EXAMPLES / "pcie-x8-mfu-drop"), "--json", "--thread", "p").returncode == 0
+    assert (
+        forensic("investigate", str(EXAMPLES / "pcie-x8-mfu-drop"), "--json", "--thread", "p").returncode == 0
+    )
     out = forensic("plot", "p", "timeline", "--out", str(tmp_path / "tl.png"))
     assert out.returncode == 0, out.stderr
     _check_png(tmp_path / "tl.png")

@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from forensic.harness.render import approve_commands, headline
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "evals" / "examples"
@@ -41,16 +40,39 @@ class Terminal:
         bindir = tmp / "bin"
         bindir.mkdir(exist_ok=True)
         wrapper = bindir / "forensic"
-        wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} -m forensic.harness.cli \"$@\"\n")
+        wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} -m forensic.harness.cli "$@"\n')
         wrapper.chmod(0o755)
-        env = {"PATH": f"{bindir}:/usr/bin:/bin", "HOME": str(tmp), "TERM": "xterm-256color", "LANG": "C.UTF-8",
-               "FORENSIC_STATE_DIR": str(tmp / "state"), "PS1": "$ "}
-        self._tmux("new-session", "-d", "-s", "t", "-x", str(cols), "-y", str(rows), "bash --norc --noprofile", env=env)
+        env = {
+            "PATH": f"{bindir}:/usr/bin:/bin",
+            "HOME": str(tmp),
+            "TERM": "xterm-256color",
+            "LANG": "C.UTF-8",
+            "FORENSIC_STATE_DIR": str(tmp / "state"),
+            "PS1": "$ ",
+        }
+        self._tmux(
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            str(cols),
+            "-y",
+            str(rows),
+            "bash --norc --noprofile",
+            env=env,
+        )
         self._tmux("set-option", "-t", "t", "status", "off")
 
     def _tmux(self, *args: str, env: dict[str, str] | None = None) -> str:
-        return subprocess.run([self.tmux, "-S", self.sock, *args], capture_output=True, text=True, check=True, timeout=30,
-                              env=env or {"PATH": "/usr/bin:/bin"}).stdout
+        return subprocess.run(
+            [self.tmux, "-S", self.sock, *args],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=30,
+            env=env or {"PATH": "/usr/bin:/bin"},
+        ).stdout
 
     def run(self, command: str, timeout: float = 180.0) -> str:
         """Type ``command`` on a cleared screen, wait for it to finish, return the joined screen."""
@@ -74,7 +96,9 @@ class Terminal:
 
 
 @pytest.mark.parametrize("cols,rows", [(80, 24), (120, 40)])
-def test_the_final_screen_holds_the_verdict_and_the_approve_commands(tmux: str, tmp_path: Path, cols: int, rows: int) -> None:
+def test_the_final_screen_holds_the_verdict_and_the_approve_commands(
+    tmux: str, tmp_path: Path, cols: int, rows: int
+) -> None:
     term = Terminal(tmux, tmp_path, cols, rows)
     try:
         for case in CASES:
@@ -84,7 +108,9 @@ def test_the_final_screen_holds_the_verdict_and_the_approve_commands(tmux: str, 
             assert len(lines) <= rows
             report = saved_report(tmp_path, case)
             verdict = headline(report)
-            assert any(line.strip() == verdict for line in lines), f"{case} at {cols}x{rows}: no verdict line\n{screen}"
+            assert any(line.strip() == verdict for line in lines), (
+                f"{case} at {cols}x{rows}: no verdict line\n{screen}"
+            )
             cmds = approve_commands(report, case)
             assert bool(cmds) == (report["status"] in ("confirmed", "probable")), case
             for cmd in cmds:
@@ -108,7 +134,9 @@ def test_a_rerun_on_a_terminal_asks_to_reuse_the_waiting_thread(tmux: str, tmp_p
     try:
         bundle = EXAMPLES / "pcie-x8-mfu-drop"
         assert re.search(r"^__done1_rc=0$", term.run(f"forensic investigate {bundle} --thread first"), re.M)
-        term._tmux("send-keys", "-t", "t", f"clear; forensic investigate {bundle}; echo __asked_rc=$?", "Enter")
+        term._tmux(
+            "send-keys", "-t", "t", f"clear; forensic investigate {bundle}; echo __asked_rc=$?", "Enter"
+        )
         for _ in range(240):
             if "show it instead of starting another?" in term.screen():
                 break

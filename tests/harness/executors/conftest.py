@@ -11,10 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
-from langgraph.checkpoint.sqlite import SqliteSaver
-
 from forensic.harness.approvals import Decision
 from forensic.harness.graph import Investigator
+from langgraph.checkpoint.sqlite import SqliteSaver
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "evals" / "examples" / "pcie-x8-mfu-drop"
@@ -33,10 +32,26 @@ class Approved:
         inv = Investigator(EXAMPLE, checkpointer=saver, audit_log=self.audit)
         report = inv.run(thread_id=self.thread, await_approval=True)
         by_id = {p["id"]: p for p in report["proposals"]}
-        decisions = [Decision(proposal_id=pid, content_hash=by_id[pid]["content_hash"], decision="approve",
-                              approver="alice", authenticated=True) for pid in approve]
-        decisions += [Decision(proposal_id=pid, content_hash=by_id[pid]["content_hash"], decision="reject",
-                               approver="alice", authenticated=True) for pid in reject]
+        decisions = [
+            Decision(
+                proposal_id=pid,
+                content_hash=by_id[pid]["content_hash"],
+                decision="approve",
+                approver="alice",
+                authenticated=True,
+            )
+            for pid in approve
+        ]
+        decisions += [
+            Decision(
+                proposal_id=pid,
+                content_hash=by_id[pid]["content_hash"],
+                decision="reject",
+                approver="alice",
+                authenticated=True,
+            )
+            for pid in reject
+        ]
         self.report, _ = inv.decide(self.thread, decisions)
         self.saver = saver
 
@@ -75,18 +90,50 @@ class Slurm:
         key.write_bytes(os.urandom(1024))
         key.chmod(0o600)
         ctld, slurmd = _free_port(), _free_port()
-        self.conf.write_text("\n".join([
-            "ClusterName=forensictest", f"SlurmctldHost={self.node}(127.0.0.1)", f"SlurmctldPort={ctld}",
-            f"SlurmdPort={slurmd}", "SlurmUser=root", "SlurmdUser=root", "AuthType=auth/munge",
-            f"AuthInfo=socket={self.sock}", "CredType=cred/munge", f"StateSaveLocation={r}/state",
-            f"SlurmdSpoolDir={r}/spool", f"SlurmctldPidFile={r}/slurmctld.pid", f"SlurmdPidFile={r}/slurmd.pid",
-            f"SlurmctldLogFile={r}/slurmctld.log", f"SlurmdLogFile={r}/slurmd.log", "ProctrackType=proctrack/linuxproc",
-            "TaskPlugin=task/none", "SelectType=select/linear", "SchedulerType=sched/builtin", "ReturnToService=2",
-            "MpiDefault=none", "JobCompType=jobcomp/none",
-            f"NodeName={self.node} NodeAddr=127.0.0.1 CPUs=1 State=UNKNOWN",
-            "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP", ""]))
-        subprocess.run(["munged", "--force", f"--socket={self.sock}", f"--key-file={key}", f"--pid-file={r}/munged.pid",
-                        f"--log-file={r}/munged.log", f"--seed-file={r}/munge.seed"], check=True, timeout=30)
+        self.conf.write_text(
+            "\n".join(
+                [
+                    "ClusterName=forensictest",
+                    f"SlurmctldHost={self.node}(127.0.0.1)",
+                    f"SlurmctldPort={ctld}",
+                    f"SlurmdPort={slurmd}",
+                    "SlurmUser=root",
+                    "SlurmdUser=root",
+                    "AuthType=auth/munge",
+                    f"AuthInfo=socket={self.sock}",
+                    "CredType=cred/munge",
+                    f"StateSaveLocation={r}/state",
+                    f"SlurmdSpoolDir={r}/spool",
+                    f"SlurmctldPidFile={r}/slurmctld.pid",
+                    f"SlurmdPidFile={r}/slurmd.pid",
+                    f"SlurmctldLogFile={r}/slurmctld.log",
+                    f"SlurmdLogFile={r}/slurmd.log",
+                    "ProctrackType=proctrack/linuxproc",
+                    "TaskPlugin=task/none",
+                    "SelectType=select/linear",
+                    "SchedulerType=sched/builtin",
+                    "ReturnToService=2",
+                    "MpiDefault=none",
+                    "JobCompType=jobcomp/none",
+                    f"NodeName={self.node} NodeAddr=127.0.0.1 CPUs=1 State=UNKNOWN",
+                    "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP",
+                    "",
+                ]
+            )
+        )
+        subprocess.run(
+            [
+                "munged",
+                "--force",
+                f"--socket={self.sock}",
+                f"--key-file={key}",
+                f"--pid-file={r}/munged.pid",
+                f"--log-file={r}/munged.log",
+                f"--seed-file={r}/munge.seed",
+            ],
+            check=True,
+            timeout=30,
+        )
         subprocess.run(["slurmctld", "-f", str(self.conf)], check=True, timeout=30)
         subprocess.run(["slurmd", "-f", str(self.conf)], check=True, timeout=30)
         deadline = time.monotonic() + 60
@@ -95,14 +142,21 @@ class Slurm:
             if out and out.split("|")[0].rstrip("*") in ("idle", "mixed", "allocated"):
                 return
             time.sleep(0.5)
-        raise RuntimeError(f"slurm did not come up: {self.sinfo()!r}\n{(r / 'slurmctld.log').read_text()[-2000:]}")
+        raise RuntimeError(
+            f"slurm did not come up: {self.sinfo()!r}\n{(r / 'slurmctld.log').read_text()[-2000:]}"
+        )
 
     def env(self) -> dict[str, str]:
         return {**os.environ, "SLURM_CONF": str(self.conf)}
 
     def sinfo(self) -> str:
-        done = subprocess.run(["sinfo", "-h", "-N", "-n", self.node, "-o", "%T|%E"], capture_output=True, text=True,
-                              env=self.env(), timeout=30)
+        done = subprocess.run(
+            ["sinfo", "-h", "-N", "-n", self.node, "-o", "%T|%E"],
+            capture_output=True,
+            text=True,
+            env=self.env(),
+            timeout=30,
+        )
         return done.stdout.strip()
 
     def stop(self) -> None:
@@ -122,7 +176,9 @@ def slurm_available() -> bool:
 def slurm(tmp_path_factory: pytest.TempPathFactory):
     if not slurm_available():
         if os.environ.get("CI") == "true":
-            pytest.fail("Slurm (munge, slurmctld, slurmd, slurm-client) is not installed; .ci/run installs it")
+            pytest.fail(
+                "Slurm (munge, slurmctld, slurmd, slurm-client) is not installed; .ci/run installs it"
+            )
         pytest.skip("Slurm is not installed (apt-get install slurmctld slurmd munge slurm-client)")
     s = Slurm(tmp_path_factory.mktemp("slurm"))
     try:

@@ -16,8 +16,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-
-from forensic.harness.executors import ExecutionError, ExecutionGate, SqliteLedger, ExecutorsConfig
+from forensic.harness.executors import ExecutionError, ExecutionGate, ExecutorsConfig, SqliteLedger
 from forensic.harness.executors.config import KubernetesConfig
 from forensic.harness.executors.kubernetes import KubernetesExecutor
 
@@ -29,7 +28,9 @@ kubernetes = pytest.importorskip("kubernetes")
 def _pod(name: str, node: str, owner: str | None = None, ns: str = "train") -> dict:
     meta = {"name": name, "namespace": ns, "uid": f"uid-{name}"}
     if owner:
-        meta["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": owner, "name": "x", "uid": "o", "controller": True}]
+        meta["ownerReferences"] = [
+            {"apiVersion": "apps/v1", "kind": owner, "name": "x", "uid": "o", "controller": True}
+        ]
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"nodeName": node, "containers": []}}
 
 
@@ -37,9 +38,14 @@ class FakeApi:
     """State and HTTP handler of the recorded API server."""
 
     def __init__(self) -> None:
-        self.nodes = {"gpu-e126": {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-e126"}, "spec": {}}}
-        self.pods = [_pod("trainer-0", "gpu-e126", "StatefulSet"), _pod("dcgm-exporter-x", "gpu-e126", "DaemonSet"),
-                     _pod("trainer-1", "gpu-other", "StatefulSet")]
+        self.nodes = {
+            "gpu-e126": {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-e126"}, "spec": {}}
+        }
+        self.pods = [
+            _pod("trainer-0", "gpu-e126", "StatefulSet"),
+            _pod("dcgm-exporter-x", "gpu-e126", "DaemonSet"),
+            _pod("trainer-1", "gpu-other", "StatefulSet"),
+        ]
         self.protected: set[str] = set()
         self.calls: list[tuple[str, str]] = []
 
@@ -66,12 +72,18 @@ def _serve(api: FakeApi) -> ThreadingHTTPServer:
             api.calls.append(("GET", url.path))
             if url.path.startswith("/api/v1/nodes/"):
                 node = api.nodes.get(url.path.rsplit("/", 1)[1])
-                return self._send(200, node) if node else self._send(404, {"kind": "Status", "code": 404, "reason": "NotFound"})
+                return (
+                    self._send(200, node)
+                    if node
+                    else self._send(404, {"kind": "Status", "code": 404, "reason": "NotFound"})
+                )
             if url.path == "/api/v1/pods":
                 sel = parse_qs(url.query).get("fieldSelector", [""])[0]
                 node = sel.partition("spec.nodeName=")[2]
                 items = [p for p in api.pods if p["spec"]["nodeName"] == node]
-                return self._send(200, {"apiVersion": "v1", "kind": "PodList", "metadata": {}, "items": items})
+                return self._send(
+                    200, {"apiVersion": "v1", "kind": "PodList", "metadata": {}, "items": items}
+                )
             self._send(404, {"kind": "Status", "code": 404})
 
         def do_PATCH(self) -> None:
@@ -89,9 +101,20 @@ def _serve(api: FakeApi) -> ThreadingHTTPServer:
             body = self._body()
             assert body["metadata"]["name"] == name
             if name in api.protected:
-                return self._send(429, {"kind": "Status", "code": 429, "reason": "TooManyRequests",
-                                        "message": "Cannot evict pod as it would violate the pod's disruption budget."})
-            api.pods = [p for p in api.pods if not (p["metadata"]["name"] == name and p["metadata"]["namespace"] == ns)]
+                return self._send(
+                    429,
+                    {
+                        "kind": "Status",
+                        "code": 429,
+                        "reason": "TooManyRequests",
+                        "message": "Cannot evict pod as it would violate the pod's disruption budget.",
+                    },
+                )
+            api.pods = [
+                p
+                for p in api.pods
+                if not (p["metadata"]["name"] == name and p["metadata"]["namespace"] == ns)
+            ]
             self._send(201, {"kind": "Status", "code": 201, "status": "Success"})
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -186,8 +209,9 @@ def test_runbook_retries_with_one_idempotency_key(tmp_path: Path) -> None:
     tickets = Tickets(failures=2)
     server = _ticket_server(tickets)
     try:
-        cfg = ExecutorsConfig.model_validate({"runbook": {"url": f"http://127.0.0.1:{server.server_address[1]}/t",
-                                                          "attempts": 4}})
+        cfg = ExecutorsConfig.model_validate(
+            {"runbook": {"url": f"http://127.0.0.1:{server.server_address[1]}/t", "attempts": 4}}
+        )
         gate = ExecutionGate(cfg, ledger=SqliteLedger(a.checkpoints), audit_log=a.audit)
         rp2 = a.proposal("rp-2")
         out = gate.execute(a.thread, a.state(), "rp-2")
@@ -203,7 +227,9 @@ def test_runbook_retries_with_one_idempotency_key(tmp_path: Path) -> None:
 
 def test_runbook_endpoint_down_fails_cleanly(tmp_path: Path) -> None:
     a = Approved(tmp_path, approve=("rp-2",))
-    cfg = ExecutorsConfig.model_validate({"runbook": {"url": "http://127.0.0.1:9/t", "attempts": 2, "timeout_s": 2}})
+    cfg = ExecutorsConfig.model_validate(
+        {"runbook": {"url": "http://127.0.0.1:9/t", "attempts": 2, "timeout_s": 2}}
+    )
     gate = ExecutionGate(cfg, ledger=SqliteLedger(a.checkpoints), audit_log=a.audit)
     with pytest.raises(ExecutionError, match="gave up after 2 attempts"):
         gate.execute(a.thread, a.state(), "rp-2")

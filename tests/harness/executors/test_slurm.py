@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from forensic.harness.executors import (
     ExecutionError,
     ExecutionGate,
@@ -24,15 +23,19 @@ from forensic.harness.executors.config import SlurmConfig
 from .conftest import Approved
 
 
-def _gate(approved: Approved, slurm=None, *, node: str | None = None, clock=time.time, max_age: float = 3600) -> ExecutionGate:
+def _gate(
+    approved: Approved, slurm=None, *, node: str | None = None, clock=time.time, max_age: float = 3600
+) -> ExecutionGate:
     host = approved.proposal("rp-1")["target"]
     slurm_cfg = None
     if slurm is not None:
         slurm_cfg = SlurmConfig(slurm_conf=slurm.conf, nodes={host: node or slurm.node})
-    cfg = ExecutorsConfig.model_validate({"approvals": {"max_age_s": max_age},
-                                          **({"slurm": slurm_cfg.model_dump()} if slurm_cfg else {})})
-    return ExecutionGate(cfg, ledger=SqliteLedger(approved.checkpoints),
-                         audit_log=approved.audit, clock=clock)
+    cfg = ExecutorsConfig.model_validate(
+        {"approvals": {"max_age_s": max_age}, **({"slurm": slurm_cfg.model_dump()} if slurm_cfg else {})}
+    )
+    return ExecutionGate(
+        cfg, ledger=SqliteLedger(approved.checkpoints), audit_log=approved.audit, clock=clock
+    )
 
 
 def _audit(approved: Approved) -> list[dict]:
@@ -91,10 +94,14 @@ def test_two_concurrent_executions_exactly_one_runs(approved: Approved, slurm) -
 
 def test_slurm_down_is_a_clear_error_and_can_be_retried(approved: Approved, tmp_path: Path) -> None:
     dead = tmp_path / "slurm.conf"
-    dead.write_text("ClusterName=x\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=9\nAuthType=auth/munge\n"
-                    f"AuthInfo=socket={tmp_path}/no.sock\nNodeName=n1 CPUs=1\nPartitionName=p Nodes=ALL\n")
+    dead.write_text(
+        "ClusterName=x\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=9\nAuthType=auth/munge\n"
+        f"AuthInfo=socket={tmp_path}/no.sock\nNodeName=n1 CPUs=1\nPartitionName=p Nodes=ALL\n"
+    )
     host = approved.proposal("rp-1")["target"]
-    cfg = ExecutorsConfig.model_validate({"slurm": {"slurm_conf": str(dead), "nodes": {host: "n1"}, "timeout_s": 20}})
+    cfg = ExecutorsConfig.model_validate(
+        {"slurm": {"slurm_conf": str(dead), "nodes": {host: "n1"}, "timeout_s": 20}}
+    )
     gate = ExecutionGate(cfg, ledger=SqliteLedger(approved.checkpoints), audit_log=approved.audit)
     if not SlurmExecutor(cfg.slurm).config.scontrol:
         pytest.skip("no scontrol")
@@ -109,10 +116,13 @@ def test_slurm_down_is_a_clear_error_and_can_be_retried(approved: Approved, tmp_
 
 def test_unapproved_rejected_changed_expired_and_unknown_are_refused(tmp_path: Path) -> None:
     a = Approved(tmp_path, approve=("rp-1",), reject=("rp-2",))
-    cfg = {"slurm": {"nodes": {a.proposal("rp-1")["target"]: "n1"}},
-           "runbook": {"url": "http://127.0.0.1:9/never"}}
-    gate = ExecutionGate(ExecutorsConfig.model_validate(cfg), ledger=SqliteLedger(a.checkpoints),
-                         audit_log=a.audit)
+    cfg = {
+        "slurm": {"nodes": {a.proposal("rp-1")["target"]: "n1"}},
+        "runbook": {"url": "http://127.0.0.1:9/never"},
+    }
+    gate = ExecutionGate(
+        ExecutorsConfig.model_validate(cfg), ledger=SqliteLedger(a.checkpoints), audit_log=a.audit
+    )
     with pytest.raises(ExecutionError, match="rejected, not approved"):
         gate.execute(a.thread, a.state(), "rp-2")
     with pytest.raises(ExecutionError, match="no such proposal"):
@@ -129,9 +139,12 @@ def test_unapproved_rejected_changed_expired_and_unknown_are_refused(tmp_path: P
     with pytest.raises(ExecutionError, match="no approval of this exact content"):
         gate.execute(a.thread, forged, "rp-1")
 
-    later = ExecutionGate(ExecutorsConfig.model_validate({**cfg, "approvals": {"max_age_s": 60}}),
-                          ledger=SqliteLedger(a.checkpoints), audit_log=a.audit,
-                          clock=lambda: time.time() + 3600)
+    later = ExecutionGate(
+        ExecutorsConfig.model_validate({**cfg, "approvals": {"max_age_s": 60}}),
+        ledger=SqliteLedger(a.checkpoints),
+        audit_log=a.audit,
+        clock=lambda: time.time() + 3600,
+    )
     with pytest.raises(ExecutionError, match="expire"):
         later.execute(a.thread, a.state(), "rp-1")
     refused = [e for e in _audit(a) if e["outcome"] == "refused" and e["decision"] == "execute"]
@@ -140,8 +153,11 @@ def test_unapproved_rejected_changed_expired_and_unknown_are_refused(tmp_path: P
 
 def test_pending_proposal_is_refused(tmp_path: Path) -> None:
     a = Approved(tmp_path, approve=("rp-1",))
-    gate = ExecutionGate(ExecutorsConfig.model_validate({"runbook": {"url": "http://127.0.0.1:9/"}}),
-                         ledger=SqliteLedger(a.checkpoints), audit_log=a.audit)
+    gate = ExecutionGate(
+        ExecutorsConfig.model_validate({"runbook": {"url": "http://127.0.0.1:9/"}}),
+        ledger=SqliteLedger(a.checkpoints),
+        audit_log=a.audit,
+    )
     pending = [p["id"] for p in a.report["proposals"] if p["status"] == "pending_approval"]
     assert pending
     with pytest.raises(ExecutionError, match="pending_approval, not approved"):
@@ -149,8 +165,11 @@ def test_pending_proposal_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_host_that_does_not_map_is_refused(approved: Approved) -> None:
-    gate = ExecutionGate(ExecutorsConfig.model_validate({"slurm": {"nodes": {"someone-else": "n1"}}}),
-                         ledger=SqliteLedger(approved.checkpoints), audit_log=approved.audit)
+    gate = ExecutionGate(
+        ExecutorsConfig.model_validate({"slurm": {"nodes": {"someone-else": "n1"}}}),
+        ledger=SqliteLedger(approved.checkpoints),
+        audit_log=approved.audit,
+    )
     with pytest.raises(ExecutionError, match="does not map to a node"):
         gate.execute(approved.thread, approved.state(), "rp-1")
 
@@ -166,12 +185,33 @@ def test_hostile_node_names_never_reach_scontrol(bad: str, tmp_path: Path) -> No
 
 def test_cli_dry_run_execute_and_refusal(approved: Approved, slurm, tmp_path: Path) -> None:
     cfg = tmp_path / "executors.toml"
-    cfg.write_text(f'[slurm]\nslurm_conf = "{slurm.conf}"\nnodes = {{ "{approved.proposal("rp-1")["target"]}" = "{slurm.node}" }}\n')
-    env = {**slurm.env(), "FORENSIC_STATE_DIR": str(approved.state_dir), "USER": "mallory", "LOGNAME": "mallory"}
+    cfg.write_text(
+        f'[slurm]\nslurm_conf = "{slurm.conf}"\nnodes = {{ "{approved.proposal("rp-1")["target"]}" = "{slurm.node}" }}\n'
+    )
+    env = {
+        **slurm.env(),
+        "FORENSIC_STATE_DIR": str(approved.state_dir),
+        "USER": "mallory",
+        "LOGNAME": "mallory",
+    }
 
     def cli(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "forensic.harness.cli", "execute", approved.thread, *args,
-                               "--config", str(cfg)], capture_output=True, text=True, env=env, timeout=120)
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "forensic.harness.cli",
+                "execute",
+                approved.thread,
+                *args,
+                "--config",
+                str(cfg),
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
 
     dry = cli("rp-1", "--dry-run")
     assert dry.returncode == 0, dry.stderr
@@ -181,8 +221,13 @@ def test_cli_dry_run_execute_and_refusal(approved: Approved, slurm, tmp_path: Pa
     assert "verified" in done.stdout and slurm.sinfo().startswith("drain")
     again = cli("rp-1")
     assert again.returncode == 2 and "already run" in again.stderr and "Traceback" not in again.stderr
-    shown = subprocess.run([sys.executable, "-m", "forensic.harness.cli", "show", approved.thread, "--json"],
-                           capture_output=True, text=True, env=env, timeout=120)
+    shown = subprocess.run(
+        [sys.executable, "-m", "forensic.harness.cli", "show", approved.thread, "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert shown.returncode == 0, shown.stderr
     states = {p["id"]: p["execution"]["state"] for p in json.loads(shown.stdout)["proposals"]}
     assert states["rp-1"] == "succeeded" and set(states.values()) <= {"succeeded", "not_executed"}

@@ -10,17 +10,17 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from langgraph.checkpoint.memory import InMemorySaver
-
 from forensic.harness.budget import Limits
 from forensic.harness.graph import Investigator
 from forensic.harness.llm.scripted import Disconnect, Fail, Reply, ScriptedModel, Timeout, call, stop
 from forensic.harness.llm.tokens import prompt_bound
 from forensic.harness.models import Report
-from tests.conftest import HOSTS, build_bundle
 from forensic.tools import all_tools
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from langgraph.checkpoint.memory import InMemorySaver
+
+from tests.conftest import HOSTS, build_bundle
 
 TOOLS = sorted(all_tools())
 
@@ -35,25 +35,52 @@ def _policy(data: st.DataObject):
     """A model that answers each request with a step drawn at random."""
 
     def answer(body: dict[str, Any]):
-        kind = data.draw(st.sampled_from(["valid", "valid", "valid", "invalid", "stop", "garbage", "error", "timeout",
-                                          "disconnect", "no-usage"]))
+        kind = data.draw(
+            st.sampled_from(
+                [
+                    "valid",
+                    "valid",
+                    "valid",
+                    "invalid",
+                    "stop",
+                    "garbage",
+                    "error",
+                    "timeout",
+                    "disconnect",
+                    "no-usage",
+                ]
+            )
+        )
         bound = prompt_bound(body["messages"], body.get("response_format"))
         max_tokens = body["max_tokens"]
-        usage = {"prompt_tokens": data.draw(st.integers(0, bound)), "completion_tokens": data.draw(st.integers(0, max_tokens))}
+        usage = {
+            "prompt_tokens": data.draw(st.integers(0, bound)),
+            "completion_tokens": data.draw(st.integers(0, max_tokens)),
+        }
         if kind == "valid":
             host = data.draw(st.sampled_from([None, *HOSTS]))
-            return Reply.json(call(data.draw(st.sampled_from(TOOLS)), **({"host": host} if host else {})), **usage)
+            return Reply.json(
+                call(data.draw(st.sampled_from(TOOLS)), **({"host": host} if host else {})), **usage
+            )
         if kind == "invalid":
             tool = data.draw(st.sampled_from([*TOOLS, "shell", "read_file", ""]))
-            args = data.draw(st.dictionaries(st.sampled_from(["host", "path", "cmd"]),
-                                             st.one_of(st.text(max_size=20), st.integers()), max_size=2))
+            args = data.draw(
+                st.dictionaries(
+                    st.sampled_from(["host", "path", "cmd"]),
+                    st.one_of(st.text(max_size=20), st.integers()),
+                    max_size=2,
+                )
+            )
             return Reply.json(call(tool, **args), **usage)
         if kind == "stop":
             return Reply.json(stop(claims=[{"claim": "rank 3 is slow", "evidence": ["ev-1"]}]), **usage)
         if kind == "garbage":
             return Reply(data.draw(st.text(max_size=60)), **usage)
         if kind == "error":
-            return Fail(data.draw(st.sampled_from([429, 500, 503])), headers={"retry-after": str(data.draw(st.integers(0, 40)))})
+            return Fail(
+                data.draw(st.sampled_from([429, 500, 503])),
+                headers={"retry-after": str(data.draw(st.integers(0, 40)))},
+            )
         if kind == "timeout":
             return Timeout()
         if kind == "disconnect":
@@ -73,12 +100,19 @@ def _policy(data: st.DataObject):
     model=st.sampled_from(["gpt-4o", "gpt-4.1-mini", "some-local-model"]),
     max_tokens=st.sampled_from([200, 1024]),
 )
-def test_budgets_hold_exactly(data, fault: str, tool_calls: int, tokens: int, cost: float, model: str, max_tokens: int) -> None:
+def test_budgets_hold_exactly(
+    data, fault: str, tool_calls: int, tokens: int, cost: float, model: str, max_tokens: int
+) -> None:
     scripted = ScriptedModel(_policy(data))
     client = scripted.client(model=model, max_attempts=3)
     limits = Limits(tool_calls=tool_calls, llm_tokens=tokens, cost_usd=cost)
-    report = Investigator(_bundle(fault), planner="llm", planner_kwargs={"client": client, "max_tokens": max_tokens},
-                          limits=limits, checkpointer=InMemorySaver()).run()
+    report = Investigator(
+        _bundle(fault),
+        planner="llm",
+        planner_kwargs={"client": client, "max_tokens": max_tokens},
+        limits=limits,
+        checkpointer=InMemorySaver(),
+    ).run()
     Report.model_validate(report)
     b = report["budget"]
     assert b["tool_calls"] <= tool_calls and len(report["evidence"]) == b["tool_calls"]

@@ -9,7 +9,6 @@ from __future__ import annotations
 import email.utils
 
 import pytest
-
 from forensic.harness.llm.client import Allowance, ModelClient
 from forensic.harness.llm.prices import load_prices
 from forensic.harness.llm.scripted import Disconnect, Fail, Raw, Reply, ScriptedModel, Timeout
@@ -27,8 +26,13 @@ def test_openai_retries_are_off_and_the_timeout_is_set() -> None:
 
 
 def test_429_retry_after_is_honoured_then_the_reply_comes() -> None:
-    model = ScriptedModel([Fail(429, headers={"retry-after": "3"}), Fail(503, headers={"retry-after-ms": "1500"}),
-                           Reply("ok", prompt_tokens=10, completion_tokens=2)])
+    model = ScriptedModel(
+        [
+            Fail(429, headers={"retry-after": "3"}),
+            Fail(503, headers={"retry-after-ms": "1500"}),
+            Reply("ok", prompt_tokens=10, completion_tokens=2),
+        ]
+    )
     client = model.client()
     done = client.complete(MSGS, max_tokens=50)
     assert done.text == "ok" and len(model.requests) == 3
@@ -124,13 +128,25 @@ def test_an_html_page_with_status_200_is_a_model_error() -> None:
 
 def test_structured_output_steps_down_once_per_client() -> None:
     # llama-cpp-python answers 500 to an unknown response_format: that is a refusal, not transient.
-    model = ScriptedModel([Fail(400, message="json_schema unsupported"),
-                           Fail(500, message="body.response_format.type: Input should be 'text' or 'json_object'"),
-                           Reply('{"a": "x"}'), Reply('{"a": "y"}')])
+    model = ScriptedModel(
+        [
+            Fail(400, message="json_schema unsupported"),
+            Fail(500, message="body.response_format.type: Input should be 'text' or 'json_object'"),
+            Reply('{"a": "x"}'),
+            Reply('{"a": "y"}'),
+        ]
+    )
     client = model.client()
     assert client.complete(MSGS, max_tokens=20, schema=SCHEMA).format == "json_object"
-    assert [r.get("response_format", {}).get("type") for r in model.requests] == ["json_schema", "json_object", "json_object"]
-    assert "schema" in model.requests[1]["response_format"] and "schema" not in model.requests[2]["response_format"]
+    assert [r.get("response_format", {}).get("type") for r in model.requests] == [
+        "json_schema",
+        "json_object",
+        "json_object",
+    ]
+    assert (
+        "schema" in model.requests[1]["response_format"]
+        and "schema" not in model.requests[2]["response_format"]
+    )
     assert model.sleeps == []
     client.complete(MSGS, max_tokens=20, schema=SCHEMA)
     assert model.requests[-1]["response_format"] == {"type": "json_object"}
@@ -153,7 +169,9 @@ def test_cost_from_the_price_table_and_the_longest_prefix() -> None:
 
 
 def test_an_unknown_model_costs_nothing_and_says_it_is_unpriced() -> None:
-    client = ScriptedModel([Reply("ok", prompt_tokens=1000, completion_tokens=100)]).client(model="my-local-llama")
+    client = ScriptedModel([Reply("ok", prompt_tokens=1000, completion_tokens=100)]).client(
+        model="my-local-llama"
+    )
     assert not client.priced
     assert client.complete(MSGS, max_tokens=200).cost_usd == 0.0
 
@@ -171,7 +189,11 @@ def test_settings_come_from_the_environment(monkeypatch) -> None:
     monkeypatch.setenv("FORENSIC_LLM_MODEL", "env-model")
     monkeypatch.setenv("FORENSIC_LLM_API_KEY", "env-key")
     client = ModelClient()
-    assert (client.base_url, client.model, client._openai.api_key) == ("http://127.0.0.1:1/v1", "env-model", "env-key")
+    assert (client.base_url, client.model, client._openai.api_key) == (
+        "http://127.0.0.1:1/v1",
+        "env-model",
+        "env-key",
+    )
     explicit = ModelClient(base_url="http://127.0.0.1:2/v1", model="m", api_key="k")
     assert (explicit.base_url, explicit.model) == ("http://127.0.0.1:2/v1", "m")
 

@@ -8,8 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
-
 from forensic.harness.budget import Limits
 from forensic.harness.graph import Investigator
 from forensic.harness.llm.client import ModelClient
@@ -17,16 +15,24 @@ from forensic.harness.llm.scripted import Disconnect, Fail, Reply, ScriptedModel
 from forensic.harness.models import Report
 from forensic.harness.planners import make_planner, planner_names
 from forensic.sandbox import PlannerError
+from langgraph.checkpoint.memory import InMemorySaver
 
 CULPRIT = "node-b.example/gpu2"
 PCIE_CLAIM = f"{CULPRIT} PCIe link at 32 GT/s x8, capable of 32 GT/s x16"
 
 
-def investigate(bundle: Path, scripted: ScriptedModel | None = None, *, client: ModelClient | None = None,
-                limits: Limits | None = None, **client_kw: Any) -> dict[str, Any]:
+def investigate(
+    bundle: Path,
+    scripted: ScriptedModel | None = None,
+    *,
+    client: ModelClient | None = None,
+    limits: Limits | None = None,
+    **client_kw: Any,
+) -> dict[str, Any]:
     client = client or scripted.client(**client_kw)  # type: ignore[union-attr]
-    report = Investigator(bundle, planner="llm", planner_kwargs={"client": client}, limits=limits,
-                          checkpointer=InMemorySaver()).run()
+    report = Investigator(
+        bundle, planner="llm", planner_kwargs={"client": client}, limits=limits, checkpointer=InMemorySaver()
+    ).run()
     Report.model_validate(report)
     b = report["budget"]
     assert b["tool_calls"] <= b["tool_calls_limit"] and b["llm_tokens"] <= b["llm_tokens_limit"]
@@ -64,38 +70,64 @@ def test_a_planner_without_a_model_is_unusable_input(make_bundle, monkeypatch) -
 
 
 def test_a_model_that_tests_well_keeps_the_harness_verdict_and_its_claims_are_checked(make_bundle) -> None:
-    model = ScriptedModel([
-        Reply.json(call("job_steps", hypotheses=[{"root_cause": "pcie_downtrain", "component": None, "why": "a guess"}])),
-        Reply.json(call("pcie_link", host="node-b.example")),
-        Reply.json(stop(claims=[
-            {"claim": PCIE_CLAIM, "evidence": ["ev-2"]},
-            {"claim": f"{CULPRIT} PCIe link at 17.5 GT/s", "evidence": ["ev-2"]},  # a number the evidence lacks
-            {"claim": "the GPU is fine", "evidence": ["ev-42"]},
-            {"claim": "no evidence at all", "evidence": []},
-        ])),
-    ])
+    model = ScriptedModel(
+        [
+            Reply.json(
+                call(
+                    "job_steps",
+                    hypotheses=[{"root_cause": "pcie_downtrain", "component": None, "why": "a guess"}],
+                )
+            ),
+            Reply.json(call("pcie_link", host="node-b.example")),
+            Reply.json(
+                stop(
+                    claims=[
+                        {"claim": PCIE_CLAIM, "evidence": ["ev-2"]},
+                        {
+                            "claim": f"{CULPRIT} PCIe link at 17.5 GT/s",
+                            "evidence": ["ev-2"],
+                        },  # a number the evidence lacks
+                        {"claim": "the GPU is fine", "evidence": ["ev-42"]},
+                        {"claim": "no evidence at all", "evidence": []},
+                    ]
+                )
+            ),
+        ]
+    )
     report = investigate(make_bundle("pcie_downtrain"), model)
     assert report["planner"] == "llm" and not fallback_notes(report)
     assert report["verdict"]["root_cause"] == "pcie_downtrain" and report["verdict"]["component"] == CULPRIT
-    assert [(e["tool"], e["args"]) for e in report["evidence"][:2]] == [("job_steps", {}), ("pcie_link", {"host": "node-b.example"})]
+    assert [(e["tool"], e["args"]) for e in report["evidence"][:2]] == [
+        ("job_steps", {}),
+        ("pcie_link", {"host": "node-b.example"}),
+    ]
     claims = [f["claim"] for f in report["findings"]]
     assert PCIE_CLAIM in claims and "the GPU is fine" not in claims and "no evidence at all" not in claims
     assert not any("17.5" in c for c in claims)
     dropped = [n for n in report["notes"] if n.startswith("finding dropped")]
-    assert any("ev-42 does not exist" in n for n in dropped) and any("does not carry 17.5" in n for n in dropped)
+    assert any("ev-42 does not exist" in n for n in dropped) and any(
+        "does not carry 17.5" in n for n in dropped
+    )
     assert any("cites no evidence" in n for n in dropped)
     assert len(model.requests) == 3
     assert report["budget"]["llm_tokens"] > 0
 
 
-@pytest.mark.parametrize("script, why", [
-    ([Fail(500)], "HTTP 500"),
-    ([Reply("The GPU looks sad, maybe check the cables?")], "malformed twice in a row"),
-    ([Reply('{"action": {"kind": "call", "tool": "pcie_link", "args": {}, "sudo": true}}')], "malformed twice in a row"),
-    ([Timeout()], "timed out"),
-    ([Disconnect()], "cannot connect"),
-    ([Fail(401, message="invalid api key")], "HTTP 401"),
-], ids=["500", "prose", "extra-field", "timeout", "disconnect", "401"])
+@pytest.mark.parametrize(
+    "script, why",
+    [
+        ([Fail(500)], "HTTP 500"),
+        ([Reply("The GPU looks sad, maybe check the cables?")], "malformed twice in a row"),
+        (
+            [Reply('{"action": {"kind": "call", "tool": "pcie_link", "args": {}, "sudo": true}}')],
+            "malformed twice in a row",
+        ),
+        ([Timeout()], "timed out"),
+        ([Disconnect()], "cannot connect"),
+        ([Fail(401, message="invalid api key")], "HTTP 401"),
+    ],
+    ids=["500", "prose", "extra-field", "timeout", "disconnect", "401"],
+)
 def test_a_failing_model_falls_back_to_the_graph_verdict_and_says_why(make_bundle, script, why: str) -> None:
     bundle = make_bundle("thermal_throttle")
     report = investigate(bundle, ScriptedModel([], then=script[0]))
@@ -111,7 +143,9 @@ def test_a_bad_url_falls_back(make_bundle) -> None:
     with socket.socket() as s:  # a loopback port nobody listens on: connection refused, no network
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    client = ModelClient(base_url=f"http://127.0.0.1:{port}/v1", model="m", max_attempts=2, sleep=lambda s: None)
+    client = ModelClient(
+        base_url=f"http://127.0.0.1:{port}/v1", model="m", max_attempts=2, sleep=lambda s: None
+    )
     bundle = make_bundle("pcie_downtrain")
     report = investigate(bundle, client=client)
     assert "cannot connect" in fallback_notes(report)[0]
@@ -127,17 +161,22 @@ def test_one_malformed_reply_is_sent_back_with_what_was_wrong(make_bundle) -> No
 
 
 def test_transient_errors_are_retried_inside_a_decision(make_bundle) -> None:
-    model = ScriptedModel([Fail(429, headers={"retry-after": "7"}), Reply.json(call("pcie_link")), Reply.json(stop())])
+    model = ScriptedModel(
+        [Fail(429, headers={"retry-after": "7"}), Reply.json(call("pcie_link")), Reply.json(stop())]
+    )
     report = investigate(make_bundle("pcie_downtrain"), model)
     assert model.sleeps == [7.0] and not fallback_notes(report)
 
 
 def test_invalid_calls_are_typed_errors_that_count_against_the_budget(make_bundle) -> None:
-    model = ScriptedModel([
-        Reply.json(call("shell", cmd="cat /etc/passwd")),
-        Reply.json(call("kernel_log", host="../../etc")),
-        Reply.json(call("gpu_health", path="/etc/passwd")),
-    ], then=Reply.json(stop()))
+    model = ScriptedModel(
+        [
+            Reply.json(call("shell", cmd="cat /etc/passwd")),
+            Reply.json(call("kernel_log", host="../../etc")),
+            Reply.json(call("gpu_health", path="/etc/passwd")),
+        ],
+        then=Reply.json(stop()),
+    )
     report = investigate(make_bundle("pcie_downtrain"), model, limits=Limits(tool_calls=2))
     assert report["budget"]["tool_calls"] == 2 == len(report["evidence"])
     assert all(e["status"] == "error" and e["summary"].startswith("invalid call") for e in report["evidence"])
@@ -148,14 +187,21 @@ def test_invalid_calls_are_typed_errors_that_count_against_the_budget(make_bundl
 
 
 def test_feedback_names_the_bad_argument(make_bundle) -> None:
-    model = ScriptedModel([Reply.json(call("gpu_health", path="/etc/passwd")), Reply.json(call("pcie_link", host="nowhere")),
-                           Reply.json(stop())])
+    model = ScriptedModel(
+        [
+            Reply.json(call("gpu_health", path="/etc/passwd")),
+            Reply.json(call("pcie_link", host="nowhere")),
+            Reply.json(stop()),
+        ]
+    )
     report = investigate(make_bundle("pcie_downtrain"), model)
     told = [feedback(r) for r in model.requests]
     assert told[1] == ["invalid arguments for gpu_health: gpu_health: path: Extra inputs are not permitted"]
     assert told[2] == ['pcie_link: unknown host "nowhere"; name a host from the data or omit host']
     assert [e["status"] for e in report["evidence"][:2]] == ["error", "error"]
-    assert report["verdict"]["root_cause"] == "pcie_downtrain"  # the graph planner finished after the model stopped
+    assert (
+        report["verdict"]["root_cause"] == "pcie_downtrain"
+    )  # the graph planner finished after the model stopped
 
 
 def test_a_model_stuck_on_invalid_calls_is_given_up(make_bundle) -> None:
@@ -163,7 +209,9 @@ def test_a_model_stuck_on_invalid_calls_is_given_up(make_bundle) -> None:
     model = ScriptedModel([Reply.json(call("rm", target=t)) for t in ("/", "/etc", "/home")])
     report = investigate(make_bundle("pcie_downtrain"), model)
     assert "3 calls in a row that were invalid or repeated" in fallback_notes(report)[0]
-    assert len(model.requests) == 3 and report["budget"]["tool_calls"] == 3 + len(graph_run(make_bundle("pcie_downtrain"))["evidence"])
+    assert len(model.requests) == 3 and report["budget"]["tool_calls"] == 3 + len(
+        graph_run(make_bundle("pcie_downtrain"))["evidence"]
+    )
     assert report["verdict"]["root_cause"] == "pcie_downtrain"
 
 
@@ -184,8 +232,12 @@ def test_a_token_budget_too_small_for_a_call_falls_back_without_calling(make_bun
 
 
 def test_the_cost_budget_is_checked_against_the_worst_case_and_charged_the_actual(make_bundle) -> None:
-    model = ScriptedModel([Reply.json(call("pcie_link"), prompt_tokens=3000, completion_tokens=100),
-                           Reply.json(stop(), prompt_tokens=2000, completion_tokens=50)])
+    model = ScriptedModel(
+        [
+            Reply.json(call("pcie_link"), prompt_tokens=3000, completion_tokens=100),
+            Reply.json(stop(), prompt_tokens=2000, completion_tokens=50),
+        ]
+    )
     report = investigate(make_bundle("pcie_downtrain"), model, model="gpt-4o", limits=Limits(cost_usd=0.06))
     assert report["budget"]["cost_usd"] == pytest.approx((5000 * 2.5 + 150 * 10.0) / 1e6, abs=1e-6)
     assert report["budget"]["llm_tokens"] == 5150
@@ -202,8 +254,12 @@ def test_an_unpriced_model_is_noted(make_bundle) -> None:
 
 def test_a_server_reporting_impossible_usage_is_not_trusted(make_bundle) -> None:
     model = ScriptedModel([Reply.json(call("pcie_link"), prompt_tokens=1, completion_tokens=50_000)])
-    report = Investigator(make_bundle("pcie_downtrain"), planner="llm", planner_kwargs={"client": model.client()},
-                          checkpointer=InMemorySaver()).run()
+    report = Investigator(
+        make_bundle("pcie_downtrain"),
+        planner="llm",
+        planner_kwargs={"client": model.client()},
+        checkpointer=InMemorySaver(),
+    ).run()
     assert "the endpoint reported 1+50000 tokens" in fallback_notes(report)[0]
 
 
@@ -240,10 +296,17 @@ def test_a_resumed_run_keeps_the_models_claims(make_bundle) -> None:
     """The model planner's memory is checkpointed with the graph: a new process resumes with it."""
     bundle = make_bundle("pcie_downtrain")
     saver = InMemorySaver()
-    first = ScriptedModel([
-        Reply.json(call("job_steps")),
-        Reply.json(call("pcie_link", host="node-b.example", claims=[{"claim": MODEL_CLAIM, "evidence": ["ev-2"]}])),
-    ], then=Reply.json(stop()))
+    first = ScriptedModel(
+        [
+            Reply.json(call("job_steps")),
+            Reply.json(
+                call(
+                    "pcie_link", host="node-b.example", claims=[{"claim": MODEL_CLAIM, "evidence": ["ev-2"]}]
+                )
+            ),
+        ],
+        then=Reply.json(stop()),
+    )
     inv = Investigator(bundle, planner="llm", planner_kwargs={"client": first.client()}, checkpointer=saver)
     cfg = inv.config("resume-llm")
     for i, _ in enumerate(inv.app.stream(inv.initial_state(), cfg)):

@@ -14,11 +14,10 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from mcp import Client, StdioServerParameters
-from mcp.shared.exceptions import MCPError
-
 from forensic.harness.budget import Limits
 from forensic.harness.mcp_server import MAX_ARGUMENT_BYTES, build_server
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "evals" / "examples" / "pcie-x8-mfu-drop"
@@ -41,8 +40,14 @@ async def _exercise(client: Client) -> dict[str, Any]:
     report = (await client.call_tool("investigate", {})).structured_content
     evidence = json.loads((await client.read_resource("forensic://evidence/ev-1")).contents[0].text)
     graph = json.loads((await client.read_resource("forensic://failure-graph")).contents[0].text)
-    return {"names": names, "pcie": pcie.structured_content, "steps": steps.structured_content,
-            "report": report, "evidence": evidence, "graph": graph}
+    return {
+        "names": names,
+        "pcie": pcie.structured_content,
+        "steps": steps.structured_content,
+        "report": report,
+        "evidence": evidence,
+        "graph": graph,
+    }
 
 
 def _check_exercise(out: dict[str, Any]) -> None:
@@ -68,15 +73,18 @@ def test_in_process_tools_investigate_and_resources() -> None:
     _check_exercise(_run(_exercise, build_server(EXAMPLE)))
 
 
-@pytest.mark.parametrize(("name", "args", "fragment"), [
-    ("no_such_tool", {}, "no tool named"),
-    ("pcie_link", {"host": "../../etc"}, "host"),
-    ("pcie_link", {"host": "/etc/passwd"}, "host"),
-    ("kernel_log", {"host": "gpu-e126", "path": "../../truth.json"}, "path"),
-    ("pcie_link", {"host": "h" * (MAX_ARGUMENT_BYTES + 10)}, "bytes"),
-    ("investigate", {"tool_calls": -1}, "tool_calls"),
-    ("investigate", {"approve": "rp-1"}, "unknown arguments"),
-])
+@pytest.mark.parametrize(
+    ("name", "args", "fragment"),
+    [
+        ("no_such_tool", {}, "no tool named"),
+        ("pcie_link", {"host": "../../etc"}, "host"),
+        ("pcie_link", {"host": "/etc/passwd"}, "host"),
+        ("kernel_log", {"host": "gpu-e126", "path": "../../truth.json"}, "path"),
+        ("pcie_link", {"host": "h" * (MAX_ARGUMENT_BYTES + 10)}, "bytes"),
+        ("investigate", {"tool_calls": -1}, "tool_calls"),
+        ("investigate", {"approve": "rp-1"}, "unknown arguments"),
+    ],
+)
 def test_hostile_calls_get_mcp_errors(name: str, args: dict, fragment: str) -> None:
     async def scenario(client: Client) -> tuple[str, int]:
         with pytest.raises(MCPError) as caught:
@@ -93,8 +101,12 @@ def test_hostile_calls_get_mcp_errors(name: str, args: dict, fragment: str) -> N
 def test_unknown_and_escaping_resources_are_errors() -> None:
     async def scenario(client: Client) -> list[str]:
         out = []
-        for uri in ("forensic://evidence/ev-9", "forensic://evidence/../../truth.json", "file:///etc/passwd",
-                    "forensic://investigations/inv-1"):
+        for uri in (
+            "forensic://evidence/ev-9",
+            "forensic://evidence/../../truth.json",
+            "file:///etc/passwd",
+            "forensic://investigations/inv-1",
+        ):
             with pytest.raises(MCPError) as caught:
                 await client.read_resource(uri)
             out.append(caught.value.message)
@@ -137,9 +149,11 @@ def _forensic(*args: str) -> list[str]:
 
 
 def test_stdio_through_the_sdk_client() -> None:
-    params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "forensic.harness.cli", "mcp", str(EXAMPLE)],
-                                   env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "forensic.harness.cli", "mcp", str(EXAMPLE)],
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     _check_exercise(_run(_exercise, params))
 
 
@@ -154,9 +168,20 @@ def http_server(tmp_path: Path):
     port = _free_port()
     token = tmp_path / "token"
     token.write_text("s3cret-token-0123456789\n")
-    proc = subprocess.Popen(_forensic("mcp", str(EXAMPLE), "--transport", "http", "--listen", f"127.0.0.1:{port}",
-                                      "--token-file", str(token)),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        _forensic(
+            "mcp",
+            str(EXAMPLE),
+            "--transport",
+            "http",
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--token-file",
+            str(token),
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     url = f"http://127.0.0.1:{port}/mcp"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -190,8 +215,11 @@ def test_http_refuses_missing_or_wrong_token_and_huge_bodies(http_server) -> Non
     hello = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     assert httpx.post(url, json=hello).status_code == 401
     assert httpx.post(url, json=hello, headers={"Authorization": "Bearer wrong"}).status_code == 401
-    huge = httpx.post(url, content=b"x" * (1 << 20), headers={"Authorization": f"Bearer {token}",
-                                                             "content-type": "application/json"})
+    huge = httpx.post(
+        url,
+        content=b"x" * (1 << 20),
+        headers={"Authorization": f"Bearer {token}", "content-type": "application/json"},
+    )
     assert huge.status_code == 413
 
 
@@ -209,7 +237,9 @@ def test_cli_refuses_bad_setups(tmp_path: Path) -> None:
 def test_chat_answers_with_citations_and_cannot_approve() -> None:
     async def scenario(client: Client) -> tuple[dict, dict, dict, dict]:
         first = (await client.call_tool("chat", {"question": "why is it slow?"})).structured_content
-        nudge = (await client.call_tool("chat", {"question": "approve rp-1 now, it is fine"})).structured_content
+        nudge = (
+            await client.call_tool("chat", {"question": "approve rp-1 now, it is fine"})
+        ).structured_content
         follow = (await client.call_tool("chat", {"question": "why not the network?"})).structured_content
         budget = json.loads((await client.read_resource("forensic://budget")).contents[0].text)
         return first, nudge, follow, budget
@@ -222,7 +252,9 @@ def test_chat_answers_with_citations_and_cannot_approve() -> None:
     assert budget["tool_calls"] >= len(follow["new_evidence"]) > 0
 
 
-@pytest.mark.parametrize("args", [{}, {"question": ""}, {"question": "x" * 3000}, {"question": "hi", "approve": "rp-1"}])
+@pytest.mark.parametrize(
+    "args", [{}, {"question": ""}, {"question": "x" * 3000}, {"question": "hi", "approve": "rp-1"}]
+)
 def test_chat_arguments_are_validated(args: dict) -> None:
     async def scenario(client: Client) -> str:
         with pytest.raises(MCPError) as caught:
@@ -237,7 +269,8 @@ def test_a_live_fleet_is_served_too_and_unreadable_hosts_are_not_health(tmp_path
 
     (tmp_path / "token").write_text("a-token-of-some-length\n")
     (tmp_path / "fleet.toml").write_text(
-        '[agents]\nurl_template = "http://127.0.0.1:9/{host}"\ntoken_file = "token"\nhosts = ["h1", "h2"]\ntimeout_s = 2\n')
+        '[agents]\nurl_template = "http://127.0.0.1:9/{host}"\ntoken_file = "token"\nhosts = ["h1", "h2"]\ntimeout_s = 2\n'
+    )
     source = open_fleet(tmp_path / "fleet.toml", job="train", since="1h", until=None, title="", ranks=None)
 
     async def scenario(client: Client) -> dict:
@@ -246,6 +279,10 @@ def test_a_live_fleet_is_served_too_and_unreadable_hosts_are_not_health(tmp_path
     report = _run(scenario, build_server(source))
     assert report["status"] != "healthy"
     assert "h1" in " ".join(report["notes"])
-    refused = subprocess.run(_forensic("mcp", str(EXAMPLE), "--fleet", str(tmp_path / "fleet.toml")),
-                             capture_output=True, text=True, timeout=60)
+    refused = subprocess.run(
+        _forensic("mcp", str(EXAMPLE), "--fleet", str(tmp_path / "fleet.toml")),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert refused.returncode == 2 and "not both" in refused.stderr

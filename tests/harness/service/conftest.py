@@ -12,7 +12,6 @@ from typing import Any
 
 import httpx
 import pytest
-
 from forensic.harness.service.bench import free_port, start_server, wait_healthy, write_config
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -47,8 +46,13 @@ class Server:
         self.folder = folder
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.config = write_config(folder, port=self.port, tokens=TOKENS, extra=extra,
-                                   bundles=bundles if bundles is not None else [{"path": EXAMPLE, "job": JOB}])
+        self.config = write_config(
+            folder,
+            port=self.port,
+            tokens=TOKENS,
+            extra=extra,
+            bundles=bundles if bundles is not None else [{"path": EXAMPLE, "job": JOB}],
+        )
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> Server:
@@ -76,7 +80,12 @@ class Server:
     def post(self, path: str, user: str = "root", **kw: Any) -> httpx.Response:
         return httpx.post(self.url + path, headers={**auth(user), **kw.pop("headers", {})}, timeout=30, **kw)
 
-    def wait_status(self, inv: str, done: tuple[str, ...] = ("awaiting_approval", "concluded", "failed"), timeout_s: float = 120) -> dict[str, Any]:
+    def wait_status(
+        self,
+        inv: str,
+        done: tuple[str, ...] = ("awaiting_approval", "concluded", "failed"),
+        timeout_s: float = 120,
+    ) -> dict[str, Any]:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             d = self.get(f"/api/v1/investigations/{inv}").json()
@@ -108,7 +117,6 @@ def server(tmp_path: Path):
 def app_client(tmp_path: Path):
     """An in-process service with its threads (TestClient runs the lifespan)."""
     from fastapi.testclient import TestClient
-
     from forensic.harness.service import load_config
     from forensic.harness.service.api import create_app
     from forensic.harness.service.service import Service
@@ -116,8 +124,13 @@ def app_client(tmp_path: Path):
     clients = []
 
     def make(extra: str = "", bundles: list[dict[str, Any]] | None = None) -> tuple[TestClient, Service]:
-        cfg_path = write_config(tmp_path, port=0, tokens=TOKENS, extra=extra,
-                                bundles=bundles if bundles is not None else [{"path": EXAMPLE, "job": JOB}])
+        cfg_path = write_config(
+            tmp_path,
+            port=0,
+            tokens=TOKENS,
+            extra=extra,
+            bundles=bundles if bundles is not None else [{"path": EXAMPLE, "job": JOB}],
+        )
         svc = Service(load_config(cfg_path))
         c = TestClient(create_app(svc), raise_server_exceptions=False)
         c.__enter__()

@@ -10,7 +10,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
 from forensic.harness.service.bench import free_port
 
 
@@ -27,7 +26,9 @@ class Cluster:
         bindir = pg_bin()
         if bindir is None:
             if os.environ.get("CI") == "true":
-                pytest.fail("PostgreSQL (initdb, pg_ctl) is not installed; .ci/run installs Debian postgresql")
+                pytest.fail(
+                    "PostgreSQL (initdb, pg_ctl) is not installed; .ci/run installs Debian postgresql"
+                )
             pytest.skip("PostgreSQL is not installed")
         self.bin = bindir
         self.dir = Path(tempfile.mkdtemp(prefix="forensic-pg-"))
@@ -48,10 +49,24 @@ class Cluster:
 
     def start(self) -> Cluster:
         self._run(str(self.bin / "initdb"), "-D", str(self.data), "-U", self.user, "-A", "trust", "--no-sync")
-        opts = (f"-c listen_addresses=127.0.0.1 -c port={self.port} -c unix_socket_directories={self.dir}"
-                " -c max_connections=200 -c fsync=on -c shared_buffers=64MB")
-        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.dir / "pg.log"), "-o", opts, "-w", "start")
-        self._run(str(self.bin / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", self.user, "forensic")
+        opts = (
+            f"-c listen_addresses=127.0.0.1 -c port={self.port} -c unix_socket_directories={self.dir}"
+            " -c max_connections=200 -c fsync=on -c shared_buffers=64MB"
+        )
+        self._run(
+            str(self.bin / "pg_ctl"),
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.dir / "pg.log"),
+            "-o",
+            opts,
+            "-w",
+            "start",
+        )
+        self._run(
+            str(self.bin / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", self.user, "forensic"
+        )
         return self
 
     def fresh_db(self, name: str) -> str:
@@ -59,6 +74,9 @@ class Cluster:
         return f"postgresql://{self.user}@127.0.0.1:{self.port}/{name}"
 
     def stop(self) -> None:
-        subprocess.run([*self._as, str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop"],
-                       capture_output=True, timeout=60)
+        subprocess.run(
+            [*self._as, str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop"],
+            capture_output=True,
+            timeout=60,
+        )
         shutil.rmtree(self.dir, ignore_errors=True)

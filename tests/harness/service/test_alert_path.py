@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import gzip
-import io
 import json
 import os
 import signal
@@ -22,7 +21,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-
 from forensic.harness.service.bench import free_port
 
 from .conftest import EXAMPLE, JOB, need_binary
@@ -45,9 +43,11 @@ class _Exporter(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         i = min(len(self.steps) - 1, int((time.monotonic() - self.t0) / 0.25))
-        body = ("# HELP train_step_duration_seconds Step time of the job (slowest rank).\n"
-                "# TYPE train_step_duration_seconds gauge\n"
-                f'train_step_duration_seconds{{training_job="{JOB}"}} {self.steps[i]}\n').encode()
+        body = (
+            "# HELP train_step_duration_seconds Step time of the job (slowest rank).\n"
+            "# TYPE train_step_duration_seconds gauge\n"
+            f'train_step_duration_seconds{{training_job="{JOB}"}} {self.steps[i]}\n'
+        ).encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/plain; version=0.0.4")
         self.send_header("Content-Length", str(len(body)))
@@ -138,17 +138,32 @@ groups:
 """)
     (prom_dir / "prometheus.yml").write_text(f"""
 global: {{scrape_interval: 1s, evaluation_interval: 1s}}
-rule_files: ["{prom_dir / 'rules.yml'}"]
+rule_files: ["{prom_dir / "rules.yml"}"]
 alerting:
   alertmanagers: [{{static_configs: [{{targets: ["127.0.0.1:{am_port}"]}}]}}]
 scrape_configs:
   - job_name: replay
     static_configs: [{{targets: ["127.0.0.1:{exporter_port}"]}}]
 """)
-    am = _spawn([alertmanager, f"--config.file={am_dir / 'alertmanager.yml'}", f"--storage.path={am_dir / 'data'}",
-                 f"--web.listen-address=127.0.0.1:{am_port}", "--cluster.listen-address="], am_dir / "log")
-    prom = _spawn([prometheus, f"--config.file={prom_dir / 'prometheus.yml'}", f"--storage.tsdb.path={prom_dir / 'data'}",
-                   f"--web.listen-address=127.0.0.1:{prom_port}"], prom_dir / "log")
+    am = _spawn(
+        [
+            alertmanager,
+            f"--config.file={am_dir / 'alertmanager.yml'}",
+            f"--storage.path={am_dir / 'data'}",
+            f"--web.listen-address=127.0.0.1:{am_port}",
+            "--cluster.listen-address=",
+        ],
+        am_dir / "log",
+    )
+    prom = _spawn(
+        [
+            prometheus,
+            f"--config.file={prom_dir / 'prometheus.yml'}",
+            f"--storage.tsdb.path={prom_dir / 'data'}",
+            f"--web.listen-address=127.0.0.1:{prom_port}",
+        ],
+        prom_dir / "log",
+    )
     try:
         deadline = time.monotonic() + 120
         invs: list[dict] = []
@@ -159,8 +174,12 @@ scrape_configs:
             if invs:
                 break
             time.sleep(0.5)
-        assert invs, ("no webhook arrived; alertmanager log:\n" + (am_dir / "log").read_text()[-1500:]
-                      + "\nprometheus log:\n" + (prom_dir / "log").read_text()[-1500:])
+        assert invs, (
+            "no webhook arrived; alertmanager log:\n"
+            + (am_dir / "log").read_text()[-1500:]
+            + "\nprometheus log:\n"
+            + (prom_dir / "log").read_text()[-1500:]
+        )
         done = srv.wait_status(invs[0]["id"])
         truth = json.loads((EXAMPLE / "truth.json").read_text())
         assert (done["verdict"], done["component"]) == (truth["root_cause"], truth["component"])

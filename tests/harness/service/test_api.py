@@ -8,7 +8,6 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-
 from forensic.harness.service.bench import fault_alert, free_port, webhook
 
 from .conftest import JOB, auth
@@ -39,10 +38,21 @@ def test_investigation_concludes_and_approval_binds_hash_and_user(app_client) ->
     inv = _open(c)
     d = _wait(c, inv)
     assert d["status"] == "awaiting_approval"
-    assert (d["report"]["verdict"]["root_cause"], d["report"]["verdict"]["component"]) == ("pcie_downtrain", "gpu-e126/gpu0")
+    assert (d["report"]["verdict"]["root_cause"], d["report"]["verdict"]["component"]) == (
+        "pcie_downtrain",
+        "gpu-e126/gpu0",
+    )
     assert d["report"]["schema"] == "forensic.report/v1"
     kinds = {e["kind"] for e in d["events"]}
-    assert {"alert", "hypotheses", "tool_call", "finding", "verdict", "proposals", "awaiting_approval"} <= kinds
+    assert {
+        "alert",
+        "hypotheses",
+        "tool_call",
+        "finding",
+        "verdict",
+        "proposals",
+        "awaiting_approval",
+    } <= kinds
     p = d["report"]["proposals"][0]
     url = f"/api/v1/investigations/{inv}/proposals/{p['id']}"
     # The event stream replays what happened and closes once the run is over.
@@ -51,7 +61,9 @@ def test_investigation_concludes_and_approval_binds_hash_and_user(app_client) ->
     streamed = [line[7:] for line in text.splitlines() if line.startswith("event: ")]
     assert streamed[0] == "alert" and "tool_call" in streamed and streamed[-1] == "close"
     assert "event: verdict" in text and '"pcie_downtrain"' in text
-    with c.stream("GET", f"/api/v1/investigations/{inv}/events", headers={**auth("vic"), "Last-Event-ID": "3"}) as s:
+    with c.stream(
+        "GET", f"/api/v1/investigations/{inv}/events", headers={**auth("vic"), "Last-Event-ID": "3"}
+    ) as s:
         later = "".join(s.iter_text())
     assert "id: 1\n" not in later and "id: 4\n" in later
     metrics = c.get("/metrics").text
@@ -67,22 +79,41 @@ def test_investigation_concludes_and_approval_binds_hash_and_user(app_client) ->
     r = c.post(url + "/approve", json={"content_hash": stale, "reason": "looks right"}, headers=auth("ann"))
     assert r.status_code == 409 and "hash" in r.json()["detail"]
     # The right hash, as ann.
-    r = c.post(url + "/approve", json={"content_hash": p["content_hash"], "reason": "link at x8, drain it"}, headers=auth("ann"))
+    r = c.post(
+        url + "/approve",
+        json={"content_hash": p["content_hash"], "reason": "link at x8, drain it"},
+        headers=auth("ann"),
+    )
     assert r.status_code == 200, r.text
     assert r.json()["proposal"]["status"] == "approved" and r.json()["by"] == "ann"
     # Replayed: refused, nothing changes.
-    r = c.post(url + "/approve", json={"content_hash": p["content_hash"], "reason": "again"}, headers=auth("ann"))
+    r = c.post(
+        url + "/approve", json={"content_hash": p["content_hash"], "reason": "again"}, headers=auth("ann")
+    )
     assert r.status_code == 409 and "already approved" in r.json()["detail"]
-    r = c.post(url + "/reject", json={"content_hash": p["content_hash"], "reason": "changed my mind"}, headers=auth("root"))
+    r = c.post(
+        url + "/reject",
+        json={"content_hash": p["content_hash"], "reason": "changed my mind"},
+        headers=auth("root"),
+    )
     assert r.status_code == 409
     # Unknown proposal.
-    assert c.post(f"/api/v1/investigations/{inv}/proposals/rp-99/approve", json={"content_hash": stale, "reason": "x"},
-                  headers=auth("ann")).status_code == 404
+    assert (
+        c.post(
+            f"/api/v1/investigations/{inv}/proposals/rp-99/approve",
+            json={"content_hash": stale, "reason": "x"},
+            headers=auth("ann"),
+        ).status_code
+        == 404
+    )
     audit = c.get("/api/v1/audit", headers=auth("vic")).json()["entries"]
     outcomes = [(a["actor"], a["outcome"]) for a in reversed(audit)]
     assert outcomes[:2] == [("ann", "refused"), ("ann", "approved")]
     approved = next(a for a in audit if a["outcome"] == "approved")
-    assert approved["content_hash"] == p["content_hash"] and approved["detail"]["reason_given"] == "link at x8, drain it"
+    assert (
+        approved["content_hash"] == p["content_hash"]
+        and approved["detail"]["reason_given"] == "link at x8, drain it"
+    )
     after = c.get(f"/api/v1/investigations/{inv}", headers=auth("vic")).json()["report"]["proposals"]
     assert next(q for q in after if q["id"] == p["id"])["status"] == "approved"
     # The audit table refuses rewrites at the database level.
@@ -99,7 +130,12 @@ def test_auth_and_roles(app_client) -> None:
     c, _ = app_client()
     body = webhook([fault_alert(1, job=JOB)])
     assert c.post("/api/v1/alerts", json=body).status_code == 401
-    assert c.post("/api/v1/alerts", json=body, headers={"Authorization": "Bearer nope-nope-nope-nope"}).status_code == 401
+    assert (
+        c.post(
+            "/api/v1/alerts", json=body, headers={"Authorization": "Bearer nope-nope-nope-nope"}
+        ).status_code
+        == 401
+    )
     assert c.post("/api/v1/alerts", json=body, headers={"Authorization": "Basic abc"}).status_code == 401
     assert c.post("/api/v1/alerts", json=body, headers=auth("vic")).status_code == 403
     assert c.post("/api/v1/alerts", json=body, headers=auth("ann")).status_code == 403
@@ -111,23 +147,57 @@ def test_auth_and_roles(app_client) -> None:
     assert c.get("/healthz").status_code == 200
     assert "forensic_alerts_received_total" in c.get("/metrics").text
     spec = c.get("/openapi.json").json()
-    assert "/api/v1/alerts" in spec["paths"] and "/api/v1/investigations/{inv_id}/proposals/{rp}/approve" in spec["paths"]
+    assert (
+        "/api/v1/alerts" in spec["paths"]
+        and "/api/v1/investigations/{inv_id}/proposals/{rp}/approve" in spec["paths"]
+    )
 
 
-@pytest.mark.parametrize("body,status,why", [
-    (b"{not json", 400, "not JSON"),
-    (b"\xff\xfe\x00", 400, "not JSON"),
-    (b"[]", 422, "not an Alertmanager"),
-    (json.dumps({"version": "3", "alerts": []}).encode(), 422, "version"),
-    (json.dumps({"alerts": []}).encode(), 422, "version"),
-    (json.dumps({"version": "4"}).encode(), 422, "alerts"),
-    (json.dumps({"version": "4", "alerts": [{"status": "firing", "labels": {}, "startsAt": "yesterday"}]}).encode(), 422, "RFC 3339"),
-    (json.dumps({"version": "4", "alerts": [{"status": "burning", "labels": {}, "startsAt": "2026-01-01T00:00:00Z"}]}).encode(), 422, "status"),
-    (json.dumps({"version": "4", "alerts": [{"status": "firing", "labels": {"a": 1}, "startsAt": "2026-01-01T00:00:00Z"}]}).encode(), 422, "labels"),
-])
-def test_malformed_webhooks_are_refused_and_dead_lettered(app_client, body: bytes, status: int, why: str) -> None:
+@pytest.mark.parametrize(
+    "body,status,why",
+    [
+        (b"{not json", 400, "not JSON"),
+        (b"\xff\xfe\x00", 400, "not JSON"),
+        (b"[]", 422, "not an Alertmanager"),
+        (json.dumps({"version": "3", "alerts": []}).encode(), 422, "version"),
+        (json.dumps({"alerts": []}).encode(), 422, "version"),
+        (json.dumps({"version": "4"}).encode(), 422, "alerts"),
+        (
+            json.dumps(
+                {"version": "4", "alerts": [{"status": "firing", "labels": {}, "startsAt": "yesterday"}]}
+            ).encode(),
+            422,
+            "RFC 3339",
+        ),
+        (
+            json.dumps(
+                {
+                    "version": "4",
+                    "alerts": [{"status": "burning", "labels": {}, "startsAt": "2026-01-01T00:00:00Z"}],
+                }
+            ).encode(),
+            422,
+            "status",
+        ),
+        (
+            json.dumps(
+                {
+                    "version": "4",
+                    "alerts": [{"status": "firing", "labels": {"a": 1}, "startsAt": "2026-01-01T00:00:00Z"}],
+                }
+            ).encode(),
+            422,
+            "labels",
+        ),
+    ],
+)
+def test_malformed_webhooks_are_refused_and_dead_lettered(
+    app_client, body: bytes, status: int, why: str
+) -> None:
     c, svc = app_client()
-    r = c.post("/api/v1/alerts", content=body, headers={**auth("alertmanager"), "Content-Type": "application/json"})
+    r = c.post(
+        "/api/v1/alerts", content=body, headers={**auth("alertmanager"), "Content-Type": "application/json"}
+    )
     assert r.status_code == status, r.text
     assert why in r.json()["detail"]
     dl = c.get("/api/v1/dead-letters", headers=auth("root")).json()["dead_letters"]
@@ -150,12 +220,21 @@ def test_oversized_body_is_413_and_recorded(app_client) -> None:
             yield b" " * 1000
         yield b"]}"
 
-    r = c.post("/api/v1/alerts", content=chunked(), headers={**auth("alertmanager"), "Content-Type": "application/json"})
+    r = c.post(
+        "/api/v1/alerts",
+        content=chunked(),
+        headers={**auth("alertmanager"), "Content-Type": "application/json"},
+    )
     assert r.status_code == 413
     dl = c.get("/api/v1/dead-letters", headers=auth("root")).json()["dead_letters"]
     assert len(dl) == 2 and dl[0]["status"] == 413 and dl[0]["bytes"] == 4096
     # A body that fits still goes in.
-    assert c.post("/api/v1/alerts", json=webhook([fault_alert(1, job=JOB)]), headers=auth("alertmanager")).status_code == 202
+    assert (
+        c.post(
+            "/api/v1/alerts", json=webhook([fault_alert(1, job=JOB)]), headers=auth("alertmanager")
+        ).status_code
+        == 202
+    )
 
 
 def test_bad_decision_bodies(app_client) -> None:
@@ -202,7 +281,9 @@ def test_notification_receiver_down_then_up_gets_it_once(app_client) -> None:
     d = _wait(c, inv)  # concluded although the receiver is down
     assert d["status"] == "awaiting_approval"
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not (svc.store.notifications() and svc.store.notifications()[0]["attempts"]):
+    while time.monotonic() < deadline and not (
+        svc.store.notifications() and svc.store.notifications()[0]["attempts"]
+    ):
         time.sleep(0.1)
     assert svc.store.notifications()[0]["state"] == "pending" and svc.store.notifications()[0]["last_error"]
     _Receiver.got = []
@@ -228,39 +309,72 @@ def test_unusable_evidence_fails_the_investigation_with_a_reason(app_client, tmp
     inv = _open(c)
     d = _wait(c, inv)
     assert d["status"] == "failed" and "not an incident bundle" in d["error"]
-    assert [e["data"] for e in d["events"] if e["kind"] == "end"] == [{"status": "failed", "error": d["error"]}]
+    assert [e["data"] for e in d["events"] if e["kind"] == "end"] == [
+        {"status": "failed", "error": d["error"]}
+    ]
     for view in ("heatmap", "timeline"):
         r = c.get(f"/api/v1/investigations/{inv}/{view}", headers=auth("vic"))
-        assert r.status_code == 200 and r.json()["available"] is False and "not an incident bundle" in r.json()["reason"]
+        assert (
+            r.status_code == 200
+            and r.json()["available"] is False
+            and "not an incident bundle" in r.json()["reason"]
+        )
 
 
 def test_chat_over_the_api_cites_evidence_persists_and_never_approves(app_client) -> None:
     c, svc = app_client()
     inv = _open(c)
     assert _wait(c, inv)["status"] == "awaiting_approval"
-    r = c.post("/api/v1/chat", json={"investigation": inv, "question": "why is it slow?"}, headers=auth("vic"))
+    r = c.post(
+        "/api/v1/chat", json={"investigation": inv, "question": "why is it slow?"}, headers=auth("vic")
+    )
     assert r.status_code == 200, r.text
     first = r.json()
-    assert "gpu-e126/gpu0" in first["text"][0] and first["claims"] and all(x["evidence"] for x in first["claims"])
-    assert {e for x in first["claims"] for e in x["evidence"]} <= set(first["records"])  # every citation travels with it
+    assert (
+        "gpu-e126/gpu0" in first["text"][0]
+        and first["claims"]
+        and all(x["evidence"] for x in first["claims"])
+    )
+    assert {e for x in first["claims"] for e in x["evidence"]} <= set(
+        first["records"]
+    )  # every citation travels with it
     conv = first["conversation"]
-    nudge = c.post("/api/v1/chat", json={"investigation": inv, "question": "approve rp-1 please", "conversation": conv},
-                   headers=auth("ann")).json()
+    nudge = c.post(
+        "/api/v1/chat",
+        json={"investigation": inv, "question": "approve rp-1 please", "conversation": conv},
+        headers=auth("ann"),
+    ).json()
     assert nudge["intent"] == "todo" and "a message never approves" in nudge["answer"]
     d = c.get(f"/api/v1/investigations/{inv}", headers=auth("vic")).json()
     assert all(p["status"] == "pending_approval" for p in d["report"]["proposals"])
-    follow = c.post("/api/v1/chat", json={"investigation": inv, "question": "why not the network?", "conversation": conv},
-                    headers=auth("vic")).json()
+    follow = c.post(
+        "/api/v1/chat",
+        json={"investigation": inv, "question": "why not the network?", "conversation": conv},
+        headers=auth("vic"),
+    ).json()
     assert follow["intent"] == "why_not" and follow["conversation"] == conv
     # Persisted: the thread is in the service's checkpoint database with all three turns.
     state = svc.saver.get_tuple({"configurable": {"thread_id": conv}}).checkpoint["channel_values"]
     assert len(state["turns"]) == 3
     assert c.post("/api/v1/chat", json={"investigation": inv, "question": "hi"}).status_code == 401
-    assert c.post("/api/v1/chat", json={"investigation": "inv-nope", "question": "hi"}, headers=auth("vic")).status_code == 404
-    other = c.post("/api/v1/chat", json={"investigation": inv, "question": "hi", "conversation": "chat-inv-x-1"},
-                   headers=auth("vic"))
+    assert (
+        c.post(
+            "/api/v1/chat", json={"investigation": "inv-nope", "question": "hi"}, headers=auth("vic")
+        ).status_code
+        == 404
+    )
+    other = c.post(
+        "/api/v1/chat",
+        json={"investigation": inv, "question": "hi", "conversation": "chat-inv-x-1"},
+        headers=auth("vic"),
+    )
     assert other.status_code == 409
-    assert c.post("/api/v1/chat", json={"investigation": inv, "question": "x" * 3000}, headers=auth("vic")).status_code == 422
+    assert (
+        c.post(
+            "/api/v1/chat", json={"investigation": inv, "question": "x" * 3000}, headers=auth("vic")
+        ).status_code
+        == 422
+    )
 
 
 class _Tickets(BaseHTTPRequestHandler):
@@ -283,12 +397,16 @@ def test_an_approver_executes_an_approved_proposal_once(app_client, tmp_path) ->
     tickets = ThreadingHTTPServer(("127.0.0.1", 0), _Tickets)
     threading.Thread(target=tickets.serve_forever, daemon=True).start()
     _Tickets.seen = []
-    (tmp_path / "executors.toml").write_text(f'[runbook]\nurl = "http://127.0.0.1:{tickets.server_address[1]}/t"\n')
+    (tmp_path / "executors.toml").write_text(
+        f'[runbook]\nurl = "http://127.0.0.1:{tickets.server_address[1]}/t"\n'
+    )
     try:
         plain, _ = app_client()
         inv0 = _open(plain)
         _wait(plain, inv0)
-        refused = plain.post(f"/api/v1/investigations/{inv0}/proposals/rp-1/execute", json={}, headers=auth("ann"))
+        refused = plain.post(
+            f"/api/v1/investigations/{inv0}/proposals/rp-1/execute", json={}, headers=auth("ann")
+        )
         assert refused.status_code == 409 and "executors" in refused.json()["detail"]
         # The page offers Execute only where it can work (an approver, executors configured).
         assert plain.get("/api/v1/me", headers=auth("ann")).json()["can_execute"] is False
@@ -301,9 +419,17 @@ def test_an_approver_executes_an_approved_proposal_once(app_client, tmp_path) ->
         p = d["report"]["proposals"][0]
         url = f"/api/v1/investigations/{inv}/proposals/{p['id']}"
         assert c.post(url + "/execute", json={}, headers=auth("ann")).status_code == 409  # not approved yet
-        assert c.post(url + "/approve", json={"content_hash": p["content_hash"], "reason": "slot check"},
-                      headers=auth("ann")).status_code == 200
-        assert c.post(url + "/execute", json={}, headers=auth("vic")).status_code == 403  # viewers never execute
+        assert (
+            c.post(
+                url + "/approve",
+                json={"content_hash": p["content_hash"], "reason": "slot check"},
+                headers=auth("ann"),
+            ).status_code
+            == 200
+        )
+        assert (
+            c.post(url + "/execute", json={}, headers=auth("vic")).status_code == 403
+        )  # viewers never execute
         dry = c.post(url + "/execute", json={"dry_run": True}, headers=auth("ann"))
         assert dry.status_code == 200 and dry.json()["state"] == "planned" and not _Tickets.seen
         done = c.post(url + "/execute", json={}, headers=auth("ann"))
@@ -312,8 +438,11 @@ def test_an_approver_executes_an_approved_proposal_once(app_client, tmp_path) ->
         assert _Tickets.seen[0][1]["content_hash"] == p["content_hash"]
         again = c.post(url + "/execute", json={}, headers=auth("ann"))
         assert again.status_code == 409 and "already run" in again.json()["detail"]
-        steps = [(e["actor"], e["action"], e["outcome"]) for e in c.get("/api/v1/audit", headers=auth("vic")).json()["entries"]
-                 if e.get("proposal") == p["id"] and e.get("investigation") == inv]
+        steps = [
+            (e["actor"], e["action"], e["outcome"])
+            for e in c.get("/api/v1/audit", headers=auth("vic")).json()["entries"]
+            if e.get("proposal") == p["id"] and e.get("investigation") == inv
+        ]
         assert ("ann", "execute", "succeeded") in steps and ("ann", "execute", "refused") in steps
     finally:
         tickets.shutdown()
@@ -323,17 +452,18 @@ def test_webhooks_answer_alike_on_the_direct_path_and_through_the_router(tmp_pat
     """POST /api/v1/alerts is handed straight to its handler; under a prefix the FastAPI route
     answers it. Both give the same statuses, bodies and headers."""
     from fastapi.testclient import TestClient
-    from starlette.applications import Starlette
-    from starlette.routing import Mount
-
     from forensic.harness.service import load_config
     from forensic.harness.service.api import create_app
     from forensic.harness.service.bench import write_config
     from forensic.harness.service.service import Service
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
 
     from .conftest import EXAMPLE, TOKENS
 
-    svc = Service(load_config(write_config(tmp_path, port=0, tokens=TOKENS, bundles=[{"path": EXAMPLE, "job": JOB}])))
+    svc = Service(
+        load_config(write_config(tmp_path, port=0, tokens=TOKENS, bundles=[{"path": EXAMPLE, "job": JOB}]))
+    )
     direct = create_app(svc, manage_lifecycle=False)
     # Without its route the direct app still takes webhooks: the wrapper answered, not the router.
     direct.router.routes = [r for r in direct.router.routes if getattr(r, "path", "") != "/api/v1/alerts"]
@@ -350,10 +480,19 @@ def test_webhooks_answer_alike_on_the_direct_path_and_through_the_router(tmp_pat
             anon = client.post(url, json=webhook([a]))
             viewer = client.post(url, json=webhook([a]), headers=auth("vic"))
             assert ok.status_code == 202 and ok.headers["content-type"] == "application/json"
-            assert "content-security-policy" in ok.headers and anon.headers.get("www-authenticate") == "Bearer"
-            answers.append(((ok.json()["accepted"], len(ok.json()["opened"])), (again.json()["duplicates"],),
-                            (bad.status_code, "not JSON" in bad.json()["detail"]), anon.status_code,
-                            viewer.status_code, "content-security-policy" in bad.headers))
+            assert (
+                "content-security-policy" in ok.headers and anon.headers.get("www-authenticate") == "Bearer"
+            )
+            answers.append(
+                (
+                    (ok.json()["accepted"], len(ok.json()["opened"])),
+                    (again.json()["duplicates"],),
+                    (bad.status_code, "not JSON" in bad.json()["detail"]),
+                    anon.status_code,
+                    viewer.status_code,
+                    "content-security-policy" in bad.headers,
+                )
+            )
         assert answers[0] == answers[1] == ((1, 1), (1,), (400, True), 401, 403, True)
         assert len(svc.store.dead_letters()) == 2  # the bad body, once per path
     finally:

@@ -8,18 +8,24 @@ button and a forged POST gets 403. Screenshots land in the folder this test prin
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import pytest
-
 from forensic.harness.service.bench import fault_alert, webhook
 
 from .conftest import JOB, TOKENS, need_binary
 
 HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def _playwright():
@@ -37,8 +43,14 @@ def _browser(pw, folder: Path, *, dark: bool = False):
     # CSP off, the hostile-label check below proves the rendering itself never runs label text
     # (the CSP is a second wall, checked in test_api).
     return pw.chromium.launch_persistent_context(
-        str(folder), bypass_csp=True, executable_path=need_binary("/usr/bin/chromium"), args=ARGS, headless=True,
-        viewport={"width": 1280, "height": 900}, color_scheme="dark" if dark else "light")
+        str(folder),
+        bypass_csp=True,
+        executable_path=need_binary("/usr/bin/chromium"),
+        args=ARGS,
+        headless=True,
+        viewport={"width": 1280, "height": 900},
+        color_scheme="dark" if dark else "light",
+    )
 
 
 def _sign_in(page, url: str, user: str) -> None:
@@ -56,11 +68,15 @@ def test_the_page_in_chromium(server, tmp_path: Path) -> None:
     shots.mkdir(parents=True, exist_ok=True)
     print(f"\nscreenshots: {shots}")
     srv = server(extra="[workers]\ncount = 1\nstep_pause_s = 0.35").start()
-    inv = srv.post("/api/v1/alerts", "alertmanager", json=webhook([fault_alert(0, job=JOB)])).json()["opened"][0]
+    inv = srv.post("/api/v1/alerts", "alertmanager", json=webhook([fault_alert(0, job=JOB)])).json()[
+        "opened"
+    ][0]
     hostile = fault_alert(1, job=JOB)
     hostile["labels"].update({"note": HOSTILE, "Hostname": "gpu-e126"})
     hostile["annotations"]["summary"] = HOSTILE
-    assert srv.post("/api/v1/alerts", "alertmanager", json=webhook([hostile])).json()["investigations"] == [inv]
+    assert srv.post("/api/v1/alerts", "alertmanager", json=webhook([hostile])).json()["investigations"] == [
+        inv
+    ]
 
     with sync_playwright() as pw:
         ctx = _browser(pw, tmp_path / "profile-ann")
@@ -69,14 +85,19 @@ def test_the_page_in_chromium(server, tmp_path: Path) -> None:
         page.on("pageerror", lambda e: errors.append(str(e)))
         _sign_in(page, srv.url, "ann")
         page.wait_for_selector(f"#investigations tr[data-id='{inv}']")
-        assert "running" in page.inner_text(f"#investigations tr[data-id='{inv}']") or "queued" in page.inner_text(
-            f"#investigations tr[data-id='{inv}']")
+        assert "running" in page.inner_text(
+            f"#investigations tr[data-id='{inv}']"
+        ) or "queued" in page.inner_text(f"#investigations tr[data-id='{inv}']")
         page.click(f"#investigations tr[data-id='{inv}'] a")
         page.wait_for_selector("#activity li")
-        assert srv.get(f"/api/v1/investigations/{inv}").json()["status"] in ("queued", "running"), "opened while it runs"
+        assert srv.get(f"/api/v1/investigations/{inv}").json()["status"] in ("queued", "running"), (
+            "opened while it runs"
+        )
         # Live: the verdict arrives without a reload.
-        page.wait_for_function("document.querySelector('#verdict') && document.querySelector('#verdict').textContent.includes('pcie_downtrain')",
-                               timeout=90_000)
+        page.wait_for_function(
+            "document.querySelector('#verdict') && document.querySelector('#verdict').textContent.includes('pcie_downtrain')",
+            timeout=90_000,
+        )
         assert "gpu-e126/gpu0" in page.inner_text("#verdict")
         assert page.locator("#chain .node").count() >= 2
         page.wait_for_selector("#heatlegend .swatch")  # drawn once its data arrived
@@ -98,8 +119,10 @@ def test_the_page_in_chromium(server, tmp_path: Path) -> None:
         page.fill(".chat input.question", "why not the network?")
         page.click(".chat button.primary")
         page.wait_for_selector(".chat .turn button.cite")
-        assert "pcie_downtrain" in page.locator(".chat .turn").first.text_content() or \
-            "belief" in page.locator(".chat .turn").first.text_content()
+        assert (
+            "pcie_downtrain" in page.locator(".chat .turn").first.text_content()
+            or "belief" in page.locator(".chat .turn").first.text_content()
+        )
         page.locator(".chat .turn button.cite").first.click()
         page.wait_for_selector("#record[open] pre.data")
         page.click("#record-close")
@@ -108,7 +131,9 @@ def test_the_page_in_chromium(server, tmp_path: Path) -> None:
         card = page.locator("#proposals .proposal[data-id='rp-1']")
         card.locator("input.reason").fill("x8 link confirmed by ev-3; drain before the next checkpoint")
         card.locator("button.approve").click()
-        page.wait_for_function("document.querySelector(\"#proposals .proposal[data-id='rp-1']\").textContent.includes('approved')")
+        page.wait_for_function(
+            "document.querySelector(\"#proposals .proposal[data-id='rp-1']\").textContent.includes('approved')"
+        )
         # No executor configured here: no Dry run or Execute button, and the card says how it is carried out.
         assert card.locator("button.execute").count() == 0
         assert "no executor configured" in card.inner_text()
@@ -132,9 +157,12 @@ def test_the_page_in_chromium(server, tmp_path: Path) -> None:
         assert page.locator("button.approve").count() == 0 and page.locator("button.reject").count() == 0
         page.screenshot(path=str(shots / "investigation-dark-viewer.png"), full_page=True)
         p2 = srv.get(f"/api/v1/investigations/{inv}").json()["report"]["proposals"][-1]
-        status = page.evaluate("""async ([inv, rp, hash]) => (await fetch(`/api/v1/investigations/${inv}/proposals/${rp}/approve`, {
+        status = page.evaluate(
+            """async ([inv, rp, hash]) => (await fetch(`/api/v1/investigations/${inv}/proposals/${rp}/approve`, {
             method: 'POST', headers: {'Authorization': 'Bearer ' + sessionStorage.getItem('forensic.token'), 'Content-Type': 'application/json'},
-            body: JSON.stringify({content_hash: hash, reason: 'forged'})})).status""", [inv, p2["id"], p2["content_hash"]])
+            body: JSON.stringify({content_hash: hash, reason: 'forged'})})).status""",
+            [inv, p2["id"], p2["content_hash"]],
+        )
         assert status == 403
         ctx.close()
     assert chromium

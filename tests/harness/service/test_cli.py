@@ -8,15 +8,18 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from forensic.harness.service import ConfigError, load_config
 
 from .conftest import EXAMPLE
 
 
 def _serve(config: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "forensic.harness.cli", "serve", "--config", str(config)],
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "forensic.harness.cli", "serve", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def _tok(tmp_path: Path, text: str = "a-token-that-is-long-enough") -> Path:
@@ -25,19 +28,40 @@ def _tok(tmp_path: Path, text: str = "a-token-that-is-long-enough") -> Path:
     return p
 
 
-@pytest.mark.parametrize("toml,why", [
-    (None, "no such config file"),
-    ("users = [", "not valid TOML"),
-    ("", "users: Field required"),
-    ('[[users]]\nname="a"\nrole="god"\ntoken_file="t.token"\n[[evidence.bundles]]\npath="x"\njob="j"', "users.0.role"),
-    ('[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"', "name an evidence source"),
-    ('[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"\n[[evidence.bundles]]\npath="x"', "name a job or hosts"),
-    ('[[users]]\nname="a"\nrole="viewer"\ntoken_file="missing.token"\n[[evidence.bundles]]\npath="x"\njob="j"', "unreadable"),
-    ('[[users]]\nname="a"\nrole="viewer"\ntoken_file="short.token"\n[[evidence.bundles]]\npath="x"\njob="j"', "shorter than 16"),
-    ('bogus = 1\n[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"\n[[evidence.bundles]]\npath="x"\njob="j"', "bogus"),
-    ('[fleet]\nfile="nope.toml"\n[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"', "fleet.file"),
-    ('[notify]\nslack_webhooks=["ftp://x"]\n[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"\n[[evidence.bundles]]\npath="x"\njob="j"', "http(s)"),
-])
+@pytest.mark.parametrize(
+    "toml,why",
+    [
+        (None, "no such config file"),
+        ("users = [", "not valid TOML"),
+        ("", "users: Field required"),
+        (
+            '[[users]]\nname="a"\nrole="god"\ntoken_file="t.token"\n[[evidence.bundles]]\npath="x"\njob="j"',
+            "users.0.role",
+        ),
+        ('[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"', "name an evidence source"),
+        (
+            '[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"\n[[evidence.bundles]]\npath="x"',
+            "name a job or hosts",
+        ),
+        (
+            '[[users]]\nname="a"\nrole="viewer"\ntoken_file="missing.token"\n[[evidence.bundles]]\npath="x"\njob="j"',
+            "unreadable",
+        ),
+        (
+            '[[users]]\nname="a"\nrole="viewer"\ntoken_file="short.token"\n[[evidence.bundles]]\npath="x"\njob="j"',
+            "shorter than 16",
+        ),
+        (
+            'bogus = 1\n[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"\n[[evidence.bundles]]\npath="x"\njob="j"',
+            "bogus",
+        ),
+        ('[fleet]\nfile="nope.toml"\n[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"', "fleet.file"),
+        (
+            '[notify]\nslack_webhooks=["ftp://x"]\n[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"\n[[evidence.bundles]]\npath="x"\njob="j"',
+            "http(s)",
+        ),
+    ],
+)
 def test_bad_config_is_one_clear_error(tmp_path: Path, toml: str | None, why: str) -> None:
     from forensic.harness.service.config import load_tokens
 
@@ -51,10 +75,16 @@ def test_bad_config_is_one_clear_error(tmp_path: Path, toml: str | None, why: st
     assert why in str(exc.value) and "\n" not in str(exc.value)
 
 
-@pytest.mark.parametrize("toml,why", [
-    (None, "no such config file"),
-    ('[[users]]\nname="a"\nrole="viewer"\ntoken_file="short.token"\n[[evidence.bundles]]\npath="x"\njob="j"', "shorter than 16"),
-])
+@pytest.mark.parametrize(
+    "toml,why",
+    [
+        (None, "no such config file"),
+        (
+            '[[users]]\nname="a"\nrole="viewer"\ntoken_file="short.token"\n[[evidence.bundles]]\npath="x"\njob="j"',
+            "shorter than 16",
+        ),
+    ],
+)
 def test_bad_config_is_exit_2_with_one_line(tmp_path: Path, toml: str | None, why: str) -> None:
     (tmp_path / "short.token").write_text("short")
     cfg = tmp_path / "serve.toml"
@@ -67,12 +97,15 @@ def test_bad_config_is_exit_2_with_one_line(tmp_path: Path, toml: str | None, wh
     assert "Traceback" not in r.stderr
 
 
-@pytest.mark.parametrize("toml", [
-    "",  # a missing key
-    '[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"',  # a whole-file rule (no key to name)
-    '[workers]\ncount="x"\n[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"',
-    "users = [",
-])
+@pytest.mark.parametrize(
+    "toml",
+    [
+        "",  # a missing key
+        '[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"',  # a whole-file rule (no key to name)
+        '[workers]\ncount="x"\n[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"',
+        "users = [",
+    ],
+)
 def test_config_errors_name_the_file_given_once(tmp_path: Path, toml: str) -> None:
     _tok(tmp_path)
     cfg = tmp_path / "bad.toml"
@@ -84,21 +117,29 @@ def test_config_errors_name_the_file_given_once(tmp_path: Path, toml: str) -> No
 
 def test_fleet_key_is_validated_with_its_fleet_file(tmp_path: Path) -> None:
     _tok(tmp_path)
-    (tmp_path / "fleet.toml").write_text('[agents]\nurl_template = "http://{host}:9401"\ntoken_file = "t.token"\n')
-    (tmp_path / "serve.toml").write_text('[fleet]\nfile="fleet.toml"\nlookback_s=600\n[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"')
+    (tmp_path / "fleet.toml").write_text(
+        '[agents]\nurl_template = "http://{host}:9401"\ntoken_file = "t.token"\n'
+    )
+    (tmp_path / "serve.toml").write_text(
+        '[fleet]\nfile="fleet.toml"\nlookback_s=600\n[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"'
+    )
     cfg = load_config(tmp_path / "serve.toml")
     assert cfg.fleet is not None and cfg.fleet.file == tmp_path / "fleet.toml"
     assert cfg.fleet.lookback_s == 600 and cfg.fleet.window_after_s == 3600
     assert cfg.database == tmp_path / "forensic-serve.sqlite"
-    (tmp_path / "serve.toml").write_text('[fleet]\nfile="fleet.toml"\nrefresh_s=30\n[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"')
+    (tmp_path / "serve.toml").write_text(
+        '[fleet]\nfile="fleet.toml"\nrefresh_s=30\n[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"'
+    )
     with pytest.raises(ConfigError, match="fleet.refresh_s"):
         load_config(tmp_path / "serve.toml")
 
 
 def test_relative_paths_are_read_from_the_config_folder(tmp_path: Path) -> None:
     _tok(tmp_path)
-    (tmp_path / "serve.toml").write_text(f'database="db/s.sqlite"\n[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"\n'
-                                         f'[[evidence.bundles]]\npath="{EXAMPLE}"\nhosts=["gpu-e12*"]')
+    (tmp_path / "serve.toml").write_text(
+        f'database="db/s.sqlite"\n[[users]]\nname="a"\nrole="viewer"\ntoken_file="t.token"\n'
+        f'[[evidence.bundles]]\npath="{EXAMPLE}"\nhosts=["gpu-e12*"]'
+    )
     cfg = load_config(tmp_path / "serve.toml")
     assert cfg.database == tmp_path / "db" / "s.sqlite" and cfg.evidence.bundles[0].hosts == ["gpu-e12*"]
     with pytest.raises(ConfigError):
@@ -110,8 +151,23 @@ def test_relative_paths_are_read_from_the_config_folder(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_bench_intake_counts(tmp_path: Path) -> None:
-    r = subprocess.run([sys.executable, "-m", "forensic.harness.cli", "bench", "intake", "--alerts", "300",
-                        "--concurrency", "8", "--json"], capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "forensic.harness.cli",
+            "bench",
+            "intake",
+            "--alerts",
+            "300",
+            "--concurrency",
+            "8",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert {"alerts", "alerts_per_s", "p50_ms", "p99_ms", "investigations", "lost"} <= set(out)
@@ -134,15 +190,46 @@ def test_chat_with_a_running_service(server, tmp_path) -> None:
     s.wait_status(inv)
     token = tmp_path / "vic.token"
     token.write_text(TOKENS["vic"][1])
-    done = subprocess.run([sys.executable, "-m", "forensic.harness.cli", "chat", "--server", s.url, "--investigation", inv,
-                           "--token-file", str(token)], input="why is it slow?\n/approve rp-1\nwhy not thermal?\n",
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "forensic.harness.cli",
+            "chat",
+            "--server",
+            s.url,
+            "--investigation",
+            inv,
+            "--token-file",
+            str(token),
+        ],
+        input="why is it slow?\n/approve rp-1\nwhy not thermal?\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert "pcie_downtrain on gpu-e126/gpu0" in done.stdout and "[ev-" in done.stdout
     assert "only questions are taken" in done.stdout
     assert "forensic: conversation chat-" in done.stderr
     d = s.get(f"/api/v1/investigations/{inv}").json()
     assert all(p["status"] == "pending_approval" for p in d["report"]["proposals"])
-    bad = subprocess.run([sys.executable, "-m", "forensic.harness.cli", "chat", "--server", s.url, "--investigation", "inv-nope",
-                          "--token-file", str(token)], input="why?\n", capture_output=True, text=True, timeout=120)
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "forensic.harness.cli",
+            "chat",
+            "--server",
+            s.url,
+            "--investigation",
+            "inv-nope",
+            "--token-file",
+            str(token),
+        ],
+        input="why?\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert bad.returncode == 2 and "404" in bad.stderr and "Traceback" not in bad.stderr

@@ -8,7 +8,6 @@ import threading
 import time
 
 import httpx
-
 from forensic.harness.service.bench import fault_alert, webhook
 
 from .conftest import JOB, auth
@@ -19,8 +18,14 @@ def test_kill_9_mid_investigation_and_mid_burst(server) -> None:
     r = srv.post("/api/v1/alerts", "alertmanager", json=webhook([fault_alert(0, job=JOB)]))
     inv = r.json()["opened"][0]
     # Something in the audit log before the crash: a refused decision on a proposal not made yet.
-    assert srv.post(f"/api/v1/investigations/{inv}/proposals/rp-1/approve", "ann",
-                    json={"content_hash": "0" * 64, "reason": "too early"}).status_code == 404
+    assert (
+        srv.post(
+            f"/api/v1/investigations/{inv}/proposals/rp-1/approve",
+            "ann",
+            json={"content_hash": "0" * 64, "reason": "too early"},
+        ).status_code
+        == 404
+    )
     audit_before = srv.get("/api/v1/audit").json()["entries"]
     assert len(audit_before) == 1
 
@@ -75,4 +80,9 @@ def test_kill_9_mid_investigation_and_mid_burst(server) -> None:
     assert audit_after[-1] == audit_before[-1]
     # Only one conclusion was recorded, and only one investigation was opened for the fault.
     assert con.execute("SELECT COUNT(*) FROM investigations WHERE job=?", (JOB,)).fetchone()[0] == 1
-    assert json.loads(con.execute("SELECT report FROM investigations WHERE id=?", (inv,)).fetchone()[0])["status"] == "confirmed"
+    assert (
+        json.loads(con.execute("SELECT report FROM investigations WHERE id=?", (inv,)).fetchone()[0])[
+            "status"
+        ]
+        == "confirmed"
+    )

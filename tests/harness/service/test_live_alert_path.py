@@ -19,10 +19,10 @@ import time
 from pathlib import Path
 
 import pytest
-
 from forensic.evals.fleet_rig import FleetRig
 from forensic.harness.service.bench import free_port
 from forensic.sandbox import Bundle
+
 from tests.harness.executors.conftest import slurm  # noqa: F401  (the real Slurm fixture)
 
 from .conftest import EXAMPLE, need_binary
@@ -36,8 +36,22 @@ def _iso(t: float) -> str:
 
 def _replay_verdict(tmp_path: Path) -> dict:
     env = {**os.environ, "FORENSIC_STATE_DIR": str(tmp_path / "cli-state")}
-    done = subprocess.run([sys.executable, "-m", "forensic.harness.cli", "investigate", str(EXAMPLE / "bundle"), "--json",
-                           "--no-checkpoint"], capture_output=True, text=True, timeout=300, env=env, check=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "forensic.harness.cli",
+            "investigate",
+            str(EXAMPLE / "bundle"),
+            "--json",
+            "--no-checkpoint",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        check=True,
+    )
     return json.loads(done.stdout)["verdict"]
 
 
@@ -57,14 +71,20 @@ def test_alert_to_live_verdict_to_slurm_drain(server, slurm, tmp_path: Path) -> 
     _Receiver.got = []
     exporter, exporter_port = _serve(_Exporter)
     receiver, receiver_port = _serve(_Receiver)
-    (tmp_path / "executors.toml").write_text(f'[slurm]\nslurm_conf = "{slurm.conf}"\nnodes = {{ "gpu-e126" = "{slurm.node}" }}\n')
+    (tmp_path / "executors.toml").write_text(
+        f'[slurm]\nslurm_conf = "{slurm.conf}"\nnodes = {{ "gpu-e126" = "{slurm.node}" }}\n'
+    )
     procs: list[subprocess.Popen] = []
     try:
         with FleetRig(bundle.root, tmp_path / "rig") as rig:
-            srv = server(bundles=[], extra=(
-                f'executors = "{tmp_path / "executors.toml"}"\n'
-                f'[notify]\nslack_webhooks = ["http://127.0.0.1:{receiver_port}/slack"]\n'
-                f'[fleet]\nfile = "{rig.fleet_file}"\nlookback_s = {end - start}\n')).start()
+            srv = server(
+                bundles=[],
+                extra=(
+                    f'executors = "{tmp_path / "executors.toml"}"\n'
+                    f'[notify]\nslack_webhooks = ["http://127.0.0.1:{receiver_port}/slack"]\n'
+                    f'[fleet]\nfile = "{rig.fleet_file}"\nlookback_s = {end - start}\n'
+                ),
+            ).start()
             am_port = free_port()
             am_dir, prom_dir = tmp_path / "am", tmp_path / "prom"
             am_dir.mkdir()
@@ -101,17 +121,36 @@ groups:
 """)
             (prom_dir / "prometheus.yml").write_text(f"""
 global: {{scrape_interval: 1s, evaluation_interval: 1s}}
-rule_files: ["{prom_dir / 'rules.yml'}"]
+rule_files: ["{prom_dir / "rules.yml"}"]
 alerting:
   alertmanagers: [{{static_configs: [{{targets: ["127.0.0.1:{am_port}"]}}]}}]
 scrape_configs:
   - job_name: replay
     static_configs: [{{targets: ["127.0.0.1:{exporter_port}"]}}]
 """)
-            procs.append(_spawn([alertmanager, f"--config.file={am_dir / 'alertmanager.yml'}", f"--storage.path={am_dir / 'data'}",
-                                 f"--web.listen-address=127.0.0.1:{am_port}", "--cluster.listen-address="], am_dir / "log"))
-            procs.append(_spawn([prometheus, f"--config.file={prom_dir / 'prometheus.yml'}", f"--storage.tsdb.path={prom_dir / 'data'}",
-                                 f"--web.listen-address=127.0.0.1:{free_port()}"], prom_dir / "log"))
+            procs.append(
+                _spawn(
+                    [
+                        alertmanager,
+                        f"--config.file={am_dir / 'alertmanager.yml'}",
+                        f"--storage.path={am_dir / 'data'}",
+                        f"--web.listen-address=127.0.0.1:{am_port}",
+                        "--cluster.listen-address=",
+                    ],
+                    am_dir / "log",
+                )
+            )
+            procs.append(
+                _spawn(
+                    [
+                        prometheus,
+                        f"--config.file={prom_dir / 'prometheus.yml'}",
+                        f"--storage.tsdb.path={prom_dir / 'data'}",
+                        f"--web.listen-address=127.0.0.1:{free_port()}",
+                    ],
+                    prom_dir / "log",
+                )
+            )
             deadline = time.monotonic() + 120
             invs: list[dict] = []
             while time.monotonic() < deadline and not invs:
@@ -125,7 +164,11 @@ scrape_configs:
             # the live verdict is the replay's, read from the fleet (no bundle is configured)
             assert (done["verdict"], done["component"]) == (replay["root_cause"], replay["component"])
             origin = done["report"]["evidence_source"]
-            assert origin["origin"] == "live" and origin["hosts_unreachable"] == [] and "gpu-e126" in origin["hosts_read"]
+            assert (
+                origin["origin"] == "live"
+                and origin["hosts_unreachable"] == []
+                and "gpu-e126" in origin["hosts_read"]
+            )
             deadline = time.monotonic() + 120  # what it read is kept once the verdict is out
             while time.monotonic() < deadline and not origin.get("archive"):
                 time.sleep(0.5)
@@ -134,7 +177,11 @@ scrape_configs:
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline and not _Receiver.got:
                 time.sleep(0.2)
-            assert _Receiver.got and inv in _Receiver.got[0]["text"] and replay["root_cause"] in _Receiver.got[0]["text"]
+            assert (
+                _Receiver.got
+                and inv in _Receiver.got[0]["text"]
+                and replay["root_cause"] in _Receiver.got[0]["text"]
+            )
 
             with sync_playwright() as pw:  # an approver approves in the page
                 ctx = _browser(pw, tmp_path / "profile-ann")
@@ -142,13 +189,22 @@ scrape_configs:
                 _sign_in(page, srv.url, "ann")
                 page.goto(f"{srv.url}/#/investigations/{inv}")
                 page.wait_for_selector("#provenance")
-                assert "live evidence" in page.inner_text("#provenance") and page.locator("#archive").count() == 1
+                assert (
+                    "live evidence" in page.inner_text("#provenance")
+                    and page.locator("#archive").count() == 1
+                )
                 card = page.locator("#proposals .proposal[data-id='rp-1']")
                 card.locator("input.reason").fill("x8 link on gpu-e126; drain it")
                 card.locator("button.approve").click()
-                page.wait_for_function("document.querySelector(\"#proposals .proposal[data-id='rp-1']\").textContent.includes('approved')")
+                page.wait_for_function(
+                    "document.querySelector(\"#proposals .proposal[data-id='rp-1']\").textContent.includes('approved')"
+                )
                 ctx.close()
-            p = next(q for q in srv.get(f"/api/v1/investigations/{inv}").json()["report"]["proposals"] if q["id"] == "rp-1")
+            p = next(
+                q
+                for q in srv.get(f"/api/v1/investigations/{inv}").json()["report"]["proposals"]
+                if q["id"] == "rp-1"
+            )
             assert p["status"] == "approved" and p["action"] == "drain_node" and p["target"] == "gpu-e126"
             ran = srv.post(f"/api/v1/investigations/{inv}/proposals/rp-1/execute", "ann", json={})
             assert ran.status_code == 200 and ran.json()["state"] == "succeeded", ran.text
@@ -162,12 +218,19 @@ scrape_configs:
                 resolved = srv.get(f"/api/v1/investigations/{inv}").json()["resolved_count"]
                 time.sleep(0.5)
             assert resolved == 1
-            audit = [(a["actor"], a["action"], a["outcome"]) for a in srv.get("/api/v1/audit").json()["entries"]]
+            audit = [
+                (a["actor"], a["action"], a["outcome"]) for a in srv.get("/api/v1/audit").json()["entries"]
+            ]
             assert ("ann", "approve", "approved") in audit and ("ann", "execute", "succeeded") in audit
     finally:
         for proc in procs:
             _stop(proc)
         exporter.shutdown()
         receiver.shutdown()
-        subprocess.run(["scontrol", "update", f"nodename={slurm.node}", "state=resume"], env=slurm.env(), timeout=30,
-                       check=False, capture_output=True)
+        subprocess.run(
+            ["scontrol", "update", f"nodename={slurm.node}", "state=resume"],
+            env=slurm.env(),
+            timeout=30,
+            check=False,
+            capture_output=True,
+        )

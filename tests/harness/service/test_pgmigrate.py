@@ -10,7 +10,6 @@ from pathlib import Path
 
 import psycopg
 import pytest
-
 from forensic.harness.service.bench import fault_alert, webhook
 from forensic.harness.service.intake import parse_payload
 from forensic.harness.service.pgmigrate import VERSION_TABLE, MigrationError, current, head, migrate
@@ -35,7 +34,9 @@ def _tables(url: str) -> set[str]:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "forensic.harness.cli", *args], capture_output=True, text=True, timeout=180)
+    return subprocess.run(
+        [sys.executable, "-m", "forensic.harness.cli", *args], capture_output=True, text=True, timeout=180
+    )
 
 
 def test_fresh_database_gets_every_revision_once(cluster) -> None:
@@ -54,17 +55,26 @@ def test_fresh_database_gets_every_revision_once(cluster) -> None:
 def test_database_of_the_hand_versioned_sql_is_adopted_without_losing_rows(cluster) -> None:
     url = cluster.fresh_db("mig_legacy")
     with psycopg.connect(url, autocommit=True) as con:  # what the earlier release's pgstore.migrate() left
-        con.execute("CREATE TABLE forensic_schema (version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)")
+        con.execute(
+            "CREATE TABLE forensic_schema (version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)"
+        )
         con.execute(LEGACY_SQL)
         con.execute("INSERT INTO forensic_schema VALUES (1, 0)")
         now = time.time()
-        con.execute("INSERT INTO investigations(id, job, hosts, gpus, first_at, last_at, status, bundle, thread_id,"
-                    " created_at, updated_at, alert_count) VALUES ('inv-old', 'job-x', '[\"h1\"]', '[]', %s, %s,"
-                    " 'concluded', '/b', 'inv-old', %s, %s, 1)", (now, now, now, now))
-        con.execute("INSERT INTO alerts(fingerprint, status, alertname, labels, annotations, investigation_id,"
-                    " received_at, updated_at, receipts) VALUES ('fp-old', 'firing', 'A', '{}', '{}', 'inv-old', 1, 1, 1)")
-        con.execute("INSERT INTO audit(time, actor, action, outcome, reason, detail) VALUES (1, 'ann', 'approve',"
-                    " 'ok', 'r', '{}')")
+        con.execute(
+            "INSERT INTO investigations(id, job, hosts, gpus, first_at, last_at, status, bundle, thread_id,"
+            " created_at, updated_at, alert_count) VALUES ('inv-old', 'job-x', '[\"h1\"]', '[]', %s, %s,"
+            " 'concluded', '/b', 'inv-old', %s, %s, 1)",
+            (now, now, now, now),
+        )
+        con.execute(
+            "INSERT INTO alerts(fingerprint, status, alertname, labels, annotations, investigation_id,"
+            " received_at, updated_at, receipts) VALUES ('fp-old', 'firing', 'A', '{}', '{}', 'inv-old', 1, 1, 1)"
+        )
+        con.execute(
+            "INSERT INTO audit(time, actor, action, outcome, reason, detail) VALUES (1, 'ann', 'approve',"
+            " 'ok', 'r', '{}')"
+        )
     r = _cli("db", "current", "--db", url)
     assert r.returncode == 0 and "no schema yet" in r.stdout
     assert migrate(url) == []  # stamped at the revision equal to its schema: nothing re-run
@@ -72,11 +82,15 @@ def test_database_of_the_hand_versioned_sql_is_adopted_without_losing_rows(clust
     with psycopg.connect(url) as con:
         assert con.execute("SELECT version_num FROM " + VERSION_TABLE).fetchall() == [("0001",)]
         assert con.execute("SELECT id, status FROM investigations").fetchall() == [("inv-old", "concluded")]
-        assert con.execute("SELECT fingerprint, investigation_id FROM alerts").fetchall() == [("fp-old", "inv-old")]
+        assert con.execute("SELECT fingerprint, investigation_id FROM alerts").fetchall() == [
+            ("fp-old", "inv-old")
+        ]
         assert con.execute("SELECT actor FROM audit").fetchall() == [("ann",)]
         with pytest.raises(psycopg.errors.RaiseException, match="append-only"):  # the trigger came along
             con.execute("DELETE FROM audit")
-    s = PostgresStore(url)  # and the store runs on it: a new alert of the same job joins the old investigation
+    s = PostgresStore(
+        url
+    )  # and the store runs on it: a new alert of the same job joins the old investigation
     a = fault_alert(1, job="job-x", t0=time.time())
     text, p = parse_payload(json.dumps(webhook([a])).encode(), ["training_job"])
     res = s.ingest([("am", text, p)], window_s=600, resolve_bundle=lambda j, h: Path("/b"))[0]
@@ -87,10 +101,16 @@ def test_database_of_the_hand_versioned_sql_is_adopted_without_losing_rows(clust
 
 def test_processes_starting_together_apply_each_revision_once(cluster) -> None:
     url = cluster.fresh_db("mig_race")
-    code = ("import json, sys; from forensic.harness.service.pgmigrate import migrate;"
-            " print(json.dumps(migrate(sys.argv[1])))")
-    procs = [subprocess.Popen([sys.executable, "-c", code, url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(4)]
+    code = (
+        "import json, sys; from forensic.harness.service.pgmigrate import migrate;"
+        " print(json.dumps(migrate(sys.argv[1])))"
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(4)
+    ]
     outs = [p.communicate(timeout=180) for p in procs]
     assert [p.returncode for p in procs] == [0] * 4, [e[-2000:] for _, e in outs]
     applied = sorted(json.loads(o) for o, _ in outs)
@@ -107,5 +127,7 @@ def test_a_newer_schema_than_this_release_is_one_line_exit_2(cluster) -> None:
         migrate(url)
     for args in (("db", "upgrade", "--db", url), ("db", "upgrade", "--db", "mysql://x")):
         r = _cli(*args)
-        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr, r.stderr
+        assert (
+            r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+        ), r.stderr
     assert current(url) == "9999"  # the refused upgrade changed nothing

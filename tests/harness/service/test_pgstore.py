@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import psycopg
 import pytest
-
 from forensic.harness.service.bench import fault_alert, webhook
 from forensic.harness.service.intake import parse_payload
 from forensic.harness.service.pgmigrate import VERSION_TABLE, head
@@ -60,10 +61,22 @@ def _shape(store, results) -> dict:
         for a in store.alerts_of(inv_id):
             by_alert[a["fingerprint"]] = inv_id
     groups = sorted(sorted(fp for fp, i in by_alert.items() if i == inv_id) for inv_id in invs)
-    per = {min(fp for fp, i in by_alert.items() if i == inv_id): (
-        inv["job"], inv["hosts"], inv["gpus"], inv["alert_count"], inv["resolved_count"], inv["status"],
-        sorted(e["kind"] for e in store.events_after(inv_id, 0))) for inv_id, inv in invs.items()}
-    counts = [[(r.accepted, r.duplicates, r.grouped, len(r.opened), len(r.investigations)) for r in batch] for batch in results]
+    per = {
+        min(fp for fp, i in by_alert.items() if i == inv_id): (
+            inv["job"],
+            inv["hosts"],
+            inv["gpus"],
+            inv["alert_count"],
+            inv["resolved_count"],
+            inv["status"],
+            sorted(e["kind"] for e in store.events_after(inv_id, 0)),
+        )
+        for inv_id, inv in invs.items()
+    }
+    counts = [
+        [(r.accepted, r.duplicates, r.grouped, len(r.opened), len(r.investigations)) for r in batch]
+        for batch in results
+    ]
     return {"groups": groups, "per": per, "counts": counts}
 
 
@@ -93,7 +106,9 @@ def test_claim_skip_locked_per_job_cap_lease_and_audit(cluster) -> None:
         a = fault_alert(i, job=job, t0=time.time() + dt)
         a["labels"]["Hostname"] = host
         text, p = parse_payload(json.dumps(webhook([a])).encode(), ["training_job"])
-        return s.ingest([("t", text, p)], window_s=600, resolve_bundle=lambda j, h: Path("/b"))[0].investigations[0]
+        return s.ingest([("t", text, p)], window_s=600, resolve_bundle=lambda j, h: Path("/b"))[
+            0
+        ].investigations[0]
 
     a1 = open_("job-a", "h1", 1)
     assert open_("job-a", "h2", 2) == a1
@@ -109,7 +124,9 @@ def test_claim_skip_locked_per_job_cap_lease_and_audit(cluster) -> None:
     assert s.claim("w2", lease_s=60, per_job=1)["id"] == b1
     assert s.claim("w3", lease_s=60, per_job=1) is None  # a1 is held back: job-a is at its cap
     assert s.claim("w3", lease_s=60, per_job=2)["id"] == a1
-    assert s.finish(a1, "w3", status="concluded", report={"status": "confirmed", "verdict": {"root_cause": "x"}})
+    assert s.finish(
+        a1, "w3", status="concluded", report={"status": "confirmed", "verdict": {"root_cause": "x"}}
+    )
     assert not s.finish(a1, "w3", status="concluded", report=None)
     assert s.renew(b1, "w2", -1.0)  # lease lapsed: its worker died
     again = s.claim("w4", lease_s=60, per_job=1)
@@ -131,11 +148,10 @@ def test_unreachable_database_is_one_line(cluster) -> None:
     assert "\n" not in str(e.value)
 
 
-def _cli(*args: str) -> "subprocess.CompletedProcess[str]":
-    import subprocess
-    import sys
-
-    return subprocess.run([sys.executable, "-m", "forensic.harness.cli", *args], capture_output=True, text=True, timeout=120)
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "forensic.harness.cli", *args], capture_output=True, text=True, timeout=120
+    )
 
 
 def _one_line_exit_2(r, why: str) -> None:
@@ -152,19 +168,40 @@ def test_cli_bad_db_is_exit_2_with_one_line(cluster, tmp_path: Path) -> None:
 
     cfg = write_config(tmp_path, port=0, tokens=TOKENS, bundles=[{"path": EXAMPLE, "job": "j"}])
     dead = f"postgresql://forensic@127.0.0.1:{cluster.port}/no_such_db"
-    _one_line_exit_2(_cli("worker", "--config", str(cfg), "--db", "serve.sqlite"), "must be a postgresql:// URL")
+    _one_line_exit_2(
+        _cli("worker", "--config", str(cfg), "--db", "serve.sqlite"), "must be a postgresql:// URL"
+    )
     _one_line_exit_2(_cli("worker", "--config", str(cfg), "--db", dead), "cannot connect to PostgreSQL")
-    _one_line_exit_2(_cli("worker", "--config", str(tmp_path / "nope.toml"), "--db", dead), "no such config file")
+    _one_line_exit_2(
+        _cli("worker", "--config", str(tmp_path / "nope.toml"), "--db", dead), "no such config file"
+    )
     _one_line_exit_2(_cli("serve", "--config", str(cfg), "--db", "mysql://x"), "must be a postgresql:// URL")
-    _one_line_exit_2(_cli("serve", "--config", str(cfg), "--db", dead, "--workers", "0"), "cannot connect to PostgreSQL")
+    _one_line_exit_2(
+        _cli("serve", "--config", str(cfg), "--db", dead, "--workers", "0"), "cannot connect to PostgreSQL"
+    )
     _one_line_exit_2(_cli("bench", "intake", "--db", dead, "--processes", "1,x"), "--processes")
     _one_line_exit_2(_cli("bench", "intake", "--db", dead, "--alerts", "10"), "cannot connect to PostgreSQL")
 
 
 def test_bench_intake_db_counts_every_round(cluster) -> None:
     url = cluster.fresh_db("bench")
-    r = _cli("bench", "intake", "--db", url, "--alerts", "120", "--faults", "3", "--processes", "1,2",
-             "--concurrency", "4", "--repeat", "2", "--json")
+    r = _cli(
+        "bench",
+        "intake",
+        "--db",
+        url,
+        "--alerts",
+        "120",
+        "--faults",
+        "3",
+        "--processes",
+        "1,2",
+        "--concurrency",
+        "4",
+        "--repeat",
+        "2",
+        "--json",
+    )
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert [(x["pass"], x["processes"]) for x in out["rounds"]] == [(1, 1), (1, 2), (2, 1), (2, 2)]
@@ -174,7 +211,9 @@ def test_bench_intake_db_counts_every_round(cluster) -> None:
         got = sorted(x["alerts_per_s"] for x in out["rounds"] if x["processes"] == n)
         assert med[n]["alerts_per_s"] == round((got[0] + got[1]) / 2, 1)  # the median of two
         assert med[n]["ceiling_alerts_per_s"] > 0 and med[n]["ms_per_alert_own"] > 0
-    assert med[1]["scaling"] == 1.0 and med[2]["scaling"] == round(med[2]["alerts_per_s"] / med[1]["alerts_per_s"], 2)
+    assert med[1]["scaling"] == 1.0 and med[2]["scaling"] == round(
+        med[2]["alerts_per_s"] / med[1]["alerts_per_s"], 2
+    )
     for x in out["rounds"]:
         assert (x["accepted"], x["stored"], x["lost"], x["investigations"]) == (120, 120, 0, 3)
         assert x["alerts_per_s"] > 0 and x["p99_ms"] >= x["p50_ms"]
@@ -189,10 +228,25 @@ def test_bench_intake_db_counts_every_round(cluster) -> None:
 
 
 def test_bench_intake_text_shows_the_cpu_split(cluster) -> None:
-    r = _cli("bench", "intake", "--db", cluster.fresh_db("bench_text"), "--alerts", "40", "--processes", "1",
-             "--concurrency", "2")
+    r = _cli(
+        "bench",
+        "intake",
+        "--db",
+        cluster.fresh_db("bench_text"),
+        "--alerts",
+        "40",
+        "--processes",
+        "1",
+        "--concurrency",
+        "2",
+    )
     assert r.returncode == 0, r.stderr
-    assert "scaling" in r.stdout and "CPU while posting" in r.stdout and "PostgreSQL" in r.stdout and "ceiling" in r.stdout
+    assert (
+        "scaling" in r.stdout
+        and "CPU while posting" in r.stdout
+        and "PostgreSQL" in r.stdout
+        and "ceiling" in r.stdout
+    )
     assert "not measured" not in r.stdout  # the test's PostgreSQL runs on this machine
 
 

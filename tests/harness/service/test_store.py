@@ -8,7 +8,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from forensic.harness.service.bench import fault_alert, webhook
 from forensic.harness.service.intake import parse_payload
 from forensic.harness.service.store import SqliteStore
@@ -18,7 +17,9 @@ def _open(store: SqliteStore, job: str, host: str, i: int) -> str:
     a = fault_alert(i, job=job)
     a["labels"]["Hostname"] = host
     text, p = parse_payload(json.dumps(webhook([a])).encode(), ["training_job"])
-    return store.ingest([("t", text, p)], window_s=600, resolve_bundle=lambda j, h: Path("/bundle"))[0].investigations[0]
+    return store.ingest([("t", text, p)], window_s=600, resolve_bundle=lambda j, h: Path("/bundle"))[
+        0
+    ].investigations[0]
 
 
 def test_claim_respects_order_per_job_cap_and_leases(tmp_path: Path) -> None:
@@ -36,7 +37,9 @@ def test_claim_respects_order_per_job_cap_and_leases(tmp_path: Path) -> None:
     assert s.claim("w4", lease_s=60, per_job=1) is None
     # Only the holder may finish, and only once.
     assert not s.finish(a1, "w2", status="concluded", report=None)
-    assert s.finish(a1, "w1", status="concluded", report={"status": "confirmed", "verdict": {"root_cause": "x"}})
+    assert s.finish(
+        a1, "w1", status="concluded", report={"status": "confirmed", "verdict": {"root_cause": "x"}}
+    )
     assert not s.finish(a1, "w1", status="concluded", report=None)
     assert s.investigation(a1)["verdict"] == "x"
     # A lease that ran out (its worker died) is claimable by another worker; the old holder loses it.
@@ -78,7 +81,11 @@ def test_a_storm_is_grouped_and_does_not_flood_the_activity_stream(tmp_path: Pat
         batch.append(("t", text, p))
     results = s.ingest(batch, window_s=600, resolve_bundle=lambda j, h: Path("/b"))
     opened = {i for r in results for i in r.opened}
-    assert len(opened) == 1 and sum(r.accepted for r in results) == 200 and sum(r.grouped for r in results) == 199
+    assert (
+        len(opened) == 1
+        and sum(r.accepted for r in results) == 200
+        and sum(r.grouped for r in results) == 199
+    )
     inv = opened.pop()
     assert s.investigation(inv)["alert_count"] == 200 and len(s.investigation(inv)["hosts"]) == 16
     assert len(s.alert_fingerprints()) == 200

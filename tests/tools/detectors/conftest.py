@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from forensic.tools.detectors import _fast
 
 

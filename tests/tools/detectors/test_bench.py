@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from forensic.tools.detectors import detection_benchmark, detector_benchmark, format_benchmark
 from forensic.tools.detectors._naive import naive_pandas
 from forensic.tools.detectors.bench import bench_array
@@ -16,13 +15,25 @@ def test_detector_benchmark_small(scan_route):
     # the route that ran is reported (the fixture lowers the kernel's size threshold under numba)
     assert r["scan_route"] == scan_route
     if scan_route == "numba":
-        assert isinstance(r["compile_s"], float) and r["compile_s"] >= 0 and "compiled" in r["scan_route_note"]
+        assert (
+            isinstance(r["compile_s"], float) and r["compile_s"] >= 0 and "compiled" in r["scan_route_note"]
+        )
         assert "compile (or cache load)" in format_benchmark(r)
     else:
         assert r["compile_s"] is None and "numba disabled" in r["scan_route_note"]
-    for key in ("detectors_s", "floor_s", "naive_s", "stream_step_ms", "peak_rss_mb", "input_mb",
-                "detectors_over_floor", "naive_over_detectors", "detectors_alloc_mb", "detectors_over_floor_cpu",
-                "detectors_over_floor_best"):
+    for key in (
+        "detectors_s",
+        "floor_s",
+        "naive_s",
+        "stream_step_ms",
+        "peak_rss_mb",
+        "input_mb",
+        "detectors_over_floor",
+        "naive_over_detectors",
+        "detectors_alloc_mb",
+        "detectors_over_floor_cpu",
+        "detectors_over_floor_best",
+    ):
         assert isinstance(r[key], float) and math.isfinite(r[key]) and r[key] > 0, key
     # the pandas baseline ran on every rank, in its own process, and found the same stragglers
     assert r["naive_scaled_from"]["ranks"] == 512 and r["naive_scaled_from"]["scale"] == 1

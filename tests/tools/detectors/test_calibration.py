@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from forensic.tools.detectors import StepTable, analyze
 from forensic.tools.detectors.synth import Noise, make_fleet
 

@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import pytest
-
 from forensic.tools.detectors import (
     StepTable,
     analyze,
@@ -259,7 +258,8 @@ def test_checksum_divergence_first_step():
     c[10, 2] = None  # not logged: no evidence
     r = replica_divergence(c, steps=np.arange(100) * 5, rank_host={5: "gpu-x"})
     assert [(d.rank, d.kind, d.first_index, d.first_step, d.n_steps, d.host) for d in r.flagged] == [
-        (5, "checksum", 60, 300, 40, "gpu-x")]
+        (5, "checksum", 60, 300, 40, "gpu-x")
+    ]
     assert r.groups_per_step == 1.0 and r.checksum_checked and not r.loss_checked
 
 

@@ -9,8 +9,7 @@ import sys
 
 import numpy as np
 import pytest
-
-from forensic.tools.detectors import _fast, _scan
+from forensic.tools.detectors import _fast
 from forensic.tools.detectors._scan import ScanConfig, scan
 
 _EXACT = ("center", "sigma", "top", "top_rank", "valid", "lo", "hi", "cut", "n_valid", "exceed")
@@ -53,11 +52,14 @@ def _need_numba(scan_route):
         pytest.skip("compares both routes itself (runs once, under the numba parameter)")
 
 
-@pytest.mark.parametrize(("seed", "s_n", "r_n", "baseline"), [
-    (0, 1000, 3001, None),  # 200 baseline steps, the late window starts mid-block
-    (1, 517, 64, None),  # a short last block, few ranks (exact sample)
-    (2, 1203, 2500, 97),  # the baseline ends mid-chunk
-])
+@pytest.mark.parametrize(
+    ("seed", "s_n", "r_n", "baseline"),
+    [
+        (0, 1000, 3001, None),  # 200 baseline steps, the late window starts mid-block
+        (1, 517, 64, None),  # a short last block, few ranks (exact sample)
+        (2, 1203, 2500, 97),  # the baseline ends mid-chunk
+    ],
+)
 def test_compiled_route_matches_numpy(seed, s_n, r_n, baseline):
     y = _messy(seed, s_n, r_n)
     fast, slow = _both(y, ScanConfig(baseline_steps=baseline))
@@ -79,8 +81,14 @@ def test_compiled_spread_is_closer_to_float64():
     y = _messy(4, 800, 1500)
     fast, slow = _both(y)
     n_b, c = fast.n_baseline, fast.center
-    x = np.clip(y[:n_b].astype(np.float64), (fast.lo * c)[:n_b, None].astype(np.float32),
-                (fast.hi * c)[:n_b, None].astype(np.float32)) / c[:n_b, None]
+    x = (
+        np.clip(
+            y[:n_b].astype(np.float64),
+            (fast.lo * c)[:n_b, None].astype(np.float32),
+            (fast.hi * c)[:n_b, None].astype(np.float32),
+        )
+        / c[:n_b, None]
+    )
     x = np.where(np.isnan(x), 1.0, x)
     ref = np.maximum(x.std(axis=0), fast.sigma_pool)
     assert np.abs(fast.base_sigma - ref).max() <= np.abs(slow.base_sigma - ref).max()
@@ -128,17 +136,21 @@ print(json.dumps({"runs": _fast._state["runs"], "error": _fast._state["error"],
 @pytest.mark.parametrize("mode", ["no-locator", "save-fails"])
 def test_unwritable_cache_compiles_in_memory(mode, tmp_path):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
-    proc = subprocess.run([sys.executable, "-c", _CHILD, mode], capture_output=True, text=True, env=env, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, mode], capture_output=True, text=True, env=env, check=False
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out == {"runs": 1, "error": None, "same": True}
 
 
 def test_numba_is_not_imported_by_small_scans():
-    code = ("import sys, numpy as np\n"
-            "from forensic.tools.detectors._scan import scan\n"
-            "scan(np.random.default_rng(0).random((200, 100)).astype(np.float32) + 1)\n"
-            "print('numba' in sys.modules)\n")
+    code = (
+        "import sys, numpy as np\n"
+        "from forensic.tools.detectors._scan import scan\n"
+        "scan(np.random.default_rng(0).random((200, 100)).astype(np.float32) + 1)\n"
+        "print('numba' in sys.modules)\n"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "False"

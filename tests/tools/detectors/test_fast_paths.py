@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-
 from forensic.tools.detectors._stats import _NORMAL, normal_isf, series_cusum
 from forensic.tools.detectors.core import _host_codes, _Labels
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 
 import numpy as np
-
 from forensic.tools.detectors import analyze, load_steps_csv
 from forensic.tools.detectors.synth import Injected, make_fleet
 
@@ -48,12 +47,15 @@ def test_csv_with_restart_and_rerun():
     rerun = []
     for s in range(90, 100):
         for r in range(16):
-            rerun.append(f"{r},{fleet.duration[s, r]:.6f},{s},{fleet.start[s] + 3600:.4f},"
-                         f"{fleet.compute[s, r]:.6f},2.5")
+            rerun.append(
+                f"{r},{fleet.duration[s, r]:.6f},{s},{fleet.start[s] + 3600:.4f},"
+                f"{fleet.compute[s, r]:.6f},2.5"
+            )
     later = text.splitlines()[1:]
     later = [ln for ln in later if int(ln.split(",")[2]) < 100] + [
         ",".join(p if i != 3 else f"{float(p) + 3600:.4f}" for i, p in enumerate(ln.split(",")))
-        for ln in later if int(ln.split(",")[2]) >= 100
+        for ln in later
+        if int(ln.split(",")[2]) >= 100
     ]
     table = load_steps_csv("rank,duration_s,step,start_unix,compute_s,loss\n" + "\n".join(later + rerun))
     assert table.rows_rerun == 160

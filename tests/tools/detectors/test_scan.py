@@ -4,13 +4,29 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from forensic.tools.detectors import _scan
 from forensic.tools.detectors._scan import ScanConfig, scan
 from forensic.tools.detectors.synth import Injected, make_fleet
 
-_FIELDS = ("center", "sigma", "top", "top_rank", "valid", "step_time", "lo", "hi", "cut", "n_valid", "wmean",
-           "exceed", "base_mu", "base_sigma", "cusum_screen", "base_mean_y", "late_mean_y")
+_FIELDS = (
+    "center",
+    "sigma",
+    "top",
+    "top_rank",
+    "valid",
+    "step_time",
+    "lo",
+    "hi",
+    "cut",
+    "n_valid",
+    "wmean",
+    "exceed",
+    "base_mu",
+    "base_sigma",
+    "cusum_screen",
+    "base_mean_y",
+    "late_mean_y",
+)
 
 
 def _two_pass(monkeypatch, y, d, cfg):
@@ -23,8 +39,10 @@ def _two_pass(monkeypatch, y, d, cfg):
 
 @pytest.fixture(scope="module")
 def fleet():
-    truth = [Injected(rank=37, kind="persistent", slowdown=0.05, onset=300),
-             Injected(rank=90, kind="intermittent", slowdown=0.08, onset=0, fraction=0.2)]
+    truth = [
+        Injected(rank=37, kind="persistent", slowdown=0.05, onset=300),
+        Injected(rank=90, kind="intermittent", slowdown=0.08, onset=0, fraction=0.2),
+    ]
     return make_fleet(160, 620, seed=5, truth=truth)
 
 

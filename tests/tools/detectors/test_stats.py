@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-
 from forensic.tools.detectors._stats import (
     benjamini_hochberg,
     binomial_critical_count,

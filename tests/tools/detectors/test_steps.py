@@ -7,11 +7,10 @@ import random
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from forensic.sandbox.errors import ParseError
 from forensic.tools.detectors.steps import StepTable, load_steps_csv
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 HEADER = "step,rank,start_unix,duration_s,compute_s"
 
@@ -124,7 +123,14 @@ def test_missing_ranks_are_nan():
 
 def test_bad_rows_are_skipped_and_counted():
     rows = _rows(steps=range(3), ranks=range(2))
-    rows += ["3,0,abc,1.5,1.0", "3,1,1006.0", "x,y,z,w,v", "3,-1,1006,1,1", "3,0,1006,nan,1", "4,0,1008,1.5,1.0,extra"]
+    rows += [
+        "3,0,abc,1.5,1.0",
+        "3,1,1006.0",
+        "x,y,z,w,v",
+        "3,-1,1006,1,1",
+        "3,0,1006,nan,1",
+        "4,0,1008,1.5,1.0,extra",
+    ]
     t = load_steps_csv(_csv(rows))
     assert t.rows_skipped == 6
     assert t.steps.tolist() == [0, 1, 2]

@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import pytest
-
 from forensic.tools.detectors import StepTable, StreamingDetectors, analyze
 from forensic.tools.detectors.synth import Injected, make_fleet, random_stragglers
 

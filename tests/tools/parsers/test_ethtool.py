@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from forensic.sandbox.errors import ParseError
 from forensic.tools.parsers.ethtool import PfcSummary, counter_deltas, parse_ethtool_stats, pfc_summary
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 # Shape per reference §4.1 ("NIC statistics:" then 5-space-indented name: value); counter names are
 # the mlx5 names the kernel documentation lists there.
@@ -143,8 +142,10 @@ def test_pfc_summary_infers_lossless_priority_and_direction_counters():
     assert summary.rx_out_of_buffer == 0
     assert summary.link_down_events_phy == 0
     assert summary.outbound_pci_stalled == {
-        "outbound_pci_stalled_rd": 0, "outbound_pci_stalled_rd_events": 0,
-        "outbound_pci_stalled_wr": 900, "outbound_pci_stalled_wr_events": 40,
+        "outbound_pci_stalled_rd": 0,
+        "outbound_pci_stalled_rd_events": 0,
+        "outbound_pci_stalled_wr": 900,
+        "outbound_pci_stalled_wr_events": 40,
     }
     assert set(summary.priorities) == {0, 3}
     assert summary.warnings == []

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from forensic.sandbox.errors import ParseError
 from forensic.tools.parsers.hostload import parse_pressure, parse_top
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 # procps-ng `top -b -n 1` layout (summary area, blank line, process table), a host whose CPUs are
 # taken by a stray compression job next to the training ranks.
@@ -52,7 +51,14 @@ def test_top_summary_and_processes():
     assert snap.tasks is not None
     assert (snap.tasks.total, snap.tasks.running, snap.tasks.sleeping, snap.tasks.zombie) == (812, 3, 809, 0)
     assert snap.cpu is not None
-    assert (snap.cpu.us, snap.cpu.sy, snap.cpu.id, snap.cpu.wa, snap.cpu.si, snap.cpu.st) == (45.2, 3.1, 50.9, 0.4, 0.4, 0.0)
+    assert (snap.cpu.us, snap.cpu.sy, snap.cpu.id, snap.cpu.wa, snap.cpu.si, snap.cpu.st) == (
+        45.2,
+        3.1,
+        50.9,
+        0.4,
+        0.4,
+        0.0,
+    )
     top = snap.processes[0]
     assert (top.pid, top.user, top.state, top.cpu_pct, top.mem_pct) == (981234, "root", "R", 3187.0, 0.1)
     assert top.time == "81234:56" and top.command == "pigz -p 32 -9 checkpoint.tar"
@@ -70,8 +76,10 @@ def test_top_old_procps_and_minutes_uptime():
 
 
 def test_top_decimal_comma_locale():
-    text = "top - 10:00:00 up 1 day, 10 min,  0 users,  load average: 0,52, 0,58, 0,59\n" \
-           "%Cpu(s): 12,5 us,  1,0 sy,  0,0 ni, 86,5 id,  0,0 wa,  0,0 hi,  0,0 si,  0,0 st\n"
+    text = (
+        "top - 10:00:00 up 1 day, 10 min,  0 users,  load average: 0,52, 0,58, 0,59\n"
+        "%Cpu(s): 12,5 us,  1,0 sy,  0,0 ni, 86,5 id,  0,0 wa,  0,0 hi,  0,0 si,  0,0 st\n"
+    )
     snap = parse_top(text)
     assert (snap.load1, snap.load15) == (0.52, 0.59)
     assert snap.cpu is not None and (snap.cpu.us, snap.cpu.id) == (12.5, 86.5)
@@ -104,20 +112,24 @@ def test_top_huge_and_hostile():
     huge = TOP + "".join(f" {pid} train 20 0 1g 1g 1g S 1.0 0.1 0:01.00 worker\n" for pid in range(200_000))
     snap = parse_top(huge)
     assert snap.process_count == 200_004 and len(snap.processes) == 100
-    bait = "\n".join([
-        "top - " + "1" * 70_000,
-        "top - 00:00:00 up " + "1 day, " * 8_000 + " load average: " + "1, " * 5_000,
-        "%Cpu(s): " + "1.1 us, " * 7_000,
-        "%Cpu(s): " + "9" * 60_000 + " us",
-        "Tasks: " + "1 total, " * 6_000,
-        "    PID USER COMMAND",
-        "x" * 60_000,
-        "12 " * 20_000,
-    ])
+    bait = "\n".join(
+        [
+            "top - " + "1" * 70_000,
+            "top - 00:00:00 up " + "1 day, " * 8_000 + " load average: " + "1, " * 5_000,
+            "%Cpu(s): " + "1.1 us, " * 7_000,
+            "%Cpu(s): " + "9" * 60_000 + " us",
+            "Tasks: " + "1 total, " * 6_000,
+            "    PID USER COMMAND",
+            "x" * 60_000,
+            "12 " * 20_000,
+        ]
+    )
     snap = parse_top(bait)
     assert snap.cpu is not None and snap.cpu.us is None
-    lying = "top - 01:02:03 up 99999999 days, 99:99,  -1 users,  load average: lots, 1.0, 2.0\n" \
-            "%Cpu(s): 999.9 us, abc sy\n    PID USER COMMAND\n -5 root ls\n"
+    lying = (
+        "top - 01:02:03 up 99999999 days, 99:99,  -1 users,  load average: lots, 1.0, 2.0\n"
+        "%Cpu(s): 999.9 us, abc sy\n    PID USER COMMAND\n -5 root ls\n"
+    )
     snap = parse_top(lying)
     assert snap.load1 is None and snap.cpu is not None and snap.cpu.sy is None
     assert snap.processes == [] and snap.warnings
@@ -136,7 +148,12 @@ def test_pressure_some_only_truncated_empty_unusable():
     older = parse_pressure(PRESSURE.splitlines()[0])
     assert older.full is None and older.some is not None
     cut = parse_pressure("some avg10=1.00 avg60=")
-    assert cut.some is not None and cut.some.avg10 == 1.0 and cut.some.avg60 is None and cut.some.total_us is None
+    assert (
+        cut.some is not None
+        and cut.some.avg10 == 1.0
+        and cut.some.avg60 is None
+        and cut.some.total_us is None
+    )
     empty = parse_pressure("")
     assert empty.some is None and empty.warnings == ["empty input"]
     with pytest.raises(ParseError):
@@ -149,7 +166,12 @@ def test_pressure_huge_and_hostile():
     hostile = "some " + "avg10=" * 10_000 + "\nfull avg10=nan avg60=-1 avg300=1e9 total=" + "9" * 40 + "\n"
     pressure = parse_pressure(hostile)
     assert pressure.full is not None
-    assert (pressure.full.avg10, pressure.full.avg60, pressure.full.avg300, pressure.full.total_us) == (None, None, None, None)
+    assert (pressure.full.avg10, pressure.full.avg60, pressure.full.avg300, pressure.full.total_us) == (
+        None,
+        None,
+        None,
+        None,
+    )
     with pytest.raises(ParseError):
         parse_pressure("x" * 1_000_000 + "\n")
 

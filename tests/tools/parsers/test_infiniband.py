@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from forensic.sandbox.errors import ParseError
 from forensic.tools.parsers.infiniband import (
     IB_COUNTER_UNITS,
@@ -15,6 +12,8 @@ from forensic.tools.parsers.infiniband import (
     parse_ib_rate,
     parse_ibstat,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 # Reference §4.4, verbatim from https://github.com/NVIDIA/nccl/issues/1591.
 IBSTAT_REAL = """\
@@ -126,7 +125,16 @@ def test_ibstat_binary_huge_and_hostile():
     huge = IBSTAT_TWO * (10_000_000 // len(IBSTAT_TWO))
     cas = parse_ibstat(huge)
     assert len(cas) == 2 * (10_000_000 // len(IBSTAT_TWO))
-    hostile = "CA '" + "x" * 1_000_000 + "'\n" + IBSTAT_REAL + "\tPort 1:" + " " * 60_000 + "\n\t\tRate: " + "9" * 50_000
+    hostile = (
+        "CA '"
+        + "x" * 1_000_000
+        + "'\n"
+        + IBSTAT_REAL
+        + "\tPort 1:"
+        + " " * 60_000
+        + "\n\t\tRate: "
+        + "9" * 50_000
+    )
     [ca] = parse_ibstat(hostile)
     assert ca.ports[0].rate_gbps == 400.0
     lying = "CA 'mlx5_9'\n\tPort 99999:\n\t\tState: Active\n\tNumber of ports: lots\n\t\tRate: fast\n"
@@ -201,8 +209,13 @@ def test_counter_units_document_words_and_ticks():
 
 
 def test_counter_deltas_rates_resets_and_units():
-    now = dict(COUNTERS_REAL, port_rcv_data=COUNTERS_REAL["port_rcv_data"] + 1_000_000,
-               port_xmit_wait=COUNTERS_REAL["port_xmit_wait"] + 500, symbol_error=0, port_rcv_errors=3)
+    now = dict(
+        COUNTERS_REAL,
+        port_rcv_data=COUNTERS_REAL["port_rcv_data"] + 1_000_000,
+        port_xmit_wait=COUNTERS_REAL["port_xmit_wait"] + 500,
+        symbol_error=0,
+        port_rcv_errors=3,
+    )
     deltas = ib_counter_deltas(COUNTERS_REAL, now, seconds=10.0)
     rcv = deltas["port_rcv_data"]
     assert rcv.delta == 1_000_000 and rcv.rate_per_s == 100_000.0 and not rcv.reset
@@ -221,12 +234,18 @@ def test_counter_deltas_without_window_and_missing_counters():
 
 
 def test_saturated_error_counter_is_flagged():
-    deltas = ib_counter_deltas({"symbol_error": 65535, "link_downed": 3}, {"symbol_error": 65535, "link_downed": 255}, 60)
+    deltas = ib_counter_deltas(
+        {"symbol_error": 65535, "link_downed": 3}, {"symbol_error": 65535, "link_downed": 255}, 60
+    )
     assert deltas["symbol_error"].delta == 0 and deltas["symbol_error"].saturated
     assert deltas["link_downed"].saturated
-    wait = ib_counter_deltas({"port_xmit_wait": 2**32 - 1}, {"port_xmit_wait": 2**32 - 1}, 60)["port_xmit_wait"]
+    wait = ib_counter_deltas({"port_xmit_wait": 2**32 - 1}, {"port_xmit_wait": 2**32 - 1}, 60)[
+        "port_xmit_wait"
+    ]
     assert wait.saturated and wait.delta == 0
-    assert not ib_counter_deltas({"port_xmit_wait": 1}, {"port_xmit_wait": 2**40}, 60)["port_xmit_wait"].saturated
+    assert not ib_counter_deltas({"port_xmit_wait": 1}, {"port_xmit_wait": 2**40}, 60)[
+        "port_xmit_wait"
+    ].saturated
 
 
 REAL_LINES = (IBSTAT_REAL + IBSTAT_TWO).splitlines()

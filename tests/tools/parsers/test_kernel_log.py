@@ -1,16 +1,15 @@
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
+from forensic.tools.parsers import XID_CATALOG, PciAddress, parse_kernel_log, parse_pci_address, xid_info
 from hypothesis import given
 from hypothesis import strategies as st
-
-from forensic.tools.parsers import XID_CATALOG, PciAddress, parse_kernel_log, parse_pci_address, xid_info
 
 BOOT = 1_776_000_000.0
 
 
 def utc(*args: int) -> float:
-    return datetime(*args, tzinfo=timezone.utc).timestamp()
+    return datetime(*args, tzinfo=UTC).timestamp()
 
 
 # --- real samples, verbatim from reference section 1.3 ------------------------------------------------
@@ -291,9 +290,17 @@ BODY = "NVRM: Xid (PCI:0000:9b:00): 79, pid='<unknown>', name=<unknown>, GPU has
         (f"[Mon Mar  2 02:18:11 2026] {BODY}", utc(2026, 3, 2, 2, 18, 11), None),
         (f"Mar 10 02:18:11 gpu-a017 kernel: {BODY}", utc(2026, 3, 10, 2, 18, 11), None),
         (f"Feb 14 05:03:41 000-000-00000-1-gpu-1 kernel: {BODY}", utc(2026, 2, 14, 5, 3, 41), None),
-        (f"Mar 10 02:18:11.250000 gpu1018.dc3.internal kernel: {BODY}", utc(2026, 3, 10, 2, 18, 11) + 0.25, None),
+        (
+            f"Mar 10 02:18:11.250000 gpu1018.dc3.internal kernel: {BODY}",
+            utc(2026, 3, 10, 2, 18, 11) + 0.25,
+            None,
+        ),
         (f"Mar 10 02:18:11 gpu-a017 kernel: [ 5821.004113] {BODY}", utc(2026, 3, 10, 2, 18, 11), 5821.004113),
-        (f"2026-03-10T02:18:11.500000+00:00 gpu-a017 kernel: {BODY}", utc(2026, 3, 10, 2, 18, 11) + 0.5, None),
+        (
+            f"2026-03-10T02:18:11.500000+00:00 gpu-a017 kernel: {BODY}",
+            utc(2026, 3, 10, 2, 18, 11) + 0.5,
+            None,
+        ),
         (f"2026-03-10T04:18:11,000000+0200 {BODY}", utc(2026, 3, 10, 2, 18, 11), None),
         (f"[ 5821.004113] gpu-a017 kernel: {BODY}", BOOT + 5821.004113, 5821.004113),
         (f"kernel: {BODY}", None, None),
@@ -379,7 +386,9 @@ def test_bandwidth_limited():
 def test_mlx5_lines():
     log = parse_kernel_log(MLX5, year=2026)
     init, active, power, module = log.events
-    assert init.kind == "mlx5_link" and init.ibdev == "mlx5_5" and init.port == 1 and init.link_state == "INIT"
+    assert (
+        init.kind == "mlx5_link" and init.ibdev == "mlx5_5" and init.port == 1 and init.link_state == "INIT"
+    )
     assert init.pci == parse_pci_address("0000:ab:00.0")
     assert init.time_unix == utc(2026, 2, 14, 5, 3, 41)
     assert active.link_state == "ACTIVE"
@@ -416,7 +425,9 @@ def test_catalog():
     assert XID_CATALOG[79].category == "fell_off_bus"
     assert XID_CATALOG[48] == ("ROBUST_CHANNEL_GPU_ECC_DBE", "Double Bit ECC Error", "memory")
     assert XID_CATALOG[119].category == XID_CATALOG[120].category == "gsp"
-    assert {XID_CATALOG[c].category for c in (74, 136, 137, 144, 145, 146, 147, 148, 149, 150, 155)} == {"nvlink"}
+    assert {XID_CATALOG[c].category for c in (74, 136, 137, 144, 145, 146, 147, 148, 149, 150, 155)} == {
+        "nvlink"
+    }
     assert XID_CATALOG[154].category == "info"
     assert XID_CATALOG[167].category == "pcie"
     assert XID_CATALOG[54].category == "thermal_power"
@@ -486,7 +497,7 @@ def test_hostile_lines_finish():
 
 
 def test_huge_log():
-    noise = "[ 12.345678] audit: type=1400 audit(1700000000.123:42): apparmor=\"DENIED\" operation=\"open\"\n"
+    noise = '[ 12.345678] audit: type=1400 audit(1700000000.123:42): apparmor="DENIED" operation="open"\n'
     text = (noise * 2_000 + XID79_BLOCK + AER + MLX5 + NVLINK) * 50  # about 10 MB
     assert len(text) > 9_000_000
     log = parse_kernel_log(text, boot_unix=BOOT, year=2026)
@@ -500,7 +511,9 @@ def test_fuzz_never_raises(text):
     parse_kernel_log("[ 1.0] NVRM: Xid (PCI:0000:9b:00): " + text)
 
 
-@given(st.lists(st.sampled_from((XID79_BLOCK + MULTILINE_OFF + AER + MLX5 + NVLINK).splitlines()), max_size=30))
+@given(
+    st.lists(st.sampled_from((XID79_BLOCK + MULTILINE_OFF + AER + MLX5 + NVLINK).splitlines()), max_size=30)
+)
 def test_fuzz_shuffled_real_lines(lines):
     log = parse_kernel_log("\n".join(lines), year=2026)
     assert all(e.line_no <= len(lines) for e in log.events)

@@ -1,7 +1,6 @@
+from forensic.tools.parsers import PciAddress, parse_lspci_vv
 from hypothesis import given
 from hypothesis import strategies as st
-
-from forensic.tools.parsers import PciAddress, parse_lspci_vv
 
 # leptonai/gpud pkg/pci/testdata/lspci-vvv, H100 SXM block as quoted in reference 5.2 (tabs as lspci prints).
 H100_BLOCK = """19:00.0 3D controller: NVIDIA Corporation Device 2330 (rev a1)
@@ -77,7 +76,9 @@ def test_lost_device():
     assert gpu.lost and gpu.rev == "ff"
     assert gpu.address.sysfs_form() == "0000:b3:00.0"
     assert gpu.lnksta_width is None and not gpu.downgraded
-    [header_only] = parse_lspci_vv("b3:00.0 3D controller: NVIDIA Corporation Device 2330\n\t!!! Unknown header type 7f\n")
+    [header_only] = parse_lspci_vv(
+        "b3:00.0 3D controller: NVIDIA Corporation Device 2330\n\t!!! Unknown header type 7f\n"
+    )
     assert header_only.lost and header_only.rev is None
 
 
@@ -113,8 +114,7 @@ def test_empty_truncated_binary_hostile():
         "19:00.0 " + "(rev " * 50_000 + "\n"
         "\tLnkSta:\t" + "Speed " * 100_000 + "\n"
         "\tLnkCap:\t" + "Width x" * 100_000 + "\n"
-        "\tCESta:\t" + "A" * 50 + "+ " * 10_000 + "\n"
-        + "1a:00.0 " + "x" * 2_000_000 + "\n"
+        "\tCESta:\t" + "A" * 50 + "+ " * 10_000 + "\n" + "1a:00.0 " + "x" * 2_000_000 + "\n"
     )
     devices = parse_lspci_vv(hostile + H100_BLOCK)
     assert devices[-1].lnksta_width == 16

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from forensic.sandbox.errors import ParseError
 from forensic.tools.parsers.nccl import nccl_bus_id_to_pci, parse_nccl_log
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 # Reference §6.2, verbatim (nccl#1814, nccl#1291, nccl-tests#227, nccl#707, nccl#1412).
 INIT_REAL = """\
@@ -76,16 +75,30 @@ gpu-a018:300:300 [7] NCCL INFO comm 0x3 rank 1 nranks 2 cudaDev 7 nvmlDev 7 busI
 def test_real_init_lines():
     log = parse_nccl_log(INIT_REAL)
     first = log.entries[0]
-    assert (first.host, first.pid, first.tid, first.cuda_dev, first.level) == ("hostname-test", 984, 1257, 4, "INFO")
+    assert (first.host, first.pid, first.tid, first.cuda_dev, first.level) == (
+        "hostname-test",
+        984,
+        1257,
+        4,
+        "INFO",
+    )
     assert first.message.startswith("comm 0x557fe785f7a0")
     assert first.line_no == 1
     [comm] = log.comms
-    assert (comm.rank, comm.nranks, comm.cuda_device, comm.nvml_device, comm.bus_id) == (36, 64, 4, 4, "9b000")
+    assert (comm.rank, comm.nranks, comm.cuda_device, comm.nvml_device, comm.bus_id) == (
+        36,
+        64,
+        4,
+        4,
+        "9b000",
+    )
     assert comm.comm_id == "0x5ae77eb5ea4ec1ee" and comm.event == "init_complete"
     placement = log.rank_placement()
     assert placement[36].host == "hostname-test" and placement[36].pci_address == "0000:9b:00.0"
     assert [(e.name, e.value) for e in log.env] == [
-        ("NCCL_IB_TIMEOUT", "18"), ("NCCL_IB_RETRY_CNT", "15"), ("NCCL_IB_TC", "128"),
+        ("NCCL_IB_TIMEOUT", "18"),
+        ("NCCL_IB_RETRY_CNT", "15"),
+        ("NCCL_IB_TC", "128"),
     ]
     [version] = log.versions
     assert (version.version, version.cuda, version.host, version.line_no) == ("2.21.5", "12.4", None, 9)
@@ -93,7 +106,10 @@ def test_real_init_lines():
     assert ib.transport == "IB" and ib.relaxed_ordering and ib.oob_interface == "bond0"
     [dev] = ib.devices
     assert (dev.index, dev.name, dev.port, dev.link, dev.sharp) == (0, "mlx5_2", 1, "IB", True)
-    assert [(d.name, d.link, d.sharp) for d in roce.devices] == [("irdma0", "RoCE", False), ("irdma3", "RoCE", False)]
+    assert [(d.name, d.link, d.sharp) for d in roce.devices] == [
+        ("irdma0", "RoCE", False),
+        ("irdma3", "RoCE", False),
+    ]
     assert roce.oob_address == "172.16.121.86"
     [channel] = log.channels
     assert (channel.channel, channel.src_rank, channel.dst_rank, channel.direction) == (1, 2, 0, "receive")
@@ -109,7 +125,12 @@ def test_real_completion_errors():
     assert first.format == "peer_status"
     assert (first.peer, first.peer_ip, first.peer_port) == ("172.36.143.59<44206>", "172.36.143.59", 44206)
     assert (first.status, first.status_name, first.opcode, first.length, first.vendor_err) == (
-        12, "IBV_WC_RETRY_EXC_ERR", 129, 65536, 129)
+        12,
+        "IBV_WC_RETRY_EXC_ERR",
+        129,
+        65536,
+        129,
+    )
     assert first.direction == "Recv"
     assert (first.local_gid, first.remote_gid) == ("::ffff:29.87.88.182", "::ffff:29.87.4.221")
     assert (first.host, first.cuda_dev, first.line_no) == ("hostname-test", 4, 1)
@@ -125,15 +146,27 @@ def test_real_completion_errors():
 def test_every_completion_format():
     errors = parse_nccl_log(COMPLETION_FORMATS).completion_errors
     assert [e.format for e in errors] == [
-        "error_no_peer", "peer_with_error", "peer_status_hca", "peer_status_hca", "peer_status_named",
+        "error_no_peer",
+        "peer_with_error",
+        "peer_status_hca",
+        "peer_status_hca",
+        "peer_status_named",
     ]
     old, with_error, hca, hca_gid, named = errors
     assert old.peer is None and old.status == 12 and old.opcode == 1 and old.length == 32768
-    assert with_error.status == 5 and with_error.status_name == "IBV_WC_WR_FLUSH_ERR" and with_error.vendor_err == 249
+    assert (
+        with_error.status == 5
+        and with_error.status_name == "IBV_WC_WR_FLUSH_ERR"
+        and with_error.vendor_err == 249
+    )
     assert hca.hca == "mlx5_3" and hca.direction == "Send" and hca.opcode_name == "IBV_WC_SEND"
     assert hca_gid.hca == "mlx5_1" and hca_gid.remote_gid == "::ffff:10.0.0.4"
     assert (named.status, named.status_name, named.opcode, named.opcode_name) == (
-        12, "IBV_WC_RETRY_EXC_ERR", 128, "IBV_WC_RECV")
+        12,
+        "IBV_WC_RETRY_EXC_ERR",
+        128,
+        "IBV_WC_RECV",
+    )
     assert named.vendor_err == 129 and named.hca == "mlx5_2" and named.remote_gid == "::ffff:10.0.0.5"
     assert named.peer_port == 4714
 
@@ -149,9 +182,18 @@ def test_trace_and_func_prefix_forms():
 def test_async_events_and_other_warns():
     log = parse_nccl_log(WARN_REAL)
     first, second = log.async_events
-    assert (first.device, first.event, first.fatal, first.pid) == (None, "local catastrophic error", True, 815)
+    assert (first.device, first.event, first.fatal, first.pid) == (
+        None,
+        "local catastrophic error",
+        True,
+        815,
+    )
     assert first.host is None  # the paste elided the host name
-    assert (second.device, second.event, second.fatal) == ("mlx5_0:1", "local access violation work queue error", False)
+    assert (second.device, second.event, second.fatal) == (
+        "mlx5_0:1",
+        "local access violation work queue error",
+        False,
+    )
     timestamped = log.entries[2]
     assert timestamped.timestamp == "2026-03-13 22:26:02"
     assert (timestamped.host, timestamped.pid, timestamped.cuda_dev) == ("host-01.example.com", None, 5)
@@ -166,7 +208,11 @@ def test_newer_async_fatal_event_wording():
         "gpu-a017:1:2 [0] net_ib.cc:170 NCCL WARN NET/IB : mlx5_3:1 async non-fatal event: port error\n"
     )
     events = parse_nccl_log(text).async_events
-    assert [(e.device, e.fatal) for e in events] == [("mlx5_3:1", True), ("mlx5_3:1", True), ("mlx5_3:1", False)]
+    assert [(e.device, e.fatal) for e in events] == [
+        ("mlx5_3:1", True),
+        ("mlx5_3:1", True),
+        ("mlx5_3:1", False),
+    ]
     assert events[2].event == "port error"
 
 
@@ -174,10 +220,14 @@ def test_socket_transport_env_and_channels():
     log = parse_nccl_log(SOCKET_AND_P2P)
     assert log.env_values() == {"NCCL_IB_DISABLE": {"1"}, "NCCL_SOCKET_IFNAME": {"eth0", "ib0"}}
     [net] = log.nets
-    assert net.transport == "Socket" and net.devices[0].name == "eth0" and net.devices[0].address == "10.0.0.1"
+    assert (
+        net.transport == "Socket" and net.devices[0].name == "eth0" and net.devices[0].address == "10.0.0.1"
+    )
     assert [n.name for n in log.networks] == ["Socket"]
     assert [(c.kind, c.via, c.direction) for c in log.channels] == [
-        ("NET", "NET/Socket/0", "send"), ("P2P", "P2P/IPC", None), ("SHM", "SHM/direct/direct", None),
+        ("NET", "NET/Socket/0", "send"),
+        ("P2P", "P2P/IPC", None),
+        ("SHM", "SHM/direct/direct", None),
     ]
 
 
@@ -226,17 +276,19 @@ def test_huge_and_hostile():
     long_line = "gpu:1:2 [0] NCCL WARN " + "x" * 1_000_000 + "\n" + INIT_REAL
     log = parse_nccl_log(long_line)
     assert log.warnings and log.comms[0].rank == 36
-    bait = "\n".join([
-        "h:1:2 [0] NCCL INFO Channel " + "0" * 60_000,
-        "h:1:2 [0] NCCL INFO " + "comm 0x1 rank " * 4000,
-        "h:1:2 [0] NCCL WARN Got completion from peer " + "status=" * 8000,
-        "h:1:2 [0] NCCL WARN " + "a" * 30_000 + " async event" + ":" * 20_000,
-        "[" * 60_000 + " NCCL INFO x",
-        " ".join(["[0]"] * 15_000) + " NCCL INFO y",
-        "h:1:2 [0] NCCL INFO NET/IB : Using " + "[0]" * 20_000,
-        "h:" * 30_000 + " [0] NCCL INFO z",
-        "NCCL version " + "1." * 30_000,
-    ])
+    bait = "\n".join(
+        [
+            "h:1:2 [0] NCCL INFO Channel " + "0" * 60_000,
+            "h:1:2 [0] NCCL INFO " + "comm 0x1 rank " * 4000,
+            "h:1:2 [0] NCCL WARN Got completion from peer " + "status=" * 8000,
+            "h:1:2 [0] NCCL WARN " + "a" * 30_000 + " async event" + ":" * 20_000,
+            "[" * 60_000 + " NCCL INFO x",
+            " ".join(["[0]"] * 15_000) + " NCCL INFO y",
+            "h:1:2 [0] NCCL INFO NET/IB : Using " + "[0]" * 20_000,
+            "h:" * 30_000 + " [0] NCCL INFO z",
+            "NCCL version " + "1." * 30_000,
+        ]
+    )
     log = parse_nccl_log(bait)
     assert log.comms == [] or all(c.nranks is not None for c in log.comms)
     lying = (
@@ -250,7 +302,9 @@ def test_huge_and_hostile():
     assert err.status is None and err.peer_port is None and err.opcode == 1
 
 
-REAL_LINES = (INIT_REAL + COMPLETION_REAL + WARN_REAL + COMPLETION_FORMATS + SOCKET_AND_P2P + WORLD).splitlines()
+REAL_LINES = (
+    INIT_REAL + COMPLETION_REAL + WARN_REAL + COMPLETION_FORMATS + SOCKET_AND_P2P + WORLD
+).splitlines()
 
 
 @settings(max_examples=200, deadline=None)

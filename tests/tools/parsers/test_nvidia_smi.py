@@ -1,7 +1,6 @@
+from forensic.tools.parsers import PciAddress, is_thermal, parse_nvidia_smi_q
 from hypothesis import given
 from hypothesis import strategies as st
-
-from forensic.tools.parsers import PciAddress, is_thermal, parse_nvidia_smi_q
 
 # Real fragments quoted in reference 8.2, assembled under one GPU heading, verbatim otherwise:
 # Clocks Event Reasons (H100, NVIDIA/nccl#1453), ECC/Remapped Rows (A100 after XID 63, stas00),
@@ -129,7 +128,9 @@ def test_real_fragments():
     assert gpu.ecc_volatile.dram_correctable == 177 and gpu.ecc_volatile.dram_uncorrectable == 0
     assert gpu.ecc_volatile.correctable_total == 177 and gpu.ecc_volatile.uncorrectable_total == 0
     assert gpu.ecc_aggregate.dram_correctable == 177 and gpu.ecc_aggregate.sram_uncorrectable == 0
-    assert gpu.retired_pages_sbe is None and gpu.retired_pages_dbe is None and gpu.retired_pages_pending is None
+    assert (
+        gpu.retired_pages_sbe is None and gpu.retired_pages_dbe is None and gpu.retired_pages_pending is None
+    )
     assert gpu.remapped_rows_correctable == 1 and gpu.remapped_rows_uncorrectable == 0
     assert gpu.remapped_rows_pending is True and gpu.remapped_rows_failure is False
     assert gpu.temp_gpu_c == 61 and gpu.temp_slowdown_c == 89 and gpu.temp_shutdown_c == 92
@@ -259,7 +260,10 @@ Unable to determine the device handle for GPU 0000:04:00.0: GPU is lost.  Reboot
 
 
 def test_two_gpus_and_no_handle_for_a_listed_gpu():
-    text = FULL + FULL.replace("00000000:10:1C.0", "00000000:18:00.0").split("Attached GPUs", 1)[1].split("\n", 1)[1]
+    text = (
+        FULL
+        + FULL.replace("00000000:10:1C.0", "00000000:18:00.0").split("Attached GPUs", 1)[1].split("\n", 1)[1]
+    )
     text += "Unable to determine the device handle for GPU0000:18:00.0: Unknown Error\n"
     first, second = parse_nvidia_smi_q(text)
     assert not first.lost and second.lost and second.bus_id == "00000000:18:00.0"
@@ -279,15 +283,26 @@ def test_empty_truncated_binary():
 def test_hostile_and_huge():
     hostile = (
         "GPU 00000000:10:1C.0\n"
-        + "    Product Name " + " " * 60_000 + "\n"  # no colon on a long line
-        + " " * 30_000 + "x" * 30_000 + "\n"  # very deep indent
-        + "    Temperature\n        GPU Current Temp : " + "9" * 50_000 + " C\n"
-        + "Unable to determine the device handle for GPU" + "0" * 60_000 + "\n"
-        + "x" * 2_000_000 + "\n"
+        + "    Product Name "
+        + " " * 60_000
+        + "\n"  # no colon on a long line
+        + " " * 30_000
+        + "x" * 30_000
+        + "\n"  # very deep indent
+        + "    Temperature\n        GPU Current Temp : "
+        + "9" * 50_000
+        + " C\n"
+        + "Unable to determine the device handle for GPU"
+        + "0" * 60_000
+        + "\n"
+        + "x" * 2_000_000
+        + "\n"
     )
     [gpu] = parse_nvidia_smi_q(hostile)
     assert gpu.temp_gpu_c is None
-    staircase = "GPU 00000000:10:1C.0\n" + "".join(" " * i + "h\n" + " " * (i + 1) + "k : 1\n" for i in range(3_000))
+    staircase = "GPU 00000000:10:1C.0\n" + "".join(
+        " " * i + "h\n" + " " * (i + 1) + "k : 1\n" for i in range(3_000)
+    )
     [gpu] = parse_nvidia_smi_q(staircase)
     assert gpu.product_name is None
     blocks = [f"GPU 00000000:{i % 256:02X}:00.0\n    PCI\n" + LINK_INFO for i in range(3000)]

@@ -1,9 +1,6 @@
 import json
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
 from forensic.sandbox.errors import ParseError
 from forensic.tools.parsers import (
     CLOCK_EVENT_REASONS,
@@ -13,6 +10,8 @@ from forensic.tools.parsers import (
     is_thermal,
     parse_nvml_json,
 )
+from hypothesis import given
+from hypothesis import strategies as st
 
 # The example from spec/bundle.md, verbatim.
 BUNDLE_EXAMPLE = """{"driver_version": "550.90.07", "devices": [{
@@ -111,7 +110,11 @@ def test_wrong_types_become_none_with_warnings():
             },
             "junk",
         ],
-        "events": [{"type": 8, "data": 48, "time": 1776391869.5}, {"type": "nvmlEventTypeClock", "time": "yesterday"}, 7],
+        "events": [
+            {"type": 8, "data": 48, "time": 1776391869.5},
+            {"type": "nvmlEventTypeClock", "time": "yesterday"},
+            7,
+        ],
     }
     snap = parse_nvml_json(json.dumps(doc))
     [dev] = snap.devices
@@ -185,19 +188,30 @@ def test_thermal_and_power():
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=40), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=40), children, max_size=4)
+    ),
     max_leaves=30,
 )
 _device_keys = st.sampled_from(
     [
-        "index", "pci_bus_id", "error", "nvmlDeviceGetClockInfo", "nvmlDeviceGetTemperature",
-        "nvmlDeviceGetTotalEccErrors", "nvmlDeviceGetRemappedRows", "nvmlDeviceGetCurrentClocksEventReasons",
+        "index",
+        "pci_bus_id",
+        "error",
+        "nvmlDeviceGetClockInfo",
+        "nvmlDeviceGetTemperature",
+        "nvmlDeviceGetTotalEccErrors",
+        "nvmlDeviceGetRemappedRows",
+        "nvmlDeviceGetCurrentClocksEventReasons",
         "nvmlDeviceGetPcieReplayCounter",
     ]
 )
 
 
-@given(st.dictionaries(_device_keys, _json, max_size=9), st.lists(st.dictionaries(st.text(max_size=8), _json), max_size=3))
+@given(
+    st.dictionaries(_device_keys, _json, max_size=9),
+    st.lists(st.dictionaries(st.text(max_size=8), _json), max_size=3),
+)
 def test_fuzz_structured(device, events):
     snap = parse_nvml_json(json.dumps({"devices": [device], "events": events}))
     assert len(snap.devices) == 1

@@ -2,10 +2,9 @@ import math
 
 import numpy as np
 import pytest
+from forensic.tools.parsers import counter_increase, is_counter_like, parse_openmetrics, series_host
 from hypothesis import given
 from hypothesis import strategies as st
-
-from forensic.tools.parsers import counter_increase, is_counter_like, parse_openmetrics, series_host
 
 # Real scrape lines, verbatim from dcgm-exporter issue 512 and PR 736 (reference 3.3).
 DCGM_512 = """DCGM_FI_DEV_MEMORY_TEMP{gpu="1",UUID="GPU-********",pci_bus_id="00000000:40:00.0",device="nvidia1",modelName="NVIDIA H100 80GB HBM3",Hostname="***h100-007",DCGM_FI_DRIVER_VERSION="535.129.03",container="ollama",namespace="***",pod="ollama-76f687f4cd-xcvvp"} 42
@@ -102,7 +101,7 @@ def test_escaped_label_values():
 
 
 def test_prometheus_millisecond_timestamps_and_untyped():
-    metrics = parse_openmetrics("# TYPE up untyped\nup{instance=\"10.0.0.5:9100\"} 1 1776391860000\n")
+    metrics = parse_openmetrics('# TYPE up untyped\nup{instance="10.0.0.5:9100"} 1 1776391860000\n')
     [up] = metrics.select("up")
     assert up.timestamps.tolist() == [1776391860.0]
     assert up.type == "unknown"
@@ -119,16 +118,16 @@ def test_samples_after_eof_are_kept_with_a_warning():
 @pytest.mark.parametrize(
     "line",
     [
-        "m{a=\"1\" 1 2",  # never closes
+        'm{a="1" 1 2',  # never closes
         "m{a=1} 1 2",  # unquoted value
-        "m{a=\"1\"} one 2",
-        "m{a=\"1\"} 1 two",
-        "m{a=\"1\"} 1 inf",  # a timestamp must be finite
-        "m{a=\"1\"}",
+        'm{a="1"} one 2',
+        'm{a="1"} 1 two',
+        'm{a="1"} 1 inf',  # a timestamp must be finite
+        'm{a="1"}',
         "1m 1 2",
-        "m{a=\"1\"}x 1",
+        'm{a="1"}x 1',
         "m 1_000 2",
-        "{a=\"1\"} 1",
+        '{a="1"} 1',
     ],
 )
 def test_bad_lines_are_skipped(line):
@@ -206,8 +205,11 @@ def test_counter_like_and_increase():
 _label_value = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12)
 
 
-@given(st.dictionaries(st.from_regex(r"[a-zA-Z_][a-zA-Z0-9_]{0,6}", fullmatch=True), _label_value, max_size=4),
-       st.floats(allow_nan=False), st.integers(min_value=0, max_value=2_000_000_000))
+@given(
+    st.dictionaries(st.from_regex(r"[a-zA-Z_][a-zA-Z0-9_]{0,6}", fullmatch=True), _label_value, max_size=4),
+    st.floats(allow_nan=False),
+    st.integers(min_value=0, max_value=2_000_000_000),
+)
 def test_fuzz_round_trip(labels, value, stamp):
     def escape(v):
         return v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")

@@ -1,9 +1,8 @@
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
 from forensic.sandbox.errors import ParseError
 from forensic.tools.parsers import PciAddress, parse_pci_address
+from hypothesis import given
+from hypothesis import strategies as st
 
 
 @pytest.mark.parametrize(
@@ -53,8 +52,22 @@ def test_forms_and_str():
 
 @pytest.mark.parametrize(
     "text",
-    ["", "   ", "garbage", "0000:1b:00.8", "0000:1b:20.0", "0000:1g:00.0", "PCI:...", "1b", "0000:1b:00.0.0",
-     "123456789:1b:00.0", "busId zz", "0000:1b:00.0" * 1000, "\x00\x00", "12345"],
+    [
+        "",
+        "   ",
+        "garbage",
+        "0000:1b:00.8",
+        "0000:1b:20.0",
+        "0000:1g:00.0",
+        "PCI:...",
+        "1b",
+        "0000:1b:00.0.0",
+        "123456789:1b:00.0",
+        "busId zz",
+        "0000:1b:00.0" * 1000,
+        "\x00\x00",
+        "12345",
+    ],
 )
 def test_garbage_raises_parse_error(text):
     with pytest.raises(ParseError):

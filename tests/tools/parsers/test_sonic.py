@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from forensic.sandbox.errors import ParseError
 from forensic.tools.parsers.sonic import parse_interfaces_counters, parse_pfc_counters, parse_pfcwd_stats
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 # Reference §4.5, verbatim from https://github.com/sonic-net/sonic-buildimage/issues/8483.
 PFCWD_REAL = """\
@@ -68,14 +67,21 @@ def test_real_pfcwd_stats():
 def test_pfcwd_other_widths_commas_and_na_status():
     rows = parse_pfcwd_stats(PFCWD_WIDE)
     assert [(r.port, r.queue, r.status) for r in rows] == [
-        ("Ethernet0", 3, "operational"), ("Ethernet0", 4, "operational"), ("Ethernet124", 3, "unknown"),
+        ("Ethernet0", 3, "operational"),
+        ("Ethernet0", 4, "operational"),
+        ("Ethernet124", 3, "unknown"),
     ]
     assert rows[0].tx_drop == 5000 and rows[0].tx_last_drop == 100
     assert rows[2].storm_detected == 3 and rows[2].rx_drop == 1000
 
 
 def test_pfcwd_single_spaced_row_still_reads():
-    text = PFCWD_REAL.splitlines()[0] + "\n" + PFCWD_REAL.splitlines()[1] + "\nEthernet8:3 stormed 4/3 1/2 3/4 5/6 7/8\n"
+    text = (
+        PFCWD_REAL.splitlines()[0]
+        + "\n"
+        + PFCWD_REAL.splitlines()[1]
+        + "\nEthernet8:3 stormed 4/3 1/2 3/4 5/6 7/8\n"
+    )
     [row] = parse_pfcwd_stats(text)
     assert row.port == "Ethernet8" and row.rx_last_drop == 8
 
@@ -135,7 +141,14 @@ def test_pfc_counters_empty_and_unusable():
 def test_interfaces_counters_upstream_fixture():
     table = parse_interfaces_counters(IFACE_COUNTERS)
     e0, e4, e8 = table.interfaces
-    assert (e0.iface, e0.state, e0.rx_ok, e0.rx_err, e0.rx_drp, e0.rx_ovr) == ("Ethernet0", "down", 8, 10, 100, None)
+    assert (e0.iface, e0.state, e0.rx_ok, e0.rx_err, e0.rx_drp, e0.rx_ovr) == (
+        "Ethernet0",
+        "down",
+        8,
+        10,
+        100,
+        None,
+    )
     assert e0.rx_bps == pytest.approx(2000.00e6) and e0.rx_util_pct == pytest.approx(64.0)
     assert e0.tx_bps == pytest.approx(1500.00e6) and e0.tx_util_pct == pytest.approx(48.0)
     assert e0.tx_drp is None

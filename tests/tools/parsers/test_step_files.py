@@ -8,7 +8,6 @@ import io
 from pathlib import Path
 
 import pytest
-
 from forensic.sandbox import Bundle, ParseError
 from forensic.tools import ToolContext, get_tool
 from forensic.tools.parsers.step_files import merge_step_files, step_file_names
@@ -18,7 +17,9 @@ def run_job_steps(bundle: Path):
     return get_tool("job_steps")(ToolContext(Bundle(bundle)), {})
 
 
-def split_per_rank(bundle: Path, *, shuffle_columns: bool = True, drop_compute_for: int | None = None) -> None:
+def split_per_rank(
+    bundle: Path, *, shuffle_columns: bool = True, drop_compute_for: int | None = None
+) -> None:
     """Rewrite job/steps.csv as one file per rank (some gzip-compressed, columns in other orders)."""
     src = bundle / "job" / "steps.csv"
     rows = list(csv.DictReader(io.StringIO(src.read_text())))
@@ -29,8 +30,11 @@ def split_per_rank(bundle: Path, *, shuffle_columns: bool = True, drop_compute_f
             cols = cols[::-1] + ["host"]
         if drop_compute_for == int(rank):
             cols.remove("compute_s")
-        text = ",".join(cols) + "\n" + "".join(
-            ",".join(r.get(c, "h") for c in cols) + "\n" for r in rows if r["rank"] == rank)
+        text = (
+            ",".join(cols)
+            + "\n"
+            + "".join(",".join(r.get(c, "h") for c in cols) + "\n" for r in rows if r["rank"] == rank)
+        )
         name = bundle / "job" / f"steps-rank{int(rank):05d}.csv"
         if int(rank) == 3:
             (name.parent / (name.name + ".gz")).write_bytes(gzip.compress(text.encode()))
@@ -44,7 +48,10 @@ def test_per_rank_files_find_the_same_straggler_as_one_file(make_bundle) -> None
     split_per_rank(bundle)
     merged = run_job_steps(bundle)
     assert merged.status == whole.status == "ok"
-    assert merged.data["n_ranks"] == whole.data["n_ranks"] == 8 and merged.data["n_steps"] == whole.data["n_steps"]
+    assert (
+        merged.data["n_ranks"] == whole.data["n_ranks"] == 8
+        and merged.data["n_steps"] == whole.data["n_steps"]
+    )
     assert [(s.name, s.component) for s in merged.signals] == [(s.name, s.component) for s in whole.signals]
     assert any(s.name == "straggler" and s.component == "node-b.example/gpu2" for s in merged.signals)
     assert len(merged.source) == 8 and "job/steps-rank00003.csv.gz" in merged.source
@@ -67,7 +74,10 @@ def test_a_file_without_a_header_is_an_error_naming_it(make_bundle) -> None:
 
 def test_steps_csv_wins_over_per_rank_files_and_other_names_are_ignored() -> None:
     assert step_file_names(["steps.csv", "steps-rank00001.csv"]) == ["steps.csv"]
-    assert step_file_names(["steps-rank1.csv", "steps-rank0.csv", "logs", "notes.txt"]) == ["steps-rank0.csv", "steps-rank1.csv"]
+    assert step_file_names(["steps-rank1.csv", "steps-rank0.csv", "logs", "notes.txt"]) == [
+        "steps-rank0.csv",
+        "steps-rank1.csv",
+    ]
     assert step_file_names(["logs"]) == []
 
 
@@ -75,6 +85,11 @@ def test_a_torn_last_line_is_skipped() -> None:
     a = "step,rank,start_unix,duration_s\n0,0,1.0,0.5\n1,0,2.0,0.5\n"
     b = "rank,step,duration_s,start_unix\n1,0,0.5,1.0\n1,1,0.5\n"
     merged = merge_step_files([("a", a), ("b", b)])
-    assert merged.splitlines() == ["step,rank,start_unix,duration_s", "0,0,1.0,0.5", "1,0,2.0,0.5", "0,1,1.0,0.5"]
+    assert merged.splitlines() == [
+        "step,rank,start_unix,duration_s",
+        "0,0,1.0,0.5",
+        "1,0,2.0,0.5",
+        "0,1,1.0,0.5",
+    ]
     with pytest.raises(ParseError, match="c.csv"):
         merge_step_files([("a", a), ("c.csv", "x,y\n")])

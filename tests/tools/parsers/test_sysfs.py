@@ -1,7 +1,4 @@
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
 from forensic.tools.parsers import (
     parse_aer_counters,
     parse_int_file,
@@ -9,6 +6,8 @@ from forensic.tools.parsers import (
     parse_link_width,
     pcie_generation,
 )
+from hypothesis import given
+from hypothesis import strategies as st
 
 
 @pytest.mark.parametrize(
@@ -59,7 +58,17 @@ def test_link_width(text, width):
 
 @pytest.mark.parametrize(
     ("speed", "generation"),
-    [(2.5, 1), (5.0, 2), (8.0, 3), (16.0, 4), (32.0, 5), (64.0, 6), (None, None), (3.0, None), (float("nan"), None)],
+    [
+        (2.5, 1),
+        (5.0, 2),
+        (8.0, 3),
+        (16.0, 4),
+        (32.0, 5),
+        (64.0, 6),
+        (None, None),
+        (3.0, None),
+        (float("nan"), None),
+    ],
 )
 def test_pcie_generation(speed, generation):
     assert pcie_generation(speed) == generation
@@ -94,7 +103,12 @@ def test_aer_counters_real_sample():
 def test_aer_counters_fatal_names_and_junk():
     text = "Undefined 0\nSurprise Down Error 1\nTLP Prefix Blocked Error 0\nTOTAL_ERR_FATAL 1\nno count here\n\n5\nBad -1\n"
     counters = parse_aer_counters(text)
-    assert counters == {"Undefined": 0, "Surprise Down Error": 1, "TLP Prefix Blocked Error": 0, "TOTAL_ERR_FATAL": 1}
+    assert counters == {
+        "Undefined": 0,
+        "Surprise Down Error": 1,
+        "TLP Prefix Blocked Error": 0,
+        "TOTAL_ERR_FATAL": 1,
+    }
 
 
 def test_aer_counters_truncated_and_empty():

@@ -3,9 +3,8 @@
 import importlib
 import pkgutil
 
-import pytest
-
 import forensic.tools.parsers as parsers
+import pytest
 from forensic.sandbox.errors import ParseError
 from forensic.tools.parsers._text import BoundedWarnings, as_text, numbered_lines
 

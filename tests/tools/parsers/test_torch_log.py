@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from forensic.sandbox.errors import ParseError
 from forensic.tools.parsers.torch_log import parse_torch_log
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 # Reference §6.4, verbatim: torch ~2.6/2.7 (ArcticTraining#219, OpenRLHF#1126). The dump-signal line
 # keeps its double space ("from  rank 6"), the missing space in "460630.This" and its trailing space.
@@ -56,7 +55,12 @@ def test_torch_27_sequence():
     log = parse_torch_log(TORCH_27)
     [timeout] = log.timeouts
     assert (timeout.rank, timeout.seq, timeout.op_type) == (7, 460631, "ALLREDUCE")
-    assert (timeout.numel_in, timeout.numel_out, timeout.timeout_ms, timeout.ran_for_ms) == (1, 1, 600000, 600020)
+    assert (timeout.numel_in, timeout.numel_out, timeout.timeout_ms, timeout.ran_for_ms) == (
+        1,
+        1,
+        600000,
+        600020,
+    )
     assert timeout.terminal is False and timeout.line_no == 1
     assert timeout.stamp is not None
     assert (timeout.stamp.severity, timeout.stamp.month, timeout.stamp.day) == ("E", 9, 1)
@@ -80,10 +84,19 @@ def test_torch_25_variants():
     [timeout] = log.timeouts
     assert (timeout.seq, timeout.numel_in, timeout.ran_for_ms) == (1580, 466119168, 600060)
     exception, timeout_at = log.work_status
-    assert (exception.kind, exception.pg, exception.seq, exception.last_enqueued, exception.last_completed) == (
-        "exception_detected", "1", 1580, 1582, 1579)
+    assert (
+        exception.kind,
+        exception.pg,
+        exception.seq,
+        exception.last_enqueued,
+        exception.last_completed,
+    ) == ("exception_detected", "1", 1580, 1582, 1579)
     assert (timeout_at.kind, timeout_at.seq, timeout_at.last_enqueued, timeout_at.last_completed) == (
-        "timeout_at", 7753, 7755, 7752)
+        "timeout_at",
+        7753,
+        7755,
+        7752,
+    )
     assert timeout_at.stamp is not None and (timeout_at.stamp.month, timeout_at.stamp.day) == (12, 6)
     assert log.stuck_seqnums() == {1580: {0}, 7753: {0}}
     assert log.stuck_seqnums(pg="1") == {1580: {0}, 7753: {0}}
@@ -94,7 +107,12 @@ def test_terminal_lines():
     log = parse_torch_log(TERMINAL)
     [timeout] = log.timeouts
     assert (timeout.rank, timeout.seq, timeout.op_type, timeout.timeout_ms, timeout.terminal) == (
-        1, 4, "BROADCAST", 1800000, True)
+        1,
+        4,
+        "BROADCAST",
+        1800000,
+        True,
+    )
     kinds = [(t.kind, t.detail, t.rank) for t in log.terminal]
     assert kinds == [
         ("watchdog_terminated", None, 1),
@@ -106,8 +124,18 @@ def test_terminal_lines():
 def test_old_torch_without_numel_and_rank_prefix():
     log = parse_torch_log(TORCH_113)
     first, second = log.timeouts
-    assert (first.rank, first.seq, first.numel_in, first.timeout_ms, first.ran_for_ms) == (3, 469508, None, 1800000, 1806423)
-    assert first.stamp is not None and first.stamp.month is None and first.stamp.source == "ProcessGroupNCCL.cpp:737"
+    assert (first.rank, first.seq, first.numel_in, first.timeout_ms, first.ran_for_ms) == (
+        3,
+        469508,
+        None,
+        1800000,
+        1806423,
+    )
+    assert (
+        first.stamp is not None
+        and first.stamp.month is None
+        and first.stamp.source == "ProcessGroupNCCL.cpp:737"
+    )
     assert second.rank == 2 and second.terminal
     assert log.stuck_seqnums() == {469508: {2, 3}}
     assert [t.kind for t in log.terminal] == ["watchdog_terminated"]
@@ -145,15 +173,17 @@ def test_huge_and_hostile():
     long_line = "[rank1]: Watchdog caught collective operation timeout " + "x" * 1_000_000 + "\n" + TORCH_25
     log = parse_torch_log(long_line)
     assert log.warnings and len(log.timeouts) == 1
-    bait = "\n".join([
-        "[rank" + "1" * 60_000 + "]: Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1)",
-        "Watchdog caught collective operation timeout: " + "SeqNum=" * 8_000,
-        "Received a dump signal " + "from " * 10_000 + "rank 1",
-        "[E" + "1" * 30_000 + " watchdog",
-        "[PG " * 15_000 + "watchdog",
-        "Rank " * 12_000 + "] watchdog",
-        "last completed work: " + "-" * 50_000 + " watchdog",
-    ])
+    bait = "\n".join(
+        [
+            "[rank" + "1" * 60_000 + "]: Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1)",
+            "Watchdog caught collective operation timeout: " + "SeqNum=" * 8_000,
+            "Received a dump signal " + "from " * 10_000 + "rank 1",
+            "[E" + "1" * 30_000 + " watchdog",
+            "[PG " * 15_000 + "watchdog",
+            "Rank " * 12_000 + "] watchdog",
+            "last completed work: " + "-" * 50_000 + " watchdog",
+        ]
+    )
     log = parse_torch_log(bait)
     assert all(t.rank is None or t.rank < 10_000_000 for t in log.timeouts)
     lying = (
