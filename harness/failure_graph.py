@@ -63,7 +63,9 @@ class Confirm(BaseModel):
 
 
 class Remediation(BaseModel):
-    """A remediation template; ``{host}`` and ``{component}`` are filled in from the verdict."""
+    """A remediation template; ``{host}`` and ``{component}`` are filled in from the verdict, and
+    ``{origin_host}`` with a host outside the job that the evidence says drives the fault through the
+    named part (a template whose target is then empty is not proposed)."""
 
     action: str = Field(description="Typed action name.")
     target: str = Field(description="Target template.")

@@ -52,7 +52,18 @@ def make_proposals(graph: FailureGraph, report: Report) -> list[Proposal]:
         return []
     rc = graph.root_causes[v.root_cause]
     component = v.component or "job"
-    fill = {"component": component, "host": host_of(component)}
+    # A device outside the job that the evidence says drives the fault through the named part (a
+    # host behind a switch port that sends it a pause storm): a template may target it by name.
+    behind = next(
+        (
+            str(s.values["origin_host"])
+            for r in report.evidence
+            for s in r.signals
+            if s.component == component and s.values.get("origin_host")
+        ),
+        "",
+    )
+    fill = {"component": component, "host": host_of(component), "origin_host": behind}
     cited = sorted(
         {e for f in report.findings if f.verified for e in f.evidence}, key=lambda e: int(e.split("-")[1])
     )
@@ -62,6 +73,8 @@ def make_proposals(graph: FailureGraph, report: Report) -> list[Proposal]:
     templates = [t for t in rc.remediation if not t.kinds or not kinds or kinds & set(t.kinds)]
     for tmpl in templates:
         target = tmpl.target.format(**fill)
+        if not target:
+            continue  # a template for a device this verdict does not have (no host behind the port)
         if not valid_target(target):
             report.notes.append(
                 f"no {tmpl.action} proposed: its target {target!r} is not a valid host, device or port name"

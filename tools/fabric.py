@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
+from collections.abc import Set as AbstractSet
 
 import numpy as np
 from forensic.sandbox import HOST_NAME_MAX, HOST_NAME_PATTERN, ForensicError, NotFoundError, ToolArgumentError
-from forensic.tools._switch_pause import PFC_SERIES, PortPause, origins
-from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, register
+from forensic.tools._switch_pause import PFC_SERIES, Origin, PortPause, trace
+from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, count, register
 from forensic.tools.metrics import in_window, read_metric
 from forensic.tools.parsers.openmetrics import counter_increase
 from forensic.tools.parsers.sonic import parse_interfaces_counters, parse_pfc_counters, parse_pfcwd_stats
@@ -55,6 +56,98 @@ def _port_owner(ctx: ToolContext) -> dict[tuple[str, str], str]:
             if n.switch and n.switch_port:
                 out[(n.switch, n.switch_port)] = f"{h.name}/{n.ibdev}"
     return out
+
+
+def _links(ctx: ToolContext) -> dict[tuple[str, str], tuple[str, str]]:
+    """(switch, port) -> (peer switch, peer port) for every inter-switch cable topology lists,
+    from either end (fleets often list a cable on one of its switches only)."""
+    topo = ctx.source.topology
+    names = {s.name for s in topo.switches} if topo else set()
+    out: dict[tuple[str, str], tuple[str, str]] = {}
+    for s in topo.switches if topo else []:
+        for link in s.links:
+            if link.peer in names and link.port and link.peer_port:
+                out[(s.name, link.port)] = (link.peer, link.peer_port)
+                out.setdefault((link.peer, link.peer_port), (s.name, link.port))
+    return out
+
+
+def _in_job(component: str, job: AbstractSet[str]) -> bool:
+    """Whether a NIC's host runs the job (every host does when no rank map says otherwise)."""
+    return not job or component.split("/", 1)[0] in job
+
+
+def _origin_signal(
+    o: Origin, owner: dict[tuple[str, str], str], job: AbstractSet[str], links: dict
+) -> Signal | None:
+    """The finding for one traced origin, named by the part that, repaired, ends the storm.
+
+    A NIC of the job's own hosts is named as the NIC; a switch, or a host outside the job (or a
+    port with nothing listed behind it), by the switch port. An origin whose pauses reach no port
+    of the job's hosts (only NICs topology places outside the job) is not this job's trouble (an
+    old count, another tenant's storm that stays in its own corner) and is left out.
+    """
+    cabled = owner.get((o.switch, o.port))
+    job_victims = [v for v in o.victims if v in owner and _in_job(owner[v], job)]
+    unlisted = [v for v in o.victims if v not in owner]
+    job_nic = o.sender == "peer" and cabled is not None and _in_job(cabled, job)
+    if owner and not job_nic and not job_victims and not unlisted:
+        return None
+    spread = ""
+    if o.reached or job_victims:
+        spread = (
+            f"; they spread through {', '.join(o.reached[:4])}{' …' if len(o.reached) > 4 else ''}"
+            if o.reached
+            else ""
+        ) + (
+            f" to {count(len(job_victims), 'port')} of the job's NICs, which only receive them"
+            if job_victims
+            else ""
+        )
+    values = {
+        "switch": o.switch,
+        "port": o.port,
+        "frames": o.frames,
+        "quiet_level": o.quiet,
+        "cabled_to": cabled or "",
+        "reached": ",".join(o.reached),
+        "job_ports_paused": len(job_victims),
+    }
+    if job_nic:
+        return Signal(
+            name="pfc_origin",
+            component=cabled,
+            kind="nic",
+            detail=f"{o.switch} {o.port} received {o.frames:.0f} PFC frames (fabric quiet level {o.quiet:g}) from "
+            f"{cabled} and sent none back: the NIC originates the pauses{spread} ({o.basis})",
+            values={**values, "rx_pfc": o.frames},
+        )
+    comp = o.component
+    if o.sender == "peer":
+        behind = f"{cabled}, a host outside the job" if cabled else "a device topology does not list"
+        detail = (
+            f"the storm enters the fabric at {comp}: {o.switch} received {o.frames:.0f} PFC frames there (fabric "
+            f"quiet level {o.quiet:g}) from {behind}, and nothing paused {behind.split(',')[0]}{spread} ({o.basis})"
+        )
+    else:
+        peer = links.get((o.switch, o.port))
+        toward = f"toward {peer[0]}" if peer else (f"into {cabled}" if cabled else "into its peer")
+        detail = (
+            f"{comp} transmitted {o.frames:.0f} PFC pause frames (fabric quiet level {o.quiet:g}) {toward} while no "
+            f"port of {o.switch} received any: the switch port originates them{spread} ({o.basis})"
+        )
+    return Signal(
+        name="switch_port_pause_origin",
+        component=comp,
+        kind="port",
+        detail=detail,
+        values={
+            **values,
+            "tx_pfc": o.frames if o.sender == "switch" else 0.0,
+            "outside_job": o.sender == "peer",
+            "origin_host": cabled.split("/", 1)[0] if o.sender == "peer" and cabled else "",
+        },
+    )
 
 
 def _uplinks(ctx: ToolContext) -> dict[str, set[str]]:
@@ -95,12 +188,16 @@ class Fabric(Tool):
             raise ToolArgumentError(f"unknown switch {args.switch!r}")
         scope = [args.switch] if args.switch else switches
         owner = _port_owner(ctx)
+        links = _links(ctx)
+        job = ctx.source.job_hosts()
         signals: list[Signal] = []
         sources: list[str] = []
         covered: list[str] = []
         seen_any = False
         pauses: list[PortPause] = []
         unread: list[str] = []
+        stormed: set[tuple[str, str]] = set()
+        history: set[tuple[str, str]] = set()
         for name in scope:
             try:
                 sw = ctx.source.switch(name)
@@ -123,25 +220,37 @@ class Fabric(Tool):
                 parsed = parse(text)
                 if argv[1] == "pfcwd":
                     for q in parsed:
-                        if q.status == "stormed" or (q.storm_detected or 0) > (q.storm_restored or 0):
-                            comp = owner.get((name, q.port))
-                            target = comp or f"{name}/{q.port}"
-                            signals.append(
-                                Signal(
-                                    name="pfcwd_storm",
-                                    component=target,
-                                    kind="nic" if comp else "port",
-                                    detail=f"{name} PFC watchdog: {q.port} queue {q.queue} {q.status}, storms detected {q.storm_detected}"
-                                    + (f"; the port is cabled to {comp}" if comp else ""),
-                                    values={
-                                        "switch": name,
-                                        "port": q.port,
-                                        "queue": q.queue,
-                                        "storm_detected": q.storm_detected,
-                                        "tx_drop": q.tx_drop,
-                                    },
-                                )
+                        key = (name, q.port)
+                        live = q.status == "stormed" or (q.storm_detected or 0) > (q.storm_restored or 0)
+                        if not live:
+                            if (q.storm_detected or 0) > 0:
+                                history.add(key)  # every storm it saw there ended
+                            continue
+                        stormed.add(key)
+                        if key in links:
+                            continue  # a storm from another switch: the trace follows it further
+                        comp = owner.get(key)
+                        in_job = comp is not None and _in_job(comp, job)
+                        target = comp if in_job else f"{name}/{q.port}"
+                        signals.append(
+                            Signal(
+                                name="pfcwd_storm",
+                                component=target,
+                                kind="nic" if in_job else "port",
+                                detail=f"{name} PFC watchdog: {q.port} queue {q.queue} {q.status}, storms detected {q.storm_detected}"
+                                + (f"; the port is cabled to {comp}" if comp else "")
+                                + ("" if in_job or comp is None else ", a host outside the job"),
+                                values={
+                                    "switch": name,
+                                    "port": q.port,
+                                    "queue": q.queue,
+                                    "storm_detected": q.storm_detected,
+                                    "tx_drop": q.tx_drop,
+                                    "cabled_to": comp or "",
+                                    "origin_host": comp.split("/", 1)[0] if comp and not in_job else "",
+                                },
                             )
+                        )
                 else:
                     for p in parsed.rx.keys() | parsed.tx.keys():
                         pauses.append(
@@ -153,62 +262,18 @@ class Fabric(Tool):
                                 "show pfc counters",
                             )
                         )
-                    # Pauses received on a port come from what is cabled to it. Only host-facing
-                    # ports can be an origin (pauses on uplinks are propagation), and an origin is
-                    # rare: when many ports stand out, congestion is general, not one device.
-                    rx_tot = {
-                        p: sum(v or 0 for v in vals) for p, vals in parsed.rx.items() if (name, p) in owner
-                    }
-                    if len(rx_tot) >= 4:
-                        med = statistics.median(rx_tot.values())
-                        hot = [p for p, t in rx_tot.items() if t >= 1000 and t > 10 * max(med, 1)]
-                        if 0 < len(hot) <= max(2, len(rx_tot) // 20):
-                            for port in hot:
-                                comp = owner[(name, port)]
-                                signals.append(
-                                    Signal(
-                                        name="pfc_origin",
-                                        component=comp,
-                                        kind="nic",
-                                        detail=f"{name} {port} received {rx_tot[port]} PFC frames (port median {med:g}) from {comp}",
-                                        values={
-                                            "switch": name,
-                                            "port": port,
-                                            "rx_pfc": rx_tot[port],
-                                            "median": med,
-                                        },
-                                    )
-                                )
                 covered.extend(c for (s, _), c in owner.items() if s == name)
             covered.append(name)
-        # Switch ports that transmit pauses with nothing pausing them: the origin is the switch port.
         series_pauses, series_sources = _series_pauses(ctx, scope, {(p.switch, p.port) for p in pauses})
         if series_pauses:
             seen_any = True
             pauses.extend(series_pauses)
             sources.extend(series_sources)
-        nic_origin = any(sig.name in ("pfc_origin", "pfcwd_storm") and sig.kind == "nic" for sig in signals)
-        for port, med in [] if nic_origin else origins(pauses):
-            cabled = owner.get((port.switch, port.port))
-            comp = f"{port.switch}/{port.port}"
-            signals.append(
-                Signal(
-                    name="switch_port_pause_origin",
-                    component=comp,
-                    kind="port",
-                    detail=f"{comp} transmitted {port.tx:.0f} PFC pause frames (port median {med:g}) "
-                    + (f"into {cabled}" if cabled else "into its peer")
-                    + f" while no port of {port.switch} received a pause storm: the switch port originates them ({port.basis})",
-                    values={
-                        "switch": port.switch,
-                        "port": port.port,
-                        "tx_pfc": port.tx,
-                        "median": med,
-                        "cabled_to": cabled or "",
-                    },
-                )
-            )
-            covered.append(comp)
+        for origin in trace(pauses, links, stormed=stormed, history=history):
+            sig = _origin_signal(origin, owner, job, links)
+            if sig is not None:
+                signals.append(sig)
+                covered.append(sig.component)
         errs, err_checked, err_sources = _port_errors(ctx, scope, owner, unread)
         if err_checked:
             seen_any = True

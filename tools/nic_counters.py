@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from forensic.sandbox import ForensicError, NotFoundError
@@ -54,6 +55,14 @@ _ETH_ERRORS = (
 #: Pause frames one NIC must send over the window, and how far above the fleet, to be an origin.
 ORIGIN_MIN_PAUSES = 1000
 ORIGIN_FLEET_FACTOR = 10.0
+#: Hosts whose NICs may each look like a pause origin before the surplus is load, not one origin.
+MAX_ORIGIN_HOSTS = 2
+MAX_ORIGIN_HOST_SHARE = 0.1
+#: A NIC moving less than this share of its host's busiest NIC's bytes over the window is idle.
+IDLE_SHARE = 0.02
+#: The job's hosts (this share of those read, and at least MIN_RAIL_HOSTS) must leave NICs idle.
+RAIL_HOST_SHARE = 0.75
+MIN_RAIL_HOSTS = 2
 #: Link errors over the window worth a finding (a few symbol errors a day are normal).
 MIN_LINK_ERRORS = 10
 #: RDMA transport retries (hw_counters) one NIC must count over the window, and how far above the
@@ -193,6 +202,7 @@ class NicCounters(Tool):
             "link_below_rate",
             "link_errors",
             "nic_out_of_buffer",
+            "nic_rails_idle",
             "pause_storm_events",
             "pfc_origin",
             "pfc_victim",
@@ -226,6 +236,20 @@ class NicCounters(Tool):
             )
         tx_all = [_tx_pauses(r)[0] for r in fleet]
         tx_median = statistics.median(tx_all) if tx_all else 0
+        job = ctx.source.job_hosts()
+        cabled = _cabling(ctx)
+        # A NIC that cannot drain is one part; the same surplus of sent pauses on NICs of many hosts
+        # is load the job puts on them (all its traffic on a few rails), not one origin each.
+        senders = {
+            r.host
+            for r in fleet
+            if _tx_pauses(r)[0] >= ORIGIN_MIN_PAUSES
+            and _tx_pauses(r)[0] > ORIGIN_FLEET_FACTOR * max(tx_median, 1)
+        }
+        load_not_origin = len(senders) > max(
+            MAX_ORIGIN_HOSTS, int(MAX_ORIGIN_HOST_SHARE * len({r.host for r in fleet}))
+        )
+        outside: list[str] = []
         modal_rate = Counter(r.rate_gbps for r in fleet if r.rate_gbps).most_common(1)
         modal_rate = modal_rate[0][0] if modal_rate else None
         signals: list[Signal] = []
@@ -238,9 +262,13 @@ class NicCounters(Tool):
         rtx_median = statistics.median(rtx_all) if rtx_all else 0
         for r in scope:
             comp = r.component
+            # A host that holds no rank of the job: its links cannot slow the job; only pauses it
+            # sends into the fabric can, and those are named by the switch port they enter.
+            out_of_job = bool(job) and r.host not in job
+            port = cabled.get(comp) if out_of_job else None
 
             def sig(name: str, detail: str, **values: float | int | str | bool | None) -> None:
-                signals.append(Signal(name=name, component=comp, kind="nic", detail=detail, values=values))
+                _emit(signals, outside, r, port, out_of_job, name, detail, values)  # noqa: B023 (called in this iteration only)
 
             span = (
                 "over the window"
@@ -248,7 +276,9 @@ class NicCounters(Tool):
                 else "since the counters were last reset (no window-start snapshot)"
             )
             tx, rx, prio = _tx_pauses(r)
-            if tx >= ORIGIN_MIN_PAUSES and tx > ORIGIN_FLEET_FACTOR * max(tx_median, 1):
+            if load_not_origin and r.host in senders:
+                pass  # said once for all of them below
+            elif tx >= ORIGIN_MIN_PAUSES and tx > ORIGIN_FLEET_FACTOR * max(tx_median, 1):
                 sig(
                     "pfc_origin",
                     f"{comp} sent {tx} PFC pause frames on priority {prio} {span} (fleet median {tx_median:g}): it cannot drain",
@@ -338,8 +368,20 @@ class NicCounters(Tool):
                     f"{comp} physical state is {r.phys_state} (not LinkUp)",
                     phys_state=r.phys_state,
                 )
+        rails = _rails_idle(fleet, job)
+        if rails is not None:
+            signals.append(rails)
         summary = f"{count(len(scope), 'NIC')} read on {count(len({r.host for r in scope}), 'host')}; "
         summary += by_signal(signals) if signals else "no pause origin, drops or link errors"
+        if load_not_origin:
+            summary += (
+                f"; NICs on {count(len(senders), 'host')} send pauses far above the fleet: load on the rails "
+                "the job uses, not one NIC that cannot drain"
+            )
+        if outside:
+            summary += f"; outside the job (not counted): {', '.join(outside[:3])}" + (
+                f" and {len(outside) - 3} more" if len(outside) > 3 else ""
+            )
         if not all(r.have_before for r in scope):
             summary += " (some NICs have no window-start snapshot: their counters are totals since reset)"
         return ToolResult(
@@ -428,3 +470,103 @@ def _read_or_none(ctx: ToolContext, host: str) -> tuple[list[NicReading], str | 
         return [], None
     except ForensicError as exc:
         return [], str(exc)
+
+
+def _emit(
+    signals: list[Signal],
+    outside: list[str],
+    r: NicReading,
+    port: str | None,
+    out_of_job: bool,
+    name: str,
+    detail: str,
+    values: dict,
+) -> None:
+    """Append one NIC finding: on the NIC; for a host outside the job only pauses it sends count,
+    named by the switch port they enter (its link faults are said in the summary, not signalled)."""
+    if out_of_job and name not in ("pfc_origin", "pause_storm_events"):
+        outside.append(f"{name} on {r.component}")
+        return
+    if port is not None:
+        signals.append(
+            Signal(
+                name=name,
+                component=port,
+                kind="port",
+                detail=f"{detail}; {r.host} holds no rank of the job: its pauses enter the fabric at {port}",
+                values={**values, "origin_host": r.host, "cabled_to": r.component},
+            )
+        )
+        return
+    signals.append(Signal(name=name, component=r.component, kind="nic", detail=detail, values=values))
+
+
+def _cabling(ctx: ToolContext) -> dict[str, str]:
+    """NIC component -> the switch port topology cables it to."""
+    topo = ctx.source.topology
+    return {
+        f"{h.name}/{n.ibdev}": f"{n.switch}/{n.switch_port}"
+        for h in (topo.hosts if topo else [])
+        for n in h.nics
+        if n.switch and n.switch_port
+    }
+
+
+def _traffic(r: NicReading) -> float | None:
+    """Bytes the NIC moved over the window, both directions; None without a window-start snapshot."""
+    if not r.have_before:
+        return None
+    if "port_xmit_data" in r.ib or "port_rcv_data" in r.ib:
+        return 4.0 * (max(r.ib.get("port_xmit_data", 0), 0) + max(r.ib.get("port_rcv_data", 0), 0))
+    if "tx_bytes_phy" in r.eth or "rx_bytes_phy" in r.eth:
+        return float(max(r.eth.get("tx_bytes_phy", 0), 0) + max(r.eth.get("rx_bytes_phy", 0), 0))
+    return None
+
+
+def _rails_idle(fleet: list[NicReading], job: AbstractSet[str]) -> Signal | None:
+    """The job's traffic on a subset of each host's NICs, the others idle, on (nearly) every host.
+
+    A synchronous job spreads its collectives over every rail NCCL is allowed to use; the same
+    NICs idle on host after host is a setting of the job (which NICs or rails it may use), not a
+    fault of any one link. A NIC down or trained low says so in its own counters and state.
+    """
+    by_host: dict[str, list[tuple[str, float]]] = {}
+    for r in fleet:
+        if job and r.host not in job:
+            continue
+        t = _traffic(r)
+        if t is not None:
+            by_host.setdefault(r.host, []).append((r.nic, t))
+    narrowed: dict[str, tuple[int, int]] = {}
+    busy_names: Counter = Counter()
+    for host, nics in by_host.items():
+        if len(nics) < 2:
+            continue
+        top = max(t for _, t in nics)
+        if top <= 0:
+            continue
+        busy = [n for n, t in nics if t >= IDLE_SHARE * top]
+        if len(busy) < len(nics):
+            narrowed[host] = (len(busy), len(nics))
+            busy_names.update(busy)
+    hosts = [h for h, nics in by_host.items() if len(nics) >= 2]
+    if len(narrowed) < max(MIN_RAIL_HOSTS, RAIL_HOST_SHARE * len(hosts)):
+        return None
+    used = max(u for u, _ in narrowed.values())
+    have = max(n for _, n in narrowed.values())
+    names = ", ".join(n for n, _ in busy_names.most_common(used))
+    return Signal(
+        name="nic_rails_idle",
+        component="job",
+        kind="job",
+        detail=f"on {len(narrowed)} of {len(hosts)} job hosts the traffic of the window went over {used} of "
+        f"{have} NICs ({names}); the others idled (under {100 * IDLE_SHARE:g}% of the busiest): the job "
+        "uses fewer rails than the hosts have",
+        values={
+            "hosts": len(narrowed),
+            "of_hosts": len(hosts),
+            "nics_used": used,
+            "nics": have,
+            "busy": names,
+        },
+    )
