@@ -8,7 +8,7 @@ from pathlib import Path
 from forensic.harness.failure_graph import beliefs, default_graph, observe
 from forensic.sandbox import Bundle
 from forensic.tools import ToolContext, get_tool
-from forensic.tools._switch_pause import PortPause, origins
+from forensic.tools._switch_pause import PortPause, origins, trace
 
 G = default_graph()
 
@@ -166,3 +166,58 @@ def test_a_switch_port_verdict_is_not_proposed_for_a_node_drain() -> None:
     nic = {p.action: p.target for p in make_proposals(G, report("node-b.example/mlx5_0", "nic"))}
     assert port == {"disable_port": "leaf-1/Ethernet4"}
     assert nic == {"disable_port": "node-b.example/mlx5_0", "drain_node": "node-b.example"}
+
+
+# -- across tiers: the graph of who pauses whom ------------------------------------------------
+
+_LINKS = {
+    ("leaf-a", "Ethernet256"): ("spine-1", "Ethernet0"),
+    ("spine-1", "Ethernet0"): ("leaf-a", "Ethernet256"),
+    ("leaf-b", "Ethernet256"): ("spine-1", "Ethernet8"),
+    ("spine-1", "Ethernet8"): ("leaf-b", "Ethernet256"),
+}
+
+
+def _fabric(tx: dict, rx: dict) -> list[PortPause]:
+    ports = [
+        ("leaf-a", "Ethernet256"),
+        ("leaf-b", "Ethernet256"),
+        ("spine-1", "Ethernet0"),
+        ("spine-1", "Ethernet8"),
+    ]
+    ports += [(sw, f"Ethernet{4 * i}") for sw in ("leaf-a", "leaf-b") for i in range(6)]
+    return [PortPause(s, p, tx.get((s, p), 30.0), rx.get((s, p), 20.0), "t") for s, p in ports]
+
+
+def test_a_leaf_uplink_that_pauses_the_spine_is_found_from_the_far_leaf_victims() -> None:
+    # leaf-a pauses spine-1; spine-1 pauses leaf-b; leaf-b pauses its six hosts (victims)
+    tx = {("leaf-a", "Ethernet256"): 5e6, ("spine-1", "Ethernet8"): 4e6}
+    tx |= {("leaf-b", f"Ethernet{4 * i}"): 3e6 for i in range(6)}
+    rx = {("spine-1", "Ethernet0"): 5e6, ("leaf-b", "Ethernet256"): 4e6}
+    got = trace(_fabric(tx, rx), _LINKS)
+    assert [(o.component, o.sender) for o in got] == [("leaf-a/Ethernet256", "switch")]
+    assert got[0].reached == ("spine-1", "leaf-b") and len(got[0].victims) == 6
+    # the same storm seen only from the receiving ends: spine-1's and leaf-b's counters
+    only_far = [p for p in _fabric(tx, rx) if p.switch != "leaf-a"]
+    assert trace(only_far, _LINKS) == []  # leaf-a was not read: it may be receiving pauses itself
+
+
+def test_a_host_port_storm_that_ended_is_history_not_an_origin() -> None:
+    rx = {("leaf-b", "Ethernet4"): 2e6}
+    assert [o.component for o in trace(_fabric({}, rx), _LINKS)] == ["leaf-b/Ethernet4"]
+    assert trace(_fabric({}, rx), _LINKS, history={("leaf-b", "Ethernet4")}) == []
+    # ... unless the watchdog holds it stormed now
+    live = trace(
+        _fabric({}, rx), _LINKS, history={("leaf-b", "Ethernet4")}, stormed={("leaf-b", "Ethernet4")}
+    )
+    assert [o.component for o in live] == ["leaf-b/Ethernet4"]
+
+
+def test_a_propagating_switch_lends_its_spread_to_its_strongest_cause_only() -> None:
+    tx = {("leaf-a", "Ethernet256"): 5e6, ("spine-1", "Ethernet8"): 4e6}
+    tx |= {("leaf-b", f"Ethernet{4 * i}"): 3e6 for i in range(2, 6)}
+    # an unrelated, weaker receive on a host port of the propagating leaf
+    rx = {("spine-1", "Ethernet0"): 5e6, ("leaf-b", "Ethernet256"): 4e6, ("leaf-b", "Ethernet4"): 9e5}
+    got = {o.component: o for o in trace(_fabric(tx, rx), _LINKS)}
+    assert got["leaf-a/Ethernet256"].victims and not got["leaf-b/Ethernet4"].reached
+    assert next(iter(got)) == "leaf-a/Ethernet256"  # the one that explains the spread leads
