@@ -1,7 +1,10 @@
-"""The fabric: switch-side PFC (SONiC ``show pfcwd stats`` / ``show pfc counters``) and uplink balance.
+"""The fabric: switch-side PFC (SONiC ``show pfcwd stats`` / ``show pfc counters``, PFC series) and uplink balance.
 
-- A PFC watchdog that declares a queue ``stormed`` has seen a storm of pauses *received* on that
-  port: the device cabled to it is the origin. Topology (``nics[].switch/switch_port``) names it.
+- PFC pauses are followed against their direction across the tiers to the device that sends them
+  while nothing pauses it (:mod:`forensic.tools._switch_pause`): a switch port, or what is cabled
+  to a port. A PFC watchdog that declares a queue ``stormed`` has seen a storm of pauses
+  *received* on that port. Topology (``nics[].switch/switch_port``) names the NIC behind a port;
+  a NIC of the job is named, a host outside the job is named by the port its storm enters.
 - A port whose receive (or transmit) error counter stands far above every other port of its switch
   carries a failing link: frames arrive corrupted (FCS/CRC). ``show interfaces counters`` RX_ERR /
   TX_ERR name the switch port; the spec names that port when the errors show from the switch side.
@@ -174,9 +177,10 @@ class Fabric(Tool):
         }
     )
     description = (
-        "Switch-side evidence: SONiC PFC watchdog storms and per-port PFC counters mapped to the NIC cabled to "
-        "each port (the storm origin), ports whose error counters stand out (a failing link), and ECMP uplink "
-        "balance from ifHCOutOctets rates (polarization). "
+        "Switch-side evidence: PFC pauses (SONiC pfc counters and watchdog, or IEEE8021-PFC series) followed "
+        "against their direction across leaf, spine and core switches to where the storm starts (a switch port, "
+        "or the NIC or outside host cabled to one), ports whose error counters stand out (a failing link), and "
+        "ECMP uplink balance from ifHCOutOctets rates (polarization). "
         "Scope: one switch or all."
     )
     Input = FabricScope

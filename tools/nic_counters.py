@@ -4,6 +4,8 @@ Counters are read at ``before`` (window start) and ``now``; what matters is how 
 between, judged against the other NICs of the fleet. PFC direction matters:
 ``tx_prioN_pause`` rising means this NIC cannot drain and pauses the switch (a candidate origin);
 ``rx_prioN_pause`` rising means the switch pauses this NIC (a victim of congestion elsewhere).
+A host that holds no rank of the job lends the verdict only the pauses it sends (named by the switch
+port they enter); the bytes each NIC moved show whether the job uses every rail.
 """
 
 from __future__ import annotations
@@ -212,7 +214,8 @@ class NicCounters(Tool):
     description = (
         "NIC counters over the window (ethtool -S and InfiniBand/RoCE sysfs counters, before vs now): per-priority "
         "PFC pauses sent (origin: cannot drain) and received (victim), pause-storm events, out-of-buffer and "
-        "discards, symbol/CRC errors and link-down events, port rate vs peers. Scope: one host or all."
+        "discards, symbol/CRC errors and link-down events, port rate vs peers, and where the job's bytes went (NICs "
+        "left idle on every host). Scope: one host or all."
     )
     cost = 1.0
 
