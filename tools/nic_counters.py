@@ -371,7 +371,8 @@ class NicCounters(Tool):
                     f"{comp} physical state is {r.phys_state} (not LinkUp)",
                     phys_state=r.phys_state,
                 )
-        rails = _rails_idle(fleet, job)
+        per_host: Counter = Counter(h for h, _ in ctx.source.rank_map().values())
+        rails = _rails_idle(fleet, job, dict(per_host))
         if rails is not None:
             signals.append(rails)
         summary = f"{count(len(scope), 'NIC')} read on {count(len({r.host for r in scope}), 'host')}; "
@@ -526,12 +527,15 @@ def _traffic(r: NicReading) -> float | None:
     return None
 
 
-def _rails_idle(fleet: list[NicReading], job: AbstractSet[str]) -> Signal | None:
+def _rails_idle(fleet: list[NicReading], job: AbstractSet[str], gpus: dict[str, int]) -> Signal | None:
     """The job's traffic on a subset of each host's NICs, the others idle, on (nearly) every host.
 
     A synchronous job spreads its collectives over every rail NCCL is allowed to use; the same
     NICs idle on host after host is a setting of the job (which NICs or rails it may use), not a
     fault of any one link. A NIC down or trained low says so in its own counters and state.
+    ``gpus``: the job's GPUs per host. A host counts only when at most half its NICs carry the
+    traffic (one idle storage or management NIC beside the rails is normal) and fewer NICs than
+    the job has GPUs there (NCCL gives each GPU its nearest NIC: two GPUs use two NICs).
     """
     by_host: dict[str, list[tuple[str, float]]] = {}
     for r in fleet:
@@ -549,7 +553,7 @@ def _rails_idle(fleet: list[NicReading], job: AbstractSet[str]) -> Signal | None
         if top <= 0:
             continue
         busy = [n for n, t in nics if t >= IDLE_SHARE * top]
-        if len(busy) < len(nics):
+        if len(busy) <= len(nics) // 2 and len(busy) < gpus.get(host, len(nics)):
             narrowed[host] = (len(busy), len(nics))
             busy_names.update(busy)
     hosts = [h for h, nics in by_host.items() if len(nics) >= 2]

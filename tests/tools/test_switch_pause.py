@@ -221,3 +221,28 @@ def test_a_propagating_switch_lends_its_spread_to_its_strongest_cause_only() -> 
     got = {o.component: o for o in trace(_fabric(tx, rx), _LINKS)}
     assert got["leaf-a/Ethernet256"].victims and not got["leaf-b/Ethernet4"].reached
     assert next(iter(got)) == "leaf-a/Ethernet256"  # the one that explains the spread leads
+
+
+def test_a_host_outside_the_job_behind_the_origin_port_is_cordoned_and_no_job_node_is_touched() -> None:
+    from forensic.harness.models import EvidenceRecord, Finding, Report, Verdict
+    from forensic.harness.proposals import make_proposals
+    from forensic.tools.base import Signal
+
+    sig = Signal(
+        name="switch_port_pause_origin",
+        component="leaf-3/Ethernet64",
+        kind="port",
+        detail="d",
+        values={"origin_host": "spare-9", "cabled_to": "spare-9/mlx5_0"},
+    )
+    rec = EvidenceRecord(id="ev-1", tool="fabric", args={}, status="ok", summary="s", signals=[sig])
+    report = Report(
+        incident="i",
+        status="confirmed",
+        verdict=Verdict(root_cause="pfc_pause_storm", component="leaf-3/Ethernet64", confidence=0.9),
+        findings=[Finding(claim="d", evidence=["ev-1"])],
+        evidence=[rec],
+    )
+    got = {(p.action, p.target) for p in make_proposals(G, report)}
+    assert got == {("disable_port", "leaf-3/Ethernet64"), ("cordon_node", "spare-9")}
+    assert not any("no cordon_node proposed" in n for n in report.notes)
