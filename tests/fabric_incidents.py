@@ -515,7 +515,7 @@ class StormCase:
     style: str = "dash"
     tiers: int = 2
     nics: int = 8
-    switch_source: str = "sonic"  # "sonic" | "series"
+    switch_source: str = "sonic"  # "sonic" | "series" | "series-tx" | "series-rx" (one direction only)
     host_counters: bool = True
     commas: bool = True
     decoy_static: bool = False
@@ -633,6 +633,8 @@ def write_storm(root: Path, case: StormCase) -> dict:
                     ("ieee8021PfcRequests", st.tx, noise_tx),
                     ("ieee8021PfcIndications", st.rx, noise_rx),
                 ):
+                    if case.switch_source == f"series-{'rx' if metric.endswith('Requests') else 'tx'}":
+                        continue  # this exporter was set up for one direction only
                     start = float(rng.integers(10**4, 10**6))
                     if static and (sw, p) == static and metric == "ieee8021PfcIndications":
                         start += 9_000_000

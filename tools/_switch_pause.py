@@ -119,7 +119,12 @@ def _peer_node(switch: str, port: str) -> str:
 
 
 def quiet_level(ports: list[PortPause]) -> float:
-    vals = sorted([p.tx for p in ports] + [p.rx for p in ports])
+    """The fabric's quiet level: a low quantile of every port's counts. A direction that reads zero
+    on every port was not recorded (an exporter set up for one direction): it is left out, or its
+    zeros would make every port's noise look hot."""
+    tx = [p.tx for p in ports]
+    rx = [p.rx for p in ports]
+    vals = sorted((tx if any(tx) else []) + (rx if any(rx) else []))
     if not vals:
         return 0.0
     return float(statistics.quantiles(vals, n=10, method="inclusive")[1]) if len(vals) >= 2 else vals[0]

@@ -94,7 +94,11 @@ def _origin_signal(
     job_victims = [v for v in o.victims if v in owner and _in_job(owner[v], job)]
     unlisted = [v for v in o.victims if v not in owner]
     job_nic = o.sender == "peer" and cabled is not None and _in_job(cabled, job)
-    if owner and not job_nic and not job_victims and not unlisted:
+    # Where only received pauses were recorded, the job's NICs are not seen paused; a spread over
+    # two switches or more into a switch that carries job NICs reaches the job all the same.
+    job_switches = {s for (s, _), comp in owner.items() if _in_job(comp, job)}
+    spread_to_job = len(o.reached) >= 2 and bool(job_switches & set(o.reached))
+    if owner and not job_nic and not job_victims and not unlisted and not spread_to_job:
         return None
     spread = ""
     if o.reached or job_victims:

@@ -4,7 +4,7 @@ proposal touches the job's own nodes when they are only victims.
 
 - A PFC storm whose origin is a switch port (a leaf uplink, a spine or core port) or a host outside
   the job behind a leaf port, with every job NIC only receiving pauses; 2- and 3-tier fabrics,
-  switch counters as ``show pfc counters`` or as IEEE8021-PFC series, with and without host
+  switch counters as ``show pfc counters`` or as IEEE8021-PFC series (both directions or one), with and without host
   counters, with an old static pause count and a genuinely bad NIC on a spare as decoys.
 - NCCL held to one or two NICs of four or eight from the first step, shown by an environment dump
   in several wordings or by NCCL's INFO lines only; the busy NICs sending pauses on every host.
@@ -56,6 +56,18 @@ STORMS = [
         seed=9,
     ),
     StormCase("job-nic", "job-nic", seed=7),
+    # an exporter set up for one direction only: the other end of each cable says the rest
+    StormCase(
+        "uplink-received-pauses-only", "leaf-uplink", switch_source="series-rx", host_counters=False, seed=31
+    ),
+    StormCase(
+        "spine-sent-pauses-only",
+        "spine-port",
+        switch_source="series-tx",
+        host_counters=False,
+        style="dotted",
+        seed=32,
+    ),
 ]
 
 
