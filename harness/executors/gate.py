@@ -358,9 +358,19 @@ def annotate(report: dict[str, Any], executions: dict[str, dict[str, Any]]) -> d
                 "executor": row["executor"],
                 "by": row["by"],
                 "detail": row["detail"],
+                "started": row["started"],
                 "finished": row["finished"],
+                # How it is reversed, where its executor can (a surface offers Undo only then).
+                "undo": _undo_steps(row) if row["state"] in ("succeeded", "unverified") else [],
             }
             if row
             else {"state": "not_executed"}
         )
     return out
+
+
+def _undo_steps(row: dict[str, Any]) -> list[str]:
+    try:
+        return list(Plan.model_validate_json(row.get("plan") or "").undo)
+    except ValueError:
+        return []

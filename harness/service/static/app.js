@@ -220,40 +220,61 @@ function chatPanel(inv) {
 function proposalCard(inv, p) {
   const reason = el("input", { type: "text", class: "reason", placeholder: "why (recorded in the audit log)", "aria-label": "Reason" });
   const msg = el("span", { class: "small" });
+  const ex = p.execution || { state: "not_executed" };
+  // What ran stays on the card: executed (or undone) is shown, and Execute is no longer offered.
+  const ran = ex.state === "succeeded" || ex.state === "unverified";
   const canDecide = me && me.can_approve && p.status === "pending_approval" && inv.status === "awaiting_approval";
-  const canExecute = me && me.can_execute && p.status === "approved";
-  const noExecutor = me && me.can_approve && !me.can_execute && p.status === "approved";
+  const canExecute = me && me.can_execute && p.status === "approved" && (ex.state === "not_executed" || ex.state === "failed");
+  const canUndo = me && me.can_execute && ran && (ex.undo || []).length > 0;
+  const noExecutor = me && me.can_approve && !me.can_execute && p.status === "approved" && ex.state === "not_executed";
+  const base = "/api/v1/investigations/" + encodeURIComponent(inv.id) + "/proposals/" + encodeURIComponent(p.id);
   const execute = (dry) => async () => {
     // Carrying out is a second decision: it names what it changes before it runs.
     if (!dry && !window.confirm("Execute " + p.action + " on " + p.target + "?\n\nBlast radius: " + (p.blast_radius || "not stated") +
         "\nRollback: " + (p.rollback || "not stated"))) { return; }
     try {
-      const r = await api("/api/v1/investigations/" + encodeURIComponent(inv.id) + "/proposals/" + encodeURIComponent(p.id) + "/execute",
-        { method: "POST", body: JSON.stringify({ dry_run: dry }) });
+      const r = await api(base + "/execute", { method: "POST", body: JSON.stringify({ dry_run: dry }) });
+      if (!dry) return route();  // the card now shows what ran and its result
       msg.className = "small";
-      msg.textContent = (dry ? "would run: " : r.state + ": ") + ((r.plan && r.plan.steps) || []).join("; ");
+      msg.textContent = "would run: " + ((r.plan && r.plan.steps) || []).join("; ");
+    } catch (e) { msg.className = "error small"; msg.textContent = e.message; }
+  };
+  const undo = async () => {
+    if (!reason.value.trim()) { msg.className = "error small"; msg.textContent = "Say why first."; reason.focus(); return; }
+    if (!window.confirm("Undo " + p.action + " on " + p.target + "?\n\nThis runs: " + ex.undo.join("; "))) return;
+    try {
+      await api(base + "/undo", { method: "POST", body: JSON.stringify({ reason: reason.value.trim() }) });
+      route();
     } catch (e) { msg.className = "error small"; msg.textContent = e.message; }
   };
   const act = (what) => async () => {
     if (!reason.value.trim()) { msg.className = "error small"; msg.textContent = "Say why first."; reason.focus(); return; }
     try {
-      await api("/api/v1/investigations/" + encodeURIComponent(inv.id) + "/proposals/" + encodeURIComponent(p.id) + "/" + what,
+      await api(base + "/" + what,
         { method: "POST", body: JSON.stringify({ content_hash: p.content_hash, reason: reason.value.trim() }) });
       route();
     } catch (e) { msg.className = "error small"; msg.textContent = e.message; }
   };
-  return el("div", { class: "proposal", "data-id": p.id },
+  const shown = ran ? "executed" : ex.state === "undone" ? "undone" : ex.state === "running" ? "executing" : p.status;
+  const execution = ex.state === "not_executed" ? null : el("p", { class: "small execution" },
+    el("b", {}, { succeeded: "Executed", unverified: "Executed, not verified", undone: "Undone", failed: "Execution failed", running: "Executing" }[ex.state] || ex.state),
+    ex.by ? " by " + ex.by : "", ex.finished ? " at " + when(ex.finished) : "", ex.detail ? ": " + ex.detail : "");
+  return el("div", { class: "proposal", "data-id": p.id, "data-execution": ex.state },
     el("div", { class: "row between" }, el("div", {}, el("b", {}, p.action), " ", el("span", { class: "mono" }, p.target)),
-      el("div", {}, el("span", { class: "pill risk-" + p.risk }, "risk " + p.risk), " ", pill(p.status))),
+      el("div", {}, el("span", { class: "pill risk-" + p.risk }, "risk " + p.risk), " ", pill(shown))),
     el("p", {}, p.reason),
     el("dl", {}, el("dt", {}, "Blast radius"), el("dd", {}, p.blast_radius || "—"), el("dt", {}, "Rollback"), el("dd", {}, p.rollback || "—"),
       el("dt", {}, "Evidence"), el("dd", {}, (p.evidence || []).join(", ") || "—"), el("dt", {}, "Content hash"), el("dd", { class: "mono small" }, p.content_hash)),
+    execution,
     canDecide ? el("div", { class: "row decide" }, reason,
       el("button", { class: "primary approve", onclick: act("approve") }, "Approve"),
       el("button", { class: "danger reject", onclick: act("reject") }, "Reject"), msg) : null,
     canExecute ? el("div", { class: "row decide" },
       el("button", { class: "execute", onclick: execute(true) }, "Dry run"),
       el("button", { class: "primary execute", onclick: execute(false) }, "Execute"), msg) : null,
+    canUndo ? el("div", { class: "row decide" }, reason, el("button", { class: "danger undo", onclick: undo }, "Undo"), msg) : null,
+    ran && !canUndo && me && me.can_approve ? el("p", { class: "small muted" }, "Its executor (" + ex.executor + ") cannot undo it: " +
+      (p.rollback ? "roll back by hand: " + p.rollback : "roll back by hand.")) : null,
     noExecutor ? el("p", { class: "small no-executor" },
       "Approved. This service has no executor configured (executors in serve.toml): carry it out by hand.") : null);
 }
@@ -431,17 +452,34 @@ function spark(series, range, hot) {
 }
 
 // ---------------------------------------------------------------- audit
+// Every kind of entry in words: decisions (approve, reject), execution steps (dry-run, execute,
+// verify, undo) and refusals; what it acted on when the entry names it, never "undefined".
+const AUDIT_VERBS = { approve: "approve", reject: "reject", "dry-run": "dry run", execute: "execute", verify: "verify", undo: "undo" };
+function auditWhat(a) {
+  const d = a.detail || {};
+  const on = [d.action, d.target].filter((x) => typeof x === "string" && x).join(" ");
+  return (AUDIT_VERBS[a.action] || String(a.action || "?")) + (on ? " " + on : "");
+}
 async function showAudit() {
   let data;
   try { data = await api("/api/v1/audit"); } catch (e) { if (e.status === 401) return login(e.message); $("#main").replaceChildren(el("p", { class: "error" }, e.message)); return; }
   $("#main").replaceChildren(el("section", { class: "card" }, el("h1", {}, "Audit log"),
-    el("p", { class: "muted small" }, "Append-only: every decision, counted or refused."),
+    el("p", { class: "muted small" }, "Append-only: every decision and every execution step (dry run, execute, verify, undo), counted or refused."),
     el("table", { class: "grid", id: "audit" }, el("thead", {}, el("tr", {}, ["When", "Who", "What", "Investigation", "Proposal", "Outcome", "Why"].map((h) => el("th", {}, h)))),
       el("tbody", {}, data.entries.length ? data.entries.map((a) => el("tr", {},
-        el("td", { class: "num" }, when(a.time)), el("td", {}, a.actor), el("td", {}, a.action + (a.detail && a.detail.target ? " " + a.detail.action + " " + a.detail.target : "")),
+        el("td", { class: "num" }, when(a.time)), el("td", {}, a.actor), el("td", {}, auditWhat(a)),
         el("td", {}, el("a", { href: "#/investigations/" + encodeURIComponent(a.investigation || "") }, a.investigation || "")),
-        el("td", {}, a.proposal || ""), el("td", {}, pill(a.outcome)), el("td", {}, a.outcome === "refused" ? a.reason : ((a.detail || {}).reason_given || a.reason))))
+        el("td", {}, a.proposal || ""), el("td", {}, pill(a.outcome)), el("td", {}, auditWhy(a))))
         : [el("tr", {}, el("td", { colspan: 7, class: "muted" }, "No decisions yet."))]))));
+}
+
+// A decision's why is the person's reason; an execution step's is what happened (and the person's
+// reason for an undo); a refusal's is why it was refused.
+function auditWhy(a) {
+  const given = (a.detail || {}).reason_given;
+  if (a.outcome === "refused") return a.reason || "";
+  if (a.action === "approve" || a.action === "reject") return given || a.reason || "";
+  return [a.reason, given ? "asked: " + given : ""].filter(Boolean).join(" · ");
 }
 
 // ---------------------------------------------------------------- dead letters (admin)

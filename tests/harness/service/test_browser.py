@@ -170,3 +170,58 @@ def test_the_page_in_chromium(server, tmp_path: Path) -> None:
     assert [(a["actor"], a["outcome"]) for a in audit] == [("ann", "approved")]
     for name in ("list.png", "investigation.png", "audit.png", "record.png", "investigation-dark-viewer.png"):
         assert (shots / name).stat().st_size > 10_000
+
+
+@pytest.mark.slow
+def test_execute_and_undo_from_the_page_on_a_real_slurm(server, tmp_path: Path, slurm) -> None:
+    """Execute and Undo each ask first, naming what they change; the card then shows what ran and its
+    result (no second Execute), then that it was undone; the audit view names every step in words."""
+    from .conftest import slurm_executors
+
+    sync_playwright = _playwright()
+    executors = slurm_executors(tmp_path, slurm, "gpu-e126")
+    srv = server(extra=f'executors = "{executors}"').start()
+    inv = srv.post("/api/v1/alerts", "alertmanager", json=webhook([fault_alert(0, job=JOB)])).json()[
+        "opened"
+    ][0]
+    srv.wait_status(inv)
+    with sync_playwright() as pw:
+        ctx = _browser(pw, tmp_path / "profile")
+        page = ctx.pages[0] if ctx.pages else ctx.new_page()
+        errors: list[str] = []
+        asked: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("dialog", lambda d: (asked.append(d.message), d.accept()))
+        _sign_in(page, srv.url, "ann")
+        page.goto(f"{srv.url}/#/investigations/{inv}")
+        card = page.locator("#proposals .proposal[data-id='rp-1']")
+        card.locator("input.reason").fill("x8 link confirmed")
+        card.locator("button.approve").click()
+        page.wait_for_selector("#proposals .proposal[data-id='rp-1'] button.primary.execute")
+        card.locator("button.primary.execute").click()
+        page.wait_for_selector("#proposals .proposal[data-id='rp-1'][data-execution='succeeded']")
+        assert asked and asked[0].startswith("Execute drain_node on gpu-e126?") and "Blast radius" in asked[0]
+        assert slurm.sinfo().split("|")[0].startswith("drain")
+        text = card.inner_text()
+        assert "executed" in text and "Executed by ann" in text and "State=DRAIN" in text
+        assert card.locator("button.execute").count() == 0, "an executed proposal is not offered again"
+
+        card.locator("button.undo").click()  # no reason yet: it asks for one, and nothing runs
+        assert "Say why first" in card.inner_text() and len(asked) == 1
+        card.locator("input.reason").fill("the link retrained at x16")
+        card.locator("button.undo").click()
+        page.wait_for_selector("#proposals .proposal[data-id='rp-1'][data-execution='undone']")
+        assert asked[1].startswith("Undo drain_node on gpu-e126?") and "State=RESUME" in asked[1]
+        assert "drain" not in slurm.sinfo().split("|")[0]
+        assert "Undone by ann" in card.inner_text() and card.locator("button.undo").count() == 0
+
+        page.click("#nav-audit")
+        page.wait_for_selector("#audit tbody tr")
+        rows = page.locator("#audit tbody tr").all_inner_texts()
+        assert not any("undefined" in r or "null" in r for r in rows), rows
+        what = [r.split("\t")[2] for r in rows]
+        assert "approve drain_node gpu-e126" in what and "execute drain_node gpu-e126" in what
+        assert "verify drain_node gpu-e126" in what and "undo drain_node gpu-e126" in what
+        assert any("the link retrained at x16" in r for r in rows if "\tundo " in r)
+        assert not errors, errors
+        ctx.close()
