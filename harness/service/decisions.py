@@ -130,7 +130,12 @@ class TableApprovals:
                 and e.get("outcome") == "approved"
                 and e.get("actor")
             ):
-                return {"approver": e["actor"], "time_unix": e["time"]}
+                detail = e.get("detail") if isinstance(e.get("detail"), dict) else {}
+                return {
+                    "approver": e["actor"],
+                    "time_unix": e["time"],
+                    "reason": detail.get("reason_given") or "",
+                }
         return None
 
 

@@ -436,6 +436,11 @@ def test_an_approver_executes_an_approved_proposal_once(app_client, tmp_path) ->
         assert done.status_code == 200, done.text
         assert done.json()["state"] == "succeeded" and len(_Tickets.seen) == 1
         assert _Tickets.seen[0][1]["content_hash"] == p["content_hash"]
+        # Who approved it and why reach the ticket, from the service's audit table.
+        assert (_Tickets.seen[0][1]["approved_by"], _Tickets.seen[0][1]["approval_reason"]) == (
+            "ann",
+            "slot check",
+        )
         again = c.post(url + "/execute", json={}, headers=auth("ann"))
         assert again.status_code == 409 and "already run" in again.json()["detail"]
         steps = [
