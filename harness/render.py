@@ -39,6 +39,22 @@ def _hyp(v: dict[str, Any]) -> str:
     )
 
 
+def verdict_text(report: dict[str, Any]) -> str:
+    """The verdict in a few words for one line of a list or a message: 'confirmed: pcie_downtrain on
+    gpu-e126/gpu0', 'healthy: no fault found', 'inconclusive: leading nvlink_fault on h/gpu1'."""
+    v, status = report.get("verdict") or {}, report.get("status") or "unknown"
+    if status == "healthy" or v.get("root_cause") == "healthy":
+        return f"{status}: no fault found" if status != "healthy" else "healthy: no fault found"
+    if status == "inconclusive":
+        lead = (report.get("leading") or [None])[0]
+        return "inconclusive" + (
+            f": leading {lead['root_cause']}" + (f" on {lead['component']}" if lead.get("component") else "")
+            if lead
+            else ": no fault hypothesis has support yet"
+        )
+    return f"{status}: {v.get('root_cause') or '?'}" + (f" on {v['component']}" if v.get("component") else "")
+
+
 def headline(report: dict[str, Any]) -> str:
     """The verdict line, as plain text. An inconclusive run never reads as healthy: it names the
     fault hypotheses still open, or says that nothing was tested."""

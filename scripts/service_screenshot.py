@@ -1,11 +1,15 @@
-"""Regenerate docs/service-page.png: a real ``forensic serve`` on the example incident, in chromium.
+"""Screenshots of the investigation page: a real ``forensic serve`` on the example incident, in chromium.
 
-.venv/bin/python scripts/service_screenshot.py [docs/service-page.png]
+.venv/bin/python scripts/service_screenshot.py [OUT.png] [--before COMMIT] [--size 1400x900] [--full]
+
+``--before COMMIT`` shows the page as that commit served it (its app.js and app.css, from git,
+in place of this checkout's), against this checkout's server, for before/after pictures.
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -34,7 +38,34 @@ ARGS = [
 ]
 
 
-def main(out: Path) -> None:
+def _static_at(commit: str) -> dict[str, tuple[bytes, str]]:
+    kinds = {"app.js": "text/javascript", "app.css": "text/css"}
+    return {
+        name: (
+            subprocess.run(
+                ["git", "show", f"{commit}:harness/service/static/{name}"],
+                cwd=ROOT,
+                check=True,
+                capture_output=True,
+            ).stdout,
+            kind,
+        )
+        for name, kind in kinds.items()
+    }
+
+
+def _serve(body: bytes, kind: str):
+    # A handler of one argument: Playwright passes (route, request) to one that takes two.
+    def handler(route) -> None:
+        route.fulfill(body=body, content_type=kind)
+
+    return handler
+
+
+def main(
+    out: Path, *, before: str | None = None, size: tuple[int, int] = (1400, 900), full: bool = False
+) -> None:
+    old = _static_at(before) if before else {}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         port = free_port()
@@ -70,10 +101,11 @@ def main(out: Path) -> None:
                     executable_path="/usr/bin/chromium",
                     args=ARGS,
                     headless=True,
-                    viewport={"width": 1280, "height": 1000},
-                    device_scale_factor=0.625,
+                    viewport={"width": size[0], "height": size[1]},
                 )
                 page = ctx.pages[0] if ctx.pages else ctx.new_page()
+                for name, (body, kind) in old.items():
+                    page.route(f"**/static/{name}", _serve(body, kind))
                 page.goto(url + "/")
                 page.fill("#token", "a" * 24)
                 page.click("form.login button[type=submit]")
@@ -81,7 +113,8 @@ def main(out: Path) -> None:
                 page.goto(f"{url}/#/investigations/{inv}")
                 page.wait_for_selector("#heatlegend .swatch")
                 page.wait_for_selector("#timeline svg.spark")
-                page.screenshot(path=str(out))
+                page.wait_for_timeout(300)
+                page.screenshot(path=str(out), full_page=full)
                 ctx.close()
         finally:
             proc.terminate()
@@ -89,4 +122,11 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1] if len(sys.argv) > 1 else ROOT / "docs" / "service-page.png"))
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out", nargs="?", type=Path, default=ROOT / "docs" / "img" / "service-1400x900.png")
+    ap.add_argument("--before", help="a commit whose page to show")
+    ap.add_argument("--size", default="1400x900")
+    ap.add_argument("--full", action="store_true", help="the whole page, not only the first screen")
+    a = ap.parse_args()
+    w, h = (int(x) for x in a.size.split("x"))
+    main(a.out, before=a.before, size=(w, h), full=a.full)

@@ -474,7 +474,12 @@ class JobLogs(Tool):
                 if dump_sources
                 else ""
             )
-            + (f"; findings: {', '.join(sorted({s.name for s in signals}))}" if signals else "")
+            # In words for the person reading the summary; the signals travel as data.
+            + (
+                f"; found: {', '.join(sorted({s.name.replace('_', ' ') for s in signals}))}"
+                if signals
+                else ""
+            )
             + (sweep.plan.phrase() if sweep else "")
         )
         if capped:

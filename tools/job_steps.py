@@ -156,8 +156,8 @@ class JobSteps(Tool):
             covered += [gpu_component(h, g) for h, g in placement.values()] + sorted(set(rank_host.values()))
         return ToolResult(
             status="ok",
-            summary=a.summary
-            + (f"; signals: {', '.join(sorted({s.name for s in signals}))}" if signals else ""),
+            # The summary is read by people; the signals travel as data in ``signals``.
+            summary=a.summary,
             source=sources,
             signals=signals,
             covered=covered,

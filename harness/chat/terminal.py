@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 
 COMMANDS = (
-    "/evidence ev-N",
+    "/evidence [all|ev-N [--json]]",
     "/report",
     "/approve rp-N",
     "/reject rp-N",
@@ -58,9 +58,8 @@ def command(conv: Conversation, line: str, out: Any, plot_dir: Path) -> bool:
     elif cmd == "/report":
         report = conv.report
         out.write(json.dumps(report, indent=2) + "\n" if report else "no report yet: ask a question first\n")
-    elif cmd == "/evidence" and args:
-        rec = next((r for r in conv.records if r["id"] == args[0]), None)
-        out.write(json.dumps(rec, indent=2) + "\n" if rec else f"no evidence {args[0]}\n")
+    elif cmd == "/evidence":
+        out.write("\n".join(evidence_lines(conv, args)) + "\n")
     elif cmd in ("/approve", "/reject"):
         # Every decision typed here is on the record, counted or refused, as forensic approve's are.
         report = conv.report or {}
@@ -99,6 +98,85 @@ def command(conv: Conversation, line: str, out: Any, plot_dir: Path) -> bool:
     else:
         out.write("unknown command; commands: " + " · ".join(COMMANDS) + "\n")
     return True
+
+
+def _scope(rec: dict[str, Any]) -> str:
+    args = rec.get("args") or {}
+    return str(args.get("host") or args.get("component") or args.get("switch") or "fleet")
+
+
+def _one_line(rec: dict[str, Any], width: int = 110) -> str:
+    summary = " ".join(str(rec.get("summary") or "").split())
+    if len(summary) > width:
+        summary = summary[: width - 1] + "…"
+    return f"  {rec['id']:<6} {rec['tool']:<15} {_scope(rec):<18} {rec.get('status', '?'):<8} {summary}"
+
+
+def _cited(conv: Conversation) -> list[str]:
+    """Records the report's findings and this conversation's answers cite, in ledger order."""
+    state = conv.state()
+    ids = {e for f in (state.get("report") or {}).get("findings") or [] for e in f.get("evidence") or []}
+    for turn in state.get("turns") or []:
+        for c in (turn.get("answer") or {}).get("claims") or []:
+            ids.update(c.get("evidence") or [])
+    return [r["id"] for r in conv.records if r["id"] in ids]
+
+
+def evidence_lines(conv: Conversation, args: list[str]) -> list[str]:
+    """``/evidence``: a summary (records per tool and per host, the cited ones one line each);
+    ``/evidence all``: every record, one line each; ``/evidence ev-N``: one record in words;
+    ``/evidence ev-N --json``: the raw record."""
+    records = conv.records
+    if not records:
+        return ["no evidence yet: ask a question first"]
+    if args and args[0].lower() != "all":
+        rec = next((r for r in records if r["id"] == args[0]), None)
+        if rec is None:
+            return [f"no evidence {args[0]} (this conversation has ev-1 to {records[-1]['id']})"]
+        if "--json" in args[1:]:
+            return [json.dumps(rec, indent=2)]
+        lines = [
+            f"{rec['id']} · {rec['tool']} · {_scope(rec)} · {rec.get('status')}",
+            f"  {rec.get('summary') or ''}",
+        ]
+        for s in (rec.get("signals") or [])[:20]:
+            lines.append(
+                f"  - {s.get('name', '').replace('_', ' ')} on {s.get('component')}"
+                + (f": {s['detail']}" if s.get("detail") else "")
+            )
+        if len(rec.get("signals") or []) > 20:
+            lines.append(f"  … {len(rec['signals']) - 20} more signals")
+        sources = rec.get("sources") or ([rec["source"]] if rec.get("source") else [])
+        if sources:
+            lines.append(
+                "  read: "
+                + ", ".join(sources[:8])
+                + (f" and {len(sources) - 8} more" if len(sources) > 8 else "")
+            )
+        lines.append(f"  (/evidence {rec['id']} --json for the raw record, its data included)")
+        return lines
+    if args:
+        return [f"{len(records)} evidence records:", *(_one_line(r) for r in records)]
+    tools: dict[str, int] = {}
+    scopes: dict[str, int] = {}
+    for r in records:
+        tools[r["tool"]] = tools.get(r["tool"], 0) + 1
+        scopes[_scope(r)] = scopes.get(_scope(r), 0) + 1
+    failed = [r["id"] for r in records if r.get("status") != "ok"]
+    cited = _cited(conv)
+    by_id = {r["id"]: r for r in records}
+    lines = [
+        f"{len(records)} evidence records ({len(records) - len(failed)} ok"
+        + (f"; no data or failed: {', '.join(failed)}" if failed else "")
+        + ")",
+        "  per tool: " + ", ".join(f"{t} {n}" for t, n in tools.items()),
+        "  per host: "
+        + ", ".join(f"{h} {n}" for h, n in sorted(scopes.items(), key=lambda x: (x[0] != "fleet", x[0]))),
+        f"cited ({len(cited)}):" if cited else "cited: none yet",
+        *(_one_line(by_id[e]) for e in cited),
+        "/evidence all lists every record; /evidence ev-N shows one (--json for the raw record)",
+    ]
+    return lines
 
 
 def run_plain(conv: Conversation, stdin: TextIO, stdout: TextIO, plot_dir: Path) -> None:

@@ -76,9 +76,11 @@ def execute(
 
     con = console(highlight=False)
     plan = out.get("plan") or {}
-    for line in plan.get("steps", []):
-        con.print(f"{'would run' if dry_run else 'ran'}: {escape(line)}")
-    if out.get("result"):
+    said = [f"{'would run' if dry_run else 'ran'}: {line}" for line in plan.get("steps", [])]
+    for line in said:
+        con.print(escape(line))
+    # An executor's result often repeats the step it ran ("ran: scontrol update ..."): each line once.
+    if out.get("result") and out["result"]["detail"] not in said:
         con.print(escape(out["result"]["detail"]))
     if out.get("verification"):
         v = out["verification"]

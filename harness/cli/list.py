@@ -41,7 +41,14 @@ def list_investigations(
     for col in ("thread", "title", "state", "verdict", "updated", "pending"):
         table.add_column(col, overflow="fold", no_wrap=col in ("state", "updated", "pending"))
     for t in threads:
-        verdict = f"{t.status} {t.verdict}" if t.status else "-"
+        # A person's words: 'healthy: no fault found', never 'healthy healthy'.
+        verdict = (
+            "healthy: no fault found"
+            if t.status == "healthy"
+            else f"{t.status}: {t.verdict}"
+            if t.status
+            else "-"
+        )
         # Text, not str: a cell given as str is read as rich markup, and thread ids and verdicts are data.
         table.add_row(
             *(

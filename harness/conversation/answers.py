@@ -30,7 +30,8 @@ from .intents import Intent
 HOST_TOOLS = ("gpu_health", "pcie_link", "kernel_log", "nic_counters", "host_load")
 HELP = (
     "I can answer: why is it slow? · which rank/host/GPU is slowest? · what about <host|GPU|NIC|rank|switch>? · "
-    "why not <the network|thermal|power|PCIe|memory|...|a part>? · what changed at <HH:MM>? · "
+    "why not <the network|thermal|power|PCIe|memory|...|a part>? · was there a <cooling|power|memory|...> "
+    "failure? · what changed at <HH:MM>? · "
     "what should we do? · show ev-N · show rank N's compute time"
 )
 
@@ -159,6 +160,11 @@ def _cause_on(cause: str, component: str | None) -> str:
     return f"{cause} on {component}" if component else cause
 
 
+def _files(source: str | list[str] | tuple[str, ...]) -> str:
+    """Where it was read, as file names a person reads ('job/steps.csv.gz'), never a list's repr."""
+    return source if isinstance(source, str) else ", ".join(str(s) for s in source) or "the evidence"
+
+
 def _likelihood(p: float) -> str:
     """A hypothesis' probability in words a person acts on, with the number."""
     if p < 0.001:
@@ -177,7 +183,7 @@ def answer_why(ws: Workspace, intent: Intent) -> Answer:
     if r["status"] == "inconclusive":
         # Out of budget or of readable evidence: never "no fault found" (absence is not health).
         leading = ", ".join(
-            f"{h['root_cause']} on {h.get('component') or '-'}" for h in (r.get("leading") or [])[:3]
+            _cause_on(h["root_cause"], h.get("component")) for h in (r.get("leading") or [])[:3]
         )
         why = "; ".join((r.get("notes") or [])[:2]) or "the evidence ran out before a verdict"
         head = f"Inconclusive: {why}." + (f" Leading: {leading}." if leading else "")
@@ -347,6 +353,48 @@ def answer_why_not(ws: Workspace, intent: Intent) -> Answer:
     return Answer(intent="why_not", text=text, claims=claims)
 
 
+def answer_whether(ws: Workspace, intent: Intent) -> Answer:
+    """'Was there a cooling failure?': yes with the verdict's findings when it is that cause; else what
+    the cause's tests found (the why-not answer) and the readings they rest on, each cited."""
+    r = ws.report
+    v = r["verdict"]
+    if v["root_cause"] in intent.causes and r["status"] != "inconclusive":
+        why = answer_why(ws, intent)
+        head = f"Yes: {_cause_on(v['root_cause'], v.get('component'))} ({r['status']}, confidence {v['confidence']:.2f})."
+        return why.model_copy(update={"intent": "whether", "text": [head, *why.text[1:]]})
+    inner = answer_why_not(ws, Intent(kind="why_not", causes=intent.causes))
+    best = {
+        rc: max((h.probability for h in ws.hypotheses() if h.root_cause == rc), default=0.0)
+        for rc in intent.causes
+    }
+    names = " or ".join(rc.replace("_", " ") for rc in intent.causes[:4])
+    if r["status"] == "inconclusive":
+        head = (
+            f"Not settled: the investigation is inconclusive; for {names}, this is what the evidence holds."
+        )
+    elif max(best.values(), default=0.0) < 0.2:
+        head = f"No: the evidence shows no {names}."
+    else:
+        head = f"Possibly: {names} is weighed but does not lead."
+    # The readings the cause's tests rest on (temperatures, throttle reasons, fans where recorded), as
+    # each tool summarised what it read.
+    tools = list(
+        dict.fromkeys(
+            t.tool
+            for rc in intent.causes
+            if (spec := ws.graph.root_causes.get(rc)) is not None
+            for t in spec.tests
+            if t.weight > 0
+        )
+    )
+    readings = []
+    for tool in tools:
+        rec = next((x for x in reversed(ws.records) if x["tool"] == tool and x["status"] == "ok"), None)
+        if rec is not None and rec.get("summary"):
+            readings.append(_claim(f"{tool} read: {rec['summary']}", rec["id"], "job"))
+    return Answer(intent="whether", text=[head, *inner.text], claims=[*readings[:4], *inner.claims])
+
+
 def _why_not_part(ws: Workspace, subject: str) -> Answer:
     if subject.startswith("rank "):
         subject = ws.component_of_rank(int(subject.split()[1])) or subject
@@ -358,7 +406,7 @@ def _why_not_part(ws: Workspace, subject: str) -> Answer:
     ]
     best = max(hyps, key=lambda h: h.probability, default=None)
     lead = (
-        f"Best hypothesis on {subject}: {best.root_cause} at {best.probability:.3f}."
+        f"Best hypothesis on {subject}: {_cause_on(best.root_cause, None)}, {_likelihood(best.probability)}."
         if best
         else f"No hypothesis names {subject}."
     )
@@ -485,7 +533,7 @@ def _show_rank(ws: Workspace, rank: int) -> Answer:
     if idx >= len(table.ranks) or table.ranks[idx] != rank:
         return Answer(intent="show", text=[f"No evidence for rank {rank}: it logged no steps."])
     series = table.compute if table.compute is not None else table.duration
-    what = "compute_s" if table.compute is not None else "duration_s (no compute_s recorded)"
+    what = "compute time" if table.compute is not None else "step time (no compute time recorded)"
     mine = series[:, idx].astype(float)
     med = np.nanmedian(series.astype(float), axis=1)
     n = min(60, len(mine))
@@ -494,7 +542,7 @@ def _show_rank(ws: Workspace, rank: int) -> Answer:
     hi = float(np.nanmax([np.nanmax(mine), np.nanmax(med)]))
     comp = ws.component_of_rank(rank)
     text = [
-        f"rank {rank}{' (' + comp + ')' if comp else ''} {what} per step, from {source}:",
+        f"rank {rank}{' (' + comp + ')' if comp else ''} {what} per step, from {_files(source)}:",
         f"  rank {rank}: {sparkline(mine[::step], lo, hi)}  last {mine[-1]:.3f} s",
         f"  median: {sparkline(med[::step], lo, hi)}  last {med[-1]:.3f} s",
     ]
@@ -516,6 +564,7 @@ BUILDERS: dict[str, Callable[[Workspace, Intent], Answer]] = {
     "slowest": answer_slowest,
     "about": answer_about,
     "why_not": answer_why_not,
+    "whether": answer_whether,
     "changed": answer_changed,
     "todo": answer_todo,
     "show": answer_show,

@@ -12,6 +12,9 @@ kind           asked as                                               answered f
 ``why_not``    why not the network / why not thermal / why not X      tests of that cause, and what
                                                                       refuted them
 ``changed``    what changed at 02:10                                  onsets and events near that time
+``whether``    was there a cooling failure / is it the network?       the verdict if it is that cause,
+                                                                      else that cause's tests and the
+                                                                      readings they rest on
 ``todo``       what should we do / how do we fix it                    the proposals
 ``show``       show ev-4 / show rank 27's compute time                 one record, one rank's series
 ``help``       anything else                                          what can be asked
@@ -28,7 +31,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-Kind = Literal["why", "slowest", "about", "why_not", "changed", "todo", "show", "help"]
+Kind = Literal["why", "slowest", "about", "why_not", "whether", "changed", "todo", "show", "help"]
 
 #: Words people use for a cause, to the root causes they mean (several for a family).
 CAUSE_WORDS: dict[str, tuple[str, ...]] = {
@@ -82,6 +85,8 @@ _TODO = re.compile(r"\b(what (?:should|do|can) (?:we|i) do|fix|remediat\w*|next 
 _SHOW = re.compile(r"\b(show|plot|print|display|give me|let me see)\b")
 _EV = re.compile(r"\bev-(\d{1,6})\b")
 _RANK = re.compile(r"\brank\s*#?(\d{1,7})\b")
+# A yes-or-no question: "was there a cooling failure?", "is it the network?", "any memory errors?".
+_WHETHER = re.compile(r"^(?:was|were|is|are|did|do|does|has|have|had|could|can|any)\b")
 _ABOUT = re.compile(r"\b(what about|how about|is|are|check|look at|tell me about|status of|what else)\b")
 
 
@@ -137,6 +142,13 @@ def classify(
         wanted = list(dict.fromkeys(r for r in wanted if r in causes))
         if wanted or subject:
             return Intent(kind="why_not", causes=wanted, subject=subject)
+    if subject is None and _WHETHER.search(q):
+        # Through the playbooks' vocabulary: the words people use for a cause, then the causes' names.
+        wanted = [rc for word, rcs in CAUSE_WORDS.items() if re.search(rf"\b{word}\w*\b", q) for rc in rcs]
+        wanted += [rc for rc in causes if rc.replace("_", " ") in q or rc in q]
+        wanted = list(dict.fromkeys(r for r in wanted if r in causes))
+        if wanted:
+            return Intent(kind="whether", causes=wanted)
     changed = _CHANGED.search(q)
     if changed:
         return Intent(kind="changed", time=changed.group(1))

@@ -168,7 +168,10 @@ class ExecutionGate:
         raise ExecutionError(f"{step} {pid} refused: {reason}")
 
     # -- checks -----------------------------------------------------------------------------
-    def _approved(self, state: dict[str, Any], thread: str, pid: str, step: str) -> Proposal:
+    def _approved(
+        self, state: dict[str, Any], thread: str, pid: str, step: str
+    ) -> tuple[Proposal, dict[str, Any]]:
+        """The approved proposal and its approval as recorded outside the checkpoint (who, when, why)."""
         report = state.get("report") or {}
         incident = str(report.get("incident", ""))
         raw = next((p for p in report.get("proposals", []) if p.get("id") == pid), None)
@@ -222,9 +225,11 @@ class ExecutionGate:
                 step,
                 f"the approval is {age:.0f} s old; approvals expire after {self.config.approvals.max_age_s:g} s",
             )
-        return p
+        return p, recorded
 
-    def _plan(self, thread: str, state: dict[str, Any], p: Proposal) -> tuple[Executor, Plan]:
+    def _plan(
+        self, thread: str, state: dict[str, Any], p: Proposal, approval: dict[str, Any]
+    ) -> tuple[Executor, Plan]:
         incident = str((state.get("report") or {}).get("incident", ""))
         try:
             ex = route(p.action, self.executors, self.config.routes)
@@ -242,6 +247,11 @@ class ExecutionGate:
                     "rollback": p.rollback,
                     "evidence": p.evidence,
                     "proposal_reason": p.reason,
+                    # Who approved it and why, from the approval on the record (the audit log or the
+                    # service's audit table), never from the checkpoint: a ticket says both.
+                    "approved_by": str(approval.get("approver") or ""),
+                    "approved_at_unix": approval.get("time_unix"),
+                    "approval_reason": str(approval.get("reason") or approval.get("comment") or ""),
                 },
             )
         except ExecutionError as exc:
@@ -270,8 +280,8 @@ class ExecutionGate:
                     step,
                     f"{pid} has already run (state: {done['state']}, by {done['by']}); it does not run twice",
                 )
-        p = self._approved(state, thread, pid, step)
-        ex, plan = self._plan(thread, state, p)
+        p, approval = self._approved(state, thread, pid, step)
+        ex, plan = self._plan(thread, state, p, approval)
         self._audit(thread, incident, pid, p, step, "planned", "; ".join(plan.steps))
         if dry_run:
             return {"proposal": pid, "state": "planned", "plan": plan.model_dump()}
@@ -358,9 +368,19 @@ def annotate(report: dict[str, Any], executions: dict[str, dict[str, Any]]) -> d
                 "executor": row["executor"],
                 "by": row["by"],
                 "detail": row["detail"],
+                "started": row["started"],
                 "finished": row["finished"],
+                # How it is reversed, where its executor can (a surface offers Undo only then).
+                "undo": _undo_steps(row) if row["state"] in ("succeeded", "unverified") else [],
             }
             if row
             else {"state": "not_executed"}
         )
     return out
+
+
+def _undo_steps(row: dict[str, Any]) -> list[str]:
+    try:
+        return list(Plan.model_validate_json(row.get("plan") or "").undo)
+    except ValueError:
+        return []

@@ -26,6 +26,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 from forensic.harness.budget import Limits
+from forensic.harness.render import verdict_text
 from forensic.sandbox import ForensicError, ToolArgumentError
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
@@ -220,7 +221,7 @@ def build_server(bundle: Any, limits: Limits | None = None) -> Server:
                 uri=f"forensic://investigations/{r['id']}",
                 name=r["id"],
                 mime_type="application/json",
-                description=f"{r['status']} {r['verdict']['root_cause']}",
+                description=verdict_text(r),
             )
             for r in session.reports
         ]

@@ -52,6 +52,14 @@ class ExecuteBody(BaseModel):
     dry_run: bool = Field(False, description="Show what would run; change nothing.")
 
 
+class UndoBody(BaseModel):
+    """Reverse an executed proposal, saying why."""
+
+    model_config = {"extra": "forbid"}
+
+    reason: str = Field(min_length=1, max_length=2000, description="Why, recorded in the audit log.")
+
+
 class ChatBody(BaseModel):
     """One question about an investigation's incident, optionally continuing a conversation."""
 
@@ -307,7 +315,7 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
         return {
             **_summary(inv),
             "gpus": inv["gpus"],
-            "report": svc.live.with_archive(inv, inv["report"]),
+            "report": _with_executions(inv, svc.live.with_archive(inv, inv["report"])),
             "alerts": alerts,
             "alerts_total": inv["alert_count"],
             "alerts_shown": len(alerts),
@@ -430,6 +438,33 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
         Needs ``executors`` in serve.toml. The execution gate checks that the approval gate approved
         exactly this content, recently, and that it has not run; every step goes to the audit log.
         """
+        from forensic.harness.executors import ExecutionError
+
+        inv = _get(inv_id)
+        gate, state = _gate(inv, user)
+        try:
+            return gate.execute(inv["thread_id"], state, rp, dry_run=body.dry_run)
+        except ExecutionError as exc:
+            raise Problem(409, str(exc)) from None
+
+    @app.post("/api/v1/investigations/{inv_id}/proposals/{rp}/undo", tags=["decisions"])
+    def undo(
+        inv_id: str, rp: str, body: UndoBody, user: Annotated[User, Depends(need("approver"))]
+    ) -> dict[str, Any]:
+        """Reverse an executed proposal (a drained Slurm node resumes, a cordoned node is uncordoned),
+        as the token's user, where its executor can; the same gate, ledger and audit as
+        ``forensic execute --undo``, which reverses what this ran and the other way round."""
+        from forensic.harness.executors import ExecutionError
+
+        inv = _get(inv_id)
+        gate, state = _gate(inv, user, reason_given=body.reason)
+        try:
+            return gate.undo(inv["thread_id"], state, rp)
+        except ExecutionError as exc:
+            raise Problem(409, str(exc)) from None
+
+    def _gate(inv: dict[str, Any], user: User, reason_given: str | None = None) -> tuple[Any, dict[str, Any]]:
+        """The execution gate the CLI builds, on this store: its ledger, its audit table's approvals."""
         from forensic.harness.executors import ExecutionError, ExecutionGate, load_config
 
         if svc.cfg.executors is None:
@@ -437,21 +472,32 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
                 409,
                 "this service carries nothing out: name an executors.toml in serve.toml (executors = ...)",
             )
-        inv = _get(inv_id)
         tup = svc.saver.get_tuple({"configurable": {"thread_id": inv["thread_id"]}})
         if tup is None:
-            raise Problem(409, f"investigation {inv_id} has no checkpoint to execute from")
+            raise Problem(409, f"investigation {inv['id']} has no checkpoint to execute from")
         try:
             gate = ExecutionGate(
                 load_config(svc.cfg.executors),
-                audit_sink=audit_sink(svc.store, inv_id),
+                audit_sink=audit_sink(svc.store, inv["id"], reason_given),
                 actor=user.name,
-                approval_records=TableApprovals(svc.store, inv_id),
+                approval_records=TableApprovals(svc.store, inv["id"]),
                 ledger=svc.ledger(),
             )
-            return gate.execute(inv["thread_id"], tup.checkpoint["channel_values"], rp, dry_run=body.dry_run)
         except ExecutionError as exc:
             raise Problem(409, str(exc)) from None
+        return gate, tup.checkpoint["channel_values"]
+
+    def _with_executions(inv: dict[str, Any], report: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The report with each proposal's execution (state, result, undo steps) from the shared ledger,
+        whichever surface ran it; the report itself is as the investigation concluded."""
+        from forensic.harness.executors import ExecutionError, annotate
+
+        if not report or not report.get("proposals") or not inv.get("thread_id"):
+            return report
+        try:
+            return annotate(report, svc.ledger().for_thread(inv["thread_id"]))
+        except ExecutionError as exc:
+            raise Problem(503, str(exc)) from None
 
     # -- chat ------------------------------------------------------------------------------
     @app.post("/api/v1/chat", tags=["chat"])

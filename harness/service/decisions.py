@@ -130,14 +130,23 @@ class TableApprovals:
                 and e.get("outcome") == "approved"
                 and e.get("actor")
             ):
-                return {"approver": e["actor"], "time_unix": e["time"]}
+                detail = e.get("detail") if isinstance(e.get("detail"), dict) else {}
+                return {
+                    "approver": e["actor"],
+                    "time_unix": e["time"],
+                    "reason": detail.get("reason_given") or "",
+                }
         return None
 
 
-def audit_sink(store: Any, inv_id: str) -> Any:
-    """The execution gate's audit entries, as rows of the service's audit table for ``inv_id``."""
+def audit_sink(store: Any, inv_id: str, reason_given: str | None = None) -> Any:
+    """The execution gate's audit entries, as rows of the service's audit table for ``inv_id``;
+    ``reason_given``: why the person asked for it (an undo's reason), kept with each step."""
 
     def sink(entry: Any) -> None:
+        detail = {"action": entry.action, "target": entry.target}
+        if reason_given:
+            detail["reason_given"] = reason_given
         store.audit(
             {
                 "time": entry.time_unix,
@@ -148,7 +157,7 @@ def audit_sink(store: Any, inv_id: str) -> Any:
                 "content_hash": entry.content_hash,
                 "outcome": entry.outcome,
                 "reason": entry.reason,
-                "detail": {"target": entry.target},
+                "detail": detail,
             }
         )
 

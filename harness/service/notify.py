@@ -19,6 +19,8 @@ log = logging.getLogger("forensic.service.notify")
 
 def summary(inv: dict[str, Any], report: dict[str, Any], public_url: str) -> dict[str, Any]:
     """A short Slack-compatible message: verdict, component, confidence, link."""
+    from forensic.harness.render import verdict_text
+
     v = report.get("verdict") or {}
     link = (
         f"{public_url.rstrip('/')}/#/investigations/{inv['id']}"
@@ -27,8 +29,7 @@ def summary(inv: dict[str, Any], report: dict[str, Any], public_url: str) -> dic
     )
     conf = v.get("confidence")
     text = (
-        f"forensic: {inv['id']} ({inv.get('job') or 'no job'}) {report.get('status')}: "
-        f"{v.get('root_cause')} on {v.get('component') or '-'}"
+        f"forensic: {inv['id']} ({inv.get('job') or 'no job'}) {verdict_text(report)}"
         + (f", confidence {conf:.2f}" if isinstance(conf, (int, float)) else "")
         + f", {inv.get('alert_count', 0)} alert(s). {link}"
     )

@@ -130,10 +130,11 @@ async function showInvestigation(id) {
       el("div", { class: "bar", role: "meter", "aria-valuenow": v.confidence, "aria-valuemin": 0, "aria-valuemax": 1 },
         el("div", { class: "fill", style: "width:" + Math.round((v.confidence || 0) * 100) + "%" })),
       el("b", {}, (v.confidence || 0).toFixed(2))) : null,
+    alertSummary(inv),
     inv.error ? el("p", { class: "error" }, inv.error) : null,
     inv.status === "unmapped" ? el("p", { class: "error", id: "unmapped" }, "Not investigated: " +
       (unmapped ? unmapped.data.reason : "no evidence source matches its alerts")) : null,
-    provenance(report, origin, inv.id),
+    provenance(report, origin, inv),
     report && report.chain && report.chain.length ? el("div", { class: "chain", id: "chain" },
       report.chain.map((c, i) => [i ? el("span", { class: "arrow" }, "→") : null, el("span", { class: "node" }, c)])) : null);
 
@@ -146,7 +147,7 @@ async function showInvestigation(id) {
 
   const heat = el("section", { class: "card" }, el("h2", {}, "Step compute time per rank"),
     el("p", { class: "muted small" }, "Ranks × time; colour is compute time relative to the job median. A straggler is a hot row."),
-    el("div", { class: "heatwrap" }, el("canvas", { id: "heatmap", width: 1200, height: 300, "aria-label": "heat map" }), el("div", { class: "tip", id: "heattip" })),
+    el("div", { class: "heatwrap" }, el("div", { class: "heatlabels", id: "heatlabels" }), el("canvas", { id: "heatmap", width: 1200, height: 300, "aria-label": "heat map" }), el("div", { class: "tip", id: "heattip" })),
     el("div", { class: "legend", id: "heatlegend" }));
   const tl = el("section", { class: "card" }, el("h2", {}, "Hosts over time"), el("div", { id: "timeline" }, el("p", { class: "muted" }, "Loading…")));
 
@@ -162,7 +163,7 @@ async function showInvestigation(id) {
         el("td", { class: "num" }, when(a.starts_at)))))));
 
   const live = el("section", { class: "card" }, el("h2", {}, "Activity"), activity);
-  main.replaceChildren(el("div", { class: "layout" }, el("div", { class: "colmain" }, head, findings, heat, tl, props, alerts),
+  main.replaceChildren(el("div", { class: "layout" }, el("div", { class: "colmain" }, head, props, findings, heat, tl, alerts),
     el("aside", {}, live, chatPanel(inv))));
   for (const e of inv.events || []) addActivity(activity, e.kind, e.data, e.time);
   drawHeatmap(id, v.component);
@@ -170,16 +171,36 @@ async function showInvestigation(id) {
   if (inv.status === "queued" || inv.status === "running") follow(id, activity, inv.events.length ? inv.events[inv.events.length - 1].id : 0);
 }
 
-// Where the evidence came from: live or a bundle, the window, hosts read and unreachable.
-function provenance(report, origin, id) {
+// What fired, in its own words: the first alert's name and summary, and how many were grouped.
+function alertSummary(inv) {
+  const a = (inv.alerts || [])[0];
+  if (!a) return null;
+  const ann = a.annotations || {};
+  const said = ann.summary || ann.description || "";
+  const more = (inv.alerts_total ?? inv.alerts.length) - 1;
+  return el("p", { class: "alert-summary", id: "alert-summary" }, el("span", { class: "muted" }, "Alert "),
+    el("b", {}, a.alertname || a.fingerprint), " ", pill(a.status), said ? " " + said : "",
+    el("span", { class: "muted small" }, " · since " + when(a.starts_at) + (more > 0 ? " · " + more + " more grouped (below)" : "")));
+}
+
+// Where the evidence came from: live or a bundle, the window, hosts read and unreachable; and,
+// when it is a recording from another day than the alert, says so, lest it be read as now.
+function provenance(report, origin, inv) {
+  const id = inv.id;
   const ev = report && report.evidence_source;
   if (!ev && !origin) return null;
   const w = ev ? ev.window : origin.data.window;
+  const fired = (inv.alerts && inv.alerts[0] && inv.alerts[0].starts_at) || inv.first_at || inv.created_at;
+  const day = (t) => when(t).slice(0, 10);
+  const recorded = ev && ev.origin !== "live" && w && w.end && fired && Math.abs(fired - w.end) > 86400;
+  const note = recorded ? el("p", { class: "recording small", id: "recording" }, "A recording: this evidence is from " + day(w.start) +
+    (day(w.end) !== day(w.start) ? " to " + day(w.end) : "") + ", " + Math.round(Math.abs(fired - w.end) / 86400) +
+    " days before the alert fired (" + day(fired) + "). It explains that recording, not the fleet now.") : null;
   const parts = [(ev ? ev.origin : "live") + " evidence", "window " + when(w.start) + " → " + when(w.end)];
   if (ev) parts.push(ev.hosts_read.length + " host(s) read", ev.hosts_unreachable.length ? "unreachable: " + ev.hosts_unreachable.join(", ") : "none unreachable");
   if (ev && ev.outside_window && ev.outside_window.length) parts.push("outside the window: " + ev.outside_window.map((o) => o.what).join(", "));
   const kept = ev && ev.archive ? el("a", { href: "#", id: "archive", onclick: (e) => { e.preventDefault(); download(id); } }, "download what it read") : null;
-  return el("p", { class: "muted small", id: "provenance" }, parts.join(" · "), kept ? " · " : null, kept);
+  return [note, el("p", { class: "muted small", id: "provenance" }, parts.join(" · "), kept ? " · " : null, kept)];
 }
 
 async function download(id) {
@@ -220,40 +241,61 @@ function chatPanel(inv) {
 function proposalCard(inv, p) {
   const reason = el("input", { type: "text", class: "reason", placeholder: "why (recorded in the audit log)", "aria-label": "Reason" });
   const msg = el("span", { class: "small" });
+  const ex = p.execution || { state: "not_executed" };
+  // What ran stays on the card: executed (or undone) is shown, and Execute is no longer offered.
+  const ran = ex.state === "succeeded" || ex.state === "unverified";
   const canDecide = me && me.can_approve && p.status === "pending_approval" && inv.status === "awaiting_approval";
-  const canExecute = me && me.can_execute && p.status === "approved";
-  const noExecutor = me && me.can_approve && !me.can_execute && p.status === "approved";
+  const canExecute = me && me.can_execute && p.status === "approved" && (ex.state === "not_executed" || ex.state === "failed");
+  const canUndo = me && me.can_execute && ran && (ex.undo || []).length > 0;
+  const noExecutor = me && me.can_approve && !me.can_execute && p.status === "approved" && ex.state === "not_executed";
+  const base = "/api/v1/investigations/" + encodeURIComponent(inv.id) + "/proposals/" + encodeURIComponent(p.id);
   const execute = (dry) => async () => {
     // Carrying out is a second decision: it names what it changes before it runs.
     if (!dry && !window.confirm("Execute " + p.action + " on " + p.target + "?\n\nBlast radius: " + (p.blast_radius || "not stated") +
         "\nRollback: " + (p.rollback || "not stated"))) { return; }
     try {
-      const r = await api("/api/v1/investigations/" + encodeURIComponent(inv.id) + "/proposals/" + encodeURIComponent(p.id) + "/execute",
-        { method: "POST", body: JSON.stringify({ dry_run: dry }) });
+      const r = await api(base + "/execute", { method: "POST", body: JSON.stringify({ dry_run: dry }) });
+      if (!dry) return route();  // the card now shows what ran and its result
       msg.className = "small";
-      msg.textContent = (dry ? "would run: " : r.state + ": ") + ((r.plan && r.plan.steps) || []).join("; ");
+      msg.textContent = "would run: " + ((r.plan && r.plan.steps) || []).join("; ");
+    } catch (e) { msg.className = "error small"; msg.textContent = e.message; }
+  };
+  const undo = async () => {
+    if (!reason.value.trim()) { msg.className = "error small"; msg.textContent = "Say why first."; reason.focus(); return; }
+    if (!window.confirm("Undo " + p.action + " on " + p.target + "?\n\nThis runs: " + ex.undo.join("; "))) return;
+    try {
+      await api(base + "/undo", { method: "POST", body: JSON.stringify({ reason: reason.value.trim() }) });
+      route();
     } catch (e) { msg.className = "error small"; msg.textContent = e.message; }
   };
   const act = (what) => async () => {
     if (!reason.value.trim()) { msg.className = "error small"; msg.textContent = "Say why first."; reason.focus(); return; }
     try {
-      await api("/api/v1/investigations/" + encodeURIComponent(inv.id) + "/proposals/" + encodeURIComponent(p.id) + "/" + what,
+      await api(base + "/" + what,
         { method: "POST", body: JSON.stringify({ content_hash: p.content_hash, reason: reason.value.trim() }) });
       route();
     } catch (e) { msg.className = "error small"; msg.textContent = e.message; }
   };
-  return el("div", { class: "proposal", "data-id": p.id },
+  const shown = ran ? "executed" : ex.state === "undone" ? "undone" : ex.state === "running" ? "executing" : p.status;
+  const execution = ex.state === "not_executed" ? null : el("p", { class: "small execution" },
+    el("b", {}, { succeeded: "Executed", unverified: "Executed, not verified", undone: "Undone", failed: "Execution failed", running: "Executing" }[ex.state] || ex.state),
+    ex.by ? " by " + ex.by : "", ex.finished ? " at " + when(ex.finished) : "", ex.detail ? ": " + ex.detail : "");
+  return el("div", { class: "proposal", "data-id": p.id, "data-execution": ex.state },
     el("div", { class: "row between" }, el("div", {}, el("b", {}, p.action), " ", el("span", { class: "mono" }, p.target)),
-      el("div", {}, el("span", { class: "pill risk-" + p.risk }, "risk " + p.risk), " ", pill(p.status))),
+      el("div", {}, el("span", { class: "pill risk-" + p.risk }, "risk " + p.risk), " ", pill(shown))),
     el("p", {}, p.reason),
     el("dl", {}, el("dt", {}, "Blast radius"), el("dd", {}, p.blast_radius || "—"), el("dt", {}, "Rollback"), el("dd", {}, p.rollback || "—"),
       el("dt", {}, "Evidence"), el("dd", {}, (p.evidence || []).join(", ") || "—"), el("dt", {}, "Content hash"), el("dd", { class: "mono small" }, p.content_hash)),
+    execution,
     canDecide ? el("div", { class: "row decide" }, reason,
       el("button", { class: "primary approve", onclick: act("approve") }, "Approve"),
       el("button", { class: "danger reject", onclick: act("reject") }, "Reject"), msg) : null,
     canExecute ? el("div", { class: "row decide" },
       el("button", { class: "execute", onclick: execute(true) }, "Dry run"),
       el("button", { class: "primary execute", onclick: execute(false) }, "Execute"), msg) : null,
+    canUndo ? el("div", { class: "row decide" }, reason, el("button", { class: "danger undo", onclick: undo }, "Undo"), msg) : null,
+    ran && !canUndo && me && me.can_approve ? el("p", { class: "small muted" }, "Its executor (" + ex.executor + ") cannot undo it: " +
+      (p.rollback ? "roll back by hand: " + p.rollback : "roll back by hand.")) : null,
     noExecutor ? el("p", { class: "small no-executor" },
       "Approved. This service has no executor configured (executors in serve.toml): carry it out by hand.") : null);
 }
@@ -354,18 +396,31 @@ async function drawHeatmap(id, component) {
   ctx.font = "11px system-ui, sans-serif";
   ctx.fillStyle = fg;
   const compRow = h.where.indexOf(component || "");
+  const hot = [];
   for (let r = 0; r < rows; r++) {
     for (let c = 0; c < cols; c++) {
       const val = h.values[r][c];
       ctx.fillStyle = val === null ? (dark ? "#161b22" : "#f6f8fa") : heatColor(val / h.median, dark);
       ctx.fillRect(left + c * cw, top + r * cell, Math.ceil(cw), cell);
     }
-    const rowMean = h.values[r].filter((x) => x !== null).reduce((a, b) => a + b, 0) / Math.max(1, h.values[r].filter((x) => x !== null).length);
-    if (r === compRow || rowMean / h.median > 1.1 || r % Math.max(1, Math.ceil(12 / cell)) === 0) {
-      ctx.fillStyle = r === compRow ? (dark ? "#ff7b72" : "#cf222e") : fg;
-      ctx.textBaseline = "middle";
-      ctx.fillText("rank " + h.ranks[r], 4, top + r * cell + cell / 2);
-    }
+    const seen = h.values[r].filter((x) => x !== null);
+    if (r !== compRow && seen.reduce((a, b) => a + b, 0) / Math.max(1, seen.length) / h.median > 1.1) hot.push(r);
+  }
+  // Rank labels as text beside the canvas, placed so that none overlaps another: the verdict's
+  // rank first, then hot rows, then evenly spaced ones where there is room.
+  const labelH = 13, placed = [];
+  const every = Math.max(1, Math.ceil(labelH / cell));
+  const wanted = [compRow, ...hot, ...Array.from({ length: rows }, (_, r) => r).filter((r) => r % every === 0)];
+  const gutter = $("#heatlabels");
+  gutter.replaceChildren();
+  gutter.style.height = H + "px";
+  for (const r of wanted) {
+    if (r < 0 || placed.some((q) => q.r === r)) continue;
+    const y = top + r * cell + cell / 2;
+    if (placed.some((q) => Math.abs(q.y - y) < labelH)) continue;
+    placed.push({ r, y });
+    gutter.append(el("span", { class: "ranklabel" + (r === compRow ? " suspect" : hot.includes(r) ? " warm" : ""), "data-rank": h.ranks[r],
+      style: "top:" + (y - labelH / 2) + "px;height:" + labelH + "px" }, "rank " + h.ranks[r]));
   }
   if (compRow >= 0) {
     ctx.strokeStyle = dark ? "#ff7b72" : "#cf222e"; ctx.lineWidth = 1.5;
@@ -405,13 +460,30 @@ async function drawTimeline(id, component, alerts) {
     for (const h of hosts) for (const x of ((t.hosts[h][s] || {}).v || [])) if (x !== null) { lo = Math.min(lo, x); hi = Math.max(hi, x); }
     ranges[s] = [lo, hi];
   }
-  const table = el("table", { class: "grid timeline" }, el("thead", {}, el("tr", {}, el("th", {}, "Host"), signals.map((s) => el("th", {}, t.signals[s])))),
-    el("tbody", {}, hosts.map((h) => el("tr", { class: h === suspect ? "suspect" : "" }, el("td", { class: "mono" }, h),
-      signals.map((s) => el("td", {}, spark(t.hosts[h][s], ranges[s], h === suspect)))))));
+  // Axes in words: each column's shared scale in its header, each line's last value beside it,
+  // and the time span under the table.
+  let t0 = Infinity, t1 = -Infinity;
+  for (const h of hosts) for (const s of signals) { const ts = (t.hosts[h][s] || {}).t || []; if (ts.length) { t0 = Math.min(t0, ts[0]); t1 = Math.max(t1, ts[ts.length - 1]); } }
+  const table = el("table", { class: "grid timeline" }, el("thead", {}, el("tr", {}, el("th", {}, "Host"),
+      signals.map((s) => el("th", {}, t.signals[s], el("span", { class: "scale" }, "scale " + fmt(ranges[s][0]) + "–" + fmt(ranges[s][1])))))),
+    el("tbody", {}, hosts.map((h) => el("tr", { class: h === suspect ? "suspect" : "" }, el("td", { class: "mono host", title: h }, h),
+      signals.map((s) => el("td", {}, spark(t.hosts[h][s], ranges[s], h === suspect)))))),
+    el("tfoot", {}, el("tr", {}, el("td", {}), signals.map(() => el("td", { class: "axis" }, el("span", {}, when(t0).slice(11, 16) + "Z"), el("span", {}, when(t1).slice(11, 16) + "Z"))))));
   box.replaceChildren(table);
 }
 
+function fmt(x) {
+  if (x === null || x === undefined || !isFinite(x)) return "–";
+  const a = Math.abs(x);
+  return a >= 100 ? String(Math.round(x)) : a >= 1 ? x.toFixed(1).replace(/\.0$/, "") : a === 0 ? "0" : x.toPrecision(2);
+}
+
 function spark(series, range, hot) {
+  const last = series ? series.v.filter((x) => x !== null).slice(-1)[0] : undefined;
+  return el("div", { class: "sparkcell" }, sparkline(series, range, hot), el("span", { class: "val", title: "last value" }, fmt(last)));
+}
+
+function sparkline(series, range, hot) {
   const W = 180, H = 30;
   const svg = svgEl("svg", { viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: "none", class: "spark" + (hot ? " hot" : "") });
   if (!series || !series.t.length) return svg;
@@ -431,17 +503,34 @@ function spark(series, range, hot) {
 }
 
 // ---------------------------------------------------------------- audit
+// Every kind of entry in words: decisions (approve, reject), execution steps (dry-run, execute,
+// verify, undo) and refusals; what it acted on when the entry names it, never "undefined".
+const AUDIT_VERBS = { approve: "approve", reject: "reject", "dry-run": "dry run", execute: "execute", verify: "verify", undo: "undo" };
+function auditWhat(a) {
+  const d = a.detail || {};
+  const on = [d.action, d.target].filter((x) => typeof x === "string" && x).join(" ");
+  return (AUDIT_VERBS[a.action] || String(a.action || "?")) + (on ? " " + on : "");
+}
 async function showAudit() {
   let data;
   try { data = await api("/api/v1/audit"); } catch (e) { if (e.status === 401) return login(e.message); $("#main").replaceChildren(el("p", { class: "error" }, e.message)); return; }
   $("#main").replaceChildren(el("section", { class: "card" }, el("h1", {}, "Audit log"),
-    el("p", { class: "muted small" }, "Append-only: every decision, counted or refused."),
+    el("p", { class: "muted small" }, "Append-only: every decision and every execution step (dry run, execute, verify, undo), counted or refused."),
     el("table", { class: "grid", id: "audit" }, el("thead", {}, el("tr", {}, ["When", "Who", "What", "Investigation", "Proposal", "Outcome", "Why"].map((h) => el("th", {}, h)))),
       el("tbody", {}, data.entries.length ? data.entries.map((a) => el("tr", {},
-        el("td", { class: "num" }, when(a.time)), el("td", {}, a.actor), el("td", {}, a.action + (a.detail && a.detail.target ? " " + a.detail.action + " " + a.detail.target : "")),
+        el("td", { class: "num" }, when(a.time)), el("td", {}, a.actor), el("td", {}, auditWhat(a)),
         el("td", {}, el("a", { href: "#/investigations/" + encodeURIComponent(a.investigation || "") }, a.investigation || "")),
-        el("td", {}, a.proposal || ""), el("td", {}, pill(a.outcome)), el("td", {}, a.outcome === "refused" ? a.reason : ((a.detail || {}).reason_given || a.reason))))
+        el("td", {}, a.proposal || ""), el("td", {}, pill(a.outcome)), el("td", {}, auditWhy(a))))
         : [el("tr", {}, el("td", { colspan: 7, class: "muted" }, "No decisions yet."))]))));
+}
+
+// A decision's why is the person's reason; an execution step's is what happened (and the person's
+// reason for an undo); a refusal's is why it was refused.
+function auditWhy(a) {
+  const given = (a.detail || {}).reason_given;
+  if (a.outcome === "refused") return a.reason || "";
+  if (a.action === "approve" || a.action === "reject") return given || a.reason || "";
+  return [a.reason, given ? "asked: " + given : ""].filter(Boolean).join(" · ");
 }
 
 // ---------------------------------------------------------------- dead letters (admin)

@@ -17,6 +17,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "evals" / "examples" / "pcie-x8-mfu-drop"
+APPROVAL_REASON = "x8 link confirmed; the spare node is free"
 
 
 class Approved:
@@ -39,6 +40,7 @@ class Approved:
                 decision="approve",
                 approver="alice",
                 authenticated=True,
+                comment=APPROVAL_REASON,
             )
             for pid in approve
         ]

@@ -20,7 +20,7 @@ from forensic.harness.executors import ExecutionError, ExecutionGate, ExecutorsC
 from forensic.harness.executors.config import KubernetesConfig
 from forensic.harness.executors.kubernetes import KubernetesExecutor
 
-from .conftest import Approved
+from .conftest import APPROVAL_REASON, Approved
 
 kubernetes = pytest.importorskip("kubernetes")
 
@@ -223,6 +223,9 @@ def test_runbook_retries_with_one_idempotency_key(tmp_path: Path) -> None:
     body = tickets.seen[-1][1]
     assert body["action"] == rp2["action"] and body["content_hash"] == rp2["content_hash"]
     assert body["proposal_id"] == "rp-2" and body["thread"] == a.thread
+    # The ticket says who approved it and why, from the verified audit log.
+    assert body["approved_by"] == "alice" and body["approval_reason"] == APPROVAL_REASON
+    assert isinstance(body["approved_at_unix"], float)
 
 
 def test_runbook_endpoint_down_fails_cleanly(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -236,3 +237,31 @@ def test_cli_dry_run_execute_and_refusal(approved: Approved, slurm, tmp_path: Pa
     assert "drain" not in slurm.sinfo().split("|")[0]
     who = {e["approver"] for e in _audit(approved) if e["decision"] in ("execute", "undo", "dry-run")}
     assert who and "mallory" not in who  # the OS user, never the environment
+
+
+def test_the_cli_prints_each_scontrol_line_once(approved: Approved, slurm, tmp_path: Path) -> None:
+    """One execution, one `scontrol` line on the screen (the result repeated the step it ran); the
+    undo likewise."""
+    host = approved.proposal("rp-1")["target"]
+    cfg = tmp_path / "executors.toml"
+    cfg.write_text(f'[slurm]\nslurm_conf = "{slurm.conf}"\n\n[slurm.nodes]\n"{host}" = "{slurm.node}"\n')
+
+    def cli(*extra: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "forensic.harness.cli", "execute", approved.thread, "rp-1"]
+            + ["--checkpoint", str(approved.checkpoints), "--config", str(cfg), *extra],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "FORENSIC_STATE_DIR": str(approved.state_dir), "COLUMNS": "200"},
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    ran = cli()
+    assert ran.count("scontrol update") == 1, ran
+    assert f"NodeName={slurm.node} State=DRAIN" in ran and "rp-1: succeeded" in ran
+    undone = cli("--undo")
+    assert undone.count("scontrol update") == 1 and "State=RESUME" in undone and "rp-1: undone" in undone, (
+        undone
+    )

@@ -140,3 +140,14 @@ def app_client(tmp_path: Path):
     yield make
     for c in clients:
         c.__exit__(None, None, None)
+
+
+# A real Slurm (munged, slurmctld, slurmd) on this host, for executing and undoing from the service.
+from ..executors.conftest import slurm  # noqa: E402, F401
+
+
+def slurm_executors(folder: Path, cluster: Any, host: str) -> Path:
+    """An executors.toml whose Slurm executor drains ``host`` as this host's real Slurm node."""
+    path = folder / "executors.toml"
+    path.write_text(f'[slurm]\nslurm_conf = "{cluster.conf}"\n\n[slurm.nodes]\n"{host}" = "{cluster.node}"\n')
+    return path

@@ -436,6 +436,11 @@ def test_an_approver_executes_an_approved_proposal_once(app_client, tmp_path) ->
         assert done.status_code == 200, done.text
         assert done.json()["state"] == "succeeded" and len(_Tickets.seen) == 1
         assert _Tickets.seen[0][1]["content_hash"] == p["content_hash"]
+        # Who approved it and why reach the ticket, from the service's audit table.
+        assert (_Tickets.seen[0][1]["approved_by"], _Tickets.seen[0][1]["approval_reason"]) == (
+            "ann",
+            "slot check",
+        )
         again = c.post(url + "/execute", json={}, headers=auth("ann"))
         assert again.status_code == 409 and "already run" in again.json()["detail"]
         steps = [
@@ -497,3 +502,58 @@ def test_webhooks_answer_alike_on_the_direct_path_and_through_the_router(tmp_pat
         assert len(svc.store.dead_letters()) == 2  # the bad body, once per path
     finally:
         svc.stop()
+
+
+def test_an_approver_undoes_an_execution_on_a_real_slurm(app_client, tmp_path, slurm) -> None:
+    """Undo through the API: the gate and ledger of ``forensic execute --undo``, a reason, audited;
+    the investigation shows the executed, then the undone state, whichever surface ran it."""
+    from .conftest import slurm_executors
+
+    executors = slurm_executors(tmp_path, slurm, "gpu-e126")
+    c, svc = app_client(extra=f'executors = "{executors}"')
+    inv = _open(c)
+    d = _wait(c, inv)
+    p = next(q for q in d["report"]["proposals"] if q["action"] == "drain_node")
+    assert p["target"] == "gpu-e126" and p["execution"] == {"state": "not_executed"}
+    url = f"/api/v1/investigations/{inv}/proposals/{p['id']}"
+    nothing = c.post(url + "/undo", json={"reason": "too early"}, headers=auth("ann"))
+    assert nothing.status_code == 409 and "has not been executed" in nothing.json()["detail"]
+    ok = c.post(
+        url + "/approve", json={"content_hash": p["content_hash"], "reason": "x8"}, headers=auth("ann")
+    )
+    assert ok.status_code == 200, ok.text
+    done = c.post(url + "/execute", json={}, headers=auth("ann"))
+    assert done.status_code == 200 and done.json()["state"] == "succeeded", done.text
+    assert slurm.sinfo().split("|")[0].startswith("drain")
+
+    shown = _wait(c, inv)["report"]["proposals"]
+    ex = next(q for q in shown if q["id"] == p["id"])["execution"]
+    assert ex["state"] == "succeeded" and ex["by"] == "ann" and ex["executor"] == "slurm"
+    assert ex["undo"] == [f"scontrol update NodeName={slurm.node} State=RESUME"]
+    assert "State=DRAIN" in ex["detail"]
+
+    assert c.post(url + "/undo", json={"reason": "x"}, headers=auth("vic")).status_code == 403
+    assert c.post(url + "/undo", json={}, headers=auth("ann")).status_code == 422  # a reason is required
+    undone = c.post(url + "/undo", json={"reason": "the link retrained at x16"}, headers=auth("ann"))
+    assert undone.status_code == 200 and undone.json()["state"] == "undone", undone.text
+    assert "drain" not in slurm.sinfo().split("|")[0]
+    again = c.post(url + "/undo", json={"reason": "again"}, headers=auth("ann"))
+    assert again.status_code == 409 and "undone" in again.json()["detail"]
+    assert c.post(url + "/execute", json={}, headers=auth("ann")).status_code == 409  # undone is final
+    ex = next(q for q in _wait(c, inv)["report"]["proposals"] if q["id"] == p["id"])["execution"]
+    assert ex["state"] == "undone" and ex["undo"] == []
+
+    entries = c.get("/api/v1/audit", headers=auth("vic")).json()["entries"]
+    steps = [(e["actor"], e["action"], e["outcome"]) for e in entries if e.get("proposal") == p["id"]]
+    assert ("ann", "undo", "undone") in steps and ("ann", "undo", "refused") in steps
+    assert ("ann", "verify", "verified") in steps
+    undo_row = next(e for e in entries if (e["action"], e["outcome"]) == ("undo", "undone"))
+    assert undo_row["detail"] == {
+        "action": "drain_node",
+        "target": "gpu-e126",
+        "reason_given": "the link retrained at x16",
+    }
+    # Every execution step names what it acted on (the page's audit view reads these).
+    for e in entries:
+        if e["action"] in ("execute", "verify", "undo") and e["outcome"] != "refused":
+            assert (e["detail"]["action"], e["detail"]["target"]) == ("drain_node", "gpu-e126"), e

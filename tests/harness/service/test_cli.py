@@ -233,3 +233,33 @@ def test_chat_with_a_running_service(server, tmp_path) -> None:
         timeout=120,
     )
     assert bad.returncode == 2 and "404" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_serve_says_where_it_listens_and_what_it_serves(server, tmp_path) -> None:
+    """Once listening, serve prints its address, state, evidence, executors and who may do what."""
+    import time
+
+    (tmp_path / "executors.toml").write_text('[runbook]\nurl = "http://127.0.0.1:9/tickets"\n')
+    srv = server(extra=f'executors = "{tmp_path / "executors.toml"}"').start()
+    deadline = time.monotonic() + 20
+    while "workers:" not in srv.log() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    out = srv.log()
+    assert f"listening on http://127.0.0.1:{srv.port}" in out
+    assert f"page http://127.0.0.1:{srv.port}/ " in out and "/api/v1/alerts" in out
+    assert f"SQLite {tmp_path}" in out
+    assert f"bundle: {EXAMPLE} (for job llm-70b-pretrain)" in out
+    assert "fleet: none" in out
+    assert f"executors: {tmp_path / 'executors.toml'} (runbook)" in out
+    assert "approver: ann" in out and "viewer: vic" in out and "admin: root" in out
+    assert "tok-" not in out  # names, never tokens
+    assert out.count("listening on") == 1
+
+
+def test_serve_prints_no_password_of_its_database_url() -> None:
+    from forensic.harness.cli.serve import _redacted
+
+    assert _redacted("postgresql://forensic:s3cret@db.example:5432/forensic") == (
+        "postgresql://forensic:***@db.example:5432/forensic"
+    )
+    assert _redacted("postgresql:///forensic?host=/run/pg") == "postgresql:///forensic?host=/run/pg"
