@@ -1,0 +1,1 @@
+"""Watch: follow live jobs, run the streaming detectors, open investigations through intake."""
