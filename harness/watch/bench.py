@@ -27,7 +27,14 @@ from typing import Any
 import numpy as np
 from forensic.tools.detectors.watch import Finding, WatchConfig, WatchDetector
 
-FAULTS = ("rank_5pct_slower", "host_8_ranks_10pct_slower", "slow_ramp", "intermittent_stall", "job_slowdown", "rank_stops")
+FAULTS = (
+    "rank_5pct_slower",
+    "host_8_ranks_10pct_slower",
+    "slow_ramp",
+    "intermittent_stall",
+    "job_slowdown",
+    "rank_stops",
+)
 
 
 @dataclass
@@ -67,7 +74,10 @@ class _Job:
         self.slow_after_restart = 5
 
     def row(
-        self, rank_factor: np.ndarray | None = None, job_factor: float = 1.0, missing: np.ndarray | None = None
+        self,
+        rank_factor: np.ndarray | None = None,
+        job_factor: float = 1.0,
+        missing: np.ndarray | None = None,
     ) -> tuple[int, float, np.ndarray, np.ndarray]:
         rng, r = self.rng, self.r
         self.t += 1
@@ -86,7 +96,9 @@ class _Job:
         extra = 0.0
         # data-loader hiccups: about one new one every twenty steps somewhere in the fleet, 1 to 3 steps each
         for _ in range(rng.poisson(0.05)):
-            self.hiccups.append(_Hiccup(int(rng.integers(r)), int(rng.integers(1, 4)), float(rng.uniform(1.1, 2.0))))
+            self.hiccups.append(
+                _Hiccup(int(rng.integers(r)), int(rng.integers(1, 4)), float(rng.uniform(1.1, 2.0)))
+            )
             self.events["hiccups"] += 1
         for h in self.hiccups:
             comp[h.rank] *= h.factor
@@ -109,7 +121,9 @@ class _Job:
         comp *= np.float32(0.8 * self.step_s * g)
         if missing is not None:
             comp[missing] = np.nan
-        step_time = float(np.nanmax(comp)) + 0.2 * self.step_s * g * (1 + 0.02 * rng.standard_normal()) + extra
+        step_time = (
+            float(np.nanmax(comp)) + 0.2 * self.step_s * g * (1 + 0.02 * rng.standard_normal()) + extra
+        )
         dur = np.full(r, step_time, dtype=np.float32)
         if missing is not None:
             dur[missing] = np.nan
@@ -146,7 +160,9 @@ def run_watch_bench(
     det = WatchDetector(ranks, cfg, hosts=hosts, gpus=[j % gpus_per_host for j in range(ranks)])
     rng = np.random.default_rng(seed + 1)
     healthy_steps = int(healthy_days * 86400 / step_s)
-    crashes = sorted(rng.choice(np.arange(2000, max(healthy_steps - 2000, 2001)), size=2, replace=False).tolist())
+    crashes = sorted(
+        rng.choice(np.arange(2000, max(healthy_steps - 2000, 2001)), size=2, replace=False).tolist()
+    )
     relaunch = healthy_steps * 4 // 7
     times: list[float] = []
     false_alarms: list[dict[str, Any]] = []
@@ -189,12 +205,12 @@ def run_watch_bench(
                 if _matches(kind, f, victim, hosts[host * gpus_per_host], hosts[victim]):
                     found_at = s if found_at is None else found_at
                 else:
-                    false_alarms.append({"during": kind, "kind": f.kind, "subject": f.subject, "step": f.step})
+                    false_alarms.append(
+                        {"during": kind, "kind": f.kind, "subject": f.subject, "step": f.step}
+                    )
             if found_at is not None:
                 break
-        faults.append(
-            {"kind": kind, "detected": found_at is not None, "detect_delay_steps": found_at}
-        )
+        faults.append({"kind": kind, "detected": found_at is not None, "detect_delay_steps": found_at})
     ms = np.asarray(times) * 1e3
     return {
         "ranks": ranks,

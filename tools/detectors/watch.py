@@ -266,7 +266,13 @@ class WatchDetector:
             return False
         if step <= self.last_step:
             return True
-        st = self.job_base if math.isfinite(self.job_base) else float(np.nanmedian(self.ring)) if np.isfinite(self.ring).any() else math.nan
+        st = (
+            self.job_base
+            if math.isfinite(self.job_base)
+            else float(np.nanmedian(self.ring))
+            if np.isfinite(self.ring).any()
+            else math.nan
+        )
         gap = max(self.cfg.gap_min_s, self.cfg.gap_factor * st) if math.isfinite(st) else self.cfg.gap_min_s
         return math.isfinite(start) and math.isfinite(self.last_start) and start - self.last_start > gap
 
@@ -326,7 +332,12 @@ class WatchDetector:
         mad = float(np.median(np.abs(self.mu[ok] - center))) * 1.4826 if ok.any() else 0.0
         spread = max(mad, self.sigma_pool / math.sqrt(max(cfg.warmup_steps, 1)), 1e-4)
         z = (self.mu - center) / spread
-        slow = ok & ~self.opened & (z > bonferroni_z(cfg.alpha, self.n_ranks)) & (self.mu - center >= cfg.min_effect)
+        slow = (
+            ok
+            & ~self.opened
+            & (z > bonferroni_z(cfg.alpha, self.n_ranks))
+            & (self.mu - center >= cfg.min_effect)
+        )
         idx = np.flatnonzero(slow)
         found = [
             self._rank_finding(
@@ -351,7 +362,9 @@ class WatchDetector:
         hz = np.log(self.arl0 * 2.0 * kz * kz) / (2.0 * kz) - 1.166
         self.h = np.maximum(hz, 3.0) * sig
 
-    def _monitor(self, x: np.ndarray, valid: np.ndarray, n_valid: int, step: int, start: float) -> list[Finding]:
+    def _monitor(
+        self, x: np.ndarray, valid: np.ndarray, n_valid: int, step: int, start: float
+    ) -> list[Finding]:
         cfg = self.cfg
         t = self.t
         r = np.where(valid, x - self.mu, 0.0)
@@ -529,7 +542,9 @@ class WatchDetector:
                         step=int(step),
                         start_unix=start,
                         onset_step=int(self.c_zero[bad].min()) + 1,
-                        effect=round(float(np.median(self.c[bad] / np.maximum(step - self.c_zero[bad], 1))) + self.k, 4),
+                        effect=round(
+                            float(np.median(self.c[bad] / np.maximum(step - self.c_zero[bad], 1))) + self.k, 4
+                        ),
                         host=self._host_names[code],
                         ranks=[int(j) for j in bad],
                         evidence={"ranks_suspect": int(bad.size), "ranks_on_host": int(members.size)},
@@ -604,8 +619,15 @@ class WatchDetector:
             "hosts": self._host_names,
             "scalars": {k: getattr(self, k) for k in self._SCALARS},
         }
+        meta["warm_i"] = self._warm_i
+        warm = self._warm_buf if self._warm_buf is not None else np.zeros((0, self.n_ranks), np.float32)
         buf = io.BytesIO()
-        np.savez(buf, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8), **{k: getattr(self, k) for k in self._ARRAYS})
+        np.savez(
+            buf,
+            meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+            warm_buf=warm,
+            **{k: getattr(self, k) for k in self._ARRAYS},
+        )
         return buf.getvalue()
 
     @classmethod
@@ -620,8 +642,15 @@ class WatchDetector:
         try:
             with np.load(io.BytesIO(data), allow_pickle=False) as z:
                 meta = json.loads(bytes(z["meta"]).decode())
-                arrays = {k: z[k] for k in cls._ARRAYS}
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError, json.JSONDecodeError) as exc:
+                arrays = {k: z[k] for k in (*cls._ARRAYS, "warm_buf")}
+        except (
+            OSError,
+            ValueError,
+            KeyError,
+            zipfile.BadZipFile,
+            UnicodeDecodeError,
+            json.JSONDecodeError,
+        ) as exc:
             raise ValueError(f"not a watch state: {exc}") from None
         if not isinstance(meta, dict) or meta.get("version") != _STATE_VERSION:
             raise ValueError("not a watch state of this version")
@@ -641,6 +670,12 @@ class WatchDetector:
         for k, v in meta["scalars"].items():
             if k in cls._SCALARS:
                 setattr(det, k, type(getattr(det, k))(v) if v is not None else v)
-        if cfg is not None:
-            det._thresholds() if np.isfinite(det.h).any() else None
+        warm = arrays["warm_buf"]
+        if warm.shape[0]:
+            if warm.shape != (det.cfg.warmup_steps, r):
+                raise ValueError("watch state: the warm-up buffer does not match")
+            det._warm_buf = warm.astype(np.float32, copy=True)
+            det._warm_i = min(int(meta.get("warm_i", 0)), warm.shape[0])
+        if cfg is not None and np.isfinite(det.h).any():
+            det._thresholds()  # new knobs, new decision intervals
         return det

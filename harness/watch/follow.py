@@ -1,0 +1,305 @@
+"""Following a job folder as the step recorder writes it, and assembling whole steps.
+
+:class:`FolderFollower` reads the new complete lines of ``steps-rank<NNNNN>.csv`` (one file per
+rank, :mod:`forensic.record`) or of one merged ``steps.csv``, from byte offsets it keeps, so a
+resumed watcher reads on where it stopped. It never writes, never follows a symbolic link, reads at
+most ``max_bytes`` per file per poll and skips lines longer than ``MAX_LINE`` and rows that do not
+parse (a truncated last line waits for its newline).
+
+:class:`StepAssembler` turns rows of many ranks into whole steps, in order: a step is complete when
+every rank has reported it, or when half the ranks have moved ``lag`` steps past it (a rank that
+stopped then counts as missing). A step number that goes back to one already passed, from a run
+that started later, is a restart: the assembler follows it (the detector sees the step go back).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["FolderFollower", "Row", "StepAssembler", "MAX_RANKS", "MAX_LINE"]
+
+#: Rank ids at or above this are refused (a corrupt or hostile file must not size an array).
+MAX_RANKS = 1 << 20
+MAX_LINE = 4096
+_RANK_FILE = re.compile(r"^steps-rank(\d{1,7})\.csv$")
+_NEEDED = ("step", "rank", "start_unix", "duration_s", "compute_s")
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    step: int
+    rank: int
+    start: float
+    duration: float
+    compute: float
+    host: str | None = None
+    gpu: int | None = None
+
+
+@dataclass
+class _File:
+    offset: int = 0
+    columns: dict[str, int] | None = None
+
+
+class FolderFollower:
+    """New rows of a job folder's step files since the last poll (offsets in :attr:`offsets`)."""
+
+    def __init__(
+        self, folder: Path, offsets: dict[str, int] | None = None, *, max_bytes: int = 8 << 20
+    ) -> None:
+        self.folder = Path(folder)
+        self.max_bytes = max_bytes
+        self._files: dict[str, _File] = {k: _File(int(v)) for k, v in (offsets or {}).items()}
+        self.bad_lines = 0
+
+    @property
+    def offsets(self) -> dict[str, int]:
+        return {k: f.offset for k, f in self._files.items()}
+
+    def _names(self) -> list[str]:
+        try:
+            with os.scandir(self.folder) as it:
+                names = [
+                    e.name
+                    for e in it
+                    if (e.name == "steps.csv" or _RANK_FILE.match(e.name))
+                    and e.is_file(follow_symlinks=False)
+                ]
+        except OSError:
+            return []
+        return sorted(names)
+
+    def poll(self) -> list[Row]:
+        rows: list[Row] = []
+        for name in self._names():
+            f = self._files.setdefault(name, _File())
+            rows += self._read(name, f)
+        return rows
+
+    def _read(self, name: str, f: _File) -> list[Row]:
+        try:
+            fd = os.open(self.folder / name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            return []
+        try:
+            size = os.fstat(fd).st_size
+            if size < f.offset:  # the file was replaced or truncated: read it again from the start
+                f.offset, f.columns = 0, None
+            if f.columns is None and f.offset > 0:  # resumed: the header is the first line
+                head = os.pread(fd, MAX_LINE, 0)
+                nl = head.find(b"\n")
+                f.columns = _header(head[:nl]) if nl >= 0 else None
+            data = os.pread(fd, min(self.max_bytes, max(size - f.offset, 0)), f.offset)
+        except OSError:
+            return []
+        finally:
+            os.close(fd)
+        end = data.rfind(b"\n")
+        if end < 0:
+            if len(data) >= self.max_bytes:  # one enormous line: skip it whole
+                f.offset += len(data)
+                self.bad_lines += 1
+            return []
+        out: list[Row] = []
+        for line in data[: end + 1].split(b"\n")[:-1]:
+            if f.columns is None:
+                f.columns = _header(line)
+                if f.columns is None:
+                    self.bad_lines += 1
+                continue
+            if len(line) > MAX_LINE:
+                self.bad_lines += 1
+                continue
+            row = _parse(line, f.columns)
+            if row is None:
+                self.bad_lines += 1
+            else:
+                out.append(row)
+        f.offset += end + 1
+        return out
+
+
+def _header(line: bytes) -> dict[str, int] | None:
+    try:
+        cols = [c.strip() for c in line.decode("utf-8").strip().split(",")]
+    except UnicodeDecodeError:
+        return None
+    idx = {c: i for i, c in enumerate(cols) if c}
+    return idx if all(k in idx for k in _NEEDED) else None
+
+
+def _parse(line: bytes, cols: dict[str, int]) -> Row | None:
+    try:
+        cells = line.decode("utf-8").rstrip("\r").split(",")
+        step = int(cells[cols["step"]])
+        rank = int(cells[cols["rank"]])
+        start = float(cells[cols["start_unix"]] or "nan")
+        duration = float(cells[cols["duration_s"]] or "nan")
+        compute = float(cells[cols["compute_s"]] or "nan")
+    except (UnicodeDecodeError, ValueError, IndexError):
+        return None
+    if not (0 <= rank < MAX_RANKS) or step < 0 or step > 1 << 53:
+        return None
+    if not (math.isfinite(duration) and duration >= 0) or not (math.isfinite(compute) or math.isnan(compute)):
+        return None
+    if compute < 0 or (math.isfinite(start) and not 0 <= start < 1e11):
+        return None
+    host = gpu = None
+    if "host" in cols and cols["host"] < len(cells):
+        h = cells[cols["host"]].strip()
+        host = h[:253] if h and h.isprintable() else None
+    if "local_gpu" in cols and cols["local_gpu"] < len(cells):
+        g = cells[cols["local_gpu"]].strip()
+        gpu = int(g) if g.isdigit() and len(g) < 5 else None
+    return Row(step, rank, start, duration, compute, host, gpu)
+
+
+@dataclass
+class _Pending:
+    duration: np.ndarray
+    compute: np.ndarray
+    start: float = math.inf
+    count: int = 0
+
+
+@dataclass
+class StepAssembler:
+    """Whole steps from rows of many ranks, in step order (``ready``)."""
+
+    lag: int = 2
+    max_pending: int = 256
+    n_ranks: int = 0
+    hosts: dict[int, str] = field(default_factory=dict)
+    gpus: dict[int, int] = field(default_factory=dict)
+    emitted: int = -1  # last step handed out
+    emitted_start: float = -math.inf
+    last_seen: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    pending: dict[int, _Pending] = field(default_factory=dict)
+    late_rows: int = 0
+    placement_changed: bool = False
+
+    def _grow(self, n: int) -> None:
+        if n <= self.n_ranks:
+            return
+        self.last_seen = np.concatenate([self.last_seen, np.full(n - self.n_ranks, -1, dtype=np.int64)])
+        for p in self.pending.values():
+            p.duration = np.concatenate([p.duration, np.full(n - self.n_ranks, np.nan, np.float32)])
+            p.compute = np.concatenate([p.compute, np.full(n - self.n_ranks, np.nan, np.float32)])
+        self.n_ranks = n
+
+    def add(self, rows: list[Row]) -> None:
+        for r in rows:
+            if r.step <= self.emitted:
+                if math.isfinite(r.start) and r.start > self.emitted_start:
+                    # a run that started after the last step handed out: a restart from a checkpoint
+                    self.emitted = r.step - 1
+                    self.pending = {s: p for s, p in self.pending.items() if s < r.step}
+                    self.last_seen[:] = -1
+                else:
+                    self.late_rows += 1
+                    continue
+            self._grow(r.rank + 1)
+            if r.host is not None:
+                if self.hosts.get(r.rank, r.host) != r.host:
+                    self.placement_changed = True
+                self.hosts[r.rank] = r.host
+            if r.gpu is not None:
+                self.gpus[r.rank] = r.gpu
+            p = self.pending.get(r.step)
+            if p is None:
+                p = self.pending[r.step] = _Pending(
+                    np.full(self.n_ranks, np.nan, np.float32), np.full(self.n_ranks, np.nan, np.float32)
+                )
+            if math.isnan(p.duration[r.rank]):
+                p.count += 1
+            p.duration[r.rank] = r.duration
+            p.compute[r.rank] = r.compute
+            if math.isfinite(r.start):
+                p.start = min(p.start, r.start)
+            self.last_seen[r.rank] = max(self.last_seen[r.rank], r.step)
+
+    def ready(self) -> list[tuple[int, float, np.ndarray, np.ndarray]]:
+        """Complete steps in order: (step, start, durations, computes), each of ``n_ranks``."""
+        out = []
+        while self.pending:
+            s = min(self.pending)
+            p = self.pending[s]
+            moved_on = int((self.last_seen > s + self.lag).sum())
+            if (
+                p.count < self.n_ranks
+                and moved_on * 2 < self.n_ranks
+                and len(self.pending) <= self.max_pending
+            ):
+                break
+            del self.pending[s]
+            self.emitted = s
+            if math.isfinite(p.start):
+                self.emitted_start = p.start
+            out.append((s, p.start if math.isfinite(p.start) else math.nan, p.duration, p.compute))
+        return out
+
+    def placement(self) -> tuple[list[str] | None, list[int] | None]:
+        if not self.n_ranks or len(self.hosts) < self.n_ranks:
+            return None, None
+        hosts = [self.hosts[r] for r in range(self.n_ranks)]
+        gpus = [self.gpus.get(r, -1) for r in range(self.n_ranks)]
+        return hosts, gpus
+
+    # -- persistence: the pending steps travel with the detector's state -------------------
+    def to_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        steps = sorted(self.pending)
+        meta = {
+            "lag": self.lag,
+            "n_ranks": self.n_ranks,
+            "hosts": {str(k): v for k, v in self.hosts.items()},
+            "gpus": {str(k): v for k, v in self.gpus.items()},
+            "emitted": self.emitted,
+            "emitted_start": self.emitted_start if math.isfinite(self.emitted_start) else None,
+            "steps": steps,
+            "starts": [
+                self.pending[s].start if math.isfinite(self.pending[s].start) else None for s in steps
+            ],
+            "counts": [self.pending[s].count for s in steps],
+        }
+        shape = (len(steps), self.n_ranks)
+        arrays = {
+            "asm_last_seen": self.last_seen,
+            "asm_duration": np.array([self.pending[s].duration for s in steps], np.float32).reshape(shape),
+            "asm_compute": np.array([self.pending[s].compute for s in steps], np.float32).reshape(shape),
+        }
+        return meta, arrays
+
+    @classmethod
+    def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> StepAssembler:
+        a = cls(lag=int(meta["lag"]))
+        a.n_ranks = int(meta["n_ranks"])
+        if not 0 <= a.n_ranks <= MAX_RANKS:
+            raise ValueError("watch state: rank count out of range")
+        a.hosts = {int(k): str(v) for k, v in meta["hosts"].items()}
+        a.gpus = {int(k): int(v) for k, v in meta["gpus"].items()}
+        a.emitted = int(meta["emitted"])
+        a.emitted_start = float(meta["emitted_start"]) if meta["emitted_start"] is not None else -math.inf
+        a.last_seen = np.asarray(arrays["asm_last_seen"], dtype=np.int64)
+        dur, comp = arrays["asm_duration"], arrays["asm_compute"]
+        if (
+            a.last_seen.shape != (a.n_ranks,)
+            or dur.shape != (len(meta["steps"]), a.n_ranks)
+            or comp.shape != dur.shape
+        ):
+            raise ValueError("watch state: pending steps do not match the rank count")
+        for i, s in enumerate(meta["steps"]):
+            st = meta["starts"][i]
+            a.pending[int(s)] = _Pending(
+                dur[i].copy(),
+                comp[i].copy(),
+                float(st) if st is not None else math.inf,
+                int(meta["counts"][i]),
+            )
+        return a
