@@ -179,9 +179,11 @@ class WatchDetector:
         self.var = np.zeros(r)
         self.nb = np.zeros(r, dtype=np.int32)
         self.h = np.full(r, np.inf)
+        self.h2 = np.full(r, np.inf)
         self._warm_buf: np.ndarray | None = None  # (warmup_steps, ranks) while warming up
         self._warm_i = 0
         self.c = np.zeros(r)
+        self.c_sum = np.zeros(r)
         self.c_zero = np.zeros(r, dtype=np.int64)  # last step the CUSUM was at 0 (onset - 1)
         self.b = np.zeros(r)
         self.prev_exc = np.zeros(r, dtype=bool)
@@ -283,7 +285,9 @@ class WatchDetector:
         self.seg_t = 0
         self._warm_buf, self._warm_i = None, 0
         self.h[:] = np.inf
+        self.h2[:] = np.inf
         self.c[:] = 0.0
+        self.c_sum[:] = 0.0
         self.b[:] = 0.0
         self.n_exc[:] = 0
         self.exc_run[:] = 0
@@ -324,6 +328,7 @@ class WatchDetector:
         self.nb = np.where(ok, nb, 0).astype(np.int32)
         self._thresholds()
         self.c[:] = 0.0
+        self.c_sum[:] = 0.0
         self.c_zero[:] = step
         self.b[:] = 0.0
         self.b_zero[:] = step
@@ -361,6 +366,7 @@ class WatchDetector:
         kz = np.maximum(self.k / sig, 0.25)
         hz = np.log(self.arl0 * 2.0 * kz * kz) / (2.0 * kz) - 1.166
         self.h = np.maximum(hz, 3.0) * sig
+        self.h2 = 2.0 * self.h
 
     def _monitor(
         self, x: np.ndarray, valid: np.ndarray, n_valid: int, step: int, start: float
@@ -379,8 +385,14 @@ class WatchDetector:
         c += rc
         c -= self.k
         np.maximum(c, 0.0, out=c)
+        # capped at twice the interval: a rank that recovers is back at 0 in about 2h/k steps,
+        # and may re-arm (the cap is above the interval, so it never hides a finding)
+        np.minimum(c, self.h2, out=c)
         zero = c == 0.0
         self.c_zero[zero] = step
+        # the mean lateness since the CUSUM last left 0: the effect a finding reports
+        self.c_sum += np.minimum(r, cfg.spike_effect)
+        self.c_sum[zero] = 0.0
         # ... and a rank above the stall cut for sustain_steps steps running is slow, not stalling
         self.exc_run += exc
         self.exc_run[~exc] = 0
@@ -416,7 +428,7 @@ class WatchDetector:
             self._thresholds()
         # hysteresis: an opened rank re-arms after rearm_steps healthy steps
         if self.opened.any():
-            healthy = zero & bz & valid
+            healthy = (c < 0.5 * self.h) & (b < 0.5 * self.h_stall) & valid
             self.quiet = np.where(healthy, self.quiet + 1, 0).astype(np.int32)
             rearm = self.opened & (self.quiet >= cfg.rearm_steps)
             self.opened[rearm] = False
@@ -427,6 +439,13 @@ class WatchDetector:
         if not new.any():
             return []
         idx = np.flatnonzero(new)
+        if self._host_members:  # the ranks of a host already found are part of that finding
+            folded = self.host_opened[np.maximum(self._host_code[idx], 0)] & (self._host_code[idx] >= 0)
+            self.opened[idx[folded]] = True
+            self.quiet[idx[folded]] = 0
+            idx = idx[~folded]
+            if idx.size == 0:
+                return []
         if idx.size > cfg.max_findings_per_step:  # many ranks at once: one fleet-wide finding
             self.opened[idx] = True
             self.quiet[idx] = 0
@@ -436,7 +455,7 @@ class WatchDetector:
                 step=step,
                 start_unix=start,
                 onset_step=int(self.c_zero[idx].min()) + 1,
-                effect=float(np.median(c[idx] / np.maximum(step - self.c_zero[idx], 1) + self.k)),
+                effect=float(np.median(self.c_sum[idx] / np.maximum(step - self.c_zero[idx], 1))),
                 ranks=[int(j) for j in idx[:256]],
                 evidence={"ranks_affected": int(idx.size)},
             )
@@ -477,7 +496,7 @@ class WatchDetector:
                         step,
                         start,
                         int(self.c_zero[j]) + 1,
-                        float(c[j] / run + self.k) / float(self.mu[j]),
+                        float(self.c_sum[j] / run) / float(self.mu[j]),
                         {
                             "cusum": round(float(c[j]), 4),
                             "threshold": round(float(self.h[j]), 4),
@@ -543,7 +562,12 @@ class WatchDetector:
                         start_unix=start,
                         onset_step=int(self.c_zero[bad].min()) + 1,
                         effect=round(
-                            float(np.median(self.c[bad] / np.maximum(step - self.c_zero[bad], 1))) + self.k, 4
+                            float(
+                                np.median(
+                                    self.c_sum[bad] / np.maximum(step - self.c_zero[bad], 1) / self.mu[bad]
+                                )
+                            ),
+                            4,
                         ),
                         host=self._host_names[code],
                         ranks=[int(j) for j in bad],
@@ -600,7 +624,7 @@ class WatchDetector:
 
     # -- persistence ---------------------------------------------------------------------------
     _ARRAYS = (
-        "mu", "var", "nb", "h", "c", "c_zero", "b", "prev_exc", "exc_run", "n_exc", "b_zero", "miss_run",
+        "mu", "var", "nb", "h", "c", "c_sum", "c_zero", "b", "prev_exc", "exc_run", "n_exc", "b_zero", "miss_run",
         "opened", "quiet", "host_opened", "host_quiet", "ring", "gpus", "_host_code",
     )  # fmt: skip
     _SCALARS = (
@@ -643,15 +667,15 @@ class WatchDetector:
             with np.load(io.BytesIO(data), allow_pickle=False) as z:
                 meta = json.loads(bytes(z["meta"]).decode())
                 arrays = {k: z[k] for k in (*cls._ARRAYS, "warm_buf")}
-        except (
-            OSError,
-            ValueError,
-            KeyError,
-            zipfile.BadZipFile,
-            UnicodeDecodeError,
-            json.JSONDecodeError,
-        ) as exc:
+        except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError) as exc:
             raise ValueError(f"not a watch state: {exc}") from None
+        try:
+            return cls._restore(meta, arrays, cfg)
+        except (KeyError, TypeError, IndexError, AttributeError) as exc:
+            raise ValueError(f"not a watch state: {type(exc).__name__} {exc}") from None
+
+    @classmethod
+    def _restore(cls, meta: dict, arrays: dict[str, np.ndarray], cfg: WatchConfig | None) -> WatchDetector:
         if not isinstance(meta, dict) or meta.get("version") != _STATE_VERSION:
             raise ValueError("not a watch state of this version")
         r = int(meta["n_ranks"])
@@ -670,6 +694,7 @@ class WatchDetector:
         for k, v in meta["scalars"].items():
             if k in cls._SCALARS:
                 setattr(det, k, type(getattr(det, k))(v) if v is not None else v)
+        det.h2 = 2.0 * det.h
         warm = arrays["warm_buf"]
         if warm.shape[0]:
             if warm.shape != (det.cfg.warmup_steps, r):
