@@ -58,6 +58,8 @@ _STATE_VERSION = 1
 #: sigma against a reference of about 1 sigma needs six such steps running to open; a 5%
 #: slowdown still gains about a sigma per step.
 CLIP = 2.5
+#: A slowdown finding needs at least this many steps of evidence at the full clipped increment.
+MIN_RUN = 4
 
 
 @dataclass(frozen=True)
@@ -365,7 +367,8 @@ class WatchDetector:
         sig = np.sqrt(self.var)
         kz = np.maximum(self.k / sig, 0.25)
         hz = np.log(self.arl0 * 2.0 * kz * kz) / (2.0 * kz) - 1.166
-        self.h = np.maximum(hz, 3.0) * sig
+        # ... and needs MIN_RUN such steps at least: one step, however late, is a hiccup
+        self.h = np.maximum(np.maximum(hz, 3.0) * sig, MIN_RUN * self.k)
         self.h2 = 2.0 * self.h
 
     def _monitor(
@@ -375,7 +378,7 @@ class WatchDetector:
         t = self.t
         r = np.where(valid, x - self.mu, 0.0)
         sig = np.sqrt(self.var)
-        lim = CLIP * sig
+        lim = np.maximum(CLIP * sig, 2.0 * self.k)  # a very steady rank still gains k per slow step
         rc = np.clip(r, -lim, lim)
         # A stall step is the stall detector's evidence, neutral here: a data-loader hiccup of a
         # few steps neither raises nor lowers suspicion of a sustained slowdown.
