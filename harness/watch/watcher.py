@@ -202,9 +202,12 @@ class Watcher:
 
     def _advance(self, st: _JobState) -> list[Finding]:
         rows = st.follower.poll()
-        if rows:
+        if len(rows) or rows.placement:
             st.dirty = True
             st.assembler.add(rows)
+            if st.assembler.restarted:  # a restart may come with another placement: read it again
+                st.assembler.restarted = False
+                st.follower.want_placement = True
         found: list[Finding] = []
         asm = st.assembler
         for step, start, dur, comp in asm.ready():
