@@ -94,3 +94,44 @@ def test_a_straggler_no_rule_catches_is_found_by_watch_investigated_and_notified
     finally:
         receiver.shutdown()
         rec.close()
+
+
+@pytest.mark.slow
+def test_serve_killed_and_restarted_resumes_watching_without_a_second_opening(
+    server,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    from .recorded import synthetic_steps
+
+    ranks = 16
+    folder = tmp_path / "jobs" / "llm-y"
+    rec = RecordedJob(folder, [f"gpu-{r // 8}" for r in range(ranks)], [r % 8 for r in range(ranks)])
+    steps = list(synthetic_steps(200, ranks, seed=5, slow={3: 1.09}, slow_from=60))
+    for s in steps[:120]:
+        rec.write(*s)
+    srv = server(extra=f'[watch]\njobs_dir = "{tmp_path / "jobs"}"\npoll_s = 0.2\n')
+    srv.start()
+    deadline = time.monotonic() + 60
+    invs: list[dict] = []
+    while time.monotonic() < deadline and not invs:
+        invs = srv.get("/api/v1/investigations").json()["investigations"]
+        time.sleep(0.3)
+    assert len(invs) == 1, srv.log()[-2000:]
+    first = srv.get(f"/api/v1/investigations/{invs[0]['id']}").json()["alerts"]
+    srv.kill9()  # no clean shutdown: the watcher's state is whatever it last saved
+    for s in steps[120:]:
+        rec.write(*s)
+    srv.start()
+    state = tmp_path / "watch"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # until the restarted watcher has read the last step
+        if b'"emitted": %d' % steps[-1][0] in b"".join(p.read_bytes() for p in state.glob("*.npz")):
+            break
+        time.sleep(0.3)
+    else:
+        raise AssertionError("the restarted watcher did not catch up; " + srv.log()[-2000:])
+    invs = srv.get("/api/v1/investigations").json()["investigations"]
+    assert len(invs) == 1
+    after = srv.get(f"/api/v1/investigations/{invs[0]['id']}").json()["alerts"]
+    assert [a["fingerprint"] for a in after] == [a["fingerprint"] for a in first]
+    rec.close()
