@@ -22,9 +22,9 @@ quartiles of the same evenly spread rank sample, ``_scan._sample``) and its CUSU
 * **Stopped ranks:** no value for ``stop_steps`` steps running while nearly all peers report.
 * **Slow from the start:** at the end of each warm-up, ranks whose level is above the fleet by
   ``min_effect`` and by a Bonferroni z over ranks.
-* **Whole-job slowdowns:** the 25th percentile of the step times of the last ``job_window`` steps
+* **Whole-job slowdowns:** the 20th percentile of the step times of the last ``job_window`` steps
   against the job's own baseline (checkpoint, evaluation and stalled steps only add time to some
-  steps: up to three quarters of the window can be such steps),
+  steps: a burst of hiccups may cover three quarters of the window),
   ``job_min_effect`` or more for ``job_confirm`` steps in a row.
 * **What is never judged:** steps where many ranks leave their band together (checkpoints,
   evaluations: the fleet moved, not a rank) and the first ``settle_steps + warmup_steps`` steps
@@ -86,10 +86,10 @@ class WatchConfig:
     #: A rank above the stall cut this many steps running is slow (a hiccup lasts fewer).
     sustain_steps: int = 8
     #: Steps of the job's rolling median step time, and steps in a row above the effect to open.
-    job_window: int = 15
-    job_confirm: int = 3
+    job_window: int = 31
+    job_confirm: int = 5
     #: The job's step time is this quantile of the window's step times.
-    job_quantile: float = 0.25
+    job_quantile: float = 0.2
     #: A step where more than this share of the rank sample is out of band moved as a fleet
     #: (checkpoint, evaluation): no rank is judged on it.
     fleet_event_fraction: float = 0.02
