@@ -1,7 +1,8 @@
 """Following a job folder as the step recorder writes it, and assembling whole steps.
 
 :class:`FolderFollower` reads the new complete lines of ``steps-rank<NNNNN>.csv`` (one file per
-rank, :mod:`forensic.record`) or of one merged ``steps.csv``, from byte offsets it keeps, so a
+rank, :mod:`forensic.record`), of a merged ``steps.csv`` or of ``steps-<name>.csv`` files holding
+several ranks each, from byte offsets it keeps, so a
 resumed watcher reads on where it stopped. It never writes, never follows a symbolic link, reads at
 most ``max_bytes`` per file per poll and skips lines longer than ``MAX_LINE`` and rows that do not
 parse (a truncated last line waits for its newline).
@@ -30,6 +31,9 @@ __all__ = ["Batch", "FolderFollower", "Row", "StepAssembler", "MAX_RANKS", "MAX_
 MAX_RANKS = 1 << 20
 MAX_LINE = 4096
 _RANK_FILE = re.compile(r"^steps-rank(\d{1,7})\.csv$")
+#: Any other step file: ``steps.csv``, or ``steps-<name>.csv`` holding the rows of several ranks
+#: (one file per host costs a poll 8 times fewer files than one per rank).
+_STEP_FILE = re.compile(r"^steps(-[A-Za-z0-9._-]{1,128})?\.csv$")
 _NEEDED = ("step", "rank", "start_unix", "duration_s", "compute_s")
 
 
@@ -142,9 +146,7 @@ class FolderFollower:
         try:
             with os.scandir(self.folder) as it:
                 for e in it:
-                    if (e.name == "steps.csv" or _RANK_FILE.match(e.name)) and e.is_file(
-                        follow_symlinks=False
-                    ):
+                    if _STEP_FILE.match(e.name) and e.is_file(follow_symlinks=False):
                         try:
                             out.append((e.name, e.stat(follow_symlinks=False).st_size))
                         except OSError:
@@ -175,7 +177,7 @@ class FolderFollower:
                 parts.append(self._slow(chunk, cols))
             if self.want_placement and "host" in cols:
                 lines = chunk.split(b"\n")[:-1]
-                for line in lines if name == "steps.csv" else lines[-1:]:
+                for line in lines[-1:] if _RANK_FILE.match(name) else lines:
                     row = _parse(line, cols) if len(line) <= MAX_LINE else None
                     if row is not None and row.host is not None:
                         placement[row.rank] = (row.host, row.gpu)

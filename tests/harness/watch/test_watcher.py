@@ -75,6 +75,7 @@ def test_the_follower_waits_for_a_whole_line_and_skips_what_does_not_parse(tmp_p
     (tmp_path / "steps-rank00001.csv").write_bytes(b"\x00\xff\xfe" * 5000 + b"\n" + os.urandom(3000))
     (tmp_path / "steps-rank00002.csv").symlink_to("/etc/passwd")
     (tmp_path / "steps-rank00003.csv").write_text("no,header,here\n1,2,3\n")
+    (tmp_path / "notes.csv").write_text(head + "9,0,1700000000,1.0,0.8,,,,h1,0\n")  # not a step file
     rows = f.poll()
     assert sorted(rows.step.tolist()) == [2, 7] and f.bad_lines >= 6
     # the same lines in a file of the recorder's column order take numpy's path: same refusals
@@ -206,3 +207,25 @@ def test_the_alert_is_a_valid_webhook_alert() -> None:
     a = payload.alerts[0]
     assert a.job == "job-a" and a.hosts == ["gpu-7"] and a.alertname == ALERTNAME
     assert "gpu-7" in a.annotations["summary"] and a.starts_unix == pytest.approx(1.75e9)
+
+
+def test_files_of_several_ranks_each_read_as_the_per_rank_files_do(tmp_path: Path) -> None:
+    per_rank, per_host = tmp_path / "a", tmp_path / "b"
+    rec = _job(per_rank)
+    steps = list(synthetic_steps(4, R, seed=6))
+    for s in steps:
+        rec.write(*s)
+    per_host.mkdir()
+    head = (per_rank / "steps-rank00000.csv").read_text().splitlines()[0]
+    for h in sorted(set(HOSTS)):
+        lines = [
+            ln
+            for r in range(R)
+            if HOSTS[r] == h
+            for ln in (per_rank / f"steps-rank{r:05d}.csv").read_text().splitlines()[1:]
+        ]
+        (per_host / f"steps-{h}.csv").write_text("\n".join([head, *lines]) + "\n")
+    a, b = FolderFollower(per_rank).poll(), FolderFollower(per_host).poll()
+    assert len(a) == len(b) == 4 * R and a.placement == b.placement
+    ka, kb = np.lexsort((a.rank, a.step)), np.lexsort((b.rank, b.step))
+    np.testing.assert_array_equal(a.compute[ka], b.compute[kb])
