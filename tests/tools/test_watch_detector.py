@@ -184,6 +184,17 @@ def test_a_rank_opens_again_only_after_it_was_healthy_for_rearm_steps() -> None:
     assert [(f.kind, f.rank) for _, f in again] == [("rank_slowdown", 9)]
 
 
+def test_a_host_opens_again_after_its_ranks_were_healthy_for_rearm_steps() -> None:
+    det, job = detector(WatchConfig(rearm_steps=150)), Job(17)
+    run(det, job, 200)
+    slow = np.ones(R)
+    slow[8:16] = 1.12
+    kinds = lambda found: [f.kind for _, f in found if f.kind != "job_slowdown"]  # noqa: E731
+    assert "host_slowdown" in kinds(run(det, job, 150, factor=slow))
+    assert kinds(run(det, job, 400)) == []
+    assert "host_slowdown" in kinds(run(det, job, 150, factor=slow))
+
+
 def test_the_state_round_trips_and_the_resumed_detector_finds_the_same() -> None:
     det, job = warm(14, steps=300)
     data = det.to_bytes()

@@ -197,7 +197,6 @@ class WatchDetector:
         self.quiet = np.zeros(r, dtype=np.int32)
         # per host / job
         self.host_opened = np.zeros(len(self._host_names), dtype=bool)
-        self.host_quiet = np.zeros(len(self._host_names), dtype=np.int32)
         self.ring = np.full(cfg.job_window, np.nan)
         self.job_base = math.nan
         self.job_run = 0
@@ -434,7 +433,12 @@ class WatchDetector:
             healthy = (c < 0.5 * self.h) & (b < 0.5 * self.h_stall) & valid
             self.quiet = np.where(healthy, self.quiet + 1, 0).astype(np.int32)
             rearm = self.opened & (self.quiet >= cfg.rearm_steps)
-            self.opened[rearm] = False
+            if rearm.any():
+                self.opened[rearm] = False
+                if self._host_members:  # a host re-arms with the last of its ranks
+                    known = self._host_code >= 0
+                    still = np.bincount(self._host_code[self.opened & known], minlength=len(self._host_names))
+                    self.host_opened &= still > 0
         shift = (c > self.h) | (self.exc_run >= cfg.sustain_steps)
         stall = b > self.h_stall
         stopped = self.miss_run >= cfg.stop_steps
@@ -556,7 +560,6 @@ class WatchDetector:
             suspect = self.opened[members] | (self.c[members] > 0.5 * self.h[members])
             if members.size >= 2 and suspect.sum() >= max(2, math.ceil(members.size / 2)):
                 self.host_opened[code] = True
-                self.host_quiet[code] = 0
                 bad = members[suspect]
                 out.append(
                     Finding(
@@ -628,7 +631,7 @@ class WatchDetector:
     # -- persistence ---------------------------------------------------------------------------
     _ARRAYS = (
         "mu", "var", "nb", "h", "c", "c_sum", "c_zero", "b", "prev_exc", "exc_run", "n_exc", "b_zero", "miss_run",
-        "opened", "quiet", "host_opened", "host_quiet", "ring", "gpus", "_host_code",
+        "opened", "quiet", "host_opened", "ring", "gpus", "_host_code",
     )  # fmt: skip
     _SCALARS = (
         "job_base", "job_run", "job_opened", "job_quiet", "job_onset", "t", "seg_t", "segments",
