@@ -190,7 +190,8 @@ class Service:
         def jobs() -> list[WatchedJob]:
             named = {j.name for j in fixed}
             found = [j for j in jobs_in(w.jobs_dir) if j.name not in named] if w.jobs_dir else []
-            return fixed + found
+            named |= {j.name for j in found}
+            return fixed + found + [j for j in jobs_in(self.pushed_dir()) if j.name not in named]
 
         return Watcher(
             jobs,
@@ -200,6 +201,16 @@ class Service:
             job_label=cfg.grouping.job_labels[0],
             poll_s=w.poll_s,
         )
+
+    def pushed_dir(self) -> Path:
+        """Where steps pushed over HTTP are kept as step files (harness/watch/pushed.py)."""
+        assert self.cfg.watch is not None and self.cfg.watch.state_dir is not None
+        return self.cfg.watch.state_dir / "pushed"
+
+    def push_steps(self, job: str, body: bytes) -> int:
+        from forensic.harness.watch.pushed import append_pushed
+
+        return append_pushed(self.pushed_dir(), job, body)
 
     def _watch_sink(self, alerts: list[dict[str, Any]]) -> None:
         """Watch findings enter through the alerts' own intake: grouped, deduplicated, committed."""

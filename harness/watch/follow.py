@@ -162,7 +162,11 @@ class FolderFollower:
         fast: list[bytes] = []
         parts: list[Batch] = []
         placement: dict[int, tuple[str, int | None]] = {}
-        for name, size in self._entries():
+        entries = self._entries()
+        if len(entries) < len(self._files):  # files removed (rotated away): forget their offsets
+            present = {n for n, _ in entries}
+            self._files = {k: v for k, v in self._files.items() if k in present}
+        for name, size in entries:
             f = self._files.setdefault(name, _File())
             if size == f.offset:
                 continue

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -229,3 +230,57 @@ def test_files_of_several_ranks_each_read_as_the_per_rank_files_do(tmp_path: Pat
     assert len(a) == len(b) == 4 * R and a.placement == b.placement
     ka, kb = np.lexsort((a.rank, a.step)), np.lexsort((b.rank, b.step))
     np.testing.assert_array_equal(a.compute[ka], b.compute[kb])
+
+
+def test_steps_pushed_over_http_are_watched_like_a_job_folder(app_client, tmp_path: Path) -> None:  # noqa: F811
+    from tests.harness.service.conftest import auth
+
+    c, svc = app_client(extra=f'[watch]\njobs_dir = "{tmp_path / "none"}"\npoll_s = 0.1\n')
+    head = "step,rank,start_unix,duration_s,compute_s,host,local_gpu\n"
+    steps = list(synthetic_steps(160, R, seed=3, slow={21: 1.08}, slow_from=80))
+    for i in range(0, len(steps), 40):  # four pushes of 40 steps each
+        body = head + "".join(
+            f"{s},{r},{t:.6f},{d[r]:.6f},{cp[r]:.6f},{HOSTS[r]},{GPUS[r]}\n"
+            for s, t, d, cp in steps[i : i + 40]
+            for r in range(R)
+        )
+        got = c.post("/api/v1/watch/steps?job=llm-p", content=body, headers=auth("alertmanager"))
+        assert got.status_code == 202 and got.json()["accepted_rows"] == 40 * R, got.text
+    deadline = time.monotonic() + 30
+    invs: list = []
+    while time.monotonic() < deadline and not invs:
+        invs = svc.store.investigations(status=None, job="llm-p", since=None, until=None, limit=10)
+        time.sleep(0.1)
+    assert len(invs) == 1
+    alerts = svc.store.alerts_of(invs[0]["id"])
+    assert [(a["alertname"], a["labels"]["rank"]) for a in alerts][:1] == [(ALERTNAME, "21")]
+    # refusals: a viewer may not push, a bad job name or a body without the header is one line
+    assert c.post("/api/v1/watch/steps?job=x", content=head, headers=auth("vic")).status_code == 403
+    bad = c.post("/api/v1/watch/steps?job=../x", content=head, headers=auth("alertmanager"))
+    assert bad.status_code == 422 and "job name" in bad.text
+    assert (
+        c.post("/api/v1/watch/steps?job=x", content="1,2,3\n", headers=auth("alertmanager")).status_code
+        == 422
+    )
+    hostile = head + "1,0,1,1,1,h,0\n" + "2,-1,1,1,1,h,0\n" + "3,0,1,nan,1,h,0\n" + "\x00\x01,\n"
+    assert (
+        c.post("/api/v1/watch/steps?job=y", content=hostile, headers=auth("alertmanager")).json()[
+            "accepted_rows"
+        ]
+        == 1
+    )
+
+
+def test_pushed_files_rotate_and_only_the_newest_are_kept(tmp_path: Path, monkeypatch) -> None:
+    from forensic.harness.watch import pushed
+
+    monkeypatch.setattr(pushed, "ROTATE_BYTES", 2000)
+    head = "step,rank,start_unix,duration_s,compute_s\n"
+    f = FolderFollower(tmp_path / "j")
+    seen = 0
+    for s in range(40):
+        assert pushed.append_pushed(tmp_path, "j", (head + f"{s},0,{1e9 + s},1.0,0.5\n" * 40).encode()) == 40
+        seen += len(f.poll())  # the watcher reads every file before it is dropped
+    files = sorted(p.name for p in (tmp_path / "j").iterdir())
+    assert len(files) <= pushed.KEEP_FILES and files[-1] > "steps-pushed-000003.csv"
+    assert seen == 40 * 40
