@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.harness.service.conftest import server  # noqa: F401  (the real server fixture)
+
 from .recorded import RecordedJob, synthetic_steps
 
 
@@ -57,3 +59,24 @@ def test_bench_watch_json_has_exactly_the_promised_keys(tmp_path: Path) -> None:
     assert list(r) == ["ranks", "per_step_ms", "healthy_days", "false_alarms", "faults"]
     assert r["ranks"] == 64 and r["healthy_days"] > 0.19 and r["per_step_ms"] > 0
     assert [set(f) for f in r["faults"]] == [{"kind", "detected", "detect_delay_steps"}] * 6
+
+
+def test_watch_posts_to_a_running_service_and_a_second_run_opens_nothing_more(server, tmp_path: Path) -> None:  # noqa: F811
+    ranks = 16
+    rec = RecordedJob(tmp_path / "job", [f"n{r // 8}" for r in range(ranks)], [r % 8 for r in range(ranks)])
+    for s in synthetic_steps(150, ranks, seed=9, slow={11: 1.1}, slow_from=70):
+        rec.write(*s)
+    srv = server().start()
+    token = srv.folder / "alertmanager.token"  # a webhook-role user of that service
+    args = ("watch", "--job", f"llm-z={tmp_path / 'job'}", "--state", str(tmp_path / "st"), "--once")
+    args += ("--service", srv.url, "--token-file", str(token))
+    for _ in range(2):
+        done = _cli(*args, tmp=tmp_path)
+        assert done.returncode == 0 and done.stdout == "", done.stderr
+    (st,) = [tmp_path / "st" / p for p in os.listdir(tmp_path / "st") if p.endswith(".npz")]
+    st.unlink()  # state lost: everything is read and sent again, and intake knows every fingerprint
+    assert _cli(*args, tmp=tmp_path).returncode == 0
+    invs = srv.get("/api/v1/investigations?job=llm-z").json()["investigations"]
+    assert len(invs) == 1
+    alerts = srv.get(f"/api/v1/investigations/{invs[0]['id']}").json()["alerts"]
+    assert "11" in [a["labels"].get("rank") for a in alerts] and all(a["receipts"] == 2 for a in alerts)
