@@ -37,6 +37,7 @@ _COMMANDS = (
     "worker",
     "evidence",
     "db",
+    "watch",
 )
 
 

@@ -257,6 +257,23 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
         """Alertmanager's webhook (version 4), exactly as it sends it. 202 after a durable write."""
         return await accept_alerts(request)
 
+    @app.post("/api/v1/watch/steps", status_code=202, tags=["intake"])
+    async def push_steps(request: Request, job: Annotated[str, Query(max_length=200)]) -> dict[str, Any]:
+        """Per-rank step rows (the step recorder's CSV, header first) for the watcher (docs/watch.md)."""
+        user = _user(request.headers.get("authorization"), "webhook")
+        if svc.watcher is None:
+            raise Problem(404, "this service has no [watch]: it does not follow jobs")
+        body, too_big = await read_capped(request)
+        if too_big:
+            raise Problem(413, too_big)
+        from forensic.harness.watch.pushed import PushError
+
+        try:
+            n = await asyncio.to_thread(svc.push_steps, job, body)
+        except PushError as exc:
+            raise Problem(422, str(exc)) from None
+        return {"accepted_rows": n, "job": job, "user": user.name}
+
     # -- investigations --------------------------------------------------------------------
     def _summary(r: dict[str, Any]) -> dict[str, Any]:
         return {

@@ -36,6 +36,10 @@ Example (every key but ``[[users]]`` has a default)::
     keep = 1000          # the newest this many ...
     keep_days = 30       # ... and none older than this
 
+    [watch]              # follow live jobs; open investigations for what no alert catches
+    jobs_dir = "/shared/jobs"           # every subfolder with steps-rank*.csv is a job (or [[watch.jobs]])
+    min_effect = 0.03                   # smallest rank slowdown that opens (docs/watch.md)
+
     [fleet]              # alerts that map to no bundle are investigated live on this fleet
     file = "/etc/forensic/fleet.toml"   # the fleet file of ``forensic investigate --fleet``
     lookback_s = 3600                   # window: this long before the first alert's startsAt ...
@@ -168,6 +172,55 @@ class Fleet(_Strict):
     )
 
 
+class WatchJob(_Strict):
+    """A job ``forensic watch`` follows inside the service."""
+
+    name: str = Field(min_length=1, max_length=200, description="The job's name: its alerts' job label.")
+    dir: Path = Field(description="The folder its ranks' step recorder writes (steps-rank*.csv).")
+
+
+class Watch(_Strict):
+    """Follow live jobs and open investigations for the degradations no alert catches (docs/watch.md)."""
+
+    jobs: list[WatchJob] = Field(default_factory=list, description="Jobs to follow, by name and folder.")
+    jobs_dir: Path | None = Field(
+        None, description="Every subfolder of this folder holding step files is a job named after it."
+    )
+    poll_s: float = Field(5.0, ge=0.05, le=3600, description="Seconds between reads of the job folders.")
+    state_dir: Path | None = Field(
+        None,
+        description="Where each job's position and state are kept (default: watch/ beside the database).",
+    )
+    min_effect: float = Field(0.03, gt=0, lt=1, description="Smallest sustained rank slowdown that opens.")
+    spike_effect: float = Field(0.20, gt=0, lt=10, description="A step this much slower is a stall.")
+    job_min_effect: float = Field(0.05, gt=0, lt=1, description="Smallest whole-job slowdown that opens.")
+    alpha: float = Field(0.01, gt=0, lt=1, description="False openings per horizon_steps over the fleet.")
+    horizon_steps: int = Field(1_000_000, ge=1000, description="The horizon alpha is spent over.")
+    warmup_steps: int = Field(24, ge=4, le=10_000, description="Steps that estimate each rank's baseline.")
+    rearm_steps: int = Field(1000, ge=1, description="Healthy steps before a subject may open again.")
+
+    @model_validator(mode="after")
+    def _some_job(self) -> Watch:
+        if not self.jobs and self.jobs_dir is None:
+            raise ValueError("name [[watch.jobs]] or watch.jobs_dir")
+        if self.spike_effect <= self.min_effect:
+            raise ValueError("spike_effect must exceed min_effect")
+        return self
+
+    def detector_config(self) -> Any:
+        from forensic.tools.detectors.watch import WatchConfig
+
+        return WatchConfig(
+            min_effect=self.min_effect,
+            spike_effect=self.spike_effect,
+            job_min_effect=self.job_min_effect,
+            alpha=self.alpha,
+            horizon_steps=self.horizon_steps,
+            warmup_steps=self.warmup_steps,
+            rearm_steps=self.rearm_steps,
+        )
+
+
 class ServeConfig(_Strict):
     """Everything ``forensic serve`` reads from serve.toml."""
 
@@ -187,6 +240,7 @@ class ServeConfig(_Strict):
     executors: Path | None = Field(
         None, description="executors.toml: lets approvers carry out approved proposals."
     )
+    watch: Watch | None = Field(None, description="Jobs followed by the built-in watcher (docs/watch.md).")
 
     @model_validator(mode="after")
     def _evidence_named(self) -> ServeConfig:
@@ -208,6 +262,12 @@ def _rebase(cfg: ServeConfig, base: Path) -> ServeConfig:
         b.path = fix(b.path)
     if cfg.fleet is not None:
         cfg.fleet.file = fix(cfg.fleet.file)
+    if cfg.watch is not None:
+        for j in cfg.watch.jobs:
+            j.dir = fix(j.dir)
+        if cfg.watch.jobs_dir is not None:
+            cfg.watch.jobs_dir = fix(cfg.watch.jobs_dir)
+        cfg.watch.state_dir = fix(cfg.watch.state_dir or cfg.database.parent / "watch")
     return cfg
 
 

@@ -118,6 +118,9 @@ class Service:
             keep=self.live.keep,
         )
         self.writer: IntakeWriter | None = None
+        self.watcher: Any = None
+        if cfg.watch is not None:
+            self.watcher = self._make_watcher(cfg)
         self._db = db
         self._ledger: Any = None
 
@@ -176,6 +179,57 @@ class Service:
         )
         self.notifier.wake()
 
+    # -- watch -----------------------------------------------------------------------------
+    def _make_watcher(self, cfg: ServeConfig) -> Any:
+        from forensic.harness.watch import FileStateStore, WatchedJob, Watcher, jobs_in
+
+        w = cfg.watch
+        assert w is not None and w.state_dir is not None
+        fixed = [WatchedJob(j.name, j.dir) for j in w.jobs]
+
+        def jobs() -> list[WatchedJob]:
+            named = {j.name for j in fixed}
+            found = [j for j in jobs_in(w.jobs_dir) if j.name not in named] if w.jobs_dir else []
+            named |= {j.name for j in found}
+            return fixed + found + [j for j in jobs_in(self.pushed_dir()) if j.name not in named]
+
+        return Watcher(
+            jobs,
+            self._watch_sink,
+            FileStateStore(w.state_dir),
+            w.detector_config(),
+            job_label=cfg.grouping.job_labels[0],
+            poll_s=w.poll_s,
+        )
+
+    def pushed_dir(self) -> Path:
+        """Where steps pushed over HTTP are kept as step files (harness/watch/pushed.py)."""
+        assert self.cfg.watch is not None and self.cfg.watch.state_dir is not None
+        return self.cfg.watch.state_dir / "pushed"
+
+    def push_steps(self, job: str, body: bytes) -> int:
+        from forensic.harness.watch.pushed import append_pushed
+
+        return append_pushed(self.pushed_dir(), job, body)
+
+    def _watch_sink(self, alerts: list[dict[str, Any]]) -> None:
+        """Watch findings enter through the alerts' own intake: grouped, deduplicated, committed."""
+        import json
+
+        body = {
+            "version": "4",
+            "status": "firing",
+            "receiver": "forensic-watch",
+            "groupKey": "watch",
+            "alerts": alerts,
+        }
+        payload = Payload.model_validate(body)
+        for a in payload.alerts:
+            a.map_labels(self.cfg.grouping.job_labels)
+        if self.writer is None:
+            raise RuntimeError("the service is not started")
+        self.writer.submit("watch", json.dumps(body), payload).result(timeout=60)
+
     # -- life ------------------------------------------------------------------------------
     def start(self) -> None:
         # SQLite serves one process: what that process was running when it died is runnable again.
@@ -185,8 +239,12 @@ class Service:
         self.writer = IntakeWriter(self._ingest)
         self.notifier.start()
         self.pool.start()
+        if self.watcher is not None:
+            self.watcher.start()
 
     def stop(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
         if self.writer:
             self.writer.close()
         self.pool.stop()
