@@ -324,7 +324,7 @@ class Bundle(SourceBase):
     # -- what is in the bundle (window, placement and host info come from SourceBase) -------
     def host_names(self) -> list[str]:
         """Hosts named by topology.json (file order) then any other node folder."""
-        # Listed once: a recorded bundle does not change, and tools ask on every call (issue 16).
+        # Listed once: a recorded bundle does not change, and tools ask on every call.
         cached = self.__dict__.get("_host_names")
         if cached is None:
             names: list[str] = []

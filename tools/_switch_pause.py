@@ -1,4 +1,4 @@
-"""Switch ports as pause origins (issue 11m item 3).
+"""Switch ports as pause origins: where a PFC storm starts, read from the switches' side.
 
 PFC is hop by hop: a port transmits PAUSE when the buffer behind it fills. A host NIC that cannot
 drain transmits pauses into its leaf (``tx_prioN_pause`` rising on the host, Rx PFC on the leaf

@@ -21,7 +21,7 @@ def as_text(text: object) -> str:
 
 def _split_lazily(text: str, keep_ends: bool) -> Iterator[str]:
     """``text.split("\\n")`` (or with the ``\\n`` kept, as ``io.StringIO`` iterates) one line at a
-    time: a 250 MB text is not copied into a list of millions of strings (issue 10)."""
+    time: a 250 MB text is not copied into a list of millions of strings."""
     start, n = 0, len(text)
     while True:
         end = text.find("\n", start)

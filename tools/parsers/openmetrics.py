@@ -5,7 +5,7 @@ Per the bundle's reading rules a family's ``# TYPE`` is only a hint (dcgm-export
 snmp_exporter count without ``_total`` and may say ``gauge``), so series are matched by sample
 name and counters are recognised from their values (:func:`is_counter_like`).
 
-Linear time, compact memory (issue 10): each line is split with ``str.find`` and a few anchored
+Linear time, compact memory (a fleet's metrics file runs to hundreds of MB): each line is split with ``str.find`` and a few anchored
 matches. A sample costs 20 bytes (series id, timestamp and value appended to three typed arrays
 that grow in chunks); a series costs its label text once (the raw ``name{labels}`` key, interned
 per name) and a few ints. After the last line the samples are sorted by (series, time) once with
