@@ -139,3 +139,24 @@ print(json.dumps({{"status": r.status_code}}))
     )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.splitlines()[-1])["status"] == 200
+
+
+def test_the_public_api_loads_on_use_and_import_forensic_stays_free(tmp_path: Path) -> None:
+    out = _python(
+        """
+import json, sys
+import forensic
+light = sorted(m for m in sys.modules if m.startswith(("forensic.", "pydantic", "langgraph", "numpy")))
+exported = {name: getattr(forensic, name).__module__ for name in forensic.__all__ if name != "__version__"}
+print(json.dumps({"light": light, "exported": exported, "dir": dir(forensic) == sorted(forensic.__all__),
+                  "listed": sorted(forensic.__all__) == sorted(["__version__", *forensic._EXPORTS])}))
+""",
+        tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout.splitlines()[-1])
+    assert got["light"] == []  # the step recorder inside a training job pays for nothing
+    assert got["dir"] and got["listed"]
+    # every public name resolves to a module of its own layer (a tool's base, the sandbox, ...)
+    assert {"Tool", "register", "Investigator", "load_failure_graph", "ForensicError"} <= set(got["exported"])
+    assert all(m.startswith("forensic.") for m in got["exported"].values())
