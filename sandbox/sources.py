@@ -29,7 +29,8 @@ from forensic.names import is_host_name
 
 if TYPE_CHECKING:
     from forensic.sandbox.bundle import Bundle, HostInfo, Incident, Topology
-    from forensic.tools.parsers.openmetrics import MetricSet, Series
+
+    from forensic.openmetrics import MetricSet, Series
 
 Snapshot = Literal["now", "before"]
 
@@ -364,8 +365,7 @@ class OpenMetricsFiles(MetricSets):
     SUFFIXES = (".om", ".prom", ".txt")
 
     def __init__(self, bundle: Bundle) -> None:
-        # The parser lives with the other parsers in tools/; the source only hands its output on.
-        from forensic.tools.parsers.openmetrics import parse_openmetrics
+        from forensic.openmetrics import parse_openmetrics
 
         sets, errors = [], []
         # Text the counter scan already read (small files only) is parsed from memory: no file is

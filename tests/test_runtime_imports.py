@@ -127,7 +127,8 @@ for name in ("fastapi", "matplotlib", "prometheus_client"):
     sys.modules[name] = None
 from starlette.testclient import TestClient
 from forensic.sandbox import Bundle
-from forensic.sandbox.agent import make_app, replay_agent
+from forensic.sandbox.agent import replay_agent
+from forensic.harness.node_agent import make_app
 bundle = Bundle({str(EXAMPLE)!r})
 host = bundle.host_names()[0]
 app = make_app(replay_agent(bundle, host, "t" * 32))

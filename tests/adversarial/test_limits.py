@@ -150,7 +150,8 @@ class _HugeFiles:
 
 
 def test_item9_collect_caps_bytes_per_host_and_per_collection_and_says_so(tmp_path: Path) -> None:
-    from forensic.sandbox.agent import Agent, AgentServer
+    from forensic.harness.node_agent import AgentServer
+    from forensic.sandbox.agent import Agent
 
     token = "limits-token-0123456789abcdef"
     (tmp_path / "token").write_text(token)

@@ -24,7 +24,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from forensic.sandbox.agent import AgentLimits, AgentServer, replay_agent
+from forensic.harness.node_agent import AgentServer
+from forensic.sandbox.agent import AgentLimits, replay_agent
 
 from tests.conftest import HOSTS
 
