@@ -39,7 +39,7 @@ with contextlib.redirect_stdout(buf):
     except SystemExit as exc:
         assert not exc.code, exc.code
 verdict = json.loads(buf.getvalue())["verdict"]["root_cause"]
-loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("openai", "pandas", "numba", "llvmlite")
+loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("openai", "pandas", "numba", "llvmlite", "fastapi", "matplotlib")
                 or m.startswith("forensic.evals"))
 print(json.dumps({{"verdict": verdict, "loaded": loaded}}))
 """,
