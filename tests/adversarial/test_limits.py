@@ -1,4 +1,4 @@
-"""Issue 25, items 8, 9 and 10: what a hostile input costs is bounded by a cap or the wall budget.
+"""What a hostile input costs is bounded by a cap or the wall budget.
 
 - Item 8: the wall budget bounds unpacking an archive and parsing topology.json; the unpacked total
   and the topology's size are capped, refused early with a clear error.

@@ -1,4 +1,4 @@
-"""Issue 25, the node agent (``forensic agent``): hostile requests and a start-up that says why.
+"""The node agent (``forensic agent``): hostile requests and a start-up that says why.
 
 Item 7 (agent part): deeply nested JSON, 5,000-digit integers and huge request heads get a one-line
   4xx, never a 500 with a traceback; the agent goes on serving.
