@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 OnStep = Callable[[str, str, dict[str, Any]], None]
 
 Position = Literal["new", "unfinished", "waiting", "finished"]
+Outcome = Literal["concluded", "awaiting_approval"]
 
 #: The state's lists that grow by a reducer (:class:`forensic.harness.graph.State`).
 APPEND_ONLY = frozenset({"records", "executed", "refused", "notes", "trace", "decisions"})
@@ -94,12 +95,10 @@ class Driver:
     def position(self, thread_id: str) -> Position:
         return self._position(self.snapshot(thread_id))
 
-    def outcome(
-        self, thread_id: str
-    ) -> tuple[Literal["concluded", "awaiting_approval"], dict[str, Any] | None]:
+    def outcome(self, thread_id: str) -> tuple[Outcome, dict[str, Any] | None]:
         """Whether the thread waits for a person or has concluded, and its report."""
         snap = self.snapshot(thread_id)
-        status = "awaiting_approval" if "approval_gate" in (snap.next or ()) else "concluded"
+        status: Outcome = "awaiting_approval" if "approval_gate" in (snap.next or ()) else "concluded"
         return status, snap.values.get("report")
 
     # -- running ----------------------------------------------------------------------------------
