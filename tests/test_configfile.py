@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from forensic.configfile import load_toml, read_toml
 from pydantic import BaseModel, Field, model_validator
+
+from forensic.configfile import load_toml, read_toml
 
 
 class Oops(Exception):
@@ -23,7 +24,7 @@ class Conf(BaseModel):
     inner: Inner
 
     @model_validator(mode="after")
-    def _named(self) -> "Conf":
+    def _named(self) -> Conf:
         if self.name == "bad":
             raise ValueError("a name that is refused")
         return self
@@ -49,12 +50,17 @@ def test_a_good_file_loads_with_extra_keys_merged(tmp_path: Path) -> None:
         ("", "x.toml: name: Field required"),
         ("name = ", "x.toml: not valid TOML ("),
         (b"\xff\xfe\x00binary", "x.toml: cannot read: "),
-        ('name = "a"\n[inner]\nurl = "u"\nport = 0\n', "x.toml: inner.port: Input should be greater than or equal to 1"),
+        (
+            'name = "a"\n[inner]\nurl = "u"\nport = 0\n',
+            "x.toml: inner.port: Input should be greater than or equal to 1",
+        ),
         ('name = "bad"\n[inner]\nurl = "u"\n', "x.toml: (top level): a name that is refused"),
         ('name = "a"\n[[inner]]\nurl = "u"\n', "x.toml: inner: Input should be a valid dictionary"),
     ],
 )
-def test_every_failure_is_one_line_naming_the_file(tmp_path: Path, data: bytes | str | None, message: str) -> None:
+def test_every_failure_is_one_line_naming_the_file(
+    tmp_path: Path, data: bytes | str | None, message: str
+) -> None:
     p = tmp_path / "x.toml" if data is None else _file(tmp_path, data)
     with pytest.raises(Oops) as err:
         load_toml(p, Conf, error=Oops, what="widget file")

@@ -6,9 +6,10 @@ import math
 from datetime import UTC, datetime
 
 import pytest
-from forensic.times import MAX_TIME_TEXT, parse_time
 from hypothesis import given
 from hypothesis import strategies as st
+
+from forensic.times import MAX_TIME_TEXT, parse_time
 
 NOON = datetime(2024, 5, 1, 12, 0, tzinfo=UTC).timestamp()
 

@@ -40,7 +40,9 @@ def require_extra(extra: str, command: str, *modules: str) -> None:
         try:
             importlib.import_module(name)
         except ImportError:
-            _fail(2, f"{command} needs {name}, which is not installed: pip install 'forensic-harness[{extra}]'")
+            _fail(
+                2, f"{command} needs {name}, which is not installed: pip install 'forensic-harness[{extra}]'"
+            )
 
 
 @app.callback()
