@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-#: The live run may take at most this many times the replay run (issue 12).
+#: The live run may take at most this many times the replay run: reading over HTTP may cost more than a file, not another order of magnitude.
 TARGET_RATIO = 3.0
 
 

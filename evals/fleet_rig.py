@@ -316,7 +316,8 @@ class FleetRig:
 def _serve_agents(bundle: str, token_file: str, hosts: list[str]) -> None:
     """Worker: one replay agent per host on 127.0.0.1, 'host url' lines, 'ready', then serve until
     standard input closes."""
-    from forensic.sandbox.agent import AgentLimits, AgentServer, read_token_file, replay_agent
+    from forensic.harness.node_agent import AgentServer
+    from forensic.sandbox.agent import AgentLimits, read_token_file, replay_agent
 
     b = Bundle(bundle)
     token = read_token_file(token_file)

@@ -26,7 +26,7 @@ from typing import Any
 
 #: Root causes investigated at every size; --causes overrides.
 CAUSES = ("pcie_downtrain", "hbm_degradation", "link_degradation")
-#: Bars from issue 16.
+#: Bars a 16,384-rank investigation must stay under (docs/fleet-scale.md).
 TARGET_WALL_S = 15.0
 TARGET_RSS_MB = 2048.0
 TARGET_EXPONENT = 0.8
@@ -78,7 +78,7 @@ def investigate_once(case: Path) -> dict[str, Any]:
     sweeps = [(e.get("data") or {}).get("sweep") for e in report.get("evidence", [])]
     sweeps = [s for s in sweeps if s]
     return {
-        # The most hosts one sampled sweep read, of how many (issue 16: suspects plus a fixed sample).
+        # The most hosts one sampled sweep read, of how many (suspects plus a fixed sample).
         "sweep_hosts_read": max((s["hosts_read"] for s in sweeps), default=None),
         "sweep_hosts_total": max((s["hosts_total"] for s in sweeps), default=None),
         "open_s": round(open_s, 3),

@@ -29,7 +29,7 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from forensic.sandbox.errors import SettingsError
+from forensic.errors import SettingsError
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 

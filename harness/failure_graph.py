@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from forensic.sandbox import PlaybookError
 from forensic.tools.base import ComponentKind, Signal
@@ -29,6 +29,10 @@ log = logging.getLogger(__name__)
 PLAYBOOK_DIR = Path(str(resources.files("forensic.playbooks")))
 
 Match = Literal["component", "host", "host_shared", "job", "any"]
+
+#: A word people use for a cause in a question: lower case, matched as the start of a word
+#: ("network" also matches "networking").
+Word = Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]{0,31}$")]
 
 
 class Test(BaseModel):
@@ -94,6 +98,12 @@ class RootCauseSpec(BaseModel):
     tests: list[Test] = Field(default_factory=list, description="Discriminating tests.")
     confirm: Confirm = Field(default_factory=Confirm, description="Confirmation rule.")
     remediation: list[Remediation] = Field(default_factory=list, description="Remediation templates.")
+    words: list[Word] = Field(
+        default_factory=list,
+        max_length=64,
+        description="Words people use for this cause in a question ('why not the network?'): chat's why-not "
+        "matching reads them, so a new cause needs no code. A word several causes share names them all.",
+    )
     straggler_kinds: list[ComponentKind] = Field(
         default_factory=list,
         description="Kinds of part through which this cause slows a job only by making that part's ranks compute late "
@@ -115,6 +125,10 @@ class FailureGraph(BaseModel):
 
     triage: list[str] = Field(description="Tools run before any hypothesis exists.")
     sweeps: list[str] = Field(description="Fleet-wide tools for when targeted tests are not enough.")
+    host_tools: list[str] = Field(
+        default_factory=list,
+        description="Tools chat runs on a host it is asked about when no evidence covers that host yet.",
+    )
     symptoms: dict[str, NodeSpec]
     mechanisms: dict[str, NodeSpec]
     root_causes: dict[str, RootCauseSpec]
@@ -124,6 +138,13 @@ class FailureGraph(BaseModel):
     @property
     def folder(self) -> str | None:
         return self._folder
+
+    def vocabulary(self) -> dict[str, list[str]]:
+        """Root cause -> the words people use for it (its playbook's ``words``), the likelier
+        (higher prior) causes first: chat names them in that order."""
+        return {
+            rc.id: list(rc.words) for rc in sorted(self.root_causes.values(), key=lambda r: (-r.prior, r.id))
+        }
 
     def digest(self) -> str:
         """A short hash of the whole graph: a thread records it, so that it is continued with the same one."""
@@ -196,7 +217,7 @@ def _check_vocabulary(
     known = ", ".join(sorted(emits))
     every = frozenset().union(*emits.values())
     graph_path, graph_text = texts[""]
-    for key in ("triage", "sweeps"):
+    for key in ("triage", "sweeps", "host_tools"):
         for tool in getattr(graph, key):
             if tool not in emits:
                 where = _line(graph_text, rf"^\s*{key}\s*=")

@@ -8,20 +8,26 @@
 
 The state is plain JSON (so any checkpointer can store it); the bundle and the tools live in
 the :class:`Investigator`, rebuilt from ``bundle_path`` when a thread is resumed. Nodes have no
-side effects outside the state, so LangGraph may re-run any of them on resume.
+side effects outside the state, so LangGraph may re-run any of them on resume. The append-only
+lists (evidence, executed calls, refusals, notes, trace, decisions) are declared with a reducer:
+a node returns only what it adds, and no node can rewrite what an earlier step recorded.
+
+How a thread is started, continued, resumed and decided is :mod:`forensic.harness.driver`.
 """
 
 from __future__ import annotations
 
 import logging
+import operator
 import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from forensic.harness import approvals, ledger
 from forensic.harness.budget import Limits, Usage, exhausted
+from forensic.harness.driver import Driver, OnStep
 from forensic.harness.failure_graph import (
     FailureGraph,
     Hypothesis,
@@ -44,28 +50,30 @@ from langgraph.types import interrupt
 
 log = logging.getLogger(__name__)
 
-#: Progress callback: (node name, "start" with the node's input state or "end" with its update).
-OnStep = Callable[[str, str, dict[str, Any]], None]
+__all__ = ["Investigator", "OnStep", "State"]
 
 
 class State(TypedDict, total=False):
     bundle_path: str
     incident_id: str
     planner: str
-    records: list[dict[str, Any]]
-    executed: list[list[Any]]
-    refused: list[dict[str, Any]]
+    #: The evidence ledger: each tool call appends one record (``ev-N``), never edits one.
+    records: Annotated[list[dict[str, Any]], operator.add]
+    #: (tool, host) of every call that ran, so the planner does not repeat one.
+    executed: Annotated[list[list[Any]], operator.add]
+    #: Calls refused by validation or the sandbox policy, answered from here if asked again.
+    refused: Annotated[list[dict[str, Any]], operator.add]
     pending: dict[str, Any] | None
     usage: dict[str, Any]
     limits: dict[str, Any]
     stop_reason: str | None
     budget_exhausted: str | None
-    notes: list[str]
+    notes: Annotated[list[str], operator.add]
     report: dict[str, Any] | None
     await_approval: bool
-    decisions: list[dict[str, Any]]
+    decisions: Annotated[list[dict[str, Any]], operator.add]
     hypotheses: list[dict[str, Any]]
-    trace: list[dict[str, Any]]
+    trace: Annotated[list[dict[str, Any]], operator.add]
     symptom: str
     planner_state: dict[str, Any]
     playbooks: dict[str, Any]
@@ -158,6 +166,7 @@ class Investigator:
         self.audit_log = audit_log
         self._belief_cache: tuple[tuple, Observation, list[Hypothesis]] | None = None
         self.app = self._build(checkpointer)
+        self.driver = Driver(self)
 
     # -- graph -----------------------------------------------------------------------------
     def _build(self, checkpointer: Any) -> Any:
@@ -187,13 +196,11 @@ class Investigator:
 
     # -- nodes -----------------------------------------------------------------------------
     def _triage(self, state: State) -> dict[str, Any]:
-        notes = list(state.get("notes") or [])
-        notes.extend(n for n in self.source.notes() if n not in notes)
-        return {
-            "notes": notes,
-            "records": state.get("records") or [],
-            "executed": state.get("executed") or [],
-        }
+        notes: list[str] = []
+        for n in self.source.notes():
+            if n not in notes and n not in (state.get("notes") or []):
+                notes.append(n)
+        return {"notes": notes}
 
     def _beliefs(self, records: list[dict[str, Any]]) -> tuple[Observation, list[Hypothesis]]:
         """Observation and beliefs for the ledger, computed once per ledger (assess and the next
@@ -243,9 +250,7 @@ class Investigator:
         self._load_planner(state)
         decision = self.planner.decide(self._view(state))
         saved = self.planner.dump_state()
-        notes = list(state.get("notes") or [])
-        for note in self.planner.drain_notes():
-            notes.append(note)
+        notes = list(self.planner.drain_notes())
         usage = Usage.model_validate(state.get("usage") or {})
         for key, value in self.planner.drain_usage().items():
             setattr(usage, key, getattr(usage, key) + value)
@@ -282,11 +287,13 @@ class Investigator:
         records = state.get("records") or []
         usage = Usage.model_validate(state.get("usage") or {})
         usage.tool_calls += 1  # an invalid call counts too: a model must not probe for free
-        executed = list(state.get("executed") or [])
-        refused = list(state.get("refused") or [])
+        executed: list[list[Any]] = []
+        refused: list[dict[str, Any]] = []
         index = len(records) + 1
         key = call_key(call.tool, call.args)
-        earlier = next((Refusal.model_validate(r) for r in refused if r["key"] == key), None)
+        earlier = next(
+            (Refusal.model_validate(r) for r in state.get("refused") or [] if r["key"] == key), None
+        )
         if earlier is not None:
             # Refused once, refused again: answered from the refusal, never run a second time.
             record = ledger.make_record(
@@ -299,7 +306,7 @@ class Investigator:
                     data={"refused": earlier.evidence},
                 ),
             )
-            return {"records": ledger.append(records, record), "usage": usage.model_dump(), "pending": None}
+            return {"records": ledger.added(records, record), "usage": usage.model_dump(), "pending": None}
         try:
             tool = get_tool(call.tool)
             args = tool.validate(call.args)
@@ -348,7 +355,7 @@ class Investigator:
             },
         )
         return {
-            "records": ledger.append(records, record),
+            "records": ledger.added(records, record),
             "usage": usage.model_dump(),
             "executed": executed,
             "refused": refused,
@@ -358,13 +365,9 @@ class Investigator:
     def _assess(self, state: State) -> dict[str, Any]:
         view = self._view(state)
         last = (state.get("records") or [{}])[-1]
-        trace = [
-            *(state.get("trace") or []),
-            {"evidence": last.get("id"), "top": _summary(view.hypotheses, 3)},
-        ]
         return {
             "hypotheses": _summary(view.hypotheses),
-            "trace": trace,
+            "trace": [{"evidence": last.get("id"), "top": _summary(view.hypotheses, 3)}],
             "symptom": symptom_of(self.failure_graph, view, self.source),
         }
 
@@ -417,7 +420,7 @@ class Investigator:
             approvals.append_audit(self.audit_log, audit)
         return {
             "report": report.to_json_dict(),
-            "decisions": [*(state.get("decisions") or []), *(a.model_dump() for a in audit)],
+            "decisions": [a.model_dump() for a in audit],
         }
 
     @staticmethod
@@ -449,139 +452,27 @@ class Investigator:
             playbooks={"folder": self.failure_graph.folder, "digest": self.failure_graph.digest()},
         )
 
-    def check_playbooks(self, thread_id: str, values: dict[str, Any]) -> None:
-        """Refuse to go on with a thread under other playbooks than the ones it was investigated with
-        (its hypotheses and proposals name their root causes). Threads saved before this was
-        recorded are not checked."""
-        saved = values.get("playbooks") or {}
-        if not saved.get("digest") or saved["digest"] == self.failure_graph.digest():
-            return
-        folder = saved.get("folder")
-        where = f"the playbooks in {folder}" if folder else "the shipped playbooks"
-        how = f"pass --playbooks {folder}" if folder else "leave out --playbooks"
-        same_folder = folder == self.failure_graph.folder
-        raise ForensicError(
-            f"thread {thread_id!r} was investigated with {where}"
-            + (", which have changed since" if same_folder else "")
-            + f"; to continue it, {'restore them' if same_folder else how}"
-        )
-
     def config(self, thread_id: str | None = None) -> dict[str, Any]:
         return {
             "configurable": {"thread_id": thread_id or f"{self.source.incident.id}-{uuid.uuid4().hex[:8]}"},
             "recursion_limit": self.recursion_limit(),
         }
 
-    def _drive(self, inp: Any, cfg: dict[str, Any], on_step: OnStep | None) -> dict[str, Any]:
-        """Run the graph to its next stop; with ``on_step``, report each node as it starts and ends."""
-        if on_step is None:
-            return self.app.invoke(inp, cfg)
-        final: dict[str, Any] = {}
-        for mode, ev in self.app.stream(inp, cfg, stream_mode=["tasks", "values"]):
-            if mode == "values":
-                final = ev
-            elif "result" in ev:
-                on_step(ev["name"], "end", ev.get("result") or {})
-            else:
-                on_step(ev["name"], "start", ev.get("input") or {})
-        return final
-
     def run(
         self, *, thread_id: str | None = None, await_approval: bool = False, on_step: OnStep | None = None
     ) -> dict[str, Any]:
-        """Investigate to the end (or to the approval gate) and return the report dict."""
-        final = self._drive(
-            self.initial_state(await_approval=await_approval), self.config(thread_id), on_step
-        )
-        return final["report"]
+        """Investigate to the end (or to the approval gate) and return the report dict
+        (:meth:`Driver.run <forensic.harness.driver.Driver.run>`)."""
+        return self.driver.run(thread_id=thread_id, await_approval=await_approval, on_step=on_step)
 
     def decide(
         self, thread_id: str, decisions: list[approvals.Decision | dict[str, Any]]
     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """Hand a person's decisions to a thread waiting at the approval gate.
-
-        Returns the updated report and the audit entries of these decisions (refusals included).
-        """
-        from langgraph.types import Command
-
-        cfg = self.config(thread_id)
-        snapshot = self.app.get_state(cfg)
-        if "approval_gate" not in (snapshot.next or ()):
-            raise ForensicError(f"thread {thread_id!r} is not waiting for an approval")
-        self.check_playbooks(thread_id, snapshot.values)
-        raw = [d.model_dump() if isinstance(d, approvals.Decision) else d for d in decisions]
-        final = self.app.invoke(Command(resume=raw), cfg)
-        return final["report"], (final.get("decisions") or [])[-len(decisions) :]
+        """A person's decisions for a thread at the approval gate (:meth:`Driver.decide
+        <forensic.harness.driver.Driver.decide>`): the updated report and these decisions' audit entries."""
+        return self.driver.decide(thread_id, decisions)
 
     def resume(self, thread_id: str, on_step: OnStep | None = None) -> dict[str, Any]:
-        """Continue a checkpointed thread from whatever was saved, wherever a kill landed.
-
-        A kill between a step's writes and its checkpoint leaves a snapshot with no ``next`` but
-        with finished tasks; ``invoke(None)`` applies those writes and goes on. A thread waiting
-        at the approval gate is left waiting: a decision counts only through a completed
-        :meth:`decide`, never through a resume (a crashed ``approve`` may have saved its value).
-        A thread that ended because a budget ran out continues when this investigator's limits
-        leave room in that budget; otherwise the report comes back unchanged with a note that says
-        why it did not continue.
-        """
-        cfg = self.config(thread_id)
-        snapshot = self.app.get_state(cfg)
-        if not snapshot.values and not snapshot.next:
-            raise ForensicError(f"no checkpoint for thread {thread_id!r} (nothing was saved; run it again)")
-        if snapshot.values.get("bundle_path") and not _same_source(snapshot.values, self.source):
-            raise ForensicError(
-                f"thread {thread_id!r} investigates {snapshot.values.get('incident_id')!r} at "
-                f"{snapshot.values['bundle_path']}, not this bundle: refusing to mix two incidents"
-            )
-        self.check_playbooks(thread_id, snapshot.values)
-        at_gate = "approval_gate" in (snapshot.next or ()) or any(
-            t.name == "approval_gate" for t in snapshot.tasks
-        )
-        if at_gate and snapshot.values.get("report"):
-            return snapshot.values["report"]
-        if snapshot.next or snapshot.tasks or not snapshot.values.get("report"):
-            final = self._drive(None, cfg, on_step)
-            if not final.get("report"):
-                raise ForensicError(f"thread {thread_id!r} could not be finished from its checkpoint")
-            return final["report"]
-        values = snapshot.values
-        why_not = self._why_not_continue(values)
-        if why_not is not None:
-            report = dict(values["report"])
-            report["notes"] = [*report.get("notes", []), f"not continued: {why_not}"]
-            return report
-        # Back to the planner with the larger budget: as if the last assessment had just finished.
-        self.app.update_state(
-            cfg,
-            {
-                "budget_exhausted": None,
-                "stop_reason": None,
-                "report": None,
-                "pending": None,
-                "limits": self.limits.model_dump(),
-            },
-            as_node="assess",
-        )
-        return self._drive(None, cfg, on_step)["report"]
-
-    def _why_not_continue(self, values: dict[str, Any]) -> str | None:
-        """None when a finished thread can go on under this investigator's limits, else why not."""
-        spent = values.get("budget_exhausted")
-        if not spent:
-            return f"the investigation had finished ({values.get('stop_reason') or 'concluded'}); a larger budget changes nothing"
-        usage = Usage.model_validate(values.get("usage") or {})
-        if exhausted(usage, self.limits) is not None:
-            left = exhausted(usage, self.limits)
-            used = getattr(usage, left)
-            return (
-                f"the {left} budget ran out at {used:g} and the new limit {getattr(self.limits, left):g} leaves nothing more; "
-                f"pass a larger --budget-{left.replace('_', '-').replace('llm-', '')}"
-            )
-        return None
-
-
-def _same_source(values: dict[str, Any], source: EvidenceSource) -> bool:
-    return (
-        str(values.get("bundle_path")) == str(source.locator)
-        and str(values.get("incident_id", source.incident.id)) == source.incident.id
-    )
+        """Continue a checkpointed thread from wherever a kill landed, or with a larger budget
+        (:meth:`Driver.resume <forensic.harness.driver.Driver.resume>`)."""
+        return self.driver.resume(thread_id, on_step)

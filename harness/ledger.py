@@ -27,9 +27,15 @@ def make_record(index: int, tool: str, args: dict[str, Any], result: ToolResult)
 
 def append(records: list[dict[str, Any]], record: EvidenceRecord) -> list[dict[str, Any]]:
     """A new list with ``record`` appended; earlier records are never touched."""
+    return [*records, *added(records, record)]
+
+
+def added(records: list[dict[str, Any]], record: EvidenceRecord) -> list[dict[str, Any]]:
+    """The update that appends ``record`` to ``records`` through the graph state's reducer: a list
+    of that one record, after the same check as :func:`append`."""
     if any(r["id"] == record.id for r in records):
         raise ValueError(f"evidence id {record.id} already in the ledger")
-    return [*records, record.model_dump(mode="json")]
+    return [record.model_dump(mode="json")]
 
 
 def by_id(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

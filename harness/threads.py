@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from forensic.times import parse_time
+
 
 class ThreadSummary(BaseModel):
     """One investigation, as ``forensic list`` shows it."""
@@ -45,7 +47,8 @@ def latest_values(saver: Any, thread: str) -> tuple[dict[str, Any], datetime] | 
     if tup is None:
         return None
     ts = tup.checkpoint.get("ts")
-    when = datetime.fromisoformat(ts) if ts else datetime.now(UTC)
+    t = parse_time(ts)
+    when = datetime.fromtimestamp(t, UTC) if t is not None else datetime.now(UTC)
     return dict(tup.checkpoint.get("channel_values") or {}), when
 
 

@@ -12,7 +12,6 @@ import os
 import shutil
 import time
 import weakref
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -30,6 +29,8 @@ from forensic.sandbox.host import ReplayHost, ReplaySwitch
 from forensic.sandbox.sources import SourceBase
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from forensic.times import parse_time
+
 SCHEMA = "forensic.bundle/v1"
 #: The most GPUs per host a bundle may claim (real hosts hold 4 to 16).
 MAX_GPUS_PER_NODE = 1024
@@ -37,31 +38,6 @@ MAX_GPUS_PER_NODE = 1024
 #: about 40 MB; a larger file is not used (placement comes from nodes/), and parsing it would cost
 #: about 12x its size in memory.
 MAX_TOPOLOGY_BYTES = 64 * 1024 * 1024
-
-
-def parse_time(value: Any) -> float | None:
-    """Unix seconds from unix seconds (int, float or numeric string) or ISO 8601 (``Z`` = UTC)."""
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        try:
-            t = float(value)
-        except OverflowError:
-            return None
-        return t if math.isfinite(t) else None
-    text = str(value).strip()[:64]
-    try:
-        t = float(text)
-        return t if math.isfinite(t) else None
-    except ValueError:
-        pass
-    try:
-        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if dt.tzinfo is None:  # the spec says every time is UTC
-        dt = dt.replace(tzinfo=UTC)
-    return dt.timestamp()
 
 
 class _Loose(BaseModel):
@@ -348,7 +324,7 @@ class Bundle(SourceBase):
     # -- what is in the bundle (window, placement and host info come from SourceBase) -------
     def host_names(self) -> list[str]:
         """Hosts named by topology.json (file order) then any other node folder."""
-        # Listed once: a recorded bundle does not change, and tools ask on every call (issue 16).
+        # Listed once: a recorded bundle does not change, and tools ask on every call.
         cached = self.__dict__.get("_host_names")
         if cached is None:
             names: list[str] = []

@@ -36,7 +36,6 @@ import re
 import ssl
 import threading
 import time
-import tomllib
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -71,8 +70,9 @@ from forensic.sandbox.sources import (
     SourceBase,
     step_file_names,
 )
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from forensic.configfile import load_toml
 from forensic.names import is_host_name
 
 _JOB = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
@@ -208,21 +208,7 @@ class FleetConfig(_Strict):
 def load_fleet(path: Path | str) -> FleetConfig:
     """Parse and validate a fleet file; :class:`FleetFileError` with file and key on any problem."""
     path = Path(path)
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise FleetFileError(f"{path}: no such fleet file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FleetFileError(f"{path}: cannot read: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise FleetFileError(f"{path}: not valid TOML ({exc})") from None
-    try:
-        cfg = FleetConfig.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        msg = first["msg"].removeprefix("Value error, ")
-        raise FleetFileError(f"{path}: {where}: {msg}") from None
+    cfg = load_toml(path, FleetConfig, error=FleetFileError, what="fleet file")
     return cfg.model_copy(update={"base": path.resolve().parent})
 
 

@@ -28,7 +28,7 @@ HOST_COMMANDS: dict[tuple[str, ...], str] = {
     ("ibstat",): "ibstat.txt",
     ("top", "-b", "-n", "1"): "top.txt",
     ("cat", "/proc/pressure/cpu"): "pressure-cpu.txt",
-    # issue 11: the optional host evidence the spec names (read-only commands)
+    # the optional host evidence the spec names (read-only commands)
     ("cat", "/proc/pressure/memory"): "pressure-memory.txt",
     ("cat", "/proc/pressure/io"): "pressure-io.txt",
     ("ipmitool", "sel", "elist"): "ipmitool-sel-elist.txt",
@@ -50,7 +50,7 @@ def command_file(argv: Sequence[str], table: dict[tuple[str, ...], str]) -> str:
         if not is_netdev_name(key[2]):
             raise NotAllowedError(f"ethtool -S: interface name {key[2]!r} is not a valid netdev name")
         return f"ethtool-S-{key[2]}.txt"
-    if table is HOST_COMMANDS and len(key) == 4 and key[:3] == ("ethtool", "-I", "--show-fec"):  # issue 11
+    if table is HOST_COMMANDS and len(key) == 4 and key[:3] == ("ethtool", "-I", "--show-fec"):
         if not is_netdev_name(key[3]):
             raise NotAllowedError(f"ethtool --show-fec: interface name {key[3]!r} is not a valid netdev name")
         return f"ethtool-I-show-fec-{key[3]}.txt"

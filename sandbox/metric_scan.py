@@ -1,6 +1,6 @@
 """A cheap fleet-wide pass over recorded counters: how each series of a few metrics moved in a window.
 
-Picking the hosts worth a close look (issue 16) needs, per series of a handful of metrics (the
+Picking the hosts worth a close look on a large fleet needs, per series of a handful of metrics (the
 InfiniBand error counters, the DCGM XID gauge, the ECC and row-remap counters), only its value
 before the window, its last and highest value inside it, and when it was last seen. Parsing whole
 OpenMetrics files into time series for that costs seconds per million lines; this pass streams each

@@ -124,7 +124,7 @@ class PrometheusMetrics:
         start: float | None = None,
         end: float | None = None,
     ) -> MetricRead:
-        from forensic.tools.parsers.openmetrics import Series
+        from forensic.openmetrics import Series
 
         if self._down:
             return MetricRead(unavailable=self._down)

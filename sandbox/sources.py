@@ -29,7 +29,8 @@ from forensic.names import is_host_name
 
 if TYPE_CHECKING:
     from forensic.sandbox.bundle import Bundle, HostInfo, Incident, Topology
-    from forensic.tools.parsers.openmetrics import MetricSet, Series
+
+    from forensic.openmetrics import MetricSet, Series
 
 Snapshot = Literal["now", "before"]
 
@@ -45,7 +46,7 @@ class Document:
     __slots__ = ("_lines", "_opener", "_reader", "_text", "source")
 
     #: A streamed document whose first full read stays under this many characters keeps its lines,
-    #: so parsers that each read it (NCCL, watchdog, trainer facts) read the file once (issue 16).
+    #: so parsers that each read it (NCCL, watchdog, trainer facts) read the file once.
     KEEP_CHARS = 8 * 1024 * 1024
 
     def __init__(
@@ -282,7 +283,7 @@ class SourceBase:
         return gpus_per_node(self.incident)
 
     def host_info(self, name: str) -> HostInfo | None:
-        # Indexed once: a sweep asks for every host, and a scan per call made it quadratic (issue 16).
+        # Indexed once: a sweep asks for every host, and a scan per call made it quadratic.
         cached = self.__dict__.get("_host_index")
         if cached is None or cached[0] is not self.topology:
             index: dict[str, HostInfo] = {}
@@ -308,7 +309,7 @@ class SourceBase:
 
     def _job_sets(self) -> tuple[frozenset[tuple[str, int]], frozenset[str]]:
         # Built once per rank map: tools ask per host, and rebuilding from 16,384 ranks each time
-        # made a fleet-wide sweep quadratic (issue 16).
+        # made a fleet-wide sweep quadratic.
         ranks = self.rank_map()
         cached = self.__dict__.get("_job_cache")
         if cached is None or cached[0] is not ranks:
@@ -364,12 +365,11 @@ class OpenMetricsFiles(MetricSets):
     SUFFIXES = (".om", ".prom", ".txt")
 
     def __init__(self, bundle: Bundle) -> None:
-        # The parser lives with the other parsers in tools/; the source only hands its output on.
-        from forensic.tools.parsers.openmetrics import parse_openmetrics
+        from forensic.openmetrics import parse_openmetrics
 
         sets, errors = [], []
         # Text the counter scan already read (small files only) is parsed from memory: no file is
-        # opened twice in one investigation (issue 16).
+        # opened twice in one investigation.
         kept: dict[str, bytes] = bundle.__dict__.pop("_metric_text", {})
         for rel in bundle.files("metrics", self.SUFFIXES):
             try:

@@ -134,11 +134,18 @@ def test_without_extras_the_optional_paths_say_what_to_install(
         [
             py,
             "-c",
-            "import importlib.util as u; print([m for m in ('openai', 'pandas', 'pynvml') if u.find_spec(m)])",
+            "import importlib.util as u; print([m for m in ('openai', 'pandas', 'pynvml', 'fastapi', 'matplotlib') "
+            "if u.find_spec(m)])",
         ],
         tmp_path,
     )
-    assert missing.stdout.strip() == "[]", "openai, pandas and nvidia-ml-py are extras, not dependencies"
+    assert missing.stdout.strip() == "[]", (
+        "openai, pandas, nvidia-ml-py, FastAPI and matplotlib are extras, not dependencies (a node agent needs none)"
+    )
+    serve = _run([str(env_dir / "bin" / "forensic"), "serve", "--config", "serve.toml"], tmp_path)
+    assert serve.returncode == 2 and "pip install 'forensic-harness[serve]'" in serve.stderr
+    plot = _run([str(env_dir / "bin" / "forensic"), "plot", "t", "timeline"], tmp_path)
+    assert plot.returncode == 2 and "pip install 'forensic-harness[plot]'" in plot.stderr
     bench = _run([str(env_dir / "bin" / "forensic"), "bench", "detectors"], tmp_path)
     assert bench.returncode == 2 and "pip install 'forensic-harness[bench]'" in bench.stderr
     llm = _run(

@@ -1,12 +1,12 @@
 """Read-only, typed tools over the sandbox. Importing this package registers every tool."""
 
-from forensic.tools import (  # noqa: F401  (registers)  # noqa: F401  (registers; issue 11)
+from forensic.tools import (  # noqa: F401  (imported to register each tool)
     fabric,
     gpu_health,
-    gpu_work,  # noqa: F401  (registers; issue 11h)
+    gpu_work,
     host_events,
     host_load,
-    input_pipeline,  # noqa: F401  (registers; issue 11m)
+    input_pipeline,
     job_logs,
     job_steps,
     kernel_log,

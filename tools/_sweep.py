@@ -1,7 +1,7 @@
 """Which hosts a fleet-wide sweep reads: every one on a small fleet, suspects plus a sample on a large one.
 
 A sweep (``gpu_health``, ``kernel_log``, ``job_logs``, ... with no host) used to read every host, so
-its cost grew with the fleet (issue 16). On a fleet larger than :data:`SAMPLE` plus its suspects, a
+its cost grew with the fleet. On a fleet larger than :data:`SAMPLE` plus its suspects, a
 sweep reads instead:
 
 - the **suspects**: hosts that the evidence so far names (the straggler ranks of ``job_steps`` and

@@ -59,7 +59,7 @@ INPUT_STALL = [
         ),
     ),
     ("data_time", re.compile(r"\bdata_time[=: ]{1,3}(?:[1-9]\d{0,5}|0\.[3-9])\d{0,6}\s{0,2}s", re.I)),
-    # Wider wordings (issue 11m): a loader timeout names what it waited for; c10d's "Timeout waiting
+    # Wider wordings, as real loaders and trainers phrase a stall: a loader timeout names what it waited for; c10d's "Timeout waiting
     # for key" is the rendezvous store, not input, so the object must be data-like.
     (
         "pytorch",
@@ -137,7 +137,7 @@ STORAGE = [
     ("blocked", re.compile(r"INFO: task \S{1,64}:\d{1,10} blocked for more than \d{1,6} seconds")),
 ]
 
-# --- the trainer's configuration and its work per second (issue 11 item 7) -------------------------
+# --- the trainer's configuration and its work per second -------------------------------------------
 # A key as trainers print it: at a word edge or after "_", ".", "-", "/" or a quote (Megatron's
 # ``encoder_seq_length``, torchtitan's ``training.seq_len``, ``--seq-length``, JSON ``"seq_len"``),
 # then a separator: ``=``, ``:``, a dot leader (Megatron and DeepSpeed argument dumps), spaces

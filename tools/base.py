@@ -112,7 +112,7 @@ class ToolContext:
         return self._memo[key]
 
     def peers(self, hosts: list[str], k: int | None = None) -> list[str]:
-        """``hosts`` plus a sample of the other hosts to compare them with (issue 16).
+        """``hosts`` plus a sample of the other hosts to compare them with.
 
         A one-host call judges its host against its peers; reading every peer makes the call cost
         grow with the fleet. The sample is up to ``k`` (:data:`PEER_SAMPLE`) other hosts spread

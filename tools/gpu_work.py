@@ -1,4 +1,4 @@
-"""Work per GPU per second across a relaunch, as the GPUs themselves measure it (issue 11 item 7).
+"""Work per GPU per second across a relaunch, as the GPUs themselves measure it.
 
 A job relaunched with more work per step (a larger global batch, longer sequences) takes longer
 per step while every GPU stays exactly as busy: the same tensor-pipe activity at the same SM

@@ -302,7 +302,7 @@ class JobLogs(Tool):
                 errors.append(f"job/logs/{name}: {exc}")
                 continue
             sources.append(doc.source)
-            if dropped := nccl.dropped_records() + torch.dropped_records():  # issue 10: a capped log says so
+            if dropped := nccl.dropped_records() + torch.dropped_records():  # a capped log says so
                 capped.append(
                     f"{doc.source}: {dropped} records past the per-log cap not kept "
                     "(timeout counts, completion errors per host and per-rank facts cover every line)"

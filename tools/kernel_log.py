@@ -60,7 +60,7 @@ def read_kernel_log(ctx: ToolContext, host: str) -> tuple[KernelLog, str] | None
         )
         if text.strip() and not log.events and not _KERNEL_LINE.search(text[:_SNIFF]):
             # Text with no kernel line in it is not a quiet kernel log: saying "no fault"
-            # about it would count an unreadable file as health (issue 10 item 3).
+            # about it would count an unreadable file as health.
             raise ParseError(f"{source}: no line reads as a kernel log line")
         return log, source
 
@@ -118,7 +118,7 @@ class KernelLogTool(Tool):
             log, source = got
             read_any = True
             sources.append(source)
-            # A log past the parser's per-kind event cap says so in the record (issue 10).
+            # A log past the parser's per-kind event cap says so in the record: what was dropped is not absent.
             capped.extend(f"{source}: {w}" for w in log.warnings if "per-log cap" in w)
             inv = inventory(ctx, host)
             covered.append(host)

@@ -155,7 +155,7 @@ def _read(ctx: ToolContext, host: str) -> list[NicReading]:
 
 
 def _link_forms(r: NicReading, now, before, ibdev: str, port: int, base: str) -> None:
-    """The link's other forms (issue 11m item 4): physical state (a port stuck in Polling or
+    """The link's other forms, for a link whose rate alone looks fine: physical state (a port stuck in Polling or
     LinkErrorRecovery), carrier changes of its netdev over the window (each flap is two), and
     ``ibstat`` where sysfs gave no rate or state."""
     try:

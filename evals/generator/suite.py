@@ -268,7 +268,7 @@ INCIDENTS: list[IncidentSpec] = [
         severity=1.04,
         col_compute=False,
     ),
-    # Issue 11m: presentations read more widely. An input stall only the hosts' kernels report
+    # Presentations read more widely. An input stall only the hosts' kernels report
     # (NFS not responding), with and without compute_s; NCCL with peer-to-peer copies turned off.
     _t(
         "case-033",

@@ -85,7 +85,11 @@ def command(conv: Conversation, line: str, out: Any, plot_dir: Path) -> bool:
                 f"{entry['proposal_id']} {entry['outcome']} by {entry['approver']}{extra}\n"
             )  # the stream cleaner shows controls as text
     elif cmd == "/plot" and args:
-        from forensic.harness.plots import plot as draw
+        try:
+            from forensic.harness.plots import plot as draw
+        except ImportError as exc:  # a node agent's install leaves the pictures out
+            out.write(f"cannot draw: {exc.name} is not installed: pip install 'forensic-harness[plot]'\n")
+            return True
 
         kind = args[0]
         target = plot_dir / f"{conv.thread_id}-{kind}.png"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -30,6 +31,18 @@ def _fail(code: int, message: str) -> None:
 
     sys.stderr.write(f"forensic: {' '.join(clean_text(message).split())}\n")
     raise typer.Exit(code)
+
+
+def require_extra(extra: str, command: str, *modules: str) -> None:
+    """Exit 2 with one line naming the pyproject extra when ``command`` needs a package that is not
+    installed: a node agent's install leaves out the service (``serve``) and the pictures (``plot``)."""
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            _fail(
+                2, f"{command} needs {name}, which is not installed: pip install 'forensic-harness[{extra}]'"
+            )
 
 
 @app.callback()

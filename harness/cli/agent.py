@@ -32,15 +32,9 @@ def agent(
     the TLS files, the bind); otherwise it serves until SIGINT (exit 130) or SIGTERM (ends by the
     signal, after the requests in flight).
     """
+    from forensic.harness.node_agent import check_tls, serve
     from forensic.sandbox import ForensicError
-    from forensic.sandbox.agent import (
-        check_tls,
-        live_agent,
-        parse_listen,
-        read_token_file,
-        replay_agent,
-        serve,
-    )
+    from forensic.sandbox.agent import live_agent, parse_listen, read_token_file, replay_agent
 
     cert, key = (str(tls_cert) if tls_cert else None), (str(tls_key) if tls_key else None)
     try:

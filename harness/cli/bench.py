@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ._common import _fail, bench_app
+from ._common import _fail, bench_app, require_extra
 
 
 @bench_app.command("detectors")
@@ -99,6 +99,7 @@ def bench_triage(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Alert reaching Alertmanager -> verdict and notification from forensic serve on a live fleet, no bundles."""
+    require_extra("serve", "forensic bench triage", "fastapi", "prometheus_client")
     from forensic.sandbox import ForensicError
 
     sizes = _host_sizes(hosts, 256)

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ._common import _fail, bench_app
+from ._common import _fail, bench_app, require_extra
 
 
 @bench_app.command("intake")
@@ -53,6 +53,7 @@ def bench_intake(
     ] = 1,
 ) -> None:
     """Post alerts at full speed to a fresh server (own process, temp database) and count what stuck."""
+    require_extra("serve", "forensic bench intake", "fastapi", "prometheus_client")
     if db is not None:
         _bench_pg(db, processes, alerts, concurrency, per_request, as_json, faults, repeat)
         return

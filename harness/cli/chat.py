@@ -10,7 +10,7 @@ import typer
 from forensic.harness.budget import Limits
 from forensic.sandbox import ForensicError
 
-from ._common import _checkpointer, _fail, _planner_kwargs, app, default_state_dir
+from ._common import _checkpointer, _fail, _planner_kwargs, _playbooks, app, default_state_dir
 from ._terminal import console
 
 
@@ -31,6 +31,12 @@ def chat(
         float, typer.Option(help="Working seconds for the whole conversation.", min=0.001)
     ] = 600.0,
     plot_dir: Annotated[Path, typer.Option(help="Where /plot writes its PNGs.")] = Path("."),
+    playbooks: Annotated[
+        Path | None,
+        typer.Option(
+            help="Playbook folder (graph.toml + root_causes/*.toml) to use instead of the shipped one."
+        ),
+    ] = None,
     checkpoint: Annotated[
         Path | None, typer.Option(help="SQLite checkpoint file (default: state dir).")
     ] = None,
@@ -96,6 +102,7 @@ def chat(
             checkpointer=saver,
             planner=planner,
             planner_kwargs=kwargs,
+            graph=_playbooks(playbooks),
             limits=Limits(tool_calls=budget_tool_calls, wall_s=budget_wall_s),
             audit_log=default_state_dir() / "audit.jsonl",
             thread_id=resume,

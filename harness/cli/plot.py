@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ._common import _fail, _thread_values, app
+from ._common import _fail, _thread_values, app, require_extra
 
 
 @app.command()
@@ -29,6 +29,7 @@ def plot(
     ] = None,
 ) -> None:
     """Draw a picture of an investigation: a per-rank heat map or a host's timeline."""
+    require_extra("plot", "forensic plot", "matplotlib")
     from forensic.harness.plots import KINDS
     from forensic.harness.plots import plot as draw
     from forensic.sandbox import Bundle, ForensicError

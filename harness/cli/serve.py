@@ -12,7 +12,7 @@ import typer
 from forensic.sandbox import ForensicError
 from rich.text import Text
 
-from ._common import _fail, app
+from ._common import _fail, app, require_extra
 
 
 @app.command()
@@ -40,6 +40,7 @@ def serve(
     ] = None,
 ) -> None:
     """Run the service: intake, investigations, approvals, the page, /metrics."""
+    require_extra("serve", "forensic serve", "fastapi", "prometheus_client")
     import uvicorn
     from forensic.harness.service import ConfigError, load_config
     from forensic.harness.service.api import create_app

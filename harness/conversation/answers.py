@@ -26,8 +26,6 @@ from pydantic import BaseModel, Field
 
 from .intents import Intent
 
-#: Host-scoped tools run when a question asks about a part that nothing has examined yet.
-HOST_TOOLS = ("gpu_health", "pcie_link", "kernel_log", "nic_counters", "host_load")
 HELP = (
     "I can answer: why is it slow? · which rank/host/GPU is slowest? · what about <host|GPU|NIC|rank|switch>? · "
     "why not <the network|thermal|power|PCIe|memory|...|a part>? · was there a <cooling|power|memory|...> "
@@ -244,7 +242,7 @@ def answer_slowest(ws: Workspace, intent: Intent) -> Answer:
 def _ensure_host_coverage(ws: Workspace, host: str) -> None:
     if host not in ws.ctx.hosts(None):
         return
-    for tool in HOST_TOOLS:
+    for tool in ws.graph.host_tools:  # the playbooks' graph.toml names them
         if not ws.ran(tool, host):
             ws.run(tool, {"host": host})
 

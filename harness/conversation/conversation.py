@@ -23,6 +23,7 @@ from typing import Annotated, Any, TypedDict
 
 from forensic.harness import approvals
 from forensic.harness.budget import Limits, Usage
+from forensic.harness.failure_graph import FailureGraph
 from forensic.harness.graph import Investigator
 from forensic.sandbox import ForensicError
 from langgraph.graph import END, START, StateGraph
@@ -55,12 +56,16 @@ class Conversation:
         limits: Limits | None = None,
         planner: str = "graph",
         planner_kwargs: dict[str, Any] | None = None,
+        graph: FailureGraph | None = None,
         audit_log: Path | None = None,
         thread_id: str | None = None,
         phrase: Any = None,
         approve_hint: Callable[[dict[str, Any]], str] | None = None,
     ) -> None:
-        self.inv = Investigator(bundle, planner=planner, planner_kwargs=planner_kwargs, limits=limits)
+        # The playbooks decide the causes a question can name as well as the verdict's vocabulary.
+        self.inv = Investigator(
+            bundle, planner=planner, planner_kwargs=planner_kwargs, limits=limits, graph=graph
+        )
         self.limits = limits or Limits()
         self.audit_log = audit_log
         self.phrase = phrase  # optional model phraser: (question, Answer, records) -> Answer
@@ -131,7 +136,7 @@ class Conversation:
             approve_hint=self.approve_hint,
         )
         intent = classify(
-            question, self._components, set(self.inv.failure_graph.root_causes), state.get("last_subject")
+            question, self._components, self.inv.failure_graph.vocabulary(), state.get("last_subject")
         )
         ans = build_answer(ws, intent)
         if self.phrase is not None:

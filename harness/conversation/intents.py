@@ -21,55 +21,20 @@ kind           asked as                                               answered f
 =============  =====================================================  ================================
 
 Names are matched against the incident's own hosts, GPUs, NICs, switches and ranks, never guessed:
-an unknown name is reported as unknown, not mapped to the nearest one.
+an unknown name is reported as unknown, not mapped to the nearest one. The words for causes
+("network", "thermal", "ecc") come from the playbooks (each root cause's ``words``), so a new
+root cause is one TOML file for chat too.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 Kind = Literal["why", "slowest", "about", "why_not", "whether", "changed", "todo", "show", "help"]
-
-#: Words people use for a cause, to the root causes they mean (several for a family).
-CAUSE_WORDS: dict[str, tuple[str, ...]] = {
-    "network": ("pfc_pause_storm", "link_degradation", "ecmp_hash_polarization", "nccl_misconfiguration"),
-    "fabric": ("pfc_pause_storm", "link_degradation", "ecmp_hash_polarization"),
-    "pfc": ("pfc_pause_storm",),
-    "pause": ("pfc_pause_storm",),
-    "congestion": ("pfc_pause_storm", "ecmp_hash_polarization"),
-    "ecmp": ("ecmp_hash_polarization",),
-    "link": ("link_degradation", "pcie_downtrain"),
-    "nic": ("link_degradation", "pfc_pause_storm"),
-    "infiniband": ("link_degradation",),
-    "nccl": ("nccl_misconfiguration",),
-    "thermal": ("thermal_throttle",),
-    "heat": ("thermal_throttle",),
-    "temperature": ("thermal_throttle",),
-    "hot": ("thermal_throttle",),
-    "cooling": ("thermal_throttle",),
-    "power": ("power_throttle",),
-    "pcie": ("pcie_downtrain",),
-    "memory": ("hbm_degradation",),
-    "hbm": ("hbm_degradation",),
-    "ecc": ("hbm_degradation",),
-    "xid": ("gpu_fell_off_bus", "hbm_degradation"),
-    "bus": ("gpu_fell_off_bus",),
-    "nvlink": ("nvlink_fault",),
-    "corruption": ("silent_data_corruption",),
-    "sdc": ("silent_data_corruption",),
-    "checksum": ("silent_data_corruption",),
-    "cpu": ("host_contention",),
-    "contention": ("host_contention",),
-    "host": ("host_contention",),
-    "data": ("input_pipeline_stall",),
-    "input": ("input_pipeline_stall",),
-    "dataloader": ("input_pipeline_stall",),
-    "storage": ("input_pipeline_stall",),
-    "loader": ("input_pipeline_stall",),
-}
 
 _WHY = re.compile(
     r"\b(why|what(?:'s| is)? (?:wrong|happen\w*|going on)|root cause|slow(?:ed|er)? down|diagnos\w*|cause)\b"
@@ -103,6 +68,11 @@ class Intent(BaseModel):
     unknown: str | None = Field(None, description="A name the question used that the incident does not have.")
 
 
+def _said(word: str, q: str) -> bool:
+    """``word`` begins a word of ``q`` ("network" in "networking", not in "subnetwork")."""
+    return re.search(rf"\b{re.escape(word)}\w*\b", q) is not None
+
+
 def _names(text: str) -> list[str]:
     """Tokens that look like component names (host names, host/gpuN, switch ports)."""
     return re.findall(r"[A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9._-]+)?", text)
@@ -118,9 +88,14 @@ def resolve(token: str, components: dict[str, str]) -> str | None:
 
 
 def classify(
-    question: str, components: dict[str, str], causes: set[str], last_subject: str | None = None
+    question: str,
+    components: dict[str, str],
+    causes: Mapping[str, Sequence[str]],
+    last_subject: str | None = None,
 ) -> Intent:
-    """The intent of ``question``. ``components`` maps lower-cased names to the incident's components."""
+    """The intent of ``question``. ``components`` maps lower-cased names to the incident's components;
+    ``causes`` maps each root cause to the words people use for it
+    (:meth:`FailureGraph.vocabulary <forensic.harness.failure_graph.FailureGraph.vocabulary>`)."""
     q = " ".join(question.strip().lower().split())
     if not q:
         return Intent(kind="help")
@@ -137,9 +112,11 @@ def classify(
     if _SHOW.search(q) and (ev or rank or subject):
         return Intent(kind="show", evidence=f"ev-{ev.group(1)}" if ev else None, subject=subject)
     if re.search(r"\bwhy not\b|\bisn'?t it\b|\brule[sd]? out\b", q):
-        wanted = [rc for word, rcs in CAUSE_WORDS.items() if re.search(rf"\b{word}\w*\b", q) for rc in rcs]
-        wanted += [rc for rc in causes if rc.replace("_", " ") in q or rc in q]
-        wanted = list(dict.fromkeys(r for r in wanted if r in causes))
+        wanted = [
+            rc
+            for rc, words in causes.items()
+            if rc.replace("_", " ") in q or rc in q or any(_said(word, q) for word in words)
+        ]
         if wanted or subject:
             return Intent(kind="why_not", causes=wanted, subject=subject)
     if subject is None and _WHETHER.search(q):

@@ -24,11 +24,11 @@ drain_node = "slurm"
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from forensic.configfile import load_toml
 from forensic.names import is_host_name
 
 from .base import ExecutionError
@@ -103,13 +103,4 @@ def load_config(path: Path | None) -> ExecutorsConfig:
     """The executors config at ``path`` (none: nothing executes but the checks still run)."""
     if path is None:
         return ExecutorsConfig()
-    try:
-        return ExecutorsConfig.model_validate(tomllib.loads(Path(path).read_text()))
-    except OSError as exc:
-        raise ExecutionError(f"{path}: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ExecutionError(f"{path}: not TOML: {exc}") from None
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise ExecutionError(f"{path}: {where}: {first['msg']}") from None
+    return load_toml(path, ExecutorsConfig, error=ExecutionError, what="executors file")

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import tomllib
 from functools import lru_cache
 from pathlib import Path
 
 from forensic.sandbox.errors import ModelError
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
+
+from forensic.configfile import load_toml
 
 PRICES_FILE = Path(__file__).with_name("prices.toml")
 
@@ -47,7 +48,4 @@ class PriceTable(BaseModel):
 @lru_cache(maxsize=8)
 def load_prices(path: Path | str = PRICES_FILE) -> PriceTable:
     """Load and validate a price table; a broken one is a ModelError naming the file."""
-    try:
-        return PriceTable.model_validate(tomllib.loads(Path(path).read_text()))
-    except (OSError, tomllib.TOMLDecodeError, ValidationError) as exc:
-        raise ModelError(f"price table {path}: {exc}") from None
+    return load_toml(path, PriceTable, error=ModelError, what="price table")

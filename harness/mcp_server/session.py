@@ -21,6 +21,7 @@ from typing import Any
 
 from forensic.harness import ledger
 from forensic.harness.budget import Limits, Usage, exhausted
+from forensic.harness.driver import budget_left
 from forensic.harness.graph import Investigator
 from forensic.sandbox import ForensicError, ToolArgumentError
 from forensic.tools import all_tools, get_tool
@@ -94,14 +95,7 @@ class McpSession:
         """Run a whole investigation within what is left of the session's budget."""
         with self._lock:
             self._check_budget()
-            left_calls = self.limits.tool_calls - self.usage.tool_calls
-            left_wall = self.limits.wall_s - self.usage.wall_s
-            limits = Limits(
-                tool_calls=min(left_calls, tool_calls if tool_calls is not None else left_calls),
-                wall_s=min(left_wall, wall_s if wall_s is not None else left_wall),
-                llm_tokens=self.limits.llm_tokens,
-                cost_usd=self.limits.cost_usd,
-            )
+            limits = budget_left(self.limits, self.usage, tool_calls=tool_calls, wall_s=wall_s)
             inv = Investigator(self._inv.source, limits=limits, graph=self._inv.failure_graph)
             started = time.monotonic()
             try:
@@ -129,12 +123,7 @@ class McpSession:
         with self._lock:
             self._check_budget()
             if self._conversation is None:
-                left = Limits(
-                    tool_calls=self.limits.tool_calls - self.usage.tool_calls,
-                    wall_s=self.limits.wall_s - self.usage.wall_s,
-                    llm_tokens=self.limits.llm_tokens,
-                    cost_usd=self.limits.cost_usd,
-                )
+                left = budget_left(self.limits, self.usage)
                 self._conversation = Conversation(self._inv.source, checkpointer=InMemorySaver(), limits=left)
             conv = self._conversation
             before = len(conv.records)

@@ -140,7 +140,7 @@ def _refused(view: PlannerView) -> set[tuple[str, str | None]]:
 
 
 def _sampled_sweeps(view: PlannerView) -> dict[str, set[str]]:
-    """Tool -> the hosts its fleet-wide call read, for sweeps that sampled a large fleet (issue 16):
+    """Tool -> the hosts its fleet-wide call read, for sweeps that sampled a large fleet:
     a host such a sweep left out can still get its own call of that tool."""
     out: dict[str, set[str]] = {}
     for r in view.records:

@@ -50,13 +50,14 @@ Relative paths are read from the folder of the config file.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
 from forensic.harness.budget import Limits
 from forensic.sandbox import ForensicError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from forensic.configfile import first_error, read_toml
 
 Role = Literal["webhook", "viewer", "approver", "admin"]
 #: What each role may do; a role includes the ones before it except ``webhook``, which may
@@ -277,9 +278,7 @@ def parse_config(data: dict[str, Any], base: Path, source: str = "serve.toml") -
     try:
         cfg = ServeConfig.model_validate(data)
     except ValidationError as exc:
-        e = exc.errors()[0]
-        where = ".".join(str(p) for p in e["loc"])
-        raise ConfigError(f"{source}: {where + ': ' if where else ''}{e['msg']}") from None
+        raise ConfigError(f"{source}: {first_error(exc)}") from None
     cfg = _rebase(cfg, base)
     if cfg.fleet is not None:
         if not cfg.fleet.file.is_file():
@@ -294,14 +293,7 @@ def parse_config(data: dict[str, Any], base: Path, source: str = "serve.toml") -
 
 
 def load_config(path: Path) -> ServeConfig:
-    try:
-        data = tomllib.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such config file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: unreadable ({exc})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    data = read_toml(path, error=ConfigError, what="config file")
     return parse_config(data, Path(path).resolve().parent, str(path))
 
 

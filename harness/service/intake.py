@@ -20,11 +20,12 @@ import queue
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
-from datetime import datetime
 from typing import Literal
 
 from forensic.tools.parsers.openmetrics import series_host
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+
+from forensic.times import parse_time
 
 _MAX_LABEL = 4096
 #: Limits on a webhook body beyond its size (``max_body_bytes``). Alertmanager's payload is four
@@ -121,17 +122,11 @@ class Payload(BaseModel):
 
 
 def _unix(value: str) -> float | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        t = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if t.tzinfo is None:
-        return None
-    if t.year < 1970:  # Alertmanager's "no end" is 0001-01-01T00:00:00Z
+    """An RFC 3339 time as Alertmanager writes it (always with its zone; never unix seconds)."""
+    t = parse_time(value, numbers=False, naive_utc=False)
+    if t is not None and t < 0:  # Alertmanager's "no end" is 0001-01-01T00:00:00Z
         return 0.0
-    return t.timestamp()
+    return t
 
 
 class IntakeError(Exception):

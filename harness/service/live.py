@@ -167,9 +167,7 @@ class LiveSources:
 
         out = self.archive_dir() / f"{inv['id']}.tar.gz"
         try:
-            records = (
-                investigator.app.get_state(investigator.config(inv["thread_id"])).values.get("records") or []
-            )
+            records = investigator.driver.values(inv["thread_id"]).get("records") or []
             hosts = [
                 h
                 for h in hosts_cited(records, set(source.host_names()))

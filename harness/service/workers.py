@@ -1,7 +1,8 @@
 """A bounded pool of threads that run investigations, each as a checkpointed LangGraph thread.
 
-Claiming is :meth:`Store.claim` (one transaction: global order, per-job cap, leases). A run
-resumes from its checkpoint when one exists, so a process killed mid-investigation continues
+Claiming is :meth:`Store.claim` (one transaction: global order, per-job cap, leases). A run is
+taken on by :meth:`Driver.advance <forensic.harness.driver.Driver.advance>`: it resumes from its
+checkpoint when one exists, so a process killed mid-investigation continues
 where the checkpoint left off after a restart; a run whose claim was lost does not record a
 conclusion (``Store.finish`` only accepts the claim holder), so no investigation concludes twice.
 """
@@ -162,30 +163,24 @@ class WorkerPool:
         inv_id = inv["id"]
         try:
             investigator = Investigator(self.where(inv), limits=self.limits, checkpointer=self.saver)
-            cfg = investigator.config(inv["thread_id"])
-            snap = investigator.app.get_state(cfg)
-            if snap.values and not snap.next:
-                start = None  # finished before the crash; only the record of it was lost
-            else:
-                start = None if snap.values else investigator.initial_state(await_approval=True)
-                if snap.values:
-                    self.store.add_event(inv_id, f"resume:{inv['runs']}", "resumed", {"run": inv["runs"]})
-                for chunk in investigator.app.stream(start, cfg, stream_mode="updates"):
-                    if self._stop.is_set():
-                        return  # the claim lapses; the next start resumes from this checkpoint
-                    for node, update in chunk.items():
-                        for key, kind, data in _events(node, update):
-                            self.store.add_event(inv_id, key, kind, data)
-                            if kind == "tool_call" and self.on_tool:
-                                self.on_tool(data.get("tool") or "?", data.get("status") or "?")
-                    if not self.store.renew(inv_id, owner, self.lease_s):
-                        log.warning("%s: claim lost, stopping this run", inv_id)
-                        return
-                    if self.step_pause_s:
-                        self._stop.wait(self.step_pause_s)
-                snap = investigator.app.get_state(cfg)
-            report = snap.values.get("report")
-            status = "awaiting_approval" if "approval_gate" in (snap.next or ()) else "concluded"
+            driver, thread = investigator.driver, inv["thread_id"]
+            if driver.position(thread) in ("unfinished", "waiting"):
+                self.store.add_event(inv_id, f"resume:{inv['runs']}", "resumed", {"run": inv["runs"]})
+            for node, phase, update in driver.advance(thread, await_approval=True):
+                if phase != "end":
+                    continue
+                if self._stop.is_set():
+                    return  # the claim lapses; the next start resumes from this checkpoint
+                for key, kind, data in _events(node, update):
+                    self.store.add_event(inv_id, key, kind, data)
+                    if kind == "tool_call" and self.on_tool:
+                        self.on_tool(data.get("tool") or "?", data.get("status") or "?")
+                if not self.store.renew(inv_id, owner, self.lease_s):
+                    log.warning("%s: claim lost, stopping this run", inv_id)
+                    return
+                if self.step_pause_s:
+                    self._stop.wait(self.step_pause_s)
+            status, report = driver.outcome(thread)
             last = [("gate", "awaiting_approval", {})] if status == "awaiting_approval" else []
             if self.store.finish(
                 inv_id,

@@ -1,4 +1,4 @@
-"""Item 1: the wall budget bounds the whole run (reads, gzip checks, tools, model replies);
+"""The wall budget bounds the whole run (reads, gzip checks, tools, model replies);
 rank_map and gzip bombs cost what the bundle can hold, not what it claims."""
 
 from __future__ import annotations

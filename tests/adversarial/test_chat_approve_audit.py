@@ -1,4 +1,4 @@
-"""Issue 25, item 11: a refused ``/approve`` (or ``/reject``) in chat is audited, as ``forensic approve``'s is.
+"""A refused ``/approve`` (or ``/reject``) in chat is audited, as ``forensic approve``'s is.
 
 Refused before any report exists, for a proposal that does not exist, and with no proposal named:
 each is an audit line with outcome ``refused``, the reason, and the operating-system user.

@@ -1,4 +1,4 @@
-"""Item 11: an option value typer cannot parse is one line on stderr and exit 2, on every command.
+"""An option value typer cannot parse is one line on stderr and exit 2, on every command.
 
 The commands and their typed options are found by walking the app's registrations (the command
 functions' annotations), so a new command or option is covered without editing this file.

@@ -1,4 +1,4 @@
-"""Item 9 and 13: opening is openat-style (O_NOFOLLOW per component, checked after opening):
+"""Opening is openat-style (O_NOFOLLOW per component, checked after opening):
 nothing outside the bundle is opened, not by the gzip check, not by a symlink swapped mid-read;
 FIFOs and devices are never read, and an optional topology.json that is one is ignored."""
 

@@ -1,4 +1,4 @@
-"""Issue 25, item 12: a corrupt or truncated checkpoint file or execution ledger is one line on
+"""A corrupt or truncated checkpoint file or execution ledger is one line on
 stderr and exit 2 in ``list``, ``show``, ``plot``, ``chat``, ``execute`` (and ``--undo``) and
 ``approve``, never a traceback; and nothing is written over the damaged file.
 

@@ -1,4 +1,4 @@
-"""Issue 25, items 2 and 4: an approved proposal runs once per checkpoint store, and only with its
+"""An approved proposal runs once per checkpoint store, and only with its
 approval on the audit record.
 
 - Item 2: two processes racing on one SQLite checkpoint file, and two API replicas (separate

@@ -1,4 +1,4 @@
-"""Issue 25, items 1 and 17: host names of any valid length are read, evidence that cannot be read
+"""Host names of any valid length are read, evidence that cannot be read
 is named and never taken for health, and no name check lets a trailing newline through.
 
 - Item 1: a faulty host whose name is a valid DNS name longer than 64 characters (76, and 251)

@@ -1,4 +1,4 @@
-"""Issue 25, items 8, 9 and 10: what a hostile input costs is bounded by a cap or the wall budget.
+"""What a hostile input costs is bounded by a cap or the wall budget.
 
 - Item 8: the wall budget bounds unpacking an archive and parsing topology.json; the unpacked total
   and the topology's size are capped, refused early with a clear error.
@@ -150,7 +150,8 @@ class _HugeFiles:
 
 
 def test_item9_collect_caps_bytes_per_host_and_per_collection_and_says_so(tmp_path: Path) -> None:
-    from forensic.sandbox.agent import Agent, AgentServer
+    from forensic.harness.node_agent import AgentServer
+    from forensic.sandbox.agent import Agent
 
     token = "limits-token-0123456789abcdef"
     (tmp_path / "token").write_text(token)

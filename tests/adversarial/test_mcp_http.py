@@ -1,4 +1,4 @@
-"""Issue 25, ``forensic mcp --transport http``: one session per client, and a real token.
+"""``forensic mcp --transport http``: one session per client, and a real token.
 
 Item 5: two HTTP clients of one server each get their own session (budget, evidence ledger,
   reports): one's tool calls never appear in the other's ledger or budget; sessions are bounded in

@@ -1,4 +1,4 @@
-"""Issue 25, the node agent (``forensic agent``): hostile requests and a start-up that says why.
+"""The node agent (``forensic agent``): hostile requests and a start-up that says why.
 
 Item 7 (agent part): deeply nested JSON, 5,000-digit integers and huge request heads get a one-line
   4xx, never a 500 with a traceback; the agent goes on serving.
@@ -24,7 +24,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from forensic.sandbox.agent import AgentLimits, AgentServer, replay_agent
+from forensic.harness.node_agent import AgentServer
+from forensic.sandbox.agent import AgentLimits, replay_agent
 
 from tests.conftest import HOSTS
 

@@ -1,4 +1,4 @@
-"""Item 2: parsers stream (bounded buffers) and `forensic bench parsers` measures each one in its
+"""Parsers stream (bounded buffers) and `forensic bench parsers` measures each one in its
 own process."""
 
 from __future__ import annotations

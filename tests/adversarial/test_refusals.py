@@ -1,4 +1,4 @@
-"""Item 21 of issue 25: a refused call is not made again, and proposal targets are checked.
+"""A refused call is not made again, and proposal targets are checked.
 
 Item 21: a tool call refused by validation or the sandbox policy used to be asked again until the
 budget was gone (39 of 40 calls). Now an identical call is answered from the refusal without

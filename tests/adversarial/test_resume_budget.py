@@ -1,4 +1,4 @@
-"""Issue 25, item 22: ``investigate --resume`` keeps the thread's own budget unless new limits are
+"""``investigate --resume`` keeps the thread's own budget unless new limits are
 given, and prints the limits in force.
 
 A thread started with ``--budget-tool-calls 2 --budget-wall-s 100`` that ran out of tool calls is

@@ -1,4 +1,4 @@
-"""Item 4 and 10: a run killed with SIGKILL at any checkpoint write resumes to a verdict;
+"""A run killed with SIGKILL at any checkpoint write resumes to a verdict;
 --resume with another bundle is refused."""
 
 from __future__ import annotations

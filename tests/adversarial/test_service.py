@@ -1,4 +1,4 @@
-"""The service under hostile input and hostile timing (issue 25's service items).
+"""The service under hostile input and hostile timing.
 
 - Item 6: a second ``forensic serve`` on one SQLite file is refused (one line, exit 2) before it
   touches state, even when it would then fail to bind; the first keeps its running investigation.

@@ -1,4 +1,4 @@
-"""Item 3 of issue 25: terminal escapes from bundle text never reach a person's terminal.
+"""Terminal escapes from bundle text never reach a person's terminal.
 
 Item 3: a bundle whose title, job name, host names and log lines carry an OSC window title, an
 OSC 52 clipboard write, CSI clear-screen and cursor-up-and-erase sequences, an 8-bit CSI and a

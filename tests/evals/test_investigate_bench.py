@@ -1,4 +1,4 @@
-"""Issue 16: ``forensic bench investigate`` generates once, investigates in a subprocess, reports costs."""
+"""``forensic bench investigate`` generates once, investigates in a subprocess, reports costs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 16: a report's evidence records are bounded; the checkpoint keeps them whole."""
+"""A report's evidence records are bounded; the checkpoint keeps them whole."""
 
 from __future__ import annotations
 

@@ -72,7 +72,7 @@ def test_truncated_gzip(make_bundle, tmp_path: Path) -> None:
     data = gzip.compress(dm.read_bytes() * 50)
     dm.unlink()
     (dm.parent / "dmesg.txt.gz").write_bytes(data[: len(data) // 2])
-    # Checked lazily (issue 16): the corrupt file costs the read that wants it, not the investigation.
+    # Checked lazily: the corrupt file costs the read that wants it, not the investigation.
     out = forensic("investigate", str(b), "--json", "--no-checkpoint", env_dir=tmp_path)
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
     report = json.loads(out.stdout)

@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 from forensic.harness.collect import CollectError, collect_bundle, parse_since
+from forensic.harness.node_agent import AgentServer
 from forensic.sandbox import Bundle, NotFoundError, RemoteHost
-from forensic.sandbox.agent import AgentServer, replay_agent
+from forensic.sandbox.agent import replay_agent
 
 from tests.conftest import HOSTS
 

@@ -1,4 +1,4 @@
-"""Issue 11 (and issue 10 item 3): the mechanisms that keep a verdict honest on incidents nobody
+"""The mechanisms that keep a verdict honest on incidents nobody
 here wrote. Each test states the expert rule and would fail on the mechanism before the fix."""
 
 from __future__ import annotations
@@ -164,7 +164,7 @@ def test_the_planner_runs_a_refuting_test_before_stopping() -> None:
     assert isinstance(d, ToolCall) and d.tool == "gpu_health" and d.args == {"host": "h"}
 
 
-# -- issue 10 item 3: absence of evidence is not health -------------------------------------------
+# -- absence of evidence is not health -------------------------------------------
 
 
 def test_a_tool_that_read_nothing_is_not_evidence_of_absence() -> None:
@@ -280,7 +280,7 @@ def test_a_refuting_test_that_failed_is_not_asked_again() -> None:
 
 
 def test_power_capped_peers_do_not_steal_a_real_fault(tmp_path) -> None:
-    """Issue 11 item 1 end to end: several GPUs at their SW power cap, drawing well under the
+    """End to end: several GPUs at their SW power cap, drawing well under the
     limit with clocks a few percent under max, while the slowdown is a downtrained link elsewhere."""
     import json
     from pathlib import Path

@@ -1,4 +1,4 @@
-"""Healthy must be earned (issue 11m item 1): positive evidence that the job is fine or that its
+"""Healthy must be earned: positive evidence that the job is fine or that its
 slowdown is explained; otherwise inconclusive with the strongest candidates, never a weak healthy."""
 
 from __future__ import annotations

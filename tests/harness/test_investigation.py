@@ -147,3 +147,30 @@ def test_report_json_is_stable_and_serialisable(make_bundle) -> None:
         "planner",
     ):
         assert key in report
+
+
+def test_a_thread_id_run_again_starts_afresh_with_one_ledger(make_bundle) -> None:
+    """The state's lists grow by reducers; a second run on a saved thread replaces them, so the
+    two investigations never share a ledger, a trace or a decision list."""
+    inv = Investigator(make_bundle("pcie_downtrain"), checkpointer=InMemorySaver())
+    first = inv.run(thread_id="again")
+    second = inv.run(thread_id="again")
+    assert [r["id"] for r in second["evidence"]] == [r["id"] for r in first["evidence"]]
+    values = inv.driver.values("again")
+    assert len(values["records"]) == len(first["evidence"])
+    assert len(values["trace"]) == len(values["records"])  # one assessment per tool call
+    assert second["verdict"] == first["verdict"]
+
+
+def test_nodes_return_only_what_they_add(make_bundle) -> None:
+    """Each run_tool step's update holds its one new record; the reducer appends it."""
+    inv = Investigator(make_bundle("pcie_downtrain"), checkpointer=InMemorySaver())
+    added = [
+        update["records"]
+        for node, phase, update in inv.driver.advance("steps")
+        if node == "run_tool" and phase == "end"
+    ]
+    assert added and all(len(a) == 1 for a in added)
+    assert [a[0]["id"] for a in added] == [r["id"] for r in inv.driver.values("steps")["records"]]
+    assert inv.driver.position("steps") == "finished"
+    assert list(inv.driver.advance("steps")) == []  # a finished thread is left as it is

@@ -1,4 +1,4 @@
-"""Issue 16: a host that a sampled sweep did not read can still get its own call of that tool."""
+"""A host that a sampled sweep did not read can still get its own call of that tool."""
 
 from __future__ import annotations
 

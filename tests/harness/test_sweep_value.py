@@ -2,7 +2,7 @@
 
 The throttle playbooks weigh host-wide DCGM violations strongly (+6 on the host, -8 on its GPUs):
 counted in the value of a fleet-wide metrics sweep, those weights would pull the sweep ahead of
-the others on every incident, whatever it is about (issue 16: it read a 2,048-host fleet's metric
+the others on every incident, whatever it is about (it read a 2,048-host fleet's metric
 files for a NIC fault). ``sweep = false`` keeps them out of that value.
 """
 

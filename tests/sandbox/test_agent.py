@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+from forensic.harness.node_agent import AgentServer
 from forensic.sandbox import (
     Bundle,
     Host,
@@ -32,7 +33,6 @@ from forensic.sandbox.agent import (
     Agent,
     AgentConfigError,
     AgentLimits,
-    AgentServer,
     live_agent,
     read_token_file,
     replay_agent,

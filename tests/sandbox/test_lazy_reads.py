@@ -1,4 +1,4 @@
-"""Issue 16: gzip streams checked when read (lazily), and what an investigation opened, counted."""
+"""Gzip streams checked when read (lazily), and what an investigation opened, counted."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 11 items 1 and 7: a slowdown the job explains itself, judged by work per GPU per second.
+"""A slowdown the job explains itself, judged by work per GPU per second.
 
 A relaunch with a larger global batch, longer sequences, a new data mix or another parallel layout
 makes each step longer while the work per GPU per second holds. Each framework prints its

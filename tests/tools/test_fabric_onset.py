@@ -1,5 +1,5 @@
 """ECMP polarization that starts inside the window is judged on the stretch where it lasts,
-not diluted by the window average; a one-interval burst is not polarization (issue 11)."""
+not diluted by the window average; a one-interval burst is not polarization."""
 
 from __future__ import annotations
 

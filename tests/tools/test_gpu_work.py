@@ -1,4 +1,4 @@
-"""Issue 11 item 7 without the trainer's lines: the steps and the GPUs' counters across a relaunch.
+"""Without the trainer's lines: the steps and the GPUs' counters across a relaunch.
 
 A relaunch with more work per step: a pause in the steps, the counter restarts, each step is longer,
 all of it compute on every rank alike, and the GPUs stay as busy at the same clock. Each variant

@@ -1,4 +1,4 @@
-"""Issue 11 item 8: the BMC event log and memory pressure, read and judged in the window."""
+"""The BMC event log and memory pressure, read and judged in the window."""
 
 from __future__ import annotations
 

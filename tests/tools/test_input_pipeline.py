@@ -1,4 +1,4 @@
-"""Input-pipeline stalls read widely (issue 11m item 2): every wording a table entry, the hosts'
+"""Input-pipeline stalls read widely: every wording a table entry, the hosts'
 kernel logs and I/O pressure, and the weighing that makes one line a lead, not a verdict."""
 
 from __future__ import annotations

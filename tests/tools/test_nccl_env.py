@@ -1,4 +1,4 @@
-"""NCCL configuration forcing a slow path, in every wording (issue 11m item 5)."""
+"""NCCL configuration forcing a slow path, in every wording."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""NCCL settings judged against the hardware, in every wording (issue 11 item 5).
+"""NCCL settings judged against the hardware, in every wording.
 
 A setting is a fault only where the hardware offers a faster path than the one it forces: P2P off
 on NVLink-connected GPUs, GDR off beside RDMA NICs, NCCL_IB_HCA narrower than the NICs a host has

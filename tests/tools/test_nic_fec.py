@@ -1,4 +1,4 @@
-"""Issue 11 item 8: FEC statistics (ethtool -I --show-fec) read as in-window increases."""
+"""FEC statistics (ethtool -I --show-fec) read as in-window increases."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""NIC link degradation from its other forms (issue 11m item 4): carrier changes over the window,
+"""NIC link degradation from its other forms: carrier changes over the window,
 a physical state that is not LinkUp, and ibstat's rate where sysfs has none."""
 
 from __future__ import annotations

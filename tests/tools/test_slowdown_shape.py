@@ -1,4 +1,4 @@
-"""What the shape of a job-wide slowdown says about its cause (issue 11, NCCL reasoning).
+"""What the shape of a job-wide slowdown says about its cause.
 
 - A slowdown that begins inside one run (no restart in the steps) cannot come from settings read at
   start-up: NCCL's configuration is fixed when the communicators are created.

@@ -1,4 +1,4 @@
-"""Issue 16: fleet-wide sweeps read suspects plus a fixed sample on a large fleet, and say what they left out."""
+"""Fleet-wide sweeps read suspects plus a fixed sample on a large fleet, and say what they left out."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Switch ports as pause origins (issue 11m item 3): from `show pfc counters` and from per-port
+"""Switch ports as pause origins: from `show pfc counters` and from per-port
 PFC series; a switch passing on pauses it receives is not the origin."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Link errors seen from the switch side (``show interfaces counters`` RX_ERR / TX_ERR): the spec
-names the switch port (issue 11, evidence in the forms other sites record)."""
+names the switch port (evidence in the forms other sites record)."""
 
 from __future__ import annotations
 

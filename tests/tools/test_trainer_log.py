@@ -1,4 +1,4 @@
-"""Issue 11 items 6-7: input stalls in several frameworks' wordings, and slowdowns the job explains."""
+"""Input stalls in several frameworks' wordings, and slowdowns the job explains."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The trainer-log prefilter skips no line a pattern matches: each group's words are in every line
-its patterns match (issue 16), and the block search hands every such line to the patterns once."""
+its patterns match, and the block search hands every such line to the patterns once."""
 
 from __future__ import annotations
 

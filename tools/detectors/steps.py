@@ -152,7 +152,7 @@ def load_steps_csv(text: str | bytes) -> StepTable:
     text = _as_text(text)
     warn = _Warnings()
     # The text is read in blocks of lines, never split whole: a 250 MB steps.csv as one list of
-    # lines would cost twice the text again (issue 10).
+    # lines would cost twice the text again.
     blocks = _line_blocks(text)
     header = None
     first: list[tuple[list[str], int, int]] = []
@@ -280,7 +280,7 @@ def _read_columns(blocks, ncol, where, quoted, warn, last_end, last_line, max_ro
     ``last_end``) is the file's last non-blank line, which a writer that died may have cut short.
     Each column is one array of ``max_rows`` (the text's line count: pages never written cost
     nothing), filled block by block: no list of block arrays to join, and no heap left
-    fragmented by them (a 250 MB steps.csv stays under 3x its size; issue 10).
+    fragmented by them (a 250 MB steps.csv stays under 3x its size).
     """
     bufs = {c: np.empty(max_rows, dtype=_COLUMN_DTYPES.get(c, np.float64)) for c in where}
     filled = 0
@@ -372,7 +372,7 @@ def _valid_required(c: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def _assemble(cols: dict[str, np.ndarray], n_bad: int, warn: _Warnings) -> StepTable:
-    # Memory (issue 10): each long column is dropped as soon as it is no longer needed, indices
+    # Memory (steps.csv of a large job is hundreds of MB): each long column is dropped as soon as it is no longer needed, indices
     # are int32, and step/rank ids come from the sorted columns instead of two more sorts.
     step = cols.pop("step")
     rank = cols.pop("rank")

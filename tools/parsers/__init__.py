@@ -7,7 +7,7 @@ from forensic.tools.parsers.ethtool import (
     parse_ethtool_stats,
     pfc_summary,
 )
-from forensic.tools.parsers.fec import FecStats, parse_show_fec  # issue 11
+from forensic.tools.parsers.fec import FecStats, parse_show_fec
 from forensic.tools.parsers.hostload import (
     CpuTimes,
     Pressure,
@@ -30,7 +30,7 @@ from forensic.tools.parsers.infiniband import (
     parse_ib_rate,
     parse_ibstat,
 )
-from forensic.tools.parsers.ipmi import SelEntry, parse_sel_elist  # issue 11
+from forensic.tools.parsers.ipmi import SelEntry, parse_sel_elist
 from forensic.tools.parsers.kernel_log import (
     XID_CATALOG,
     AerEvent,
@@ -240,7 +240,7 @@ __all__ = [
     "pfc_summary",
     "series_host",
     "xid_info",
-    # issue 11
+    # the optional host evidence: FEC counters and the BMC event log
     "FecStats",
     "parse_show_fec",
     "SelEntry",

@@ -493,7 +493,7 @@ def parse_kernel_log(text: str, *, boot_unix: float | None = None, year: int | N
 
 #: Events kept per log and per kind (per XID code for XIDs); later ones are counted and dropped, so
 #: memory stays bounded on a kernel log of any size (a storm of a million identical XIDs says what
-#: its first thousands say), and a storm of one kind never crowds out another (issue 10).
+#: its first thousands say), and a storm of one kind never crowds out another.
 MAX_EVENTS = 10_000
 #: All kinds together (a log printing thousands of distinct XID codes is bounded too).
 MAX_EVENTS_TOTAL = 10 * MAX_EVENTS

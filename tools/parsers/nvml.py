@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import UTC, datetime
 from typing import Any
 
 from forensic.sandbox.errors import ParseError
 from forensic.tools.parsers.pci import PciAddress, parse_pci_address
 from pydantic import BaseModel, Field
+
+from forensic.times import parse_time
 
 __all__ = [
     "CLOCK_EVENT_REASONS",
@@ -414,17 +415,7 @@ def _as_str(value: Any) -> str | None:
 
 def _as_time(value: Any) -> float | None:
     """Unix seconds, or ISO 8601 (``Z`` or an offset; no zone means UTC, as the bundle says)."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value) if math.isfinite(value) else None
-    if isinstance(value, str) and len(value) <= 64:
-        try:
-            parsed = datetime.fromisoformat(value.strip())
-        except ValueError:
-            return None
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=UTC)
-        return parsed.timestamp()
-    return None
+    return parse_time(value)
 
 
 def _preview(value: Any) -> str:

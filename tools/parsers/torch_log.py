@@ -30,7 +30,7 @@ __all__ = [
 _MAX_LINE = 64 * 1024
 _MAX_WARNINGS = 20
 #: Events of one kind kept per log; later ones are dropped (a bounded buffer), but every event
-#: still counts in ``timeout_count`` and in the per-rank facts the methods give (issue 10).
+#: still counts in ``timeout_count`` and in the per-rank facts the methods give, so a capped log still counts right.
 MAX_RECORDS = 10_000
 _WINDOW = 2048
 

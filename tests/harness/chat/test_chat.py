@@ -15,7 +15,7 @@ from forensic.harness import citations, ledger
 from forensic.harness.conversation import Conversation, classify
 from forensic.harness.conversation.answers import Answer
 from forensic.harness.conversation.phrasing import ModelPhraser
-from forensic.harness.failure_graph import host_of
+from forensic.harness.failure_graph import default_graph, host_of, load_failure_graph
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
@@ -127,7 +127,11 @@ def test_classify_resolves_names_and_never_guesses() -> None:
         "leaf-03": "leaf-03",
         "gpu1018.dc3.internal": "gpu1018.dc3.internal",
     }
-    causes = {"thermal_throttle", "pfc_pause_storm", "link_degradation", "pcie_downtrain"}
+    vocabulary = default_graph().vocabulary()
+    causes = {
+        rc: vocabulary[rc]
+        for rc in ("thermal_throttle", "pfc_pause_storm", "link_degradation", "pcie_downtrain")
+    }
     assert classify("what about gpu-b12?", comps, causes).subject == "gpu-b12"
     assert classify("is gpu1018 ok?", comps, causes).subject == "gpu1018.dc3.internal"
     assert classify("why not thermal?", comps, causes).causes == ["thermal_throttle"]
@@ -284,3 +288,44 @@ def test_terminal_chat_prints_the_approve_command_it_takes(tmp_path: Path) -> No
     )
     assert done.returncode == 0, done.stderr
     assert "to approve: /approve rp-1 (type it here" in done.stdout and "THREAD" not in done.stdout
+
+
+def test_a_new_root_cause_is_one_playbook_file_for_chat_too(tmp_path: Path) -> None:
+    """A cause added as one TOML file in a copy of the playbooks: chat's why-not questions find it
+    by the words its file declares, and the shipped causes keep theirs."""
+    import shutil
+
+    from forensic.harness.failure_graph import PLAYBOOK_DIR
+
+    folder = tmp_path / "playbooks"
+    shutil.copytree(PLAYBOOK_DIR, folder, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+    (folder / "root_causes" / "fan_failure.toml").write_text(
+        """
+id = "fan_failure"
+title = "A failed chassis fan heats one host's GPUs"
+kinds = ["host"]
+mechanisms = ["clock_reduction"]
+prior = 0.01
+words = ["fan", "airflow", "blower"]
+
+[[tests]]
+tool = "gpu_health"
+signal = "host_thermal_slowdown"
+weight = 4.0
+"""
+    )
+    graph = load_failure_graph(folder)
+    assert "fan_failure" not in default_graph().vocabulary()
+    case = ROOT / "evals" / "examples" / "thermal-throttle-straggler"
+    conv = Conversation(case, checkpointer=InMemorySaver(), graph=graph)
+    conv.ask("what is wrong?")
+    ans = conv.ask("why not the fans?")
+    assert ans.intent == "why_not" and "fan_failure" in ans.render(), ans.render()
+    assert classify("could it be the airflow? why not", {}, graph.vocabulary()).causes == ["fan_failure"]
+    # a word several causes declare names each of them, the likelier first
+    assert classify("why not the network?", {}, graph.vocabulary()).causes[:2] == [
+        "link_degradation",
+        "pfc_pause_storm",
+    ]
+    # without the file, the same question names no cause
+    assert classify("why not the fans?", {}, default_graph().vocabulary()).causes == []

@@ -1,4 +1,4 @@
-"""Several API and worker processes on one real PostgreSQL 15 (issue 18).
+"""Several API and worker processes on one real PostgreSQL 15.
 
 Three ``forensic worker`` processes and two ``forensic serve --workers 0`` processes share one
 database; ``kill -9`` of a worker mid-investigation and of an API process mid-intake.

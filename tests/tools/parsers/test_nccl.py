@@ -267,7 +267,7 @@ def test_empty_truncated_binary_and_unrelated():
 def test_huge_and_hostile():
     copies = 10_000_000 // len(COMPLETION_REAL)
     huge = parse_nccl_log(COMPLETION_REAL * copies)
-    # A bounded buffer keeps the first MAX_RECORDS; every one is still counted per place (issue 10).
+    # A bounded buffer keeps the first MAX_RECORDS; every one is still counted per place.
     from forensic.tools.parsers.nccl import MAX_RECORDS
 
     assert len(huge.completion_errors) == min(3 * copies, MAX_RECORDS)
