@@ -73,6 +73,15 @@ def _said(word: str, q: str) -> bool:
     return re.search(rf"\b{re.escape(word)}\w*\b", q) is not None
 
 
+def _causes_named(q: str, causes: Mapping[str, Sequence[str]]) -> list[str]:
+    """The root causes ``q`` names, by their own name or by a word people use for them."""
+    return [
+        rc
+        for rc, words in causes.items()
+        if rc.replace("_", " ") in q or rc in q or any(_said(word, q) for word in words)
+    ]
+
+
 def _names(text: str) -> list[str]:
     """Tokens that look like component names (host names, host/gpuN, switch ports)."""
     return re.findall(r"[A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9._-]+)?", text)
@@ -112,18 +121,12 @@ def classify(
     if _SHOW.search(q) and (ev or rank or subject):
         return Intent(kind="show", evidence=f"ev-{ev.group(1)}" if ev else None, subject=subject)
     if re.search(r"\bwhy not\b|\bisn'?t it\b|\brule[sd]? out\b", q):
-        wanted = [
-            rc
-            for rc, words in causes.items()
-            if rc.replace("_", " ") in q or rc in q or any(_said(word, q) for word in words)
-        ]
+        wanted = _causes_named(q, causes)
         if wanted or subject:
             return Intent(kind="why_not", causes=wanted, subject=subject)
     if subject is None and _WHETHER.search(q):
         # Through the playbooks' vocabulary: the words people use for a cause, then the causes' names.
-        wanted = [rc for word, rcs in CAUSE_WORDS.items() if re.search(rf"\b{word}\w*\b", q) for rc in rcs]
-        wanted += [rc for rc in causes if rc.replace("_", " ") in q or rc in q]
-        wanted = list(dict.fromkeys(r for r in wanted if r in causes))
+        wanted = _causes_named(q, causes)
         if wanted:
             return Intent(kind="whether", causes=wanted)
     changed = _CHANGED.search(q)
