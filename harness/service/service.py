@@ -91,7 +91,8 @@ class Service:
         self.tokens = Tokens(load_tokens(cfg), cfg.users)
         self._lock: str | None = None
         if db:
-            from forensic.harness.service.pgstore import PostgresStore, postgres_checkpointer
+            from forensic.harness.service.store import PostgresStore
+            from forensic.harness.service.workers import postgres_checkpointer
 
             self.store = PostgresStore(db)
             self.saver = postgres_checkpointer(db)

@@ -13,18 +13,13 @@ import psycopg
 import pytest
 from forensic.harness.service.bench import fault_alert, webhook
 from forensic.harness.service.intake import parse_payload
-from forensic.harness.service.pgmigrate import VERSION_TABLE, head
-from forensic.harness.service.pgstore import DatabaseError, PostgresStore, migrate
-from forensic.harness.service.store import SqliteStore
-
-from .pgcluster import Cluster
+from forensic.harness.service.schema import VERSION_TABLE, head, migrate
+from forensic.harness.service.store import DatabaseError, PostgresStore, SqliteStore
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    c = Cluster().start()
-    yield c
-    c.stop()
+@pytest.fixture
+def cluster(pg_cluster):
+    return pg_cluster
 
 
 def _batches(seed: int) -> list[list[tuple[str, str, object]]]:
