@@ -35,6 +35,7 @@ from typing import Any, Protocol
 import sqlalchemy as sa
 from forensic.harness.service.intake import IntakeResult, Payload, group_key_matches, supersedes
 from forensic.harness.service.schema import engine, is_postgres_url, migrate
+from forensic.harness.service.signals import CHANNEL
 from forensic.sandbox import ForensicError
 
 #: Investigation statuses. ``unmapped``: no evidence source matches its alerts.
@@ -233,6 +234,8 @@ class SqlStore:
             from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
             self._insert = sqlite_insert
+        #: Called with the ids of investigations whose events or status a committed transaction changed.
+        self.on_change: list[Any] = []
         # Ties in created_at in insertion order: PostgreSQL's seq column, SQLite's rowid.
         self._seq = sa.literal_column("investigations.seq" if self.postgres else "investigations.rowid")
 
@@ -249,6 +252,19 @@ class SqlStore:
     def _q(self, stmt: Any, *args: Any) -> list[dict[str, Any]]:
         with self._r.connect() as con:
             return [dict(r) for r in con.execute(stmt, *args).mappings()]
+
+    def _changing(self, con: sa.Connection, inv_ids: Sequence[str]) -> None:
+        """Inside the transaction: on PostgreSQL, NOTIFY the other processes' streams at commit."""
+        if self.postgres and inv_ids:
+            con.execute(
+                sa.text("SELECT pg_notify(:ch, i) FROM unnest(CAST(:ids AS text[])) AS i"),
+                {"ch": CHANNEL, "ids": sorted(set(inv_ids))},
+            )
+
+    def _changed(self, inv_ids: Sequence[str]) -> None:
+        """After the commit: wake this process's streams."""
+        for hook in self.on_change:
+            hook(inv_ids)
 
     def _advisory(self, con: sa.Connection, keys: Sequence[int]) -> None:
         """PostgreSQL: transaction-scoped advisory locks, in one order for everyone (no deadlocks).
@@ -287,7 +303,12 @@ class SqlStore:
                 sa.insert(_webhooks), [{"received_at": now, "user": u, "body": b} for u, b, _ in batch]
             )
             self._advisory(con, list(keys))
-            return self._ingest_batch(con, batch, alerts, now, window_s, resolve_bundle, jobs, hosts)
+            results, changed = self._ingest_batch(
+                con, batch, alerts, now, window_s, resolve_bundle, jobs, hosts
+            )
+            self._changing(con, changed)
+        self._changed(changed)
+        return results
 
     def _ingest_batch(
         self,
@@ -299,8 +320,9 @@ class SqlStore:
         resolve_bundle: Any,
         jobs: set[str],
         hosts: set[str],
-    ) -> list[IntakeResult]:
-        """Each webhook's alerts, in order, decided in memory from the two reads.
+    ) -> tuple[list[IntakeResult], list[str]]:
+        """Each webhook's alerts, in order, decided in memory from the two reads; and the
+        investigations that got events.
 
         The candidate investigations are only those that share a job or a host with the batch:
         an investigation sharing neither can take none of its alerts (nor grow to share one).
@@ -471,7 +493,7 @@ class SqlStore:
                     res.investigations.append(inv["id"])
             results.append(res)
         self._write_batch(con, now, cands, resolved, alert_rows, alert_updates, stale, events)
-        return results
+        return results, sorted({e["investigation"] for e in events})
 
     def _write_batch(
         self,
@@ -723,7 +745,9 @@ class SqlStore:
                 return False
             for key, kind, data in events:
                 self._event(con, inv_id, key, kind, data)
-            return True
+            self._changing(con, [inv_id])
+        self._changed([inv_id])
+        return True
 
     def set_report(self, inv_id: str, report: dict[str, Any], status: str) -> None:
         with self._tx() as con:
@@ -732,6 +756,8 @@ class SqlStore:
                 .where(_inv.c.id == inv_id)
                 .values(report=json.dumps(report), status=status, updated_at=_now())
             )
+            self._changing(con, [inv_id])
+        self._changed([inv_id])
 
     # -- decisions -------------------------------------------------------------------------
     @contextmanager
@@ -778,6 +804,8 @@ class SqlStore:
     def add_event(self, inv_id: str, key: str, kind: str, data: dict[str, Any]) -> None:
         with self._tx() as con:
             self._event(con, inv_id, key, kind, data)
+            self._changing(con, [inv_id])
+        self._changed([inv_id])
 
     def events_after(self, inv_id: str, after: int) -> list[dict[str, Any]]:
         rows = self._q(
