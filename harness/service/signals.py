@@ -47,8 +47,9 @@ class Signals:
 
     def changed(self, inv_ids: Iterable[str]) -> None:
         """Wake the streams of ``inv_ids`` (from any thread)."""
+        ids = set(inv_ids)  # before the lock: a generator may block
         with self._lock:
-            entries = [e for i in set(inv_ids) for e in self._subs.get(i, ())]
+            entries = [e for i in ids for e in self._subs.get(i, ())]
         for loop, event in entries:
             try:
                 loop.call_soon_threadsafe(event.set)
@@ -84,7 +85,10 @@ class PgListener:
                 with psycopg.connect(self.conninfo, autocommit=True, connect_timeout=10) as con:
                     con.execute(f"LISTEN {CHANNEL}")
                     while not self._stop.is_set():
-                        self.signals.changed(n.payload for n in con.notifies(timeout=1.0))
+                        # Collected first: the wait must not hold the signals' lock.
+                        payloads = [n.payload for n in con.notifies(timeout=1.0)]
+                        if payloads:
+                            self.signals.changed(payloads)
             except psycopg.Error as exc:
                 log.warning(
                     "listening for investigation changes: %s; retrying",
