@@ -101,4 +101,12 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
     app.add_middleware(SecurityHeaders)
     for area in (intake, investigations, approvals, chat, auth, health, page):
         app.include_router(area.router)
+    describe = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = intake.add_webhook_to_openapi(describe())
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     return app

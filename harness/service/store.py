@@ -238,6 +238,68 @@ class SqlStore:
         self.on_change: list[Any] = []
         # Ties in created_at in insertion order: PostgreSQL's seq column, SQLite's rowid.
         self._seq = sa.literal_column("investigations.seq" if self.postgres else "investigations.rowid")
+        self._sql = self._intake_statements()
+
+    def _intake_statements(self) -> dict[str, Any]:
+        """The intake's statements, built once: the hot path only binds values (and hits
+        SQLAlchemy's compiled cache) instead of building expressions per webhook."""
+        b = sa.bindparam
+        c = _inv.c
+        cands = sa.select(c.id, c.job, c.hosts, c.gpus, c.first_at, c.last_at, c.alert_count).where(
+            c.last_at >= b("lo"), c.first_at <= b("hi"), c.status.in_(_GROUPABLE)
+        )
+        if self.postgres:  # the sharing test in SQL, on the jsonb of the hosts
+            from sqlalchemy.dialects.postgresql import ARRAY, JSONB
+
+            cands = cands.where(
+                sa.or_(
+                    c.job == sa.func.any(b("jobs", type_=ARRAY(sa.Text))),
+                    sa.cast(c.hosts, JSONB).has_any(b("hosts", type_=ARRAY(sa.Text))),
+                )
+            )
+        by_fp = _alerts.c.fingerprint == b("_fp")
+        return {
+            "webhook": sa.insert(_webhooks),
+            "known": sa.select(
+                _alerts.c.fingerprint,
+                _alerts.c.investigation_id,
+                _alerts.c.status,
+                _alerts.c.starts_at,
+                _alerts.c.ends_at,
+            ).where(_alerts.c.fingerprint.in_(b("fps", expanding=True))),
+            "cands": cands.order_by(c.created_at, self._seq),
+            "new_inv": sa.insert(_inv),
+            "grown": sa.update(_inv)
+            .where(c.id == b("_id"))
+            .values(
+                hosts=b("_hosts"),
+                gpus=b("_gpus"),
+                job=b("_job"),
+                first_at=b("_first"),
+                last_at=b("_last"),
+                alert_count=c.alert_count + b("_added"),
+                updated_at=b("_now"),
+            ),
+            "resolved": sa.update(_inv)
+            .where(c.id == b("_id"))
+            .values(resolved_count=c.resolved_count + b("_n"), updated_at=b("_now")),
+            "new_alert": sa.insert(_alerts),
+            "alert": sa.update(_alerts)
+            .where(by_fp)
+            .values(
+                status=b("_status"),
+                starts_at=b("_starts"),
+                ends_at=b("_ends"),
+                labels=b("_labels"),
+                annotations=b("_annotations"),
+                receipts=_alerts.c.receipts + 1,
+                updated_at=b("_now"),
+            ),
+            "stale": sa.update(_alerts)
+            .where(by_fp)
+            .values(receipts=_alerts.c.receipts + 1, updated_at=b("_now")),
+            "events": self._insert(_events).on_conflict_do_nothing(index_elements=["investigation", "key"]),
+        }
 
     def close(self) -> None:
         self._w.dispose()
@@ -300,7 +362,7 @@ class SqlStore:
         now = _now()
         with self._tx() as con:
             con.execute(
-                sa.insert(_webhooks), [{"received_at": now, "user": u, "body": b} for u, b, _ in batch]
+                self._sql["webhook"], [{"received_at": now, "user": u, "body": b} for u, b, _ in batch]
             )
             self._advisory(con, list(keys))
             results, changed = self._ingest_batch(
@@ -328,42 +390,16 @@ class SqlStore:
         an investigation sharing neither can take none of its alerts (nor grow to share one).
         """
         times = [a.starts_unix if a.starts_unix is not None else now for a in alerts]
+        sql = self._sql
         known = {
             r["fingerprint"]: dict(r)
-            for r in con.execute(
-                sa.select(
-                    _alerts.c.fingerprint,
-                    _alerts.c.investigation_id,
-                    _alerts.c.status,
-                    _alerts.c.starts_at,
-                    _alerts.c.ends_at,
-                ).where(_alerts.c.fingerprint.in_([a.fingerprint_ for a in alerts]))
-            ).mappings()
+            for r in con.execute(sql["known"], {"fps": [a.fingerprint_ for a in alerts]}).mappings()
         }
-        q = sa.select(
-            _inv.c.id,
-            _inv.c.job,
-            _inv.c.hosts,
-            _inv.c.gpus,
-            _inv.c.first_at,
-            _inv.c.last_at,
-            _inv.c.alert_count,
-        ).where(
-            _inv.c.last_at >= min(times, default=now) - window_s,
-            _inv.c.first_at <= max(times, default=now) + window_s,
-            _inv.c.status.in_(_GROUPABLE),
-        )
-        if self.postgres:  # the sharing test in SQL, on the jsonb of the hosts
-            from sqlalchemy.dialects.postgresql import ARRAY, JSONB
-
-            q = q.where(
-                sa.or_(
-                    _inv.c.job.in_(sorted(jobs)),
-                    sa.cast(_inv.c.hosts, JSONB).has_any(sa.cast(sorted(hosts), ARRAY(sa.Text))),
-                )
-            )
+        bounds = {"lo": min(times, default=now) - window_s, "hi": max(times, default=now) + window_s}
+        if self.postgres:
+            bounds.update(jobs=sorted(jobs), hosts=sorted(hosts))
         cands: list[dict[str, Any]] = []
-        for r in con.execute(q.order_by(_inv.c.created_at, self._seq)).mappings():
+        for r in con.execute(sql["cands"], bounds).mappings():
             c = {
                 **r,
                 "hosts": json.loads(r["hosts"]),
@@ -526,8 +562,9 @@ class SqlStore:
             for c in cands
             if c["new"]
         ]
+        sql = self._sql
         if new_invs:
-            con.execute(sa.insert(_inv), new_invs)
+            con.execute(sql["new_inv"], new_invs)
         grown = [
             {
                 "_id": c["id"],
@@ -537,63 +574,24 @@ class SqlStore:
                 "_first": c["first_at"],
                 "_last": c["last_at"],
                 "_added": c["added"],
+                "_now": now,
             }
             for c in cands
             if not c["new"] and c["added"]
         ]
-        by_id = sa.bindparam("_id")
         if grown:
-            con.execute(
-                sa.update(_inv)
-                .where(_inv.c.id == by_id)
-                .values(
-                    hosts=sa.bindparam("_hosts"),
-                    gpus=sa.bindparam("_gpus"),
-                    job=sa.bindparam("_job"),
-                    first_at=sa.bindparam("_first"),
-                    last_at=sa.bindparam("_last"),
-                    alert_count=_inv.c.alert_count + sa.bindparam("_added"),
-                    updated_at=now,
-                ),
-                grown,
-            )
+            con.execute(sql["grown"], grown)
         if any(resolved.values()):
-            con.execute(
-                sa.update(_inv)
-                .where(_inv.c.id == by_id)
-                .values(resolved_count=_inv.c.resolved_count + sa.bindparam("_n"), updated_at=now),
-                [{"_id": i, "_n": n} for i, n in resolved.items() if n],
-            )
+            con.execute(sql["resolved"], [{"_id": i, "_n": n, "_now": now} for i, n in resolved.items() if n])
         if alert_rows:
-            con.execute(sa.insert(_alerts), alert_rows)
-        by_fp = sa.bindparam("_fp")
+            con.execute(sql["new_alert"], alert_rows)
         if alert_updates:
-            con.execute(
-                sa.update(_alerts)
-                .where(_alerts.c.fingerprint == by_fp)
-                .values(
-                    status=sa.bindparam("_status"),
-                    starts_at=sa.bindparam("_starts"),
-                    ends_at=sa.bindparam("_ends"),
-                    labels=sa.bindparam("_labels"),
-                    annotations=sa.bindparam("_annotations"),
-                    receipts=_alerts.c.receipts + 1,
-                    updated_at=now,
-                ),
-                alert_updates,
-            )
+            con.execute(sql["alert"], [{**u, "_now": now} for u in alert_updates])
         if stale:
-            con.execute(
-                sa.update(_alerts)
-                .where(_alerts.c.fingerprint == by_fp)
-                .values(receipts=_alerts.c.receipts + 1, updated_at=now),
-                stale,
-            )
+            con.execute(sql["stale"], [{**u, "_now": now} for u in stale])
         if events:
             # A node re-run after a crash emits the same key again: kept once.
-            con.execute(
-                self._insert(_events).on_conflict_do_nothing(index_elements=["investigation", "key"]), events
-            )
+            con.execute(sql["events"], events)
 
     def dead_letter(
         self, user: str | None, status: int, reason: str, body: bytes, *, keep: int, keep_s: float
