@@ -85,7 +85,8 @@ def engine(db: str | Path, *, pool_size: int | None = None, immediate: bool = Tr
         "sqlite://",
         creator=lambda: _sqlite_connect(path),
         **(
-            {"poolclass": QueuePool, "pool_size": pool_size, "max_overflow": 0}
+            # Readers come from every API thread; a connection to a file is cheap, so none waits for one.
+            {"poolclass": QueuePool, "pool_size": pool_size, "max_overflow": 4 * pool_size}
             if pool_size
             else {"poolclass": NullPool}
         ),

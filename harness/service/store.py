@@ -239,6 +239,7 @@ class SqlStore:
         # Ties in created_at in insertion order: PostgreSQL's seq column, SQLite's rowid.
         self._seq = sa.literal_column("investigations.seq" if self.postgres else "investigations.rowid")
         self._sql = self._intake_statements()
+        self._locks: Any = None
 
     def _intake_statements(self) -> dict[str, Any]:
         """The intake's statements, built once: the hot path only binds values (and hits
@@ -305,6 +306,8 @@ class SqlStore:
         self._w.dispose()
         if self._r is not self._w:
             self._r.dispose()
+        if self._locks is not None:
+            self._locks.dispose()
 
     @contextmanager
     def _tx(self) -> Iterator[sa.Connection]:
@@ -786,7 +789,7 @@ class SqlStore:
             os.close(fd)
 
     def _lock_engine(self) -> Any:
-        if getattr(self, "_locks", None) is None:
+        if self._locks is None:
             self._locks = engine(self.db)  # unpooled: a held lock never starves the store's pool
         return self._locks
 
