@@ -347,3 +347,13 @@ def make_fabric_bundle(tmp_path: Path):
         return build_fabric_bundle(tmp_path / (fault or "fabric-healthy"), fault)
 
     return make
+
+
+@pytest.fixture(scope="session")
+def pg_cluster():
+    """One throwaway PostgreSQL for the whole test session (tests take databases of their own from it)."""
+    from tests.harness.service.pgcluster import Cluster
+
+    c = Cluster().start()
+    yield c
+    c.stop()

@@ -74,7 +74,7 @@ def _bench_pg(
     repeat: int = 1,
 ) -> None:
     from forensic.harness.service.pgbench import format_pg_result, run_pg_intake_bench
-    from forensic.harness.service.pgstore import is_postgres_url
+    from forensic.harness.service.schema import is_postgres_url
     from forensic.sandbox import ForensicError
 
     if not is_postgres_url(db):

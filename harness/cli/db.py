@@ -1,4 +1,4 @@
-"""``forensic db``: the PostgreSQL schema (Alembic migrations) of ``serve --db`` and ``worker``."""
+"""``forensic db``: the service database's schema (Alembic migrations), on PostgreSQL or a SQLite file."""
 
 from __future__ import annotations
 
@@ -9,21 +9,28 @@ import typer
 from ._common import _fail, app
 
 db_app = typer.Typer(
-    no_args_is_help=True, help="The PostgreSQL schema of serve --db and worker (Alembic migrations)."
+    no_args_is_help=True, help="The service database's schema (Alembic migrations), PostgreSQL or SQLite."
 )
 app.add_typer(db_app, name="db")
 
 _DB = typer.Option(
-    "--db", help="postgresql://user@host/dbname (a password belongs in ~/.pgpass or PGPASSWORD)."
+    "--db",
+    help="postgresql://user@host/dbname (a password belongs in ~/.pgpass or PGPASSWORD), or a SQLite file.",
 )
 
 
 def _check(db: str) -> None:
-    from forensic.harness.service.pgstore import connect_check, is_postgres_url
+    from pathlib import Path
 
-    if not is_postgres_url(db):
-        _fail(2, f"--db must be a postgresql:// URL, not {db[:60]!r}")
-    connect_check(db)
+    from forensic.harness.service.schema import is_postgres_url
+    from forensic.harness.service.store import connect_check
+
+    if is_postgres_url(db):
+        connect_check(db)
+    elif "://" in db:
+        _fail(2, f"--db must be a postgresql:// URL or a SQLite file, not {db[:60]!r}")
+    elif not Path(db).is_file():
+        _fail(2, f"{db}: no such SQLite file")
 
 
 @db_app.command("upgrade")
@@ -33,7 +40,7 @@ def upgrade(db: Annotated[str, _DB]) -> None:
     Safe to run while other processes start: the migrations run under an advisory lock, each once.
     A database made by the earlier hand-versioned SQL is adopted (stamped) without touching a row.
     """
-    from forensic.harness.service.pgmigrate import current, migrate
+    from forensic.harness.service.schema import current, migrate
     from forensic.sandbox import ForensicError
 
     try:
@@ -52,7 +59,7 @@ def upgrade(db: Annotated[str, _DB]) -> None:
 @db_app.command("current")
 def show_current(db: Annotated[str, _DB]) -> None:
     """Print the schema revision the database is at, and this release's head."""
-    from forensic.harness.service.pgmigrate import current, head
+    from forensic.harness.service.schema import current, head
     from forensic.sandbox import ForensicError
 
     try:

@@ -95,7 +95,9 @@ def _service_gate(db: str, inv_id: str, config: Path | None) -> tuple[Any, dict[
     the gate built as the API builds it: that database's ledger and audit table."""
     from forensic.harness.executors import ExecutionError, ExecutionGate, PostgresLedger, load_config
     from forensic.harness.service.decisions import TableApprovals, audit_sink
-    from forensic.harness.service.pgstore import PostgresStore, is_postgres_url, postgres_checkpointer
+    from forensic.harness.service.schema import is_postgres_url
+    from forensic.harness.service.store import PostgresStore
+    from forensic.harness.service.workers import postgres_checkpointer
     from forensic.sandbox import ForensicError
 
     if not is_postgres_url(db):

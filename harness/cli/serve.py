@@ -44,7 +44,7 @@ def serve(
     import uvicorn
     from forensic.harness.service import ConfigError, load_config
     from forensic.harness.service.api import create_app
-    from forensic.harness.service.pgstore import is_postgres_url
+    from forensic.harness.service.schema import is_postgres_url
     from forensic.harness.service.service import Service
 
     if db is not None and not is_postgres_url(db):

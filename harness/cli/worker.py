@@ -30,8 +30,8 @@ def worker(
 ) -> None:
     """Run investigations claimed from PostgreSQL until stopped (SIGTERM): no API, no page."""
     from forensic.harness.service import ConfigError, load_config
-    from forensic.harness.service.pgstore import is_postgres_url
     from forensic.harness.service.pgworker import run_worker
+    from forensic.harness.service.schema import is_postgres_url
     from forensic.sandbox import ForensicError
 
     if not is_postgres_url(db):

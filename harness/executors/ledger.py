@@ -1,6 +1,8 @@
 """The execution ledger: which approved proposals ran, kept in the same database as their checkpoints.
 
-One ledger per checkpoint store, whoever executes: ``forensic execute --checkpoint FILE`` and a
+The table is the service database's (its Alembic revisions, :mod:`forensic.harness.service.schema`),
+brought to the current revision when a ledger opens a database. One ledger per checkpoint store,
+whoever executes: ``forensic execute --checkpoint FILE`` and a
 ``forensic serve`` on that file share the SQLite table ``executions`` in FILE; every API replica and
 ``forensic execute --db URL`` share the PostgreSQL table ``executions`` of that database. So a
 proposal that ran through the service is refused by the CLI and the other way round, and
@@ -42,11 +44,6 @@ _COLUMNS = (
     "started",
     "finished",
 )
-
-_TABLE = """CREATE TABLE IF NOT EXISTS executions (
-    thread TEXT NOT NULL, proposal_id TEXT NOT NULL, content_hash TEXT NOT NULL, action TEXT, target TEXT,
-    executor TEXT, state TEXT NOT NULL, plan TEXT, detail TEXT, "by" TEXT, started DOUBLE PRECISION,
-    finished DOUBLE PRECISION, PRIMARY KEY (thread, proposal_id, content_hash))"""
 
 _CLAIM = (
     f"INSERT INTO executions ({', '.join(_COLUMNS)}) VALUES ({', '.join(['{p}'] * len(_COLUMNS))}) "
@@ -116,9 +113,13 @@ class SqliteLedger:
     """
 
     def __init__(self, path: Path) -> None:
+        from forensic.harness.service.schema import MigrationError, migrate
+
         self.path = path
-        with self._tx() as con:
-            con.execute(_TABLE)
+        try:
+            migrate(path)
+        except MigrationError as exc:
+            raise ExecutionError(f"the execution ledger in {path} cannot be used: {exc}") from None
         for legacy in (path.with_name("executions.sqlite"), path.with_name(f"{path.stem}-executions.sqlite")):
             if legacy.is_file() and legacy.resolve() != path.resolve():
                 self._import(legacy)
@@ -200,12 +201,13 @@ class PostgresLedger:
     """The ledger in the PostgreSQL database of ``forensic serve --db`` and its workers."""
 
     def __init__(self, conninfo: str) -> None:
-        from forensic.harness.service.pgmigrate import MIGRATION_LOCK
+        from forensic.harness.service.schema import MigrationError, migrate
 
         self.conninfo = conninfo
-        with self._tx() as con:  # concurrent first starts: the schema lock makes one create it
-            con.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-            con.execute(_TABLE)
+        try:
+            migrate(conninfo)  # concurrent first starts: the schema lock makes one create it
+        except MigrationError as exc:
+            raise ExecutionError(f"the execution ledger in PostgreSQL: {exc}") from None
 
     @contextmanager
     def _tx(self) -> Iterator[Any]:

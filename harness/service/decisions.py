@@ -3,11 +3,14 @@
 The decision is handed to :meth:`Investigator.decide` (the same path as ``forensic approve``):
 it binds the proposal id, its content hash and the authenticated user's name. Every decision,
 counted or refused, goes to the service's append-only audit table.
+
+Two decisions on one investigation never interleave, whichever API process takes them: each runs
+under the store's :meth:`~forensic.harness.service.store.SqlStore.decision_lock` (an advisory lock
+on PostgreSQL, a file lock beside a SQLite database), so the second reads the first's result.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import Any
 
@@ -20,15 +23,6 @@ class DecisionError(Exception):
         super().__init__(reason)
         self.status = status
         self.reason = reason
-
-
-_locks: dict[str, threading.Lock] = {}
-_locks_guard = threading.Lock()
-
-
-def _lock(inv_id: str) -> threading.Lock:
-    with _locks_guard:
-        return _locks.setdefault(inv_id, threading.Lock())
 
 
 def decide(
@@ -46,7 +40,7 @@ def decide(
     """Apply one decision; returns the updated proposal. :class:`DecisionError` 404/409 otherwise."""
     from forensic.harness.graph import Investigator
 
-    with _lock(inv_id):
+    with store.decision_lock(inv_id):
         inv = store.investigation(inv_id)
         if inv is None:
             raise DecisionError(404, f"no investigation {inv_id!r}")

@@ -277,7 +277,8 @@ def run_pg_intake_bench(
     and ``ceiling_alerts_per_s``: what the measured CPU per alert would allow if the machine were
     this benchmark's alone (all cores for API + PostgreSQL + client, one core per API process).
     """
-    from forensic.harness.service.pgstore import connect_check, migrate
+    from forensic.harness.service.schema import migrate
+    from forensic.harness.service.store import connect_check
 
     connect_check(db)
     migrate(db)  # before the servers start, so they do not all wait on the same first migration

@@ -47,7 +47,8 @@ def run_worker(cfg: ServeConfig, db: str, *, count: int, stop: threading.Event |
     """Claim and run investigations until SIGTERM or SIGINT (or ``stop`` is set)."""
     from forensic.harness.service.live import LiveSources
     from forensic.harness.service.notify import summary
-    from forensic.harness.service.pgstore import PostgresStore, postgres_checkpointer
+    from forensic.harness.service.store import PostgresStore
+    from forensic.harness.service.workers import postgres_checkpointer
 
     store = PostgresStore(db, max_size=max(4, count + 2))
     saver = postgres_checkpointer(db, max_size=max(4, count + 2))

@@ -21,6 +21,7 @@ from forensic.harness.service.live import (
 )
 from forensic.harness.service.metrics import Metrics
 from forensic.harness.service.notify import Notifier, summary
+from forensic.harness.service.signals import PgListener, Signals
 from forensic.harness.service.store import SqliteStore
 from forensic.harness.service.workers import WorkerPool, sqlite_checkpointer
 from forensic.sandbox import ForensicError
@@ -91,7 +92,8 @@ class Service:
         self.tokens = Tokens(load_tokens(cfg), cfg.users)
         self._lock: str | None = None
         if db:
-            from forensic.harness.service.pgstore import PostgresStore, postgres_checkpointer
+            from forensic.harness.service.store import PostgresStore
+            from forensic.harness.service.workers import postgres_checkpointer
 
             self.store = PostgresStore(db)
             self.saver = postgres_checkpointer(db)
@@ -99,6 +101,10 @@ class Service:
             self._lock = lock_database(cfg.database)  # before anything reads or writes the file
             self.store = SqliteStore(cfg.database)
             self.saver = sqlite_checkpointer(cfg.database)
+        # The live event streams wake when the store says an investigation changed (docs/service.md).
+        self.signals = Signals()
+        self.store.on_change.append(self.signals.changed)
+        self._listener = PgListener(db, self.signals) if db else None
         self.metrics = Metrics(self.store)
         self.live = LiveSources(cfg, self.store)
         self.notifier = Notifier(
@@ -237,6 +243,8 @@ class Service:
         if released:
             log.info("resuming %d investigation(s) from their checkpoints", released)
         self.writer = IntakeWriter(self._ingest)
+        if self._listener:
+            self._listener.start()
         self.notifier.start()
         self.pool.start()
         if self.watcher is not None:
@@ -249,6 +257,8 @@ class Service:
             self.writer.close()
         self.pool.stop()
         self.notifier.stop()
+        if self._listener:
+            self._listener.stop()
         self.store.close()
         if self._lock:
             unlock_database(self._lock)

@@ -35,6 +35,39 @@ def sqlite_checkpointer(path: Path) -> Any:
     return saver
 
 
+def postgres_checkpointer(conninfo: str, *, max_size: int = 8) -> Any:
+    """LangGraph's official Postgres checkpointer on the service database (its own tables)."""
+    import psycopg
+    from forensic.harness.service.schema import MIGRATION_LOCK
+    from forensic.harness.service.store import DatabaseError
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg.rows import dict_row
+    from psycopg_pool import ConnectionPool
+
+    pool = ConnectionPool(
+        conninfo,
+        min_size=1,
+        max_size=max_size,
+        open=False,
+        name="forensic-checkpoints",
+        kwargs={"autocommit": True, "row_factory": dict_row, "prepare_threshold": 0},
+    )
+    try:
+        pool.open(wait=True, timeout=15)
+    except Exception as exc:  # psycopg.Error, psycopg_pool.PoolTimeout
+        pool.close()
+        raise DatabaseError(f"cannot connect to PostgreSQL for checkpoints ({type(exc).__name__})") from None
+    saver = PostgresSaver(pool)
+    with psycopg.connect(conninfo, autocommit=True) as con:  # concurrent first starts: one sets up
+        con.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+        try:
+            saver.setup()
+        finally:
+            con.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
+    saver._forensic_pool = pool  # closed with the process
+    return saver
+
+
 def _events(node: str, update: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
     """(key, kind, data) for the page's live stream from one graph step's update."""
     if not isinstance(update, dict):

@@ -150,34 +150,27 @@ def test_two_processes_on_one_sqlite_checkpoint_file_run_it_once(tmp_path: Path)
     assert any("already run" in o or "does not run twice" in o for o in outcomes)
 
 
-def test_two_api_replicas_on_one_postgresql_run_it_once(tmp_path: Path) -> None:
-    from tests.harness.service.pgcluster import Cluster
+def test_two_api_replicas_on_one_postgresql_run_it_once(pg_cluster, tmp_path: Path) -> None:
+    cluster = pg_cluster
+    url = cluster.fresh_db("ledger_race")
+    a = Approved(tmp_path)
+    # The schema first, as the first replica to start makes it (concurrent first starts are not this test's subject).
+    from forensic.harness.service.store import PostgresStore
+    from forensic.harness.service.workers import postgres_checkpointer
 
-    cluster = Cluster().start()
-    try:
-        url = cluster.fresh_db("ledger_race")
-        a = Approved(tmp_path)
-        # The schema first, as the first replica to start makes it (concurrent first starts are not this test's subject).
-        from forensic.harness.service.pgstore import (
-            PostgresStore,
-            postgres_checkpointer,
-        )
+    PostgresStore(url).close()
+    postgres_checkpointer(url)._forensic_pool.close()
+    # Each replica has its own local database file: the "executes once" record may not live there.
+    outcomes, runs = _run_race(
+        _postgres_contender, lambda i: (url, str(tmp_path / f"replica{i}")), a, tmp_path
+    )
+    assert len(runs) == 1, outcomes
+    assert sorted(o.split(":")[0] for o in outcomes) == ["refused", "succeeded"], outcomes
+    import psycopg
 
-        PostgresStore(url).close()
-        postgres_checkpointer(url)._forensic_pool.close()
-        # Each replica has its own local database file: the "executes once" record may not live there.
-        outcomes, runs = _run_race(
-            _postgres_contender, lambda i: (url, str(tmp_path / f"replica{i}")), a, tmp_path
-        )
-        assert len(runs) == 1, outcomes
-        assert sorted(o.split(":")[0] for o in outcomes) == ["refused", "succeeded"], outcomes
-        import psycopg
-
-        with psycopg.connect(url) as con:
-            rows = con.execute("SELECT proposal_id, state FROM executions").fetchall()
-        assert rows == [("rp-1", "succeeded")]
-    finally:
-        cluster.stop()
+    with psycopg.connect(url) as con:
+        rows = con.execute("SELECT proposal_id, state FROM executions").fetchall()
+    assert rows == [("rp-1", "succeeded")]
 
 
 # -- the service and the CLI on one SQLite store ------------------------------------------------
@@ -492,7 +485,7 @@ def test_what_ran_before_the_upgrade_still_does_not_run_again(tmp_path: Path) ->
     assert not runs.exists()
 
 
-def test_the_service_and_the_cli_share_one_ledger_on_postgresql(tmp_path: Path) -> None:
+def test_the_service_and_the_cli_share_one_ledger_on_postgresql(pg_cluster, tmp_path: Path) -> None:
     """A run through the PostgreSQL service is refused by ``forensic execute --db`` and found by its --undo."""
     from fastapi.testclient import TestClient
     from forensic.harness.service import load_config
@@ -501,9 +494,8 @@ def test_the_service_and_the_cli_share_one_ledger_on_postgresql(tmp_path: Path) 
     from forensic.harness.service.service import Service
 
     from tests.harness.service.conftest import TOKENS
-    from tests.harness.service.pgcluster import Cluster
 
-    cluster = Cluster().start()
+    cluster = pg_cluster
     tickets = ThreadingHTTPServer(("127.0.0.1", 0), _Tickets)
     threading.Thread(target=tickets.serve_forever, daemon=True).start()
     _Tickets.seen = []
@@ -552,4 +544,3 @@ def test_the_service_and_the_cli_share_one_ledger_on_postgresql(tmp_path: Path) 
         ) in steps  # the CLI's steps in the service's table
     finally:
         tickets.shutdown()
-        cluster.stop()

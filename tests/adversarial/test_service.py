@@ -31,15 +31,12 @@ from forensic.harness.service.intake import parse_payload
 from forensic.harness.service.store import SqliteStore
 
 from tests.harness.service.conftest import JOB, TOKENS, Server, app_client, auth, server  # noqa: F401 - fixtures, used by name
-from tests.harness.service.pgcluster import Cluster
 
 
 # -- both stores --------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def cluster():
-    c = Cluster().start()
-    yield c
-    c.stop()
+@pytest.fixture
+def cluster(pg_cluster):
+    return pg_cluster
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -47,7 +44,7 @@ def store(request, tmp_path: Path):
     if request.param == "sqlite":
         s: Any = SqliteStore(tmp_path / "s.sqlite")
     else:
-        from forensic.harness.service.pgstore import PostgresStore
+        from forensic.harness.service.store import PostgresStore
 
         s = PostgresStore(
             request.getfixturevalue("cluster").fresh_db(f"item16_{os.getpid()}_{time.monotonic_ns()}")

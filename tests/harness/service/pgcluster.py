@@ -70,6 +70,13 @@ class Cluster:
         return self
 
     def fresh_db(self, name: str) -> str:
+        """A new empty database; the name gets a number when a test of the session took it already."""
+        self._made = getattr(self, "_made", set())
+        base, n = name, 1
+        while name in self._made:
+            n += 1
+            name = f"{base}_{n}"
+        self._made.add(name)
         self._run(str(self.bin / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", self.user, name)
         return f"postgresql://{self.user}@127.0.0.1:{self.port}/{name}"
 

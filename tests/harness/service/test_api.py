@@ -453,9 +453,9 @@ def test_an_approver_executes_an_approved_proposal_once(app_client, tmp_path) ->
         tickets.shutdown()
 
 
-def test_webhooks_answer_alike_on_the_direct_path_and_through_the_router(tmp_path) -> None:
-    """POST /api/v1/alerts is handed straight to its handler; under a prefix the FastAPI route
-    answers it. Both give the same statuses, bodies and headers."""
+def test_webhooks_have_one_route_that_answers_alike_at_the_root_and_under_a_prefix(tmp_path) -> None:
+    """POST /api/v1/alerts is answered by its one route (nothing in front of the router shadows it),
+    at the root and with the app mounted under a prefix: same statuses, bodies and headers."""
     from fastapi.testclient import TestClient
     from forensic.harness.service import load_config
     from forensic.harness.service.api import create_app
@@ -470,8 +470,15 @@ def test_webhooks_answer_alike_on_the_direct_path_and_through_the_router(tmp_pat
         load_config(write_config(tmp_path, port=0, tokens=TOKENS, bundles=[{"path": EXAMPLE, "job": JOB}]))
     )
     direct = create_app(svc, manage_lifecycle=False)
-    # Without its route the direct app still takes webhooks: the wrapper answered, not the router.
-    direct.router.routes = [r for r in direct.router.routes if getattr(r, "path", "") != "/api/v1/alerts"]
+    assert list(direct.openapi()["paths"]["/api/v1/alerts"]) == ["post"]
+    # Nothing in front of the router answers a webhook: the headers middleware only adds headers.
+    from forensic.harness.service.api import SecurityHeaders
+    from starlette.responses import PlainTextResponse
+
+    gone = TestClient(SecurityHeaders(PlainTextResponse("no route", status_code=404))).post(
+        "/api/v1/alerts", json=webhook([]), headers=auth("alertmanager")
+    )
+    assert gone.status_code == 404 and gone.text == "no route" and "content-security-policy" in gone.headers
     mounted = Starlette(routes=[Mount("/forensic", app=create_app(svc, manage_lifecycle=False))])
     svc.start()
     try:

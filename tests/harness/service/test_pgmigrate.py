@@ -12,20 +12,16 @@ import psycopg
 import pytest
 from forensic.harness.service.bench import fault_alert, webhook
 from forensic.harness.service.intake import parse_payload
-from forensic.harness.service.pgmigrate import VERSION_TABLE, MigrationError, current, head, migrate
-from forensic.harness.service.pgstore import PostgresStore
-
-from .pgcluster import Cluster
+from forensic.harness.service.schema import VERSION_TABLE, MigrationError, current, head, migrate
+from forensic.harness.service.store import PostgresStore
 
 LEGACY_SQL = (Path(__file__).parent / "legacy_schema_v1.sql").read_text()
 TABLES = {"webhooks", "alerts", "dead_letters", "investigations", "events", "audit", "notifications"}
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    c = Cluster().start()
-    yield c
-    c.stop()
+@pytest.fixture
+def cluster(pg_cluster):
+    return pg_cluster
 
 
 def _tables(url: str) -> set[str]:
@@ -42,12 +38,12 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 def test_fresh_database_gets_every_revision_once(cluster) -> None:
     url = cluster.fresh_db("mig_fresh")
     assert current(url) is None
-    assert migrate(url) == ["0001"] and head() == "0001"
-    assert TABLES | {VERSION_TABLE} <= _tables(url) and "forensic_schema" not in _tables(url)
-    assert current(url) == "0001"
+    assert migrate(url) == ["0001", "0002"] and head() == "0002"
+    assert TABLES | {VERSION_TABLE, "executions"} <= _tables(url) and "forensic_schema" not in _tables(url)
+    assert current(url) == "0002"
     assert migrate(url) == []  # idempotent
     r = _cli("db", "current", "--db", url)
-    assert r.returncode == 0 and "schema at 0001" in r.stdout and "up to date" in r.stdout, r.stderr
+    assert r.returncode == 0 and "schema at 0002" in r.stdout and "up to date" in r.stdout, r.stderr
     r = _cli("db", "upgrade", "--db", url)
     assert r.returncode == 0 and "nothing to apply" in r.stdout, r.stderr
 
@@ -77,10 +73,10 @@ def test_database_of_the_hand_versioned_sql_is_adopted_without_losing_rows(clust
         )
     r = _cli("db", "current", "--db", url)
     assert r.returncode == 0 and "no schema yet" in r.stdout
-    assert migrate(url) == []  # stamped at the revision equal to its schema: nothing re-run
-    assert current(url) == "0001"
+    assert migrate(url) == ["0002"]  # stamped at the revision equal to its schema, then only what it lacks
+    assert current(url) == "0002"
     with psycopg.connect(url) as con:
-        assert con.execute("SELECT version_num FROM " + VERSION_TABLE).fetchall() == [("0001",)]
+        assert con.execute("SELECT version_num FROM " + VERSION_TABLE).fetchall() == [("0002",)]
         assert con.execute("SELECT id, status FROM investigations").fetchall() == [("inv-old", "concluded")]
         assert con.execute("SELECT fingerprint, investigation_id FROM alerts").fetchall() == [
             ("fp-old", "inv-old")
@@ -102,7 +98,7 @@ def test_database_of_the_hand_versioned_sql_is_adopted_without_losing_rows(clust
 def test_processes_starting_together_apply_each_revision_once(cluster) -> None:
     url = cluster.fresh_db("mig_race")
     code = (
-        "import json, sys; from forensic.harness.service.pgmigrate import migrate;"
+        "import json, sys; from forensic.harness.service.schema import migrate;"
         " print(json.dumps(migrate(sys.argv[1])))"
     )
     procs = [
@@ -114,8 +110,13 @@ def test_processes_starting_together_apply_each_revision_once(cluster) -> None:
     outs = [p.communicate(timeout=180) for p in procs]
     assert [p.returncode for p in procs] == [0] * 4, [e[-2000:] for _, e in outs]
     applied = sorted(json.loads(o) for o, _ in outs)
-    assert applied == [[], [], [], ["0001"]]  # one applied it under the lock; the others found it done
-    assert current(url) == "0001" and TABLES <= _tables(url)
+    assert applied == [
+        [],
+        [],
+        [],
+        ["0001", "0002"],
+    ]  # one applied it under the lock; the others found it done
+    assert current(url) == "0002" and TABLES <= _tables(url)
 
 
 def test_a_newer_schema_than_this_release_is_one_line_exit_2(cluster) -> None:

@@ -1,4 +1,5 @@
-"""PostgresStore against a real PostgreSQL: the same intake decisions as SqliteStore, the claim, the audit."""
+"""What only PostgreSQL has to show (the conformance suite, test_store.py, runs the rest on both):
+the same intake decisions as SQLite on random streams, SKIP LOCKED claims, one-line connection errors, the bench."""
 
 from __future__ import annotations
 
@@ -13,18 +14,13 @@ import psycopg
 import pytest
 from forensic.harness.service.bench import fault_alert, webhook
 from forensic.harness.service.intake import parse_payload
-from forensic.harness.service.pgmigrate import VERSION_TABLE, head
-from forensic.harness.service.pgstore import DatabaseError, PostgresStore, migrate
-from forensic.harness.service.store import SqliteStore
-
-from .pgcluster import Cluster
+from forensic.harness.service.schema import VERSION_TABLE, head, migrate
+from forensic.harness.service.store import DatabaseError, PostgresStore, SqliteStore
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    c = Cluster().start()
-    yield c
-    c.stop()
+@pytest.fixture
+def cluster(pg_cluster):
+    return pg_cluster
 
 
 def _batches(seed: int) -> list[list[tuple[str, str, object]]]:
@@ -248,19 +244,3 @@ def test_bench_intake_text_shows_the_cpu_split(cluster) -> None:
         and "ceiling" in r.stdout
     )
     assert "not measured" not in r.stdout  # the test's PostgreSQL runs on this machine
-
-
-def test_each_due_notification_goes_to_one_notifier(cluster) -> None:
-    s1 = PostgresStore(cluster.fresh_db("notify"))
-    s2 = PostgresStore(s1.conninfo)
-    s1.enqueue_notifications("inv-1", ["http://a", "http://b"], {"text": "x"})
-    s1.enqueue_notifications("inv-1", ["http://a"], {"text": "again"})  # once per (investigation, url)
-    now = time.time()
-    first = s1.due_notifications(now)
-    assert sorted(r["url"] for r in first) == ["http://a", "http://b"]
-    assert s2.due_notifications(now) == []  # taken by the first notifier
-    s1.notification_result(first[0]["id"], ok=False, error="503", next_at=now)
-    again = s2.due_notifications(now + 1)
-    assert [r["id"] for r in again] == [first[0]["id"]] and again[0]["attempts"] == 1
-    # The second one's taker died: due again once its 60 s lease ran out (the first is leased to now + 61).
-    assert [r["id"] for r in s2.due_notifications(now + 60.5)] == [first[1]["id"]]

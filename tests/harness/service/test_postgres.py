@@ -21,16 +21,13 @@ import pytest
 from forensic.harness.service.bench import free_port, wait_healthy, webhook, write_config
 
 from .conftest import EXAMPLE, TOKENS, auth
-from .pgcluster import Cluster
 
 DONE = ("awaiting_approval", "concluded", "failed")
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    c = Cluster().start()
-    yield c
-    c.stop()
+@pytest.fixture
+def cluster(pg_cluster):
+    return pg_cluster
 
 
 @pytest.fixture
