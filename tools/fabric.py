@@ -107,10 +107,7 @@ class Fabric(Tool):
             except ForensicError as exc:  # a name that cannot be a folder's: nothing of it is read
                 unread.append(f"switch {name}: {exc}")
                 continue
-            for argv, parse in (
-                (["show", "pfcwd", "stats"], parse_pfcwd_stats),
-                (["show", "pfc", "counters"], parse_pfc_counters),
-            ):
+            for argv in (["show", "pfcwd", "stats"], ["show", "pfc", "counters"]):
                 try:
                     text = sw.run(argv)
                 except NotFoundError:  # not recorded: no evidence here
@@ -120,9 +117,8 @@ class Fabric(Tool):
                     continue
                 seen_any = True
                 sources.append(sw.command_source(argv))
-                parsed = parse(text)
                 if argv[1] == "pfcwd":
-                    for q in parsed:
+                    for q in parse_pfcwd_stats(text):
                         if q.status == "stormed" or (q.storm_detected or 0) > (q.storm_restored or 0):
                             comp = owner.get((name, q.port))
                             target = comp or f"{name}/{q.port}"
@@ -143,13 +139,14 @@ class Fabric(Tool):
                                 )
                             )
                 else:
-                    for p in parsed.rx.keys() | parsed.tx.keys():
+                    counters = parse_pfc_counters(text)
+                    for p in counters.rx.keys() | counters.tx.keys():
                         pauses.append(
                             PortPause(
                                 name,
                                 p,
-                                float(sum(v or 0 for v in parsed.tx.get(p, []))),
-                                float(sum(v or 0 for v in parsed.rx.get(p, []))),
+                                float(sum(v or 0 for v in counters.tx.get(p, []))),
+                                float(sum(v or 0 for v in counters.rx.get(p, []))),
                                 "show pfc counters",
                             )
                         )
@@ -157,7 +154,7 @@ class Fabric(Tool):
                     # ports can be an origin (pauses on uplinks are propagation), and an origin is
                     # rare: when many ports stand out, congestion is general, not one device.
                     rx_tot = {
-                        p: sum(v or 0 for v in vals) for p, vals in parsed.rx.items() if (name, p) in owner
+                        p: sum(v or 0 for v in vals) for p, vals in counters.rx.items() if (name, p) in owner
                     }
                     if len(rx_tot) >= 4:
                         med = statistics.median(rx_tot.values())
@@ -188,21 +185,21 @@ class Fabric(Tool):
             pauses.extend(series_pauses)
             sources.extend(series_sources)
         nic_origin = any(sig.name in ("pfc_origin", "pfcwd_storm") and sig.kind == "nic" for sig in signals)
-        for port, med in [] if nic_origin else origins(pauses):
-            cabled = owner.get((port.switch, port.port))
-            comp = f"{port.switch}/{port.port}"
+        for origin, med in [] if nic_origin else origins(pauses):
+            cabled = owner.get((origin.switch, origin.port))
+            comp = f"{origin.switch}/{origin.port}"
             signals.append(
                 Signal(
                     name="switch_port_pause_origin",
                     component=comp,
                     kind="port",
-                    detail=f"{comp} transmitted {port.tx:.0f} PFC pause frames (port median {med:g}) "
+                    detail=f"{comp} transmitted {origin.tx:.0f} PFC pause frames (port median {med:g}) "
                     + (f"into {cabled}" if cabled else "into its peer")
-                    + f" while no port of {port.switch} received a pause storm: the switch port originates them ({port.basis})",
+                    + f" while no port of {origin.switch} received a pause storm: the switch port originates them ({origin.basis})",
                     values={
-                        "switch": port.switch,
-                        "port": port.port,
-                        "tx_pfc": port.tx,
+                        "switch": origin.switch,
+                        "port": origin.port,
+                        "tx_pfc": origin.tx,
                         "median": med,
                         "cabled_to": cabled or "",
                     },
@@ -272,7 +269,7 @@ class Fabric(Tool):
             rows = {
                 r.iface: r.tx_bps
                 for r in parse_interfaces_counters(text).interfaces
-                if r.iface in uplinks[name] and r.tx_bps is not None and r.state != "X"
+                if r.iface in uplinks[name] and r.tx_bps is not None and r.state != "disabled"
             }
             if len(rows) < 2:
                 continue
@@ -314,7 +311,7 @@ def _imbalance(sw: str, by_port: dict[str, float], basis: str) -> Signal | None:
     """The uplink-imbalance signal for per-uplink transmit rates (bytes/s), or None when balanced."""
     vals = np.array(list(by_port.values()))
     med = float(np.median(vals))
-    top = max(by_port, key=by_port.get)
+    top = max(by_port, key=lambda port: by_port[port])
     if not (vals.max() >= MIN_UPLINK_RATE and vals.max() > IMBALANCE_RATIO * max(med, 1.0)):
         return None
     share = float(np.sort(vals)[-2:].sum() / vals.sum()) if vals.sum() else 0.0
