@@ -11,6 +11,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import partial
 
 from forensic.sandbox import ForensicError, NotFoundError
 from forensic.tools._inventory import inventory
@@ -226,8 +227,8 @@ class NicCounters(Tool):
             )
         tx_all = [_tx_pauses(r)[0] for r in fleet]
         tx_median = statistics.median(tx_all) if tx_all else 0
-        modal_rate = Counter(r.rate_gbps for r in fleet if r.rate_gbps).most_common(1)
-        modal_rate = modal_rate[0][0] if modal_rate else None
+        modal = Counter(r.rate_gbps for r in fleet if r.rate_gbps).most_common(1)
+        modal_rate = modal[0][0] if modal else None
         signals: list[Signal] = []
         victims = []
         # Without a window-start snapshot a counter is a total since its last reset: it can only
@@ -239,7 +240,9 @@ class NicCounters(Tool):
         for r in scope:
             comp = r.component
 
-            def sig(name: str, detail: str, **values: float | int | str | bool | None) -> None:
+            def sig(
+                name: str, detail: str, comp: str = comp, /, **values: float | int | str | bool | None
+            ) -> None:
                 signals.append(Signal(name=name, component=comp, kind="nic", detail=detail, values=values))
 
             span = (
@@ -413,7 +416,7 @@ def _fleet(ctx: ToolContext, hosts: list[str]) -> tuple[list[NicReading], dict[s
     out: list[NicReading] = []
     failed: dict[str, str] = {}
     for host in hosts:
-        readings, why = ctx.memo(f"nic_readings:{host}", lambda h=host: _read_or_none(ctx, h))
+        readings, why = ctx.memo(f"nic_readings:{host}", partial(_read_or_none, ctx, host))
         out.extend(readings)
         if why is not None:
             failed[host] = why
