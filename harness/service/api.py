@@ -202,6 +202,7 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
             svc.metrics.dead_lettered.labels(str(exc.status)).inc()
             raise Problem(exc.status, exc.reason) from None
         try:
+            assert svc.writer is not None  # requests are served between start and stop
             res = await asyncio.wrap_future(svc.writer.submit(user.name, text, payload))
         except Exception as exc:  # the database refused the write: nothing was accepted, say so
             raise Problem(503, f"could not store the alerts durably: {type(exc).__name__}; retry") from None

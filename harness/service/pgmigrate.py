@@ -62,7 +62,10 @@ def _engine(conninfo: str) -> Any:
 def head() -> str:
     from alembic.script import ScriptDirectory
 
-    return ScriptDirectory.from_config(_config()).get_current_head()
+    current = ScriptDirectory.from_config(_config()).get_current_head()
+    if current is None:  # only a migrations folder without revisions has none
+        raise RuntimeError("the schema migrations have no head revision")
+    return current
 
 
 def _legacy_version(conn: Any) -> int | None:

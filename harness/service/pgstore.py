@@ -104,7 +104,7 @@ def postgres_checkpointer(conninfo: str, *, max_size: int = 8) -> Any:
             saver.setup()
         finally:
             con.execute("SELECT pg_advisory_unlock(%s)", (_MIGRATION_LOCK,))
-    saver._forensic_pool = pool  # closed with the process
+    saver._forensic_pool = pool  # type: ignore[attr-defined]  # the pool lives as long as the saver
     return saver
 
 
@@ -390,7 +390,7 @@ class PostgresStore:
             )
         if alert_rows:
             # One statement for every new alert of the batch (rows as arrays), not one per alert.
-            cols = list(zip(*alert_rows))
+            cols = list(zip(*alert_rows, strict=True))
             cur.execute(
                 "INSERT INTO alerts(fingerprint, status, alertname, labels, annotations, starts_at, ends_at,"
                 " generator_url, investigation_id, received_at, updated_at, receipts)"
@@ -413,7 +413,7 @@ class PostgresStore:
                 "INSERT INTO events(investigation, key, time, kind, data) SELECT * FROM"
                 " unnest(%s::text[], %s::text[], %s::float8[], %s::text[], %s::text[])"
                 " ON CONFLICT (investigation, key) DO NOTHING",
-                [list(c) for c in zip(*events)],
+                [list(c) for c in zip(*events, strict=True)],
             )
         return results
 

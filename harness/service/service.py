@@ -21,7 +21,7 @@ from forensic.harness.service.live import (
 )
 from forensic.harness.service.metrics import Metrics
 from forensic.harness.service.notify import Notifier, summary
-from forensic.harness.service.store import SqliteStore
+from forensic.harness.service.store import SqliteStore, Store
 from forensic.harness.service.workers import WorkerPool, sqlite_checkpointer
 from forensic.sandbox import ForensicError
 
@@ -90,6 +90,7 @@ class Service:
         self.cfg = cfg
         self.tokens = Tokens(load_tokens(cfg), cfg.users)
         self._lock: str | None = None
+        self.store: Store
         if db:
             from forensic.harness.service.pgstore import PostgresStore, postgres_checkpointer
 

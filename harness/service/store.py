@@ -15,6 +15,7 @@ import sqlite3
 import threading
 import time
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -83,11 +84,12 @@ class Store(Protocol):
         status: str,
         report: dict[str, Any] | None,
         error: str | None = None,
-        events: list[tuple[str, str, dict[str, Any]]] = (),
+        events: Sequence[tuple[str, str, dict[str, Any]]] = (),
     ) -> bool: ...
     def set_report(self, inv_id: str, report: dict[str, Any], status: str) -> None: ...
     def add_event(self, inv_id: str, key: str, kind: str, data: dict[str, Any]) -> None: ...
     def events_after(self, inv_id: str, after: int) -> list[dict[str, Any]]: ...
+    def close(self) -> None: ...
     def investigation(self, inv_id: str) -> dict[str, Any] | None: ...
     def investigations(
         self, *, status: str | None, job: str | None, since: float | None, until: float | None, limit: int
@@ -108,7 +110,7 @@ def _now() -> float:
 
 
 def _row(cur: sqlite3.Cursor, row: tuple) -> dict[str, Any]:
-    return {d[0]: v for d, v in zip(cur.description, row)}
+    return {d[0]: v for d, v in zip(cur.description, row, strict=True)}
 
 
 class SqliteStore:
@@ -408,7 +410,7 @@ class SqliteStore:
         status: str,
         report: dict[str, Any] | None,
         error: str | None = None,
-        events: list[tuple[str, str, dict[str, Any]]] = (),
+        events: Sequence[tuple[str, str, dict[str, Any]]] = (),
     ) -> bool:
         """Record the end of a run, with its last events in the same transaction (a reader never
         sees the status without them); only the worker holding the claim may, and only once."""

@@ -186,7 +186,9 @@ class WorkerPool:
                 snap = investigator.app.get_state(cfg)
             report = snap.values.get("report")
             status = "awaiting_approval" if "approval_gate" in (snap.next or ()) else "concluded"
-            last = [("gate", "awaiting_approval", {})] if status == "awaiting_approval" else []
+            last: list[tuple[str, str, dict[str, Any]]] = (
+                [("gate", "awaiting_approval", {})] if status == "awaiting_approval" else []
+            )
             if self.store.finish(
                 inv_id,
                 owner,
