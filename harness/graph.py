@@ -16,9 +16,9 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, Protocol, TypedDict
 
 from forensic.harness import approvals, ledger
 from forensic.harness.budget import Limits, Usage, exhausted
@@ -101,7 +101,13 @@ def _summary(hyps: list[Any], k: int = 8) -> list[dict[str, Any]]:
     ]
 
 
-def _timed(fn: Callable[[State], dict[str, Any]]) -> Callable[[State], dict[str, Any]]:
+class _Node(Protocol):
+    # LangGraph calls a node with its state by the name ``state``; a bare Callable type does not
+    # say the parameter may be passed by name, so add_node's overloads would not accept it.
+    def __call__(self, state: State) -> dict[str, Any]: ...
+
+
+def _timed(fn: Callable[[State], dict[str, Any]]) -> _Node:
     """Count a node's own time against the wall-time budget (time waiting for a person is not)."""
 
     def node(state: State) -> dict[str, Any]:
@@ -496,7 +502,7 @@ class Investigator:
         return final["report"]
 
     def decide(
-        self, thread_id: str, decisions: list[approvals.Decision | dict[str, Any]]
+        self, thread_id: str, decisions: Sequence[approvals.Decision | dict[str, Any]]
     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """Hand a person's decisions to a thread waiting at the approval gate.
 
@@ -570,8 +576,8 @@ class Investigator:
         if not spent:
             return f"the investigation had finished ({values.get('stop_reason') or 'concluded'}); a larger budget changes nothing"
         usage = Usage.model_validate(values.get("usage") or {})
-        if exhausted(usage, self.limits) is not None:
-            left = exhausted(usage, self.limits)
+        left = exhausted(usage, self.limits)
+        if left is not None:
             used = getattr(usage, left)
             return (
                 f"the {left} budget ran out at {used:g} and the new limit {getattr(self.limits, left):g} leaves nothing more; "
