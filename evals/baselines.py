@@ -122,9 +122,12 @@ def _signatures(b: Bundle) -> tuple[str, str | None]:
             continue
         inv = inventory(ctx, host)
         for ev in got[0].events:
-            if ev.xid is None and ev.kind != "fell_off_bus":
+            if ev.kind == "fell_off_bus":
+                category = "fell_off_bus"
+            elif ev.xid is not None:
+                category = xid_info(ev.xid).category
+            else:
                 continue
-            category = "fell_off_bus" if ev.kind == "fell_off_bus" else xid_info(ev.xid).category
             if category not in _XID_CLASS or not _in_window(ev.time_unix, start, end):
                 continue
             dev = inv.by_pci(ev.pci) if ev.pci else None

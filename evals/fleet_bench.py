@@ -33,6 +33,7 @@ def fleet_benchmark(
         replay_s = time.perf_counter() - t0
         with FleetRig(bundle.root, Path(tmp) / "rig", prometheus=prometheus) as rig:
             start, end = bundle.window
+            assert start is not None and end is not None, "the generated incident has a window"
             t0 = time.perf_counter()
             source = open_fleet(
                 rig.fleet_file,

@@ -331,7 +331,7 @@ def _serve_agents(bundle: str, token_file: str, hosts: list[str]) -> None:
         srv._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         servers.append(srv.start())
     try:
-        for h, srv in zip(hosts, servers):
+        for h, srv in zip(hosts, servers, strict=True):
             print(h, srv.url, flush=True)
         print("ready", flush=True)
         sys.stdin.read()

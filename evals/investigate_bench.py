@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -75,8 +76,7 @@ def investigate_once(case: Path) -> dict[str, Any]:
     total_s = time.perf_counter() - t0
     fs = bundle.fs
     v = report["verdict"]
-    sweeps = [(e.get("data") or {}).get("sweep") for e in report.get("evidence", [])]
-    sweeps = [s for s in sweeps if s]
+    sweeps = [s for e in report.get("evidence", []) if (s := (e.get("data") or {}).get("sweep"))]
     return {
         # The most hosts one sampled sweep read, of how many (suspects plus a fixed sample).
         "sweep_hosts_read": max((s["hosts_read"] for s in sweeps), default=None),
@@ -179,9 +179,7 @@ def investigate_benchmark(
         )
     base = next((r for r in rows if r["hosts"] >= 256), rows[0])
     last = rows[-1]
-    pairs = [
-        {"from": a["hosts"], "to": b["hosts"], "exponent": exponent(a, b)} for a, b in zip(rows, rows[1:])
-    ]
+    pairs = [{"from": a["hosts"], "to": b["hosts"], "exponent": exponent(a, b)} for a, b in pairwise(rows)]
     by_cause = {}
     for k, cause in enumerate(causes):
         a = {"hosts": base["hosts"], "wall_s": base["runs"][k]["wall_s"]}

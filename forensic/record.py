@@ -108,7 +108,9 @@ class Step:
         self.loss: float | None = None
         self.grad_norm: float | None = None
         self._t_compute: float | None = None
-        self._ev0 = self._ev1 = None
+        # CUDA events (torch.cuda.Event) when the recorder times compute on the GPU.
+        self._ev0: Any = None
+        self._ev1: Any = None
 
     def __enter__(self) -> Step:
         rec = self._rec
@@ -259,6 +261,7 @@ class StepRecorder:
                 self._write_textfile(*self._last)
 
     def _write_textfile(self, step: int, start: float, duration: float, compute: float | None) -> None:
+        assert self._textfile is not None  # called only when the recorder writes a textfile
         labels = f'job="{_label(self.job)}",rank="{self.rank}",host="{self.host}",gpu="{self.local_gpu}"'
         lines = [
             "# HELP forensic_step_duration_seconds Wall time of this rank's last recorded step.",
@@ -280,7 +283,7 @@ class StepRecorder:
             "# TYPE forensic_step_duration_histogram_seconds histogram",
         ]
         acc = 0
-        for b, n in zip(BUCKETS, self._hist):
+        for b, n in zip(BUCKETS, self._hist[:-1], strict=True):  # the last count is the +Inf bucket's
             acc += n
             lines.append(f'forensic_step_duration_histogram_seconds_bucket{{{labels},le="{b}"}} {acc}')
         lines.append(f'forensic_step_duration_histogram_seconds_bucket{{{labels},le="+Inf"}} {self._count}')
@@ -354,6 +357,7 @@ def lightning_callback(out_dir: str | os.PathLike[str] | None, **kwargs: Any) ->
                 self.recorder = StepRecorder(out_dir, **kw)
 
         def on_train_batch_start(self, trainer: Any, pl_module: Any, batch: Any, batch_idx: int) -> None:
+            assert self.recorder is not None, "Lightning calls setup before the first batch"
             self._step = self.recorder.step(trainer.global_step).__enter__()
 
         def on_after_backward(self, trainer: Any, pl_module: Any) -> None:
@@ -406,6 +410,7 @@ def hf_callback(out_dir: str | os.PathLike[str] | None, **kwargs: Any) -> Any:
                 self.recorder = StepRecorder(out_dir, **opts)
 
         def on_step_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            assert self.recorder is not None, "the Trainer calls on_train_begin before the first step"
             self._step = self.recorder.step(state.global_step).__enter__()
 
         def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:

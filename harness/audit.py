@@ -97,10 +97,10 @@ def append(path: Path, entries: list[dict[str, Any]]) -> None:
 
 def verify(path: Path) -> tuple[int, str]:
     """(lines, head hash) of an intact chain; AuditError naming the first broken line."""
-    n, prev = 0, GENESIS
-    for n, _, prev in _chain(path):
-        pass
-    return n, prev
+    n, head = 0, GENESIS
+    for line_no, _, line_hash in _chain(path):
+        n, head = line_no, line_hash
+    return n, head
 
 
 def entries(path: Path) -> list[dict[str, Any]]:

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from forensic.sandbox import SCHEMA, ForensicError, Host, command_file, is_host_name, is_netdev_name
 from forensic.sandbox.errors import BundleError, RemoteHostError
@@ -64,6 +64,13 @@ MAX_HOST_BYTES = 64 * 1024 * 1024
 #: bundle can always be read back (:data:`forensic.sandbox.archive.MAX_TOTAL_BYTES`).
 MAX_COLLECTION_BYTES = 4 * 1024 * 1024 * 1024
 _ENTRY = re.compile(r"[A-Za-z0-9._:+@-]{1,128}")
+
+
+class CollectCaps(TypedDict, total=False):
+    """Byte caps of a collection: collect_bundle's keyword arguments of the same names."""
+
+    max_host_bytes: int
+    max_collection_bytes: int
 
 
 class CollectError(BundleError):
@@ -358,15 +365,14 @@ def collect_bundle(
         for name, host in hosts:
             outcome = outcomes[name] = HostOutcome()
             steps = [0]
-            total = None
 
             def tick(name: str = name, steps: list[int] = steps) -> None:
                 steps[0] += 1
-                report(name, steps[0], total)
+                report(name, steps[0], None)  # a host's number of steps is not known ahead
 
             facts: dict[str, Any] = {"gpus": [], "nics": []}
             known = [
-                n.get("netdev")
+                n["netdev"]
                 for h in (topology or {}).get("hosts", [])
                 if isinstance(h, dict) and h.get("name") == name
                 for n in h.get("nics", [])
@@ -422,15 +428,17 @@ def collect_bundle(
         if placement and not (inc.get("job") or {}).get("ranks"):
             inc["job"] = {**(inc.get("job") or {}), "ranks": len(placement)}
         (root / "incident.json").write_text(json.dumps(inc, indent=2))
-        known = {h["name"] for h in topo_hosts}
-        for h in sorted({h for h, _ in placement.values()} - known):
+        named = {th["name"] for th in topo_hosts}
+        for h in sorted({h for h, _ in placement.values()} - named):
             topo_hosts.append({"name": h, "gpus": [], "nics": []})
-        for h in topo_hosts:  # ranks on GPUs NVML did not show (no driver here) still need a GPU entry
-            have = {g["index"] for g in h["gpus"]}
-            h["gpus"] += [
-                {"index": g} for hh, g in sorted(set(placement.values())) if hh == h["name"] and g not in have
+        for th in topo_hosts:  # ranks on GPUs NVML did not show (no driver here) still need a GPU entry
+            have = {g["index"] for g in th["gpus"]}
+            th["gpus"] += [
+                {"index": g}
+                for hh, g in sorted(set(placement.values()))
+                if hh == th["name"] and g not in have
             ]
-            h["gpus"].sort(key=lambda g: g["index"])
+            th["gpus"].sort(key=lambda g: g["index"])
         topo: dict[str, Any] = dict(topology) if topology else {"hosts": topo_hosts}
         if placement and not topo.get("ranks"):
             topo["ranks"] = [{"rank": r, "host": h, "gpu": g} for r, (h, g) in sorted(placement.items())]
@@ -448,7 +456,7 @@ def collect_source(
     hosts: Sequence[str] | None = None,
     series: Sequence[Any] | None = None,
     progress: Progress | None = None,
-    caps: Mapping[str, int] | None = None,
+    caps: CollectCaps | None = None,
 ) -> tuple[CollectResult, list[str]]:
     """A live evidence source (a fleet) written as a bundle: ``hosts`` (default: all of the
     source's), their window-start snapshots where the agents keep one, the job's steps and logs,
@@ -469,7 +477,8 @@ def collect_source(
         before[name] = view
     start, end = src.window
     if series is not None:
-        metrics, problems = openmetrics_texts(series), []
+        metrics = openmetrics_texts(series)
+        problems: list[str] = []
     else:
         metrics, problems = metrics_from_source(src.metrics, float(start), float(end))
     docs = src.steps()
@@ -572,7 +581,7 @@ def metrics_from_source(
                 labels = ",".join(
                     f'{k}="{_om_escape(v)}"' for k, v in sorted(series.labels.items()) if k != "__name__"
                 )
-                for t, v in zip(series.timestamps, series.values):
+                for t, v in zip(series.timestamps, series.values, strict=True):
                     if t == t:  # NaN timestamps: a sample without a time is no history
                         lines.append(f"{name}{{{labels}}} {_om_value(float(v))} {float(t):.3f}")
         if lines:
@@ -587,7 +596,7 @@ def openmetrics_texts(series: Sequence[Any]) -> dict[str, str]:
     for s in series:
         lines = by_file.setdefault(home.get(s.name, "read.om"), {}).setdefault(s.name, [])
         labels = ",".join(f'{k}="{_om_escape(v)}"' for k, v in sorted(s.labels.items()) if k != "__name__")
-        for t, v in zip(s.timestamps, s.values):
+        for t, v in zip(s.timestamps, s.values, strict=True):
             if t == t:
                 lines.append(f"{s.name}{{{labels}}} {_om_value(float(v))} {float(t):.3f}")
     return {

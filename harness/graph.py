@@ -21,9 +21,9 @@ import logging
 import operator
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, Protocol, TypedDict
 
 from forensic.harness import approvals, ledger
 from forensic.harness.budget import Limits, Usage, exhausted
@@ -109,7 +109,13 @@ def _summary(hyps: list[Any], k: int = 8) -> list[dict[str, Any]]:
     ]
 
 
-def _timed(fn: Callable[[State], dict[str, Any]]) -> Callable[[State], dict[str, Any]]:
+class _Node(Protocol):
+    # LangGraph calls a node with its state by the name ``state``; a bare Callable type does not
+    # say the parameter may be passed by name, so add_node's overloads would not accept it.
+    def __call__(self, state: State) -> dict[str, Any]: ...
+
+
+def _timed(fn: Callable[[State], dict[str, Any]]) -> _Node:
     """Count a node's own time against the wall-time budget (time waiting for a person is not)."""
 
     def node(state: State) -> dict[str, Any]:
@@ -466,7 +472,7 @@ class Investigator:
         return self.driver.run(thread_id=thread_id, await_approval=await_approval, on_step=on_step)
 
     def decide(
-        self, thread_id: str, decisions: list[approvals.Decision | dict[str, Any]]
+        self, thread_id: str, decisions: Sequence[approvals.Decision | dict[str, Any]]
     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """A person's decisions for a thread at the approval gate (:meth:`Driver.decide
         <forensic.harness.driver.Driver.decide>`): the updated report and these decisions' audit entries."""

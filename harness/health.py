@@ -79,7 +79,8 @@ def coverage(graph: FailureGraph, obs: Observation) -> tuple[list[str], list[str
     A class is tested when a tool that looks for the fault itself (a signal its confirmation rule
     requires) read something; the job's steps alone say where time went, not that a part is sound.
     """
-    tested, untestable = [], []
+    tested: list[str] = []
+    untestable: list[str] = []
     for rc in graph.root_causes.values():
         if rc.id == "healthy" or not rc.tests:
             continue

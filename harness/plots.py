@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import numpy as np
 from forensic.harness import series as _series
-from forensic.sandbox import Bundle, ForensicError
+from forensic.sandbox import Bundle, EvidenceSource, ForensicError
 
 Kind = Literal["rank-heatmap", "timeline"]
 KINDS: tuple[str, ...] = ("rank-heatmap", "timeline")
@@ -52,11 +52,11 @@ def _figure():
     return plt
 
 
-def _dt(t: np.ndarray | float) -> Any:
+def _dt(t: Any) -> Any:  # a unix time or anything np.asarray makes an array of them from
     return np.asarray(np.asarray(t, dtype=float) * 1e3, dtype="datetime64[ms]")
 
 
-def rank_heatmap(report: dict[str, Any], bundle: Bundle, out: Path) -> Path:
+def rank_heatmap(report: dict[str, Any], bundle: Bundle | EvidenceSource, out: Path) -> Path:
     """Ranks x steps heat map of each rank's time relative to the step's median."""
     table = _series.load_table(bundle)
     if table is None:
@@ -115,7 +115,7 @@ def rank_heatmap(report: dict[str, Any], bundle: Bundle, out: Path) -> Path:
     return out
 
 
-def _host_of_report(report: dict[str, Any], bundle: Bundle) -> str:
+def _host_of_report(report: dict[str, Any], bundle: Bundle | EvidenceSource) -> str:
     comp = ((report.get("verdict") or {}).get("component")) or ""
     hosts = bundle.host_names()
     host = comp.split("/", 1)[0]
@@ -130,10 +130,16 @@ def _host_of_report(report: dict[str, Any], bundle: Bundle) -> str:
 
 
 def _same_host(label: str | None, host: str) -> bool:
-    return bool(label) and (label == host or host.startswith(label + ".") or label.startswith(host + "."))
+    return (
+        bool(label)
+        and label is not None
+        and (label == host or host.startswith(label + ".") or label.startswith(host + "."))
+    )
 
 
-def timeline(report: dict[str, Any], bundle: Bundle, out: Path, host: str | None = None) -> Path:
+def timeline(
+    report: dict[str, Any], bundle: Bundle | EvidenceSource, out: Path, host: str | None = None
+) -> Path:
     """One host: step time against the fleet, clocks and throttle reasons, kernel events, counter jumps."""
     from forensic.tools import ToolContext
     from forensic.tools.kernel_log import read_kernel_log
@@ -238,7 +244,9 @@ def timeline(report: dict[str, Any], bundle: Bundle, out: Path, host: str | None
     return out
 
 
-def plot(kind: str, report: dict[str, Any], bundle: Bundle, out: Path, host: str | None = None) -> Path:
+def plot(
+    kind: str, report: dict[str, Any], bundle: Bundle | EvidenceSource, out: Path, host: str | None = None
+) -> Path:
     """Draw ``kind`` for a report of ``bundle`` into the PNG ``out``."""
     if kind == "rank-heatmap":
         return rank_heatmap(report, bundle, out)

@@ -69,7 +69,7 @@ def make_proposals(graph: FailureGraph, report: Report) -> list[Proposal]:
     )
     # The verdict component's kind, as the tools that found it said (a signal carries it).
     kinds = {s.kind for r in report.evidence for s in r.signals if s.component == component}
-    out = []
+    out: list[Proposal] = []
     templates = [t for t in rc.remediation if not t.kinds or not kinds or kinds & set(t.kinds)]
     for tmpl in templates:
         target = tmpl.target.format(**fill)

@@ -253,7 +253,7 @@ def _untested(graph: FailureGraph, obs: Observation, leading: list[Hypothesis]) 
             if _covered(t, obs, h.component):
                 continue
             scoped = t.match in ("component", "host") and h.component not in (None, "job")
-            name = f"{t.tool}@{host_of(h.component)}" if scoped else t.tool
+            name = f"{t.tool}@{host_of(h.component)}" if scoped and h.component is not None else t.tool
             if name not in out:
                 out.append(name)
     return out

@@ -55,7 +55,7 @@ def per_step_seconds(table: StepTable) -> tuple[np.ndarray, str]:
     return table.duration, "duration_s"
 
 
-def suspect(report: dict[str, Any], bundle: Bundle) -> tuple[int, str, int | None] | None:
+def suspect(report: dict[str, Any], bundle: Bundle | EvidenceSource) -> tuple[int, str, int | None] | None:
     """(rank, component, onset step) of the rank the verdict (or the job_steps tool) blames."""
     stragglers: list[dict[str, Any]] = []
     for rec in report.get("evidence") or []:
@@ -65,7 +65,7 @@ def suspect(report: dict[str, Any], bundle: Bundle) -> tuple[int, str, int | Non
     comp_of = {r: f"{h}/gpu{g}" for r, (h, g) in placement.items()}
     blamed = ((report.get("verdict") or {}).get("component")) or ""
     for s in stragglers:
-        if comp_of.get(s.get("rank")) == blamed:
+        if s.get("rank") in comp_of and comp_of[s["rank"]] == blamed:
             return s["rank"], blamed, s.get("first_step")
     for rank, comp in comp_of.items():
         if comp == blamed:
@@ -76,7 +76,9 @@ def suspect(report: dict[str, Any], bundle: Bundle) -> tuple[int, str, int | Non
     return None
 
 
-def rank_series(report: dict[str, Any], bundle: Bundle, table: StepTable | None = None) -> RankSeries | None:
+def rank_series(
+    report: dict[str, Any], bundle: Bundle | EvidenceSource, table: StepTable | None = None
+) -> RankSeries | None:
     """The blamed rank's series against the median, or None when there is no rank to show."""
     table = table if table is not None else load_table(bundle)
     who = suspect(report, bundle)
@@ -110,7 +112,9 @@ def _buckets(values: np.ndarray, width: int) -> np.ndarray:
     edges = np.linspace(0, values.size, width + 1).astype(int)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN bucket is a gap, drawn as a blank
-        return np.array([np.nanmean(values[a:b]) if b > a else np.nan for a, b in zip(edges[:-1], edges[1:])])
+        return np.array(
+            [np.nanmean(values[a:b]) if b > a else np.nan for a, b in zip(edges[:-1], edges[1:], strict=True)]
+        )
 
 
 def sparkline(values: np.ndarray, lo: float, hi: float, width: int) -> str:
@@ -152,7 +156,9 @@ def _stopped(report: dict[str, Any]) -> str | None:
     return None
 
 
-def spark_for(report: dict[str, Any], bundle: Bundle, width: int) -> tuple[str, str, str, str] | None:
+def spark_for(
+    report: dict[str, Any], bundle: Bundle | EvidenceSource, width: int
+) -> tuple[str, str, str, str] | None:
     """(label, rank sparkline, median sparkline, caption) for the readable report, or None when
     the verdict names no rank (healthy, a host, a link) or the bundle has no step table.
 

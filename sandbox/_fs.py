@@ -15,6 +15,7 @@ working-time deadline (:mod:`forensic.sandbox.deadline`) between chunks.
 
 from __future__ import annotations
 
+import builtins
 import errno
 import gzip
 import os
@@ -194,7 +195,7 @@ class ConfinedFS:
         return "/".join(parts)
 
     # -- reads -----------------------------------------------------------------------------
-    def _open_file(self, rel: str) -> tuple[int, list[str]]:
+    def _open_file(self, rel: str) -> tuple[int, builtins.list[str]]:
         """An fd on the regular file holding ``rel`` (or ``rel.gz``) and its real parts."""
         for candidate in (rel, rel + ".gz") if not rel.endswith(".gz") else (rel,):
             try:

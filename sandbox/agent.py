@@ -229,7 +229,8 @@ class Agent:
         if len(token) < MIN_TOKEN_CHARS:
             raise AgentConfigError(f"the token must have at least {MIN_TOKEN_CHARS} characters")
         self.hosts = hosts  # snapshot -> host; a live agent has no "before"
-        self.name = hosts["now"].name if hosts.get("now") is not None else "?"
+        now = hosts.get("now")
+        self.name = now.name if now is not None else "?"
         self.mode = mode
         self.limits = limits or AgentLimits()
         self._token = token.encode()

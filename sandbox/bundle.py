@@ -136,7 +136,7 @@ class Topology(_Loose):
     switches: list[SwitchInfo] = Field(default_factory=list, description="Switches.")
 
 
-_TOPOLOGY_LISTS = {
+_TOPOLOGY_LISTS: dict[str, TypeAdapter[list[Any]]] = {
     "hosts": TypeAdapter(list[HostInfo]),
     "ranks": TypeAdapter(list[RankPlacement]),
     "switches": TypeAdapter(list[SwitchInfo]),
@@ -288,7 +288,7 @@ class Bundle(SourceBase):
         if not str(schema).startswith("forensic.bundle/v1"):
             raise CorruptInputError(f"incident.json: unsupported schema {schema!r} (expected {SCHEMA})")
         raw = dict(raw)
-        win = raw.get("window") if isinstance(raw.get("window"), dict) else {}
+        win = raw["window"] if isinstance(raw.get("window"), dict) else {}
         raw["window"] = {"start": parse_time(win.get("start")), "end": parse_time(win.get("end"))}
         raw.setdefault("id", raw.get("title") or self.root.name)
         try:

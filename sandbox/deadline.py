@@ -55,7 +55,7 @@ def deadline(seconds: float | None, *, what: str = "", alarm: bool = True) -> It
         alarm and at is not None and threading.current_thread() is threading.main_thread() and _alarm_free()
     )
     previous = None
-    if armed:
+    if armed and at is not None:
 
         def on_alarm(signum, frame):  # noqa: ARG001 - signal handler signature
             raise WallTimeExceeded(f"working-time budget exhausted{' while ' + what if what else ''}")

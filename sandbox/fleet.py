@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 import httpx
 from forensic.sandbox._fs import ConfinedFS
@@ -195,6 +195,10 @@ class FleetConfig(_Strict):
     #: The folder relative paths are read from (set by :func:`load_fleet`).
     base: Path = Field(Path("."), exclude=True, description="Folder of the fleet file.")
 
+    @overload
+    def path(self, p: Path) -> Path: ...
+    @overload
+    def path(self, p: Path | None) -> Path | None: ...
     def path(self, p: Path | None) -> Path | None:
         return None if p is None else (p if p.is_absolute() else self.base / p)
 
@@ -498,7 +502,7 @@ class FleetSource(SourceBase):
         #: Host names met (Prometheus labels) that cannot be a host's: named in the report, never read.
         self._refused: dict[str, str] = {}
         self._health = _Health()
-        self._token = read_secret(cfg.path(cfg.agents.token_file), "agent token file")  # type: ignore[arg-type]
+        self._token = read_secret(cfg.path(cfg.agents.token_file), "agent token file")
         verify = tls_context(str(cfg.path(cfg.agents.ca_file)) if cfg.agents.ca_file else None)
         self._factory: HostFactory = host_factory or (
             lambda n, u, t, s, snap: remote_host(n, u, t, s, snap, verify=verify)
@@ -507,7 +511,7 @@ class FleetSource(SourceBase):
             prom = cfg.prometheus
             token = (
                 read_secret(cfg.path(prom.token_file), "Prometheus token file") if prom.token_file else None
-            )  # type: ignore[arg-type]
+            )
             metrics = PrometheusMetrics(
                 prom.url,
                 token=token,
@@ -556,7 +560,7 @@ class FleetSource(SourceBase):
     def _placement(self) -> Placement | None:
         t = self.cfg.topology
         if t.file is not None:
-            return TopologyFilePlacement(self.cfg.path(t.file))  # type: ignore[arg-type]
+            return TopologyFilePlacement(self.cfg.path(t.file))
         if t.prometheus_label is not None:
             return PrometheusPlacement(
                 self.metrics, host_label=t.prometheus_label, job_label=t.job_label, metric=t.metric

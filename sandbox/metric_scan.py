@@ -159,7 +159,7 @@ class _Acc:
                 dict(_LABEL.findall(raw.decode("utf-8", errors="replace"))),
                 last_seen=float(seen[g]) if np.isfinite(seen[g]) else None,
             )
-            for val, when in zip(v[a:b].tolist(), t[a:b].tolist()):
+            for val, when in zip(v[a:b].tolist(), t[a:b].tolist(), strict=True):
                 if math.isnan(val):
                     continue
                 if self.start is not None and not math.isnan(when) and when < self.start:

@@ -31,6 +31,7 @@ from forensic.sandbox.errors import (
     ToolError,
 )
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+from tenacity import sleep as tenacity_sleep
 
 #: Seconds one call may take, all phases together.
 CALL_TIMEOUT_S = 15.0
@@ -173,7 +174,7 @@ class RemoteHost:
             wait=wait,
             reraise=True,
             retry=retry_if_exception(lambda e: isinstance(e, _Retryable)),
-            **({"sleep": self._sleep} if self._sleep else {}),
+            sleep=self._sleep or tenacity_sleep,
         )
         try:
             return retrying(self._once, method, op, payload)

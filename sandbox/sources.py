@@ -65,11 +65,11 @@ class Document:
     def text(self) -> str:
         if self._text is None:
             # The reader gives the exact text (trailing newline included); without one, the lines.
-            self._text = (
-                self._reader()
-                if self._reader is not None
-                else "\n".join(self._lines if self._lines is not None else self._opener())
-            )  # type: ignore[misc]
+            if self._reader is not None:
+                self._text = self._reader()
+            else:
+                assert self._opener is not None  # __init__ requires the text or an opener
+                self._text = "\n".join(self._lines if self._lines is not None else self._opener())
         return self._text
 
     def lines(self) -> Iterator[str]:
@@ -209,8 +209,10 @@ class EvidenceSource(Protocol):
     origin: str
     incident: Incident
     topology: Topology | None
-    metrics: MetricSource
 
+    # Read-only in the protocol, so that a source may hold a narrower kind (RecordingMetrics).
+    @property
+    def metrics(self) -> MetricSource: ...
     @property
     def window(self) -> tuple[float | None, float | None]: ...
     @property

@@ -576,8 +576,8 @@ class TrainerFacts:
         # Some trainers time their rate over compute alone: with any input or storage trouble in
         # the logs, a held rate beside a longer step could be a stall, so it explains nothing here.
         if len(steps) >= 2 and not (self.stall_lines or self.storage_lines):
-            k = max(1, len(steps) // 4)
-            grew = statistics.median(steps[-k:]) / max(statistics.median(steps[:k]), 1e-9)
+            n_q = max(1, len(steps) // 4)
+            grew = statistics.median(steps[-n_q:]) / max(statistics.median(steps[:n_q]), 1e-9)
             if grew >= STEP_GREW:
                 return {
                     "changed": stated or "more work per step",

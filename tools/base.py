@@ -151,7 +151,9 @@ class Tool:
     #: a bug in the tool and becomes an ``error`` result rather than unchecked evidence.
     emits: ClassVar[frozenset[str]]
 
-    def run(self, ctx: ToolContext, args: ToolInput) -> ToolResult:  # pragma: no cover - abstract
+    # ``args`` is an instance of the subclass's own ``Input`` (``validate`` makes it one), so each
+    # tool annotates it with that model; typed Any here so that the narrower override is allowed.
+    def run(self, ctx: ToolContext, args: Any) -> ToolResult:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def validate(self, raw: dict[str, Any] | None) -> ToolInput:

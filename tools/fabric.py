@@ -345,7 +345,7 @@ class Fabric(Tool):
             rows = {
                 r.iface: r.tx_bps
                 for r in parse_interfaces_counters(text).interfaces
-                if r.iface in uplinks[name] and r.tx_bps is not None and r.state != "X"
+                if r.iface in uplinks[name] and r.tx_bps is not None and r.state != "disabled"
             }
             if len(rows) < 2:
                 continue

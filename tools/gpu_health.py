@@ -142,7 +142,7 @@ def _clock_low(r: Reading, peer_median: float | None) -> bool:
         return False
     if peer_median:
         return r.sm < CLOCK_PEER_RATIO * peer_median
-    return bool(r.sm_max) and r.sm < CLOCK_MAX_RATIO * r.sm_max
+    return r.sm_max is not None and r.sm_max > 0 and r.sm < CLOCK_MAX_RATIO * r.sm_max
 
 
 def assess(r: Reading, peer_median: float | None) -> list[Signal]:

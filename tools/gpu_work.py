@@ -21,6 +21,8 @@ Without ``compute_s`` or GPU activity series nothing is claimed: absence of evid
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, register
 from forensic.tools.job_steps import table_or_result
@@ -135,7 +137,7 @@ def _relaunch(table) -> tuple[tuple[float, float], tuple[float, float], dict] | 
     how = (
         "the step counter restarted" if table.steps[i + 1] <= table.steps[i] else "resumed from a checkpoint"
     )
-    facts = {
+    facts: dict[str, Any] = {
         "relaunch": f"relaunched after a {gaps[i] / 60:.0f}-minute pause in the steps ({how}; steps resume at {int(table.steps[i + 1])})",
         "step_ratio": round(ratio, 4),
         "compute_share": round(compute_delta / max(step_a - step_b, 1e-9), 4),

@@ -67,11 +67,9 @@ class HostEvents(Tool):
                 if node.has_command(_MEM):
                     pr = parse_pressure(node.run(_MEM))
                     line = pr.full or pr.some
-                    if (
-                        line is not None
-                        and (line.avg60 if line.avg60 is not None else line.avg10) is not None
-                    ):
-                        mem[host] = line.avg60 if line.avg60 is not None else line.avg10
+                    avg = None if line is None else line.avg60 if line.avg60 is not None else line.avg10
+                    if avg is not None:
+                        mem[host] = avg
                         if host in scope:
                             sources.append(node.command_source(_MEM))
                             covered.append(host)

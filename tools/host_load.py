@@ -60,16 +60,16 @@ def _loads(ctx: ToolContext) -> dict[str, Load]:
     got = read_metric(ctx, "node_load1")
     sources = got.sources
     for s in got.series:
-        host = series_host(s.labels)
-        if host in out:
+        named = series_host(s.labels)
+        if named is not None and named in out:
             m = (
                 np.isfinite(s.values)
                 & (s.timestamps >= (start or -np.inf))
                 & (s.timestamps <= (end or np.inf))
             )
             if m.any():
-                out[host].load1 = float(np.median(s.values[m]))
-                out[host].sources.extend(x for x in sources if x not in out[host].sources)
+                out[named].load1 = float(np.median(s.values[m]))
+                out[named].sources.extend(x for x in sources if x not in out[named].sources)
     return out
 
 
@@ -102,8 +102,8 @@ class HostLoad(Tool):
             )
         # Peers are the job's hosts; a small job borrows the rest of the fleet as its reference.
         peer_hosts = job_hosts if len(job_hosts & loads.keys()) >= 3 else set(loads)
-        peers_load = [l.load1 for h, l in loads.items() if l.load1 is not None and h in peer_hosts]
-        peers_pr = [l.pressure for h, l in loads.items() if l.pressure is not None and h in peer_hosts]
+        peers_load = [ld.load1 for h, ld in loads.items() if ld.load1 is not None and h in peer_hosts]
+        peers_pr = [ld.pressure for h, ld in loads.items() if ld.pressure is not None and h in peer_hosts]
         med_load = statistics.median(peers_load) if len(peers_load) >= 3 else None
         med_pr = statistics.median(peers_pr) if len(peers_pr) >= 3 else None
         signals = []
@@ -150,8 +150,8 @@ class HostLoad(Tool):
             status="ok",
             summary=summary,
             signals=signals,
-            covered=[l.host for l in scope],
-            source=sorted({s for l in scope for s in l.sources}),
+            covered=[ld.host for ld in scope],
+            source=sorted({s for ld in scope for s in ld.sources}),
             data={"fleet_median_load1": med_load, "fleet_median_pressure": med_pr},
             unread=unread,
         )

@@ -25,7 +25,7 @@ from forensic.tools._nccl_hw import HostFacts, host_facts
 from forensic.tools._sweep import Sweep, plan
 from forensic.tools._trainer_log import TrainerFacts
 from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, rank_component, register
-from forensic.tools.parsers.nccl import parse_nccl_log
+from forensic.tools.parsers.nccl import NcclLog, parse_nccl_log
 from forensic.tools.parsers.torch_log import parse_torch_log
 
 
@@ -61,12 +61,12 @@ _PERF_ENV = (
 )
 
 
-def _processes(files: list[tuple[int, object]]) -> dict[tuple[str, int, int], _Proc]:
+def _processes(files: list[tuple[int, NcclLog]]) -> dict[tuple[str, int, int], _Proc]:
     """(host, cuda dev, pid) -> process facts, in order of first appearance."""
     procs: dict[tuple[str, int, int], _Proc] = {}
     for file_no, log in files:
 
-        def proc(host, dev, pid, line):
+        def proc(host, dev, pid, line, file_no=file_no):
             key = (host or "?", dev if dev is not None else -1, pid or 0)
             return procs.setdefault(key, _Proc(first_line=(file_no, line)))
 
@@ -104,7 +104,7 @@ def _nccl_config_signals(
     ctx: ToolContext, first: list[_Proc], latest: list[_Proc], hw: HostFacts
 ) -> list[Signal]:
     out: list[Signal] = []
-    restarted = any(a is not b for a, b in zip(first, latest))
+    restarted = any(a is not b for a, b in zip(first, latest, strict=True))
     nics_per_host = len(hw.ibdevs)
     used = [p.ib_devices for p in latest if p.ib_devices]
     before = [p.ib_devices for p in first if p.ib_devices]
@@ -143,7 +143,7 @@ def _nccl_config_signals(
     # P2P (NVLink/PCIe peer copies) turned off forces intra-node traffic through host memory: a
     # slow path by configuration wherever a host runs more than one GPU of the job.
     intra = hw.gpus_per_host is None or hw.gpus_per_host > 1
-    p2p_off = "1" in {p.env.get("NCCL_P2P_DISABLE") for p in latest}
+
     for var, what in (
         ("NCCL_P2P_DISABLE", "peer-to-peer (NVLink/PCIe) transfers"),
         ("NCCL_SHM_DISABLE", "shared-memory transport"),
@@ -412,14 +412,14 @@ class JobLogs(Tool):
                 )
             )
         if timeouts:
-            seq, ranks = max(stuck.items(), key=lambda kv: len(kv[1])) if stuck else (None, set())
+            worst_seq, ranks = max(stuck.items(), key=lambda kv: len(kv[1])) if stuck else (None, set())
             signals.append(
                 Signal(
                     name="collective_timeout",
                     component="job",
                     kind="job",
-                    detail=f"{timeouts} watchdog timeouts; {len(ranks)} ranks stuck on SeqNum {seq}",
-                    values={"timeouts": timeouts, "seq": seq, "ranks": len(ranks)},
+                    detail=f"{timeouts} watchdog timeouts; {len(ranks)} ranks stuck on SeqNum {worst_seq}",
+                    values={"timeouts": timeouts, "seq": worst_seq, "ranks": len(ranks)},
                 )
             )
         for r in sorted(dump_sources):

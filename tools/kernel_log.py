@@ -165,7 +165,7 @@ class KernelLogTool(Tool):
                         Signal(
                             name="pcie_aer",
                             component=comp,
-                            kind=dev.kind,  # type: ignore[arg-type]
+                            kind=dev.kind,
                             detail=f"{comp} PCIe AER {ev.severity or ''} error {ev.error_type or ''} ({stamp})".replace(
                                 "  ", " "
                             ),

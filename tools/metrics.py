@@ -275,7 +275,9 @@ class Metrics(Tool):
         for (host, idx), g in sorted(scope.items()):
             comp = gpu_component(host, idx)
 
-            def sig(name: str, detail: str, **values: float | int | str | bool | None) -> None:
+            def sig(
+                name: str, detail: str, comp: str = comp, /, **values: float | int | str | bool | None
+            ) -> None:
                 signals.append(Signal(name=name, component=comp, kind="gpu", detail=detail, values=values))
 
             share_t = (
@@ -305,7 +307,11 @@ class Metrics(Tool):
             brake = _bit_share(_reasons(g), _POWER_BRAKE, start, end)
             cap = _bit_share(_reasons(g), _SW_POWER_CAP, start, end)
             if (brake or 0) >= 0.2 or (
-                low and ((share_p or 0) >= VIOLATION_SHARE and share_p > 3 * peer_power or (cap or 0) >= 0.5)
+                low
+                and (
+                    (share_p is not None and share_p >= VIOLATION_SHARE and share_p > 3 * peer_power)
+                    or (cap or 0) >= 0.5
+                )
             ):
                 sig(
                     "metric_power_violation",
@@ -316,7 +322,7 @@ class Metrics(Tool):
                     brake_share=brake,
                     cap_share=cap,
                 )
-            if low:
+            if low and clock is not None and peer_clock is not None:
                 sig(
                     "metric_clock_low",
                     f"{comp} median SM clock {clock:.0f} MHz vs in-job peer median {peer_clock:.0f} MHz",

@@ -14,6 +14,7 @@ import statistics
 from collections import Counter
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from functools import partial
 
 from forensic.sandbox import ForensicError, NotFoundError
 from forensic.tools._inventory import inventory
@@ -459,7 +460,7 @@ def _fleet(ctx: ToolContext, hosts: list[str]) -> tuple[list[NicReading], dict[s
     out: list[NicReading] = []
     failed: dict[str, str] = {}
     for host in hosts:
-        readings, why = ctx.memo(f"nic_readings:{host}", lambda h=host: _read_or_none(ctx, h))
+        readings, why = ctx.memo(f"nic_readings:{host}", partial(_read_or_none, ctx, host))
         out.extend(readings)
         if why is not None:
             failed[host] = why

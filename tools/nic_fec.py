@@ -83,34 +83,34 @@ class NicFec(Tool):
         totals = [v[0] for v in rows.values() if v[0] is not None]
         med = statistics.median(totals) if len(totals) >= 4 else None
         signals: list[Signal] = []
-        for comp, (now, before) in sorted(mine.items()):
-            if now is None:
+        for comp, (blocks, blocks_before) in sorted(mine.items()):
+            if blocks is None:
                 continue
-            if before is not None and now >= before:
-                rise = now - before
+            if blocks_before is not None and blocks >= blocks_before:
+                rise = blocks - blocks_before
                 if rise >= UNCORRECTABLE_MIN:
                     signals.append(
                         Signal(
                             name="fec_uncorrectable",
                             component=comp,
                             kind="nic",
-                            detail=f"{comp} FEC uncorrectable blocks rose by {rise} in the window ({before} -> {now})",
-                            values={"increase": rise, "now": now, "before": before},
+                            detail=f"{comp} FEC uncorrectable blocks rose by {rise} in the window ({blocks_before} -> {blocks})",
+                            values={"increase": rise, "now": blocks, "before": blocks_before},
                         )
                     )
             elif (
-                before is None
+                blocks_before is None
                 and med is not None
-                and now >= 10 * UNCORRECTABLE_MIN
-                and now > PEER_FACTOR * max(med, 1)
+                and blocks >= 10 * UNCORRECTABLE_MIN
+                and blocks > PEER_FACTOR * max(med, 1)
             ):
                 signals.append(
                     Signal(
                         name="fec_uncorrectable",
                         component=comp,
                         kind="nic",
-                        detail=f"{comp} FEC uncorrectable blocks {now} vs fleet median {med:g} (no window-start snapshot)",
-                        values={"now": now, "fleet_median": med},
+                        detail=f"{comp} FEC uncorrectable blocks {blocks} vs fleet median {med:g} (no window-start snapshot)",
+                        values={"now": blocks, "fleet_median": med},
                     )
                 )
         summary = f"FEC of {count(len(mine), 'NIC')} read; " + (

@@ -186,8 +186,10 @@ class PcieLink(Tool):
             slow = (
                 link.cur_speed is not None and link.max_speed is not None and link.cur_speed < link.max_speed
             )
-            below_peers = slow and link.cur_speed < norm.get(
-                (link.device.kind, link.max_speed), link.max_speed or 0
+            below_peers = (
+                slow
+                and link.cur_speed is not None
+                and link.cur_speed < norm.get((link.device.kind, link.max_speed), link.max_speed or 0)
             )
             if not link.device.in_job:
                 if narrow or slow:
@@ -206,7 +208,9 @@ class PcieLink(Tool):
             elif slow and link.idle:
                 idle_low.append(f"{link.component} ({link.text()})")
         bad = [s.component for s in signals]
-        summary = f"{count(len(links), 'PCIe link')} read on {count(len({l.host for l in links}), 'host')}; "
+        summary = (
+            f"{count(len(links), 'PCIe link')} read on {count(len({lk.host for lk in links}), 'host')}; "
+        )
         summary += (
             ("degraded or lost: " + ", ".join(f"{s.detail}" for s in signals[:4]))
             if bad
@@ -224,12 +228,17 @@ class PcieLink(Tool):
             status="ok",
             summary=summary,
             signals=signals,
-            source=sorted({s for l in links for s in l.sources}),
-            covered=[l.component for l in links],
+            source=sorted({s for lk in links for s in lk.sources}),
+            covered=[lk.component for lk in links],
             data={
                 "links": {
-                    l.component: {"link": l.text(), "idle": l.idle, "in_job": l.device.in_job, "lost": l.lost}
-                    for l in links
+                    lk.component: {
+                        "link": lk.text(),
+                        "idle": lk.idle,
+                        "in_job": lk.device.in_job,
+                        "lost": lk.lost,
+                    }
+                    for lk in links
                 },
                 "idle_low_generation": idle_low,
                 "outside_job_degraded": spare_degraded,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .fleet import Fleet
+from .formats.sysfs import _at
 from .sim import (
     H100_MAX_MEM,
     H100_MAX_SM,
@@ -338,9 +339,9 @@ def _switches(scn: Scenario, rng: np.random.Generator) -> None:
                 )
             up_share = 0.55 if n_leaf > 1 else 0.0
             n_up = len(sw.links)
-            for l in sw.links:
+            for link in sw.links:
                 r = host_rate * up_share / n_up * rng.uniform(0.96, 1.04)
-                ss.ports[l.port] = PortSim(
+                ss.ports[link.port] = PortSim(
                     out_octets=Counter(float(rng.uniform(1e15, 5e16)), r, t0),
                     in_octets=Counter(float(rng.uniform(1e15, 5e16)), r * rng.uniform(0.97, 1.03), t0),
                     out_discards=Counter(int(rng.integers(0, 30)), 0, t0),
@@ -348,8 +349,8 @@ def _switches(scn: Scenario, rng: np.random.Generator) -> None:
                     pfc_rx={3: Counter(float(rng.uniform(0, 1e4)), 0.0, t0)},
                 )
         else:
-            for l in sw.links:
-                ss.ports[l.port] = PortSim(
+            for link in sw.links:
+                ss.ports[link.port] = PortSim(
                     out_octets=Counter(float(rng.uniform(1e15, 5e16)), 1e9, t0),
                     in_octets=Counter(float(rng.uniform(1e15, 5e16)), 1e9, t0),
                     out_discards=Counter(0, 0, t0),
@@ -359,9 +360,9 @@ def _switches(scn: Scenario, rng: np.random.Generator) -> None:
     for sw in fleet.switches:
         if sw.tier != "leaf":
             continue
-        for l in sw.links:
-            up = scn.switches[sw.name].ports[l.port]
-            sp = scn.switches[l.peer].ports[l.peer_port]
+        for link in sw.links:
+            up = scn.switches[sw.name].ports[link.port]
+            sp = scn.switches[link.peer].ports[link.peer_port]
             sp.in_octets.rates = [(a, r) for a, r in up.out_octets.rates]
             sp.out_octets.rates = [(a, r) for a, r in up.in_octets.rates]
 
@@ -373,7 +374,7 @@ def _boot_history(scn: Scenario, rng: np.random.Generator) -> None:
         hs = scn.hosts[h.name]
         b = hs.boot
         kv = o["kernel"]
-        add = lambda dt, text, prio=6: scn.kernel(h.name, b + dt, text, prio)  # noqa: E731
+        add = lambda dt, text, prio=6, h=h, b=b: scn.kernel(h.name, b + dt, text, prio)  # noqa: E731
         if kv.startswith("5.4."):
             add(
                 0.0,
@@ -404,10 +405,11 @@ def _boot_history(scn: Scenario, rng: np.random.Generator) -> None:
         t = 9.5
         for n in h.nics:
             nic = scn.nics[(h.name, n.ibdev)]
+            speed, width = _at(nic.pcie_cur_speed, t), _at(nic.pcie_cur_width, t)
             add(t, f"mlx5_core {n.pci.sysfs}: firmware version: 28.41.1000", 6)
             add(
                 t + 0.02,
-                f"mlx5_core {n.pci.sysfs}: {_bw(nic.pcie_cur_speed, nic.pcie_cur_width)} Gb/s available PCIe bandwidth ({_speed(nic.pcie_cur_speed)} x{nic.pcie_cur_width} link)",
+                f"mlx5_core {n.pci.sysfs}: {_bw(speed, width)} Gb/s available PCIe bandwidth ({_speed(speed)} x{width} link)",
                 6,
             )
             t += 0.31

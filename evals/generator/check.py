@@ -24,14 +24,22 @@ def find(bundle: Path, rel: str) -> Path | None:
     return None
 
 
+def need(bundle: Path, rel: str) -> Path:
+    """``find``, for a file every bundle has: its absence is an error."""
+    path = find(bundle, rel)
+    if path is None:
+        raise FileNotFoundError(f"{bundle}: no {rel} (nor {rel}.gz)")
+    return path
+
+
 def load_steps(bundle: Path) -> tuple[list[str], np.ndarray, list[list[str]]]:
-    p = find(bundle, "job/steps.csv")
+    p = need(bundle, "job/steps.csv")
     rows = list(csv.reader(io.StringIO(read_text(p))))
     return rows[0], np.array([[float(x) for x in r[:4]] for r in rows[1:]]), rows[1:]
 
 
 def rank_placement(bundle: Path) -> dict[int, tuple[str, int]]:
-    topo = json.loads(read_text(find(bundle, "topology.json")))
+    topo = json.loads(read_text(need(bundle, "topology.json")))
     if "ranks" in topo:
         return {r["rank"]: (r["host"], r["gpu"]) for r in topo["ranks"]}
     inc = json.loads(read_text(bundle / "incident.json"))
@@ -50,14 +58,14 @@ def straggler_stats(bundle: Path, truth: dict, t_from: float | None = None) -> d
     place = rank_placement(bundle)
     comp_host, _, comp_gpu = truth["component"].partition("/gpu")
     culprit = [r for r, (h, g) in place.items() if h == comp_host and str(g) == comp_gpu]
-    by_step: dict[tuple[int, float], list[int]] = {}
+    by_step: dict[int, list[int]] = {}
     steps, ranks, starts, durs = num[:, 0].astype(int), num[:, 1].astype(int), num[:, 2], num[:, 3]
     for i in range(len(num)):
         by_step.setdefault(int(steps[i]), []).append(i)
     max_hits = min_wait_hits = n = 0
     spread = []
-    for s, idx in by_step.items():
-        idx = np.array(idx)
+    for rows_of_step in by_step.values():
+        idx = np.array(rows_of_step)
         # a rerun step appears twice; keep the later rows
         st = starts[idx]
         if st.max() - st.min() > 60:

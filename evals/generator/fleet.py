@@ -264,7 +264,9 @@ def topology_json(
         {
             "name": s.name,
             "tier": s.tier,
-            "links": [{"port": l.port, "peer": l.peer, "peer_port": l.peer_port} for l in s.links],
+            "links": [
+                {"port": link.port, "peer": link.peer, "peer_port": link.peer_port} for link in s.links
+            ],
         }
         for s in fleet.switches
     ]

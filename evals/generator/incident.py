@@ -147,6 +147,7 @@ def build(spec: IncidentSpec) -> Scenario:
         scn.now = scn.t1 + float(rng.uniform(20, 240))
         job.t_end = scn.t1
     if sym["kind"] in ("crash", "restart_slow"):
+        assert job.crash_at is not None, "a crash or restart fault sets when the job crashed"
         # room after the relaunch to see the new behaviour
         scn.t1 = max(t1, job.crash_at + job.restart_after + span * 0.35)
         scn.now = scn.t1 + float(rng.uniform(20, 240))
@@ -173,6 +174,7 @@ def _hhmm(t: float) -> str:
 
 def _compose_text(scn: Scenario, rng: np.random.Generator) -> None:
     res, job, o = scn.steps_result, scn.job, scn.opts
+    assert res is not None, "build simulates the steps before it composes the text"
     sym = o.get("symptom", {"kind": "none"})
     kind = sym["kind"]
     style = o["title_style"]
@@ -181,9 +183,11 @@ def _compose_text(scn: Scenario, rng: np.random.Generator) -> None:
     if kind == "restart_slow" or kind == "crash":
         t_ref = job.crash_at or scn.tf
     pre = res.mean_step(job.t_start, min(t_ref, job.crash_at or t_ref)) or o["ref_step"]
-    post_start = (
-        (job.crash_at + job.restart_after + 60) if kind in ("crash", "restart_slow") else scn.tf + 300
-    )
+    if kind in ("crash", "restart_slow"):
+        assert job.crash_at is not None, "a crash or restart fault sets when the job crashed"
+        post_start = job.crash_at + job.restart_after + 60
+    else:
+        post_start = scn.tf + 300
     post = res.mean_step(post_start, scn.t1) or pre
     ratio = post / pre
     mfu1 = mfu0 / ratio
@@ -247,6 +251,7 @@ def _compose_text(scn: Scenario, rng: np.random.Generator) -> None:
         )
         alert = ("TrainingJobNoProgress", "critical", f"{name} made no progress for 15m")
     elif kind == "crash":
+        assert res.crash_step is not None, "the simulated job crashed"
         lost = (
             job.restart_after + (res.crash_step - (res.resume_step or res.crash_step)) * o["ref_step"]
         ) / 60

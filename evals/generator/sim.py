@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .fleet import Fleet
+
+if TYPE_CHECKING:
+    from .steps import StepsResult
 
 H100_MAX_SM = 1980
 H100_MAX_MEM = 2619
@@ -146,12 +150,13 @@ class NicSim:
     counters: dict[str, Counter] = field(default_factory=dict)  # IB PMA counters (sysfs counters/)
     hw_counters: dict[str, Counter] = field(default_factory=dict)  # sysfs hw_counters/
     ethtool: dict[str, Counter] = field(default_factory=dict)  # ethtool -S
-    rate: str = "400 Gb/sec (4X NDR)"
-    state: str = "4: ACTIVE"
-    phys_state: str = "5: LinkUp"
+    # These four may also change in the window: a list of (t_from, value) (formats.sysfs._at).
+    rate: str | list[tuple[float, str]] = "400 Gb/sec (4X NDR)"
+    state: str | list[tuple[float, str]] = "4: ACTIVE"
+    phys_state: str | list[tuple[float, str]] = "5: LinkUp"
     carrier_changes: Counter = field(default_factory=lambda: Counter(2))
-    pcie_cur_speed: float = 32.0
-    pcie_cur_width: int = 16
+    pcie_cur_speed: float | list[tuple[float, float]] = 32.0
+    pcie_cur_width: int | list[tuple[float, int]] = 16
     pcie_max_speed: float = 32.0
     pcie_max_width: int = 16
     tx_bytes_rate: Gauge = field(default_factory=lambda: Gauge(0.0))  # bytes/s on the wire
@@ -301,7 +306,7 @@ class Scenario:
     alerts: list[dict] = field(default_factory=list)
     scrape: float = 60.0
     metrics_start: float = 0.0
-    steps_result: object = None
+    steps_result: StepsResult | None = None  # set by incident.build once the steps are simulated
 
     def gpu(self, host: str, idx: int) -> GpuSim:
         return self.gpus[(host, idx)]

@@ -143,7 +143,7 @@ def simulate(scn: Scenario) -> StepsResult:
             for r in range(R):
                 if not keep[r]:
                     continue
-                row = [s, r, round(t + float(skew[r]), 3), round(float(dur[r]), 4)]
+                row: list[float | str] = [s, r, round(t + float(skew[r]), 3), round(float(dur[r]), 4)]
                 if "compute_s" in cols:
                     row.append(round(float(c[r]), 4))
                 if "loss" in cols:

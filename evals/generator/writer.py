@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zlib
+from typing import Any
 
 import numpy as np
 
@@ -18,7 +19,7 @@ def write_bundle(scn: Scenario, w: BundleWriter, incident_id: str) -> None:
     o = scn.opts
     # an independent stream for print-time noise keeps the physics draws stable across format options
     rng = np.random.default_rng([scn.seed, 7])
-    inc = {
+    inc: dict[str, Any] = {
         "schema": "forensic.bundle/v1",
         "id": f"inc-{zlib.crc32(f'{incident_id}:{scn.seed}'.encode()):08x}",
         "title": scn.title,
@@ -39,8 +40,10 @@ def write_bundle(scn: Scenario, w: BundleWriter, incident_id: str) -> None:
     )
 
     # job/
-    w.text("job/steps.csv", render_csv(scn.steps_result, o["rows_order"], rng), gz=o["gz_steps"])
-    for name, text in joblogs.render(scn, scn.steps_result, rng).items():
+    res = scn.steps_result
+    assert res is not None, "build simulates the steps before anything is written"
+    w.text("job/steps.csv", render_csv(res, o["rows_order"], rng), gz=o["gz_steps"])
+    for name, text in joblogs.render(scn, res, rng).items():
         w.text(f"job/logs/{name}", text, gz=o.get("gz_logs", False))
 
     # metrics/
@@ -53,7 +56,7 @@ def write_bundle(scn: Scenario, w: BundleWriter, incident_id: str) -> None:
         sw = []
         many = sum(len(s.links) + len(s.down_ports) for s in scn.fleet.leaves()) > 48
         for s in scn.fleet.leaves():
-            ports = [l.port for l in s.links] + ([] if many else list(s.down_ports))
+            ports = [link.port for link in s.links] + ([] if many else list(s.down_ports))
             sw.append((s.name, ports))
         w.text("metrics/snmp.om", openmetrics.snmp(scn, sw, rng), gz=o["gz_metrics"])
 

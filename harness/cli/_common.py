@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -25,7 +25,7 @@ app.add_typer(bench_app, name="bench")
 err = console(stderr=True)
 
 
-def _fail(code: int, message: str) -> None:
+def _fail(code: int, message: str) -> NoReturn:
     # Plain write, not rich: one line, never wrapped, whatever the terminal width.
     from ._terminal import clean_text
 

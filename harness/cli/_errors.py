@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 import traceback
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 from typer.core import TyperGroup
@@ -107,7 +107,7 @@ class OneLineErrorGroup(TyperGroup):
             _exit_one_line(exc, ctx.meta.get("forensic.argv", []))
 
 
-def _exit_one_line(exc: Any, argv: Sequence[str]) -> None:
+def _exit_one_line(exc: Any, argv: Sequence[str]) -> NoReturn:
     if _NoArgsIsHelp is not None and isinstance(exc, _NoArgsIsHelp):
         raise exc  # a bare command prints its help, as before
     sys.stderr.write(one_line(exc, argv) + "\n")

@@ -91,9 +91,9 @@ def guard_streams() -> Iterator[None]:
     """Clean everything written to ``sys.stdout`` and ``sys.stderr`` until the block ends."""
     saved = sys.stdout, sys.stderr
     if sys.stdout is not None and not isinstance(sys.stdout, SafeStream):
-        sys.stdout = SafeStream(sys.stdout)  # type: ignore[assignment]
+        sys.stdout = SafeStream(sys.stdout)
     if sys.stderr is not None and not isinstance(sys.stderr, SafeStream):
-        sys.stderr = SafeStream(sys.stderr)  # type: ignore[assignment]
+        sys.stderr = SafeStream(sys.stderr)
     try:
         yield
     finally:
@@ -106,7 +106,7 @@ def program_stdout() -> Iterator[None]:
     frames, which the SDK writes to the binary buffer), not text to a person."""
     saved = sys.stdout
     if isinstance(saved, SafeStream):
-        sys.stdout = saved.raw  # type: ignore[assignment]
+        sys.stdout = saved.raw
     try:
         yield
     finally:

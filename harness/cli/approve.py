@@ -7,7 +7,7 @@ import logging
 import sqlite3
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from forensic.sandbox import ForensicError
@@ -23,11 +23,11 @@ log = logging.getLogger(__name__)
 def approve(
     thread: Annotated[str, typer.Argument(help="Thread id of an investigation waiting for approval.")],
     approve_: Annotated[
-        list[str], typer.Option("--approve", help="PROPOSAL_ID=CONTENT_HASH to approve (repeatable).")
-    ] = [],
+        list[str] | None, typer.Option("--approve", help="PROPOSAL_ID=CONTENT_HASH to approve (repeatable).")
+    ] = None,
     reject: Annotated[
-        list[str], typer.Option("--reject", help="PROPOSAL_ID=CONTENT_HASH to reject (repeatable).")
-    ] = [],
+        list[str] | None, typer.Option("--reject", help="PROPOSAL_ID=CONTENT_HASH to reject (repeatable).")
+    ] = None,
     comment: Annotated[str, typer.Option(help="Why, recorded in the audit log.")] = "",
     checkpoint: Annotated[
         Path | None, typer.Option(help="SQLite checkpoint file (default: state dir).")
@@ -49,7 +49,7 @@ def approve(
     who = OsIdentity().current()
     decisions = []
     for verdict, items in (("approve", approve_), ("reject", reject)):
-        for item in items:
+        for item in items or []:
             pid, sep, digest = item.partition("=")
             if not sep or not pid or not digest:
                 _fail(2, f"--{verdict} {item!r}: expected PROPOSAL_ID=CONTENT_HASH")
@@ -58,7 +58,7 @@ def approve(
                     Decision(
                         proposal_id=pid,
                         content_hash=digest,
-                        decision=verdict,  # type: ignore[arg-type]
+                        decision=verdict,
                         approver=who.name,
                         authenticated=True,
                         comment=comment,
@@ -71,7 +71,7 @@ def approve(
         _fail(2, "nothing to decide: pass --approve or --reject")
     audit_path = default_state_dir() / "audit.jsonl"
 
-    def refuse(reason: str, incident: str = "") -> None:
+    def refuse(reason: str, incident: str = "") -> NoReturn:
         # Every refusal is on the record, whatever refused it, before the one-line exit.
         try:
             append_audit(

@@ -172,7 +172,7 @@ def bench_investigate(
             sizes,
             causes=[c.strip() for c in causes.split(",") if c.strip()],
             seed=seed,
-            progress=lambda m: sys.stderr.write(f"forensic: {m}\n"),
+            progress=lambda m: print(f"forensic: {m}", file=sys.stderr),
         )
     except (ValueError, RuntimeError) as exc:
         _fail(2, str(exc))

@@ -87,7 +87,7 @@ def chat(
             _fail(2, "give an incident bundle or --fleet, not both")
         from ._fleet import open_live
 
-        bundle = open_live(fleet, job, since, None, "", None)  # type: ignore[assignment]
+        bundle = open_live(fleet, job, since, None, "", None)
     if bundle is None:
         _fail(2, "name an incident bundle, --fleet FILE --job NAME, or --resume a conversation")
     phrase = None

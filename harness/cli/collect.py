@@ -5,11 +5,14 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ._common import _fail, app, err
+
+if TYPE_CHECKING:
+    from forensic.harness.collect import CollectCaps
 
 
 @app.command("collect")
@@ -63,7 +66,10 @@ def collect(
     from forensic.harness.collect import CollectError, collect_bundle, parse_since
     from forensic.sandbox import ForensicError
 
-    caps = {"max_host_bytes": int(max_host_mb * 2**20), "max_collection_bytes": int(max_total_mb * 2**20)}
+    caps: CollectCaps = {
+        "max_host_bytes": int(max_host_mb * 2**20),
+        "max_collection_bytes": int(max_total_mb * 2**20),
+    }
     chosen = [
         n for n, on in (("--local", local), ("--agent", bool(agent)), ("--fleet", fleet is not None)) if on
     ]
@@ -140,7 +146,7 @@ def _collect_fleet(
     title: str | None,
     ranks: int | None,
     out: Path,
-    caps: dict[str, int],
+    caps: CollectCaps,
 ):
     """The job's hosts through their agents, its steps and logs, and Prometheus series of the window."""
     from forensic.harness.collect import CollectError, collect_source
@@ -194,8 +200,8 @@ def _hosts(local: bool, agents: list[str], token_file: Path | None, name: str | 
         if not sep or not hname or not url.startswith(("http://", "https://")):
             raise CollectError(f"--agent {spec!r}: expected NAME=http(s)://HOST:PORT")
         # An unreachable agent must cost its own host, not the collection: probe lazily.
+        remote = RemoteHost(url, token, name=hname, timeout_s=timeout_s)
         try:
-            remote = RemoteHost(url, token, name=hname, timeout_s=timeout_s)
             if remote.info().get("mode") == "replay":  # only a recording has a window-start snapshot
                 before[hname] = RemoteHost(url, token, name=hname, snapshot="before", timeout_s=timeout_s)
         except ForensicError:
@@ -208,7 +214,7 @@ class _progress:
     """A rich progress bar per host on stderr (quiet when stderr is not a terminal)."""
 
     def __enter__(self):
-        from rich.progress import BarColumn, Progress, TextColumn
+        from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
         self._p = Progress(
             TextColumn("{task.description}"),
@@ -219,7 +225,7 @@ class _progress:
             disable=not err.is_terminal,
         )
         self._p.__enter__()
-        self._tasks: dict[str, int] = {}
+        self._tasks: dict[str, TaskID] = {}
         return self.update
 
     def update(self, host: str, done: int, total: int | None) -> None:

@@ -46,7 +46,8 @@ def evaluate(
     if not directory.exists() and str(directory).removeprefix("evals/") in BUILDERS:
         try:
             directory = ensure_set(
-                str(directory).removeprefix("evals/"), progress=lambda m: sys.stderr.write(f"forensic: {m}\n")
+                str(directory).removeprefix("evals/"),
+                progress=lambda m: print(f"forensic: {m}", file=sys.stderr),
             )
         except EvalSetError as exc:
             _fail(2, str(exc))

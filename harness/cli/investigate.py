@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 from forensic.harness.budget import Limits
-from forensic.sandbox import BundleError, ForensicError
+from forensic.sandbox import BundleError, EvidenceSource, ForensicError
 
 from ._common import _checkpointer, _fail, _planner_kwargs, _playbooks, app, default_state_dir, err
 from ._terminal import console
@@ -110,7 +110,7 @@ def investigate(
     graph = _playbooks(playbooks)
     if (bundle is None) == (fleet is None):
         _fail(2, "give an incident bundle, or --fleet FILE --job NAME (not both)")
-    source: object = bundle
+    source: EvidenceSource | Path | None = bundle
     interactive = sys.stdout.isatty() and not as_json
     progress = None
     in_force = ""
@@ -120,7 +120,7 @@ def investigate(
             from ._fleet import open_live
 
             source = open_live(fleet, job, since, until, title, ranks)
-        elif not resume and not thread and cp_path is not None and cp_path.is_file():
+        elif not resume and not thread and bundle is not None and cp_path is not None and cp_path.is_file():
             waiting = _waiting_thread(saver, bundle)
             if waiting is not None and _reuse(waiting, reuse, interactive and sys.stdin.isatty()):
                 resume = thread_id = waiting
@@ -128,6 +128,7 @@ def investigate(
             graph = _thread_playbooks(saver, resume)
         if resume:
             limits, in_force = _resume_limits(ctx, saver, resume, limits)
+        assert source is not None  # a bundle or a fleet, checked above
         inv = Investigator(
             source,
             planner=planner,

@@ -45,8 +45,8 @@ def mcp_command(
     if (bundle is None) == (fleet is None):
         _fail(2, "give an incident bundle, or --fleet FILE --job NAME (not both)")
     token = None
+    host, sep, port = listen.rpartition(":")  # used by --transport http only
     if transport == "http":
-        host, sep, port = listen.rpartition(":")
         if not sep or not port.isdigit() or not host:
             _fail(2, f"--listen {listen!r}: expected HOST:PORT")
         if token_file is not None:

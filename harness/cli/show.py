@@ -57,10 +57,10 @@ def show(
         return
     waiting = summarize(thread, values, when).state == "waiting"
     spark = None
-    try:
-        from forensic.harness.series import spark_for
-        from forensic.sandbox import Bundle, ForensicError
+    from forensic.harness.series import spark_for
+    from forensic.sandbox import Bundle, ForensicError
 
+    try:
         con = console()
         spark = spark_for(report, Bundle(values["bundle_path"]), width=max(10, min(60, con.width - 30)))
     except (ForensicError, KeyError, OSError):

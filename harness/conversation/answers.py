@@ -134,12 +134,14 @@ class Workspace:
 
     def check(self, claims: list[Finding]) -> tuple[list[Finding], list[str]]:
         by_id = ledger.by_id(self.records)
-        kept, dropped = [], []
+        kept: list[Finding] = []
+        dropped: list[str] = []
         for f in claims:
             checked = citations.check(f, by_id, f.subject)
-            (kept if checked.verified else dropped).append(
-                checked if checked.verified else f"{f.claim}: {checked.problem}"
-            )
+            if checked.verified:
+                kept.append(checked)
+            else:
+                dropped.append(f"{f.claim}: {checked.problem}")
         return kept, dropped
 
     def hypotheses(self) -> list[Any]:

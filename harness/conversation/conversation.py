@@ -25,7 +25,7 @@ from forensic.harness import approvals
 from forensic.harness.budget import Limits, Usage
 from forensic.harness.failure_graph import FailureGraph
 from forensic.harness.graph import Investigator
-from forensic.sandbox import ForensicError
+from forensic.sandbox import EvidenceSource, ForensicError
 from langgraph.graph import END, START, StateGraph
 
 from .answers import Answer, Workspace, build_answer
@@ -50,7 +50,7 @@ class Conversation:
 
     def __init__(
         self,
-        bundle: Path | str,
+        bundle: EvidenceSource | Path | str,
         *,
         checkpointer: Any,
         limits: Limits | None = None,

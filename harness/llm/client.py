@@ -361,7 +361,7 @@ def _plausible(usage: TokenUsage, bound: int, max_tokens: int, text: str) -> Tok
 
 def _usage_of(response: Any, bound: int, max_tokens: int) -> TokenUsage:
     """The server's usage; the worst case when it gives none (some servers do not)."""
-    raw = getattr(response, "usage", None)
+    raw: Any = getattr(response, "usage", None)  # None too: the AttributeError below answers it
     try:
         prompt = int(raw.prompt_tokens)
         completion = int(raw.completion_tokens or 0)

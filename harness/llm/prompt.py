@@ -53,9 +53,9 @@ def _params_line(schema: dict[str, Any]) -> str:
     parts = []
     for name, spec in props.items():
         types = [
-            s.get("type")
+            s["type"]
             for s in spec.get("anyOf", [spec])
-            if isinstance(s, dict) and s.get("type") not in (None, "null")
+            if isinstance(s, dict) and isinstance(s.get("type"), str) and s["type"] != "null"
         ]
         parts.append(f"{name}{'' if name in required else '?'}: {'|'.join(types) or 'any'}")
     return ", ".join(parts)
@@ -129,7 +129,7 @@ def case_data(
     max_chars: int,
 ) -> dict[str, Any]:
     """Everything the model sees about the case, shrunk (oldest evidence first) to ``max_chars``."""
-    base = {
+    base: dict[str, Any] = {
         "incident": {
             k: incident.get(k) for k in ("id", "title", "reported", "window", "job") if k in incident
         },
@@ -143,7 +143,7 @@ def case_data(
     # Each plan keeps the newest KEEP_FULL records at one level and the rest at another.
     for new, old in ((2, 2), (2, 1), (1, 1), (2, 0), (1, 0), (0, 0)):
         evidence = [_record(r, new if i >= n - KEEP_FULL else old) for i, r in enumerate(records)]
-        data = {**base, "evidence": evidence}
+        data: dict[str, Any] = {**base, "evidence": evidence}
         if len(encode(data)) <= max_chars:
             return data
     # Still too long: the newest records only, and a count of what was left out.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from forensic.harness.failure_graph import FailureGraph, Hypothesis, Observation
 from pydantic import BaseModel, Field
@@ -129,7 +129,10 @@ _PLANNERS: dict[str, type] = {}
 _LAZY: dict[str, tuple[str, str]] = {"llm": ("forensic.harness.planners.llm_planner", "llm")}
 
 
-def register_planner(cls: type) -> type:
+_PB = TypeVar("_PB", bound=type[Planner])
+
+
+def register_planner(cls: _PB) -> _PB:
     _PLANNERS[cls.name] = cls
     return cls
 

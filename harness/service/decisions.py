@@ -74,7 +74,7 @@ def decide(
         d = Decision(
             proposal_id=proposal_id,
             content_hash=content_hash,
-            decision=verdict,  # type: ignore[arg-type]
+            decision=verdict,
             approver=user,
             authenticated=True,
             comment=reason,

@@ -275,7 +275,7 @@ class IntakeWriter:
                 for *_, fut in batch:
                     fut.set_exception(exc)
             else:
-                for (*_, fut), res in zip(batch, results):
+                for (*_, fut), res in zip(batch, results, strict=True):
                     fut.set_result(res)
             if stop:
                 return

@@ -66,7 +66,9 @@ def postmaster_pid(db: str) -> int | None:
 
     try:
         with psycopg.connect(db, connect_timeout=10) as con:
-            backend = con.execute("SELECT pg_backend_pid()").fetchone()[0]
+            row = con.execute("SELECT pg_backend_pid()").fetchone()
+            assert row is not None  # one row, always
+            backend = row[0]
             ppid = _ppid(backend)  # the server's pid namespace is ours only when it runs here
             if ppid is None or Path(f"/proc/{ppid}/comm").read_text().strip() not in (
                 "postgres",
@@ -102,8 +104,13 @@ def cpu_split(before: dict[str, Any], after: dict[str, Any], alerts: int) -> dic
     busy = after["machine"][0] - before["machine"][0]
     total = after["machine"][1] - before["machine"][1]
     other = max(0.0, busy - api - (pg or 0.0) - client)
-    share = lambda x: None if x is None or total <= 0 else round(100 * x / total, 1)
-    per = lambda x: None if x is None else round(1000 * x / max(1, alerts), 3)
+
+    def share(x: float | None) -> float | None:
+        return None if x is None or total <= 0 else round(100 * x / total, 1)
+
+    def per(x: float | None) -> float | None:
+        return None if x is None else round(1000 * x / max(1, alerts), 3)
+
     return {
         "ms_per_alert": {"api": per(api), "postgres": per(pg), "client": per(client), "other": per(other)},
         "percent_of_machine": {
@@ -175,7 +182,7 @@ def run_round(
         ports = [free_port() for _ in range(processes)]
         procs = [_start(cfg, db, p, folder / f"server{i}.log") for i, p in enumerate(ports)]
         try:
-            for p, proc in zip(ports, procs):
+            for p, proc in zip(ports, procs, strict=True):
                 try:
                     wait_healthy(p, proc)
                 except RuntimeError as exc:
@@ -229,9 +236,11 @@ def run_round(
             r[0]
             for r in con.execute("SELECT fingerprint FROM alerts WHERE fingerprint LIKE %s", (run + "%",))
         }
-        investigations = con.execute(
+        counted = con.execute(
             "SELECT COUNT(*) FROM investigations WHERE job LIKE %s", (job + "-%",)
-        ).fetchone()[0]
+        ).fetchone()
+        assert counted is not None  # COUNT(*) has one row, always
+        investigations = counted[0]
     acked = {
         items[j]["fingerprint"]
         for b, code in enumerate(codes)
@@ -304,7 +313,7 @@ def run_pg_intake_bench(
             r["scaling"] = round(r["alerts_per_s"] / base, 2)
             r["pass"] = rep + 1
         rounds += this
-    summary = []
+    summary: list[dict[str, Any]] = []
     for n in processes:
         mine = [r for r in rounds if r["processes"] == n]
         ms = [r["cpu"]["ms_per_alert"] for r in mine]
@@ -338,7 +347,9 @@ def run_pg_intake_bench(
 
 
 def format_pg_result(result: dict[str, Any]) -> str:
-    na = lambda x: "-" if x is None else x
+    def na(x: Any) -> Any:
+        return "-" if x is None else x
+
     lines = [
         f"PostgreSQL intake, {result['cpus']} CPUs (1-minute load average {result.get('load_average_1m_before', '-')}"
         f" before, {result['load_average_1m']} after):",

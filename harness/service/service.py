@@ -22,7 +22,7 @@ from forensic.harness.service.live import (
 from forensic.harness.service.metrics import Metrics
 from forensic.harness.service.notify import Notifier, summary
 from forensic.harness.service.signals import PgListener, Signals
-from forensic.harness.service.store import SqliteStore
+from forensic.harness.service.store import SqliteStore, Store
 from forensic.harness.service.workers import WorkerPool, sqlite_checkpointer
 from forensic.sandbox import ForensicError
 
@@ -91,6 +91,7 @@ class Service:
         self.cfg = cfg
         self.tokens = Tokens(load_tokens(cfg), cfg.users)
         self._lock: str | None = None
+        self.store: Store
         if db:
             from forensic.harness.service.store import PostgresStore
             from forensic.harness.service.workers import postgres_checkpointer

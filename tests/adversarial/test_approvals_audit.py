@@ -42,7 +42,7 @@ def test_approve_and_reject_of_one_proposal_in_one_command_count_once(make_bundl
     assert updated["proposals"][0]["status"] == "approved"
     assert [e["outcome"] for e in entries] == ["approved", "refused", "refused"]
     lines = (tmp_path / "audit.jsonl").read_text().splitlines()
-    assert sum(json.loads(l)["outcome"] == "approved" for l in lines) == 1
+    assert sum(json.loads(ln)["outcome"] == "approved" for ln in lines) == 1
 
 
 def test_the_audit_chain_detects_an_edit(make_bundle, tmp_path: Path) -> None:
@@ -97,7 +97,7 @@ def test_a_crashed_approve_does_not_count_on_a_later_resume(make_bundle, tmp_pat
     bad.symlink_to(tmp_path / "nowhere")  # the gate's audit write fails: the approve crashes
     inv, report = _waiting(make_bundle, tmp_path, log=bad)
     p = report["proposals"][0]
-    with pytest.raises(Exception):
+    with pytest.raises(audit.AuditError, match="symlink"):
         inv.app.invoke(Command(resume=[_d(p).model_dump()]), inv.config("t"))
     resumed = inv.resume("t")
     assert all(q["status"] == "pending_approval" for q in resumed["proposals"])

@@ -22,7 +22,7 @@ def _run(*args: str, env: dict | None = None):
 def _one_line_exit_2(res) -> None:
     assert res.exit_code == 2, res.output
     assert "Traceback" not in res.output
-    assert len([l for l in res.stderr.splitlines() if l.strip()]) == 1, res.stderr
+    assert len([ln for ln in res.stderr.splitlines() if ln.strip()]) == 1, res.stderr
 
 
 @pytest.mark.parametrize(

@@ -160,7 +160,7 @@ def test_item9_collect_caps_bytes_per_host_and_per_collection_and_says_so(tmp_pa
     try:
         urls = [s.start().url for s in servers]
         out = tmp_path / "out"
-        args = [a for n, u in zip(hosts, urls) for a in ("--agent", f"{n}={u}")]
+        args = [a for n, u in zip(hosts, urls, strict=True) for a in ("--agent", f"{n}={u}")]
         res = runner.invoke(
             app,
             [

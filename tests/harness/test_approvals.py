@@ -36,7 +36,7 @@ def test_the_exact_proposal_is_approved_and_audited(make_bundle, tmp_path: Path)
     assert updated["proposals"][0]["status"] == "approved"
     assert all(p["status"] == "pending_approval" for p in updated["proposals"][1:])
     assert audit[0]["outcome"] == "approved"
-    lines = [json.loads(l) for l in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    lines = [json.loads(ln) for ln in (tmp_path / "audit.jsonl").read_text().splitlines()]
     assert lines[-1]["approver"] == "alice" and lines[-1]["content_hash"] == first["content_hash"]
 
 

@@ -51,7 +51,7 @@ def test_budget_flag(make_bundle, tmp_path: Path) -> None:
 
 def _one_line_exit_2(out: subprocess.CompletedProcess, needle: str) -> None:
     assert out.returncode == 2, out
-    lines = [l for l in out.stderr.splitlines() if l.strip()]
+    lines = [ln for ln in out.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and needle in lines[0] and "Traceback" not in out.stderr
     assert out.stdout == ""
 
@@ -121,7 +121,7 @@ def test_approve_a_proposal_from_the_command_line(make_bundle, tmp_path: Path) -
     )
     assert right.returncode == 0, right.stderr
     assert json.loads(right.stdout)["proposals"][0]["status"] == "approved"
-    audit = [json.loads(l) for l in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    audit = [json.loads(ln) for ln in (tmp_path / "audit.jsonl").read_text().splitlines()]
     assert [a["outcome"] for a in audit] == ["refused", "approved"]
 
 

@@ -200,7 +200,7 @@ def test_io_pressure_from_node_exporter_psi_series(tmp_path: Path) -> None:
     start = json.loads((root / "incident.json").read_text())["window"]["start"]
     t0 = datetime.fromisoformat(start.replace("Z", "+00:00")).timestamp()
     lines = ["# TYPE node_pressure_io_waiting_seconds_total counter"]
-    for i, host in enumerate(HOSTS):
+    for host in HOSTS:
         for k in range(9):  # 0.45 s of every second waiting on I/O, late in the window
             v = 0.02 * 600 * k if k < 5 else 0.02 * 600 * 5 + 0.45 * 600 * (k - 5)
             lines.append(

@@ -112,7 +112,7 @@ def test_openmetrics_samples_equal_prometheus_client(families: dict) -> None:
     got = sorted(
         (s.name, tuple(sorted(s.labels.items())), float(v), float(ts))
         for s in ours.series
-        for ts, v in zip(s.timestamps, s.values)
+        for ts, v in zip(s.timestamps, s.values, strict=True)
     )
     assert got == want
     assert ours.skipped_lines == 0

@@ -481,7 +481,7 @@ def _fast_block(y, s, lo, hi, cut, w, acc):  # pragma: no cover - numba
         acc[1, r] = q
         acc[2, r] = u
         acc[3, r] = e
-    n_nan = 0
+    n_nan = np.int64(0)
     for r in range(y.shape[1]):
         n_nan += np.int64(acc[0, r] != acc[0, r])
     return n_nan

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -14,17 +15,18 @@ class Labels:
 
     steps: np.ndarray | None = None
     ranks: np.ndarray | None = None
-    rank_host: dict[int, str] | None = None
+    #: Rank id to host; rank ids are ints, or strings in maps read from JSON.
+    rank_host: dict[Any, str] | None = None
 
     def step(self, i: int | None) -> int | None:
         if i is None or i < 0 or self.steps is None or i >= len(self.steps):
             return None
         return int(self.steps[i])
 
-    def rank(self, j: int) -> int:
+    def rank(self, j: int | np.integer) -> int:
         return int(self.ranks[j]) if self.ranks is not None else int(j)
 
-    def host(self, j: int) -> str | None:
+    def host(self, j: int | np.integer) -> str | None:
         if not self.rank_host:
             return None
         r = self.rank(j)

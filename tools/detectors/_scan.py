@@ -366,12 +366,12 @@ def _one_sweep(y, cfg, n_b, cusum_enabled, k_eff, h):
         if i0 >= ref_end:
             # the reference for this chunk and the next ones on the same side of the baseline
             ref_end = i1
-            for j0, j1, b in chunks[n_c + 1 :]:
+            for _, j1, b in chunks[n_c + 1 :]:
                 if b != baseline or j1 - i0 > _MAX_CHUNK_ROWS:
                     break
                 ref_end = j1
             rows.fill_reference(y, i0, ref_end, None if fast is None else fast.sample(i0, ref_end))
-            v, sg, l, hh, c, _ = step_bands(
+            v, sg, lw, hh, c, _ = step_bands(
                 rows.center[i0:ref_end], rows.q1[i0:ref_end], rows.q3[i0:ref_end], cfg
             )
             if not v.all():
@@ -379,11 +379,13 @@ def _one_sweep(y, cfg, n_b, cusum_enabled, k_eff, h):
             valid[i0:ref_end], sigma[i0:ref_end], lo[i0:ref_end], hi[i0:ref_end], cut[i0:ref_end] = (
                 v,
                 sg,
-                l,
+                lw,
                 hh,
                 c,
             )
-            st.set_rows(i0, ref_end, rows.center[i0:ref_end], v, None, l, hh, c, fill=rows.center[i0:ref_end])
+            st.set_rows(
+                i0, ref_end, rows.center[i0:ref_end], v, None, lw, hh, c, fill=rows.center[i0:ref_end]
+            )
             if fast is not None:
                 fast.run(i0, ref_end, baseline)  # the row maximum and pass B of the whole group
         if fast is None:

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 import tracemalloc
+from typing import Any
 
 import numpy as np
 from forensic.tools.detectors import _fast
@@ -118,7 +119,10 @@ def detector_benchmark(
     hosts = {r: f"gpu-{r // 8:05d}" for r in range(ranks)}
     input_mb = compute.nbytes / _MB
 
-    floor, det, floor_cpu, det_cpu = [], [], [], []
+    floor: list[float] = []
+    det: list[float] = []
+    floor_cpu: list[float] = []
+    det_cpu: list[float] = []
     runs0 = _fast.info()["runs"]
     w0 = time.perf_counter()
     # warm-up, not timed: imports, first touch of buffers, and the compiled kernel's compilation
@@ -159,7 +163,12 @@ def detector_benchmark(
         del table, duration, compute, row_c, row_d
         naive_block_s = _naive_pandas(block, threshold_z)
         naive_s = naive_block_s * ranks / naive_ranks
-        naive = {"process": "this one", "ranks": naive_ranks, "steps": steps, "compute_s": naive_block_s}
+        naive: dict[str, Any] = {
+            "process": "this one",
+            "ranks": naive_ranks,
+            "steps": steps,
+            "compute_s": naive_block_s,
+        }
         scaled = {
             "ranks": naive_ranks,
             "steps": steps,
@@ -193,7 +202,7 @@ def detector_benchmark(
     def ratio(a: float, b: float) -> float:
         return a / b if b > 0 else math.inf
 
-    out = {
+    out: dict[str, Any] = {
         "kind": "detectors",
         "ranks": ranks,
         "steps": steps,

@@ -679,9 +679,11 @@ def _merge(
             med = np.nanmedian(np.where(since, x, np.nan), axis=1)
         late[b0 : b0 + len(part)] = med
     out = []
-    for (j, rid, kind, by, first), lat in zip(rows, late):
-        if kind == "intermittent" and rid in spike_of and spike_of[rid].effect is not None:
-            lat = spike_of[rid].effect
+    for (j, rid, kind, by, first), late_j in zip(rows, late, strict=True):
+        lat = float(late_j)
+        effect = spike_of[rid].effect if kind == "intermittent" and rid in spike_of else None
+        if effect is not None:
+            lat = effect
         out.append(
             Straggler(
                 rank=rid,
@@ -724,16 +726,16 @@ def _summary(a: StepAnalysis) -> str:
             who = f" on {t.top_k} {t.concentrated_on} holding {_pct(t.top_k_share)} of it"
         parts.append(f"Barrier tax {_pct(a.tax.lost_fraction)} of step time, {t.pattern}{who}.")
     if a.slowdown is not None:
-        s = a.slowdown
-        if s.regressed:
-            step = s.onset_step if s.onset_step is not None else s.onset_index
-            since = f" since step {step}" if s.onset_index is not None else ""
+        sd = a.slowdown
+        if sd.regressed:
+            onset = sd.onset_step if sd.onset_step is not None else sd.onset_index
+            since = f" since step {onset}" if sd.onset_index is not None else ""
             shared = {None: "", True: " shared by all ranks", False: " not shared by all ranks"}[
-                s.shared_by_all
+                sd.shared_by_all
             ]
-            parts.append(f"Job step period {s.ratio:.3f}x baseline{since}, in {s.where}{shared}.")
+            parts.append(f"Job step period {sd.ratio:.3f}x baseline{since}, in {sd.where}{shared}.")
         else:
-            parts.append(f"No job-level regression (period {s.ratio:.3f}x baseline).")
+            parts.append(f"No job-level regression (period {sd.ratio:.3f}x baseline).")
     if a.divergence is not None and a.divergence.flagged:
         d = a.divergence.flagged[0]
         parts.append(
@@ -781,6 +783,7 @@ def analyze(
         peers, ps, peer_flag = _peers(sc, table.compute, lab, method)
         cps, cp_hits = _changes(sc, table.compute, lab)
         spk, spike_flag = _spikes(sc, table.compute, lab)
+        assert sc.step_time is not None  # scan sets it whenever it is given durations
         slow = _slowdown(sc.step_time, table.start, sc, lab, baseline_fraction, min_ratio, slowdown_alpha)
         stragglers = _merge(sc, table.compute, ps, peer_flag, cp_hits, spike_flag, peers, spk, lab)
         if r_n < 3:

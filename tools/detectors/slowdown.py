@@ -139,13 +139,13 @@ def _slowdown_core(
         deltas["step_time"] = _window_delta(step_time, st_base, st_late)
     deltas = {k: _finite(v) for k, v in deltas.items()}
     outside = step_time - center if center is not None else step_time
-    rise, med_share = _outside_rise(outside, st_base, st_late)
+    out_rise, med_share = _outside_rise(outside, st_base, st_late)
 
     where = "none"
     if regressed:
         pos = {k: max(v, 0.0) for k, v in deltas.items()}
         total = sum(pos.values())
-        best = max(pos, key=pos.get) if pos else None
+        best = max(pos, key=lambda k: pos[k]) if pos else None
         if not total or best is None:
             where = "unknown"
         elif best == "step_time":
@@ -169,7 +169,7 @@ def _slowdown_core(
         n_baseline=n_w,
         restarted=restart is not None,
         onset_at_restart=bool(regressed and restart is not None and base.stop == restart),
-        outside_rise_s=rise,
+        outside_rise_s=out_rise,
         outside_median_share=med_share,
     )
 
@@ -214,6 +214,7 @@ def uniform_slowdown(
     if compute is not None:
         sc = scan(compute, duration, ScanConfig(baseline_fraction=baseline_fraction, alpha=alpha))
         st = sc.step_time
+        assert st is not None  # scan sets it whenever it is given durations
     else:
         sc, st = None, step_times(np.asarray(duration))
     return _slowdown(st, start, sc, _Labels(steps=steps), baseline_fraction, min_ratio, alpha)

@@ -292,11 +292,13 @@ def _read_columns(blocks, ncol, where, quoted, warn, last_end, last_line, max_ro
             fields = [f for f in csv.reader(rows)]
             good = [f for f in fields if len(f) == ncol]
             n_wrong = len(fields) - len(good)
+            n = len(good)
             flat = [v for f in good for v in f]
         else:
-            good = [ln for ln in rows if ln.count(",") == ncol - 1]
-            n_wrong = len(rows) - len(good)
-            flat = ",".join(good).split(",") if good else []
+            good_lines = [ln for ln in rows if ln.count(",") == ncol - 1]
+            n_wrong = len(rows) - len(good_lines)
+            n = len(good_lines)
+            flat = ",".join(good_lines).split(",") if good_lines else []
         if n_wrong:
             truncated = c0 < last_end <= c1 and last_line.count(",") < ncol - 1
             if truncated:
@@ -306,7 +308,6 @@ def _read_columns(blocks, ncol, where, quoted, warn, last_end, last_line, max_ro
             if n_wrong:
                 warn.add(f"{n_wrong} rows with a field count other than the header's {ncol}; skipped")
                 n_bad += n_wrong
-        n = len(good)
         if n == 0:
             continue
         ok = np.ones(n, dtype=bool)
@@ -401,7 +402,7 @@ def _assemble(cols: dict[str, np.ndarray], n_bad: int, warn: _Warnings) -> StepT
     np.not_equal(step[1:], step[:-1], out=new[1:])
     steps_u = step[new]
     s_idx = np.cumsum(new, dtype=np.int32 if step.size < 2**31 else np.int64)
-    s_idx -= 1  # in place: one int32 array, no int64 temporaries
+    np.subtract(s_idx, 1, out=s_idx)  # in place: one int32 array, no int64 temporaries
     del new, step
     rank_max = int(rank.max()) if rank.size else 0
     if rank_max < 4 * rank.size + 1024:  # ranks are small integers: a lookup table, no sort

@@ -10,6 +10,7 @@ fraction of steps (``intermittent``). Arrays are generated in step chunks, in fl
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -68,7 +69,7 @@ class Fleet:
 def fill_compute(
     out: np.ndarray,
     rng: np.random.Generator,
-    truth: list[Injected] = (),
+    truth: Sequence[Injected] = (),
     noise: Noise = Noise(),
     base_s: float = 1.0,
     chunk: int = 256,
@@ -78,7 +79,7 @@ def fill_compute(
     host = np.arange(r_n) // RANKS_PER_HOST
     rack = host // HOSTS_PER_RACK
     n_host, n_rack = int(host[-1]) + 1, int(rack[-1]) + 1
-    static = (1.0 + noise.static * rng.standard_normal(r_n)).astype(np.float32)
+    static = np.asarray(1.0 + noise.static * rng.standard_normal(r_n), dtype=np.float32)
     phase = rng.uniform(0, 2 * np.pi)
     level = base_s * (1.0 + noise.drift * np.sin(2 * np.pi * np.arange(s_n) / 500.0 + phase))
     slow_masks = {}
@@ -113,7 +114,7 @@ def make_fleet(
     ranks: int,
     steps: int,
     seed: int = 0,
-    truth: list[Injected] = (),
+    truth: Sequence[Injected] = (),
     noise: Noise = Noise(),
     comm_s: float = 0.25,
     gap_s: float = 0.02,

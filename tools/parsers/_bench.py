@@ -198,7 +198,7 @@ def parser_benchmark(
     size_mb: float = 250.0, parsers: tuple[str, ...] = PARSERS, progress: Any = None
 ) -> dict[str, Any]:
     """Peak RSS / input MB for each parser, each measured in a fresh subprocess."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name in parsers:
         if progress is not None:
             progress(f"bench parsers: {name} on {size_mb:g} MB")

@@ -211,7 +211,7 @@ def _process_row(header: list[str], line: str) -> dict[str, str] | None:
     cells = line.split(None, len(header) - 1)
     if len(cells) != len(header):
         return None
-    row = dict(zip(header, cells))
+    row = dict(zip(header, cells, strict=True))
     pid = row.get("PID", "")
     if not pid.isascii() or not pid.isdigit() or len(pid) > 10:
         return None

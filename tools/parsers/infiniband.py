@@ -286,7 +286,7 @@ def ib_counter_deltas(
         bits = _SATURATING_BITS.get(name)
         deltas[name] = CounterDelta(
             delta=delta,
-            rate_per_s=delta / seconds if usable_window else None,
+            rate_per_s=delta / seconds if usable_window and seconds is not None else None,
             reset=reset,
             saturated=bits is not None and value == (1 << bits) - 1,
             unit=IB_COUNTER_UNITS.get(name),

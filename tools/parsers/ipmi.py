@@ -81,7 +81,7 @@ def parse_sel_elist(text: str) -> list[SelEntry]:
                 line_no=no,
                 time_unix=_when(parts[1], parts[2]),
                 sensor=sensor,
-                sensor_type=_type(sensor),  # type: ignore[arg-type]
+                sensor_type=_type(sensor),
                 event=event,
                 asserted=not direction.startswith("deasserted"),
             )

@@ -395,8 +395,8 @@ class _Clock:
             return _Stamp(line[pos:], self.from_boot(uptime), uptime)
         m = _CTIME.match(line)
         if m:
-            month, day, h, mi, s, year = m.groups()
-            return _Stamp(line[m.end() :], self.wall(int(year), month, day, h, mi, s), None)
+            month, day, hour, mi, s, year = m.groups()
+            return _Stamp(line[m.end() :], self.wall(int(year), month, day, hour, mi, s), None)
         return _Stamp(line, None, None)
 
 
@@ -499,7 +499,7 @@ MAX_EVENTS = 10_000
 MAX_EVENTS_TOTAL = 10 * MAX_EVENTS
 
 
-class _Capped(list):
+class _Capped(list[KernelEvent]):
     """A list that keeps at most ``cap`` events of each kind (``total`` in all) and counts what it dropped."""
 
     def __init__(self, cap: int, total: int = MAX_EVENTS_TOTAL) -> None:
@@ -507,7 +507,7 @@ class _Capped(list):
         self.cap, self.total, self.dropped = cap, total, 0
         self._per_kind: dict[tuple[str, object], int] = {}
 
-    def append(self, item) -> None:  # type: ignore[override]
+    def append(self, item: KernelEvent) -> None:
         key = (item.kind, getattr(item, "xid", None))
         held = self._per_kind.get(key, 0)
         if held < self.cap and len(self) < self.total:
@@ -521,7 +521,7 @@ class _BodyParser:
     """Recognises events in line bodies; holds the state multi-line forms need."""
 
     def __init__(self) -> None:
-        self.events: list[_Event] = _Capped(MAX_EVENTS)
+        self.events = _Capped(MAX_EVENTS)
         self._pending_off: tuple[int, list[str], _Stamp, PciAddress | None] | None = None
         self._last_bus_error: dict[tuple[int, int, int, int], AerEvent] = {}
 

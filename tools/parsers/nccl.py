@@ -17,6 +17,8 @@ when PyTorch quotes them inside its own error text) and IB async events.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from itertools import pairwise
 from typing import Literal, cast
 
 from forensic.tools.parsers._text import BoundedWarnings, as_lines, numbered_lines
@@ -637,7 +639,7 @@ def _comm(message: str, where: dict) -> CommInit | None:
         return None
     tokens = message[at:].split()
     values: dict = {"comm": tokens[1]}
-    for key, value in zip(tokens[2:], tokens[3:]):
+    for key, value in pairwise(tokens[2:]):
         field = _COMM_KEYS.get(key)
         if field is None or field in values:
             continue
@@ -669,13 +671,13 @@ def _async_event(message: str, where: dict) -> AsyncEvent | None:
     return AsyncEvent(device=match.group(1), event=event, fatal=fatal, **where)
 
 
-def parse_nccl_log(text: str) -> NcclLog:
+def parse_nccl_log(text: str | Iterable[str]) -> NcclLog:
     """NCCL lines and the facts they carry, from any job log (other lines are ignored).
 
     A log without NCCL lines gives an empty :class:`NcclLog`; only non-text input raises
     :class:`ParseError`.
     """
-    text = as_lines(text)
+    lines = as_lines(text)
     log = NcclLog(
         entries=[],
         versions=[],
@@ -689,7 +691,7 @@ def parse_nccl_log(text: str) -> NcclLog:
         warnings=[],
     )
     warnings = BoundedWarnings(_MAX_WARNINGS)
-    for number, line in numbered_lines(text, _MAX_LINE, warnings):
+    for number, line in numbered_lines(lines, _MAX_LINE, warnings):
         if line is None:
             continue
         if "NCCL" not in line and "Got completion" not in line:

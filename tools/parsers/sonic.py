@@ -248,8 +248,8 @@ def parse_pfcwd_stats(text: str) -> list[PfcwdQueue]:
     # The result is a plain list (the shape callers asked for), so skipped rows go unreported.
     for kind, number, line in _table_events(text, BoundedWarnings(_MAX_WARNINGS)):
         if kind == "header":
-            cells = _CELL_SPLIT.split(line.strip())
-            header = cells if cells[:2] == ["QUEUE", "STATUS"] else None
+            heads = _CELL_SPLIT.split(line.strip())
+            header = heads if heads[:2] == ["QUEUE", "STATUS"] else None
             seen_header = seen_header or header is not None
             continue
         if header is None or _ignored(line):
@@ -271,7 +271,7 @@ def _pfcwd_row(header: list[str], cells: list[str], number: int) -> PfcwdQueue |
         return None
     status = _PFCWD_STATUSES.get(cells[1].strip().lower(), "unknown")
     values: dict[str, int | None] = {}
-    for name, cell in zip(header[2:], cells[2:]):
+    for name, cell in zip(header[2:], cells[2:], strict=True):
         fields = _PFCWD_COLUMNS.get(name)
         if fields is None:
             continue
@@ -294,10 +294,10 @@ def parse_pfc_counters(text: str) -> PfcCounters:
     seen_header = False
     for kind, number, line in _table_events(text, warnings):
         if kind == "header":
-            cells = _CELL_SPLIT.split(line.strip())
-            table = {"Port Rx": rx, "Port Tx": tx}.get(cells[0])
+            heads = _CELL_SPLIT.split(line.strip())
+            table = {"Port Rx": rx, "Port Tx": tx}.get(heads[0])
             # PFCn header cells give each column's priority, so a reordered table still lines up.
-            columns = [_pfc_index(cell) for cell in cells[1:]]
+            columns = [_pfc_index(cell) for cell in heads[1:]]
             seen_header = seen_header or table is not None
             continue
         if table is None or _ignored(line):
@@ -307,7 +307,7 @@ def parse_pfc_counters(text: str) -> PfcCounters:
             warnings.add(f"line {number}: row does not match its header")
             continue
         values: list[int | None] = [None] * 8
-        for index, cell in zip(columns, cells[1:]):
+        for index, cell in zip(columns, cells[1:], strict=True):
             if index is not None:
                 values[index] = _count(cell)
         table[cells[0]] = values
@@ -334,8 +334,8 @@ def parse_interfaces_counters(text: str) -> InterfacesCounters:
     seen_header = False
     for kind, number, line in _table_events(text, warnings):
         if kind == "header":
-            cells = _CELL_SPLIT.split(line.strip())
-            header = cells if cells[0] == "IFACE" else None
+            heads = _CELL_SPLIT.split(line.strip())
+            header = heads if heads[0] == "IFACE" else None
             seen_header = seen_header or header is not None
             continue
         if header is None or _ignored(line):
@@ -354,7 +354,7 @@ def _iface_row(header: list[str], cells: list[str], number: int) -> InterfaceCou
     values: dict[str, object] = {}
     extra: dict[str, str] = {}
     state: PortState = "unknown"
-    for name, cell in zip(header[1:], cells[1:]):
+    for name, cell in zip(header[1:], cells[1:], strict=True):
         if name == "STATE":
             state = _STATE_LETTERS.get(cell.strip(), "unknown")
         elif name in _IFACE_COUNTS:

@@ -38,7 +38,7 @@ def merge_step_files(texts: Sequence[tuple[str, str]]) -> str:
     keep = [c for c in REQUIRED_COLUMNS + OPTIONAL_COLUMNS + _EXTRA_COLUMNS if all(c in h for h in headers)]
     out = io.StringIO()
     out.write(",".join(keep) + "\n")
-    for (name, text), cols in zip(texts, headers):
+    for (_, text), cols in zip(texts, headers, strict=True):
         where = [cols.index(c) for c in keep]
         reader = csv.reader(io.StringIO(text.removeprefix("\ufeff")))
         next(reader, None)

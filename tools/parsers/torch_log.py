@@ -9,6 +9,7 @@ a lower "last completed" work, or is the one named in "Received a dump signal ..
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Literal, cast
 
 from forensic.tools.parsers._text import BoundedWarnings, as_lines, numbered_lines
@@ -358,16 +359,16 @@ _INTERESTING = (
 )
 
 
-def parse_torch_log(text: str) -> TorchLog:
+def parse_torch_log(text: str | Iterable[str]) -> TorchLog:
     """ProcessGroupNCCL watchdog events from any log; other lines are ignored.
 
     A log without such lines gives an empty :class:`TorchLog`; only non-text input raises
     :class:`ParseError`.
     """
-    text = as_lines(text)
+    lines = as_lines(text)
     log = TorchLog(timeouts=[], work_status=[], dump_signals=[], terminal=[], warnings=[])
     warnings = BoundedWarnings(_MAX_WARNINGS)
-    for number, line in numbered_lines(text, _MAX_LINE, warnings):
+    for number, line in numbered_lines(lines, _MAX_LINE, warnings):
         if line is None:
             continue
         if not any(word in line for word in _INTERESTING):

@@ -113,7 +113,7 @@ def traffic_scale(
                 "port_xmit_wait",
                 "rx_write_requests",
             ):
-                c = ns.counters.get(name) or ns.hw_counters.get(name)
+                c = ns.counters.get(name) or ns.hw_counters[name]
                 c.set_rate(t_from, _rate_at(c, t_from) * factor)
             for name in (
                 "rx_packets_phy",
@@ -145,11 +145,11 @@ def traffic_scale(
                     c = getattr(ss.ports[port], attr)
                     c.set_rate(t_from, _rate_at(c, t_from) * factor)
         if touched:
-            for l in sw.links:
+            for link in sw.links:
                 for attr in ("out_octets", "in_octets"):
-                    c = getattr(ss.ports[l.port], attr)
+                    c = getattr(ss.ports[link.port], attr)
                     c.set_rate(t_from, _rate_at(c, t_from) * factor)
-                    sp = scn.switches[l.peer].ports[l.peer_port]
+                    sp = scn.switches[link.peer].ports[link.peer_port]
                     c2 = getattr(sp, "in_octets" if attr == "out_octets" else "out_octets")
                     c2.set_rate(t_from, _rate_at(c2, t_from) * factor)
 

@@ -14,7 +14,7 @@ def _pfcwd_rows(
 ):
     leaf = scn.fleet.switch(leaf_name)
     rows = []
-    for port in list(leaf.down_ports) + [l.port for l in leaf.links]:
+    for port in list(leaf.down_ports) + [link.port for link in leaf.links]:
         if port in stormed:
             det, res, drop = stormed[port]
             rows.append(PfcwdRow(port, 3, "stormed", det, res, 0, drop, 0, 0, 0, drop, 0, 0))
@@ -45,7 +45,7 @@ def pfc_pause_storm(scn: Scenario, rng: np.random.Generator, variant: str | None
         tf, float(rng.uniform(6e5, 9.8e5))
     )  # µs per second: nearly always paused
     e["tx_pause_storm_warning_events"].bump(tf + 5, 1)
-    for k2 in range(int(rng.integers(0, 4))):
+    for _ in range(int(rng.integers(0, 4))):
         e["tx_pause_storm_warning_events"].bump(tf + float(rng.uniform(60, scn.t1 - tf)), 1)
     if variant == "error" or rng.random() < 0.3:
         e["tx_pause_storm_error_events"].bump(tf + float(rng.uniform(20, 200)), 1)
@@ -71,14 +71,14 @@ def pfc_pause_storm(scn: Scenario, rng: np.random.Generator, variant: str | None
 
 def ecmp_hash_polarization(scn: Scenario, rng: np.random.Generator, variant: str | None) -> None:
     leaves = [
-        l for l in scn.fleet.leaves() if any(h in scn.fleet.job_hosts for h, _ in l.down_ports.values())
+        lf for lf in scn.fleet.leaves() if any(h in scn.fleet.job_hosts for h, _ in lf.down_ports.values())
     ]
     if len(leaves) < 2:
         raise ValueError("ECMP polarization needs at least two leaves carrying the job")
     leaf = leaves[int(rng.integers(0, len(leaves)))]
     ss = scn.switches[leaf.name]
     tf = scn.tf
-    ups = [l.port for l in leaf.links]
+    ups = [link.port for link in leaf.links]
     total = sum(c._rate_at(ss.ports[p].out_octets, tf) for p in ups)
     n_hot = int(rng.choice([2, 2, 3])) if variant != "one" else 1
     hot = sorted(rng.choice(len(ups), size=n_hot, replace=False).tolist())
@@ -91,10 +91,10 @@ def ecmp_hash_polarization(scn: Scenario, rng: np.random.Generator, variant: str
         else:
             r = total * (1 - hot_share) / (len(ups) - n_hot) * float(rng.uniform(0.8, 1.2))
         ss.ports[p].out_octets.set_rate(tf, r)
-        l = leaf.links[j]
-        scn.switches[l.peer].ports[l.peer_port].in_octets.set_rate(tf, r)
+        link = leaf.links[j]
+        scn.switches[link.peer].ports[link.peer_port].in_octets.set_rate(tf, r)
     # hosts behind the leaf see ECN marks and CNPs from the congested uplinks
-    for port, (h, ib) in leaf.down_ports.items():
+    for h, ib in leaf.down_ports.values():
         if h not in scn.fleet.job_hosts:
             continue
         ns = scn.nic(h, ib)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..sim import Scenario
@@ -14,6 +16,7 @@ def input_pipeline_stall(scn: Scenario, rng: np.random.Generator, variant: str |
     stall = float(rng.uniform(0.08, 0.6)) * (job.base_compute + job.base_comm)
     grow = variant == "growing" or (variant is None and rng.random() < 0.5)
     span = max(1.0, scn.t1 - tf)
+    f: float | Callable[[float], float]
     if grow:
         f = lambda t: 1.0 + (stall / job.base_gap) * min(1.0, 0.2 + 0.8 * (t - tf) / span)  # noqa: E731
     else:

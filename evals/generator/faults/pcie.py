@@ -156,8 +156,8 @@ def _propagate_pauses(
         vict.ethtool["rx_prio3_pause"].set_rate(
             tf, base + pause * float(rng.uniform(0.0, 0.08 if not storm else 0.3))
         )
-    for l in leaf.links:
-        ss.ports[l.port].pfc_tx[3].set_rate(tf, pause * float(rng.uniform(0.05, 0.3)))
+    for link in leaf.links:
+        ss.ports[link.port].pfc_tx[3].set_rate(tf, pause * float(rng.uniform(0.05, 0.3)))
 
 
 def apply(scn: Scenario, rng: np.random.Generator, variant: str | None) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 
 from ..fleet import GPUS_PER_NODE
@@ -261,7 +263,7 @@ def render(scn: Scenario, steps, rng: np.random.Generator) -> dict[str, str]:
     every = max(1, len(recs) // 60)
     tokens = int(scn.opts.get("tokens_per_rank", 16384)) * fleet.n_ranks
     all_recs = steps.records
-    gap_after = {id(a): b.t - a.end for a, b in zip(all_recs, all_recs[1:])}
+    gap_after = {id(a): b.t - a.end for a, b in pairwise(all_recs)}
     show_data = bool(scn.opts.get("progress_data_time"))
     prev = None
     for i, r in enumerate(recs):
@@ -346,7 +348,7 @@ def _crash_and_restart(scn, steps, logs, pids, rng, init_all):
             ]
         ):
             logs[h].add(t_c + 1e-5 * k, f"[rank{r}]: {line}")
-    for k2, hh in enumerate(fleet.job_hosts):
+    for hh in fleet.job_hosts:
         tt = t_c + float(rng.uniform(1, 4))
         if not job.crash_message:
             logs[hh].add(

@@ -29,7 +29,7 @@ def _lnk(
 def render(scn: Scenario, host: Host, t: float) -> str:
     blocks: list[str] = []
     eth = host.nics[0].link_layer == "Ethernet"
-    for g, n in zip(host.gpus, host.nics):
+    for g, n in zip(host.gpus, host.nics, strict=True):
         gs = scn.gpu(host.name, g.index)
         ns = scn.nic(host.name, n.ibdev)
         # PCIe switch downstream port above the pair

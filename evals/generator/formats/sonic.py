@@ -7,9 +7,12 @@ from ..sim import SwitchSim
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    out = ["  ".join(h.rjust(w) for h, w in zip(headers, widths)), "  ".join("-" * w for w in widths)]
+    out = [
+        "  ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True)),
+        "  ".join("-" * w for w in widths),
+    ]
     for r in rows:
-        out.append("  ".join(v.rjust(w) for v, w in zip(r, widths)))
+        out.append("  ".join(v.rjust(w) for v, w in zip(r, widths, strict=True)))
     return "\n".join(out) + "\n"
 
 

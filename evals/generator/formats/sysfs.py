@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from .._io import BundleWriter
 from ..fleet import Host
 from ..sim import Scenario
@@ -14,6 +16,8 @@ _NEW = {
     32.0: "32.0 GT/s PCIe",
 }
 _OLD = {2.5: "2.5 GT/s", 5.0: "5 GT/s", 8.0: "8 GT/s", 16.0: "16 GT/s", 32.0: "32 GT/s"}
+_V = TypeVar("_V")
+
 GEN_SPEED = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0}
 
 
@@ -126,7 +130,7 @@ def write(w: BundleWriter, base: str, scn: Scenario, host: Host, t: float) -> No
             w.text(f"{q}/carrier_changes", f"{ns.carrier_changes.int_at(t)}\n")
 
 
-def _at(v, t: float) -> str:
+def _at(v: _V | list[tuple[float, _V]], t: float) -> _V:
     """NIC string attributes may be a plain value or a list of (t_from, value) changes."""
     if isinstance(v, list):
         cur = v[0][1]

@@ -75,13 +75,13 @@ def test_names_are_never_split_and_continuations_hang(tmp_path: Path) -> None:
                 line.rstrip().endswith(host[:cut]) and lines[i + 1].lstrip().startswith(host[cut:])
             ), (line, lines[i + 1])
     claim_cont = [
-        l
-        for l in lines
-        if l.startswith("    ") and not l.strip().startswith(("-", "rp-", "why", "blast", "rollback"))
+        ln
+        for ln in lines
+        if ln.startswith("    ") and not ln.strip().startswith(("-", "rp-", "why", "blast", "rollback"))
     ]
     assert claim_cont, "long findings wrap onto indented continuation lines"
     assert not any(
-        l and not l[0].isspace() and l.split()[0].startswith(("1980", "rank", "90")) for l in lines
+        ln and not ln[0].isspace() and ln.split()[0].startswith(("1980", "rank", "90")) for ln in lines
     )
 
 

@@ -190,7 +190,7 @@ def http_server(tmp_path: Path):
             break
         except OSError:
             if proc.poll() is not None:
-                raise AssertionError(proc.stderr.read().decode())
+                raise AssertionError(proc.stderr.read().decode()) from None
             time.sleep(0.2)
     yield url, "s3cret-token-0123456789"
     proc.terminate()

@@ -29,7 +29,10 @@ def _messy(seed: int, s_n: int, r_n: int) -> np.ndarray:
     return y
 
 
-def _both(y: np.ndarray, cfg: ScanConfig = ScanConfig()):
+_DEFAULT_CFG = ScanConfig()  # frozen, so one instance serves every call
+
+
+def _both(y: np.ndarray, cfg: ScanConfig = _DEFAULT_CFG):
     assert _fast.available(), "numba must import for this test"
     old = _fast.MIN_ELEMENTS
     try:
