@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import re
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Literal, get_args
 
 import numpy as np
@@ -207,7 +207,7 @@ def counter_increase(values: Sequence[float] | np.ndarray) -> float:
     return float(diffs[diffs > 0].sum() + after_reset.sum())
 
 
-def parse_openmetrics(text: str) -> MetricSet:
+def parse_openmetrics(text: str | Iterable[str]) -> MetricSet:
     """Parse OpenMetrics (or Prometheus) text; never raises, odd lines are counted and skipped."""
     families: dict[str, MetricFamily] = {}
     # Raw keys: name -> id, then per name id its label texts -> raw series id (the same series
@@ -323,9 +323,10 @@ def _split_sample(line: str) -> tuple[str, str, float, float] | None:
         return None
     stamp = math.nan
     if len(tokens) > 1 and tokens[1] != "#":
-        stamp = _number(tokens[1])
-        if stamp is None or not math.isfinite(stamp):
+        given = _number(tokens[1])
+        if given is None or not math.isfinite(given):
             return None
+        stamp = given
     return name, label_text, value, stamp
 
 

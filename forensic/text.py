@@ -42,7 +42,7 @@ def as_lines(source: object) -> Iterable[str]:
     if isinstance(source, (str, bytes, bytearray)):
         return _split_lazily(as_text(source), keep_ends=True)
     if isinstance(source, Iterable) and not isinstance(source, (dict, set)):
-        return source  # type: ignore[return-value]
+        return source
     raise ParseError(f"expected text, got {type(source).__name__}")
 
 
