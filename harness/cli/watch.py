@@ -141,6 +141,9 @@ def watch(
     watcher = Watcher(jobs, sink, FileStateStore(state), cfg, job_label=job_label, poll_s=poll_s)
     if once:
         watcher.poll_once()
+        # a Prometheus job far behind is read in parts of max_points evaluations: read them all
+        while any(getattr(s.follower, "behind", False) for s in watcher.state.values()):
+            watcher.poll_once()
         sys.stderr.write(json.dumps({"jobs": watcher.status()}) + "\n")
         return
     try:

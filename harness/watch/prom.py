@@ -91,6 +91,7 @@ class PrometheusSteps:
         self.bad_lines = 0  # series skipped: no usable rank
         self.unread: str | None = None
         self.polls = 0
+        self.behind = False  # the last poll stopped at max_points short of the newest evaluation
         self.samples = 0
 
     def position(self) -> dict[str, Any]:
@@ -105,11 +106,11 @@ class PrometheusSteps:
         end = min(last, start + (self.q.max_points - 1) * res)
         self.polls += 1
         got = self.client.query_range(self.q.query, start, end, res)
-        if got.unavailable:
-            self.unread = got.unavailable
+        if got.unavailable:  # the position stays: the same range is asked again next poll
+            self.unread, self.behind = got.unavailable, False
             return Batch.empty()
         batch, why = self._rows(got.series)
-        self.next = end + res
+        self.next, self.behind = end + res, end < last
         self.unread = why
         return batch
 

@@ -163,9 +163,9 @@ def finding_alert(
 
 
 class _JobState:
-    def __init__(self, job: WatchedJob) -> None:
+    def __init__(self, job: WatchedJob, follower: StepSource) -> None:
         self.job = job
-        self.follower: StepSource = job.source()
+        self.follower = follower
         self.unread_since: float | None = None
         self.assembler = StepAssembler()
         self.detector: WatchDetector | None = None
@@ -191,6 +191,7 @@ class Watcher:
         *,
         job_label: str = "training_job",
         poll_s: float = 5.0,
+        sources: Callable[[WatchedJob, dict[str, Any] | None], StepSource] | None = None,
     ) -> None:
         self._jobs = jobs
         self.sink = sink
@@ -198,6 +199,8 @@ class Watcher:
         self.cfg = cfg or WatchConfig()
         self.job_label = job_label
         self.poll_s = poll_s
+        #: Opens a job's source at a saved position (tests hand a Prometheus double in here).
+        self.sources = sources or (lambda job, position: job.source(position))
         self.state: dict[str, _JobState] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -290,28 +293,29 @@ class Watcher:
         return buf.getvalue()
 
     def _resume(self, job: WatchedJob) -> _JobState:
-        st = self.state[job.name] = _JobState(job)
         data = self.store.load(job.name)
-        if not data:
-            return st
-        try:
-            with np.load(io.BytesIO(data), allow_pickle=False) as z:
-                meta = json.loads(bytes(z["meta"]).decode())
-                det = bytes(z["detector"])
-                arrays = {k: z[k] for k in ("asm_last_seen", "asm_duration", "asm_compute")}
-            if meta.get("version") != _STATE_VERSION or meta.get("folder") != job.where():
-                raise ValueError("another version, folder or query")
-            asm = StepAssembler.from_state(meta["assembler"], arrays)
-            detector = WatchDetector.from_bytes(det, self.cfg) if det else None
-        except Exception as exc:  # a state that does not load: start over, and say so
-            log.warning("watch: state of %s not resumed (%s); following it from the start", job.name, exc)
-            return st
-        st.follower = job.source(meta["offsets"])
-        st.assembler = asm
-        st.detector = detector
-        st.unsent = [a for a in meta.get("unsent", []) if isinstance(a, dict)]
-        st.steps, st.findings = int(meta.get("steps", 0)), int(meta.get("findings", 0))
-        log.info("watch: %s resumed at step %s", job.name, asm.emitted)
+        if data:
+            try:
+                with np.load(io.BytesIO(data), allow_pickle=False) as z:
+                    meta = json.loads(bytes(z["meta"]).decode())
+                    det = bytes(z["detector"])
+                    arrays = {k: z[k] for k in ("asm_last_seen", "asm_duration", "asm_compute")}
+                if meta.get("version") != _STATE_VERSION or meta.get("folder") != job.where():
+                    raise ValueError("another version, folder or query")
+                asm = StepAssembler.from_state(meta["assembler"], arrays)
+                detector = WatchDetector.from_bytes(det, self.cfg) if det else None
+                st = _JobState(job, self.sources(job, meta["offsets"]))
+            except Exception as exc:  # a state that does not load: start over, and say so
+                log.warning("watch: state of %s not resumed (%s); following it from the start", job.name, exc)
+            else:
+                st.assembler = asm
+                st.detector = detector
+                st.unsent = [a for a in meta.get("unsent", []) if isinstance(a, dict)]
+                st.steps, st.findings = int(meta.get("steps", 0)), int(meta.get("findings", 0))
+                log.info("watch: %s resumed at step %s", job.name, asm.emitted)
+                self.state[job.name] = st
+                return st
+        st = self.state[job.name] = _JobState(job, self.sources(job, None))
         return st
 
     # -- the loop ------------------------------------------------------------------------------
