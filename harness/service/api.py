@@ -274,6 +274,13 @@ def create_app(svc: Service, *, manage_lifecycle: bool = True) -> FastAPI:
             raise Problem(422, str(exc)) from None
         return {"accepted_rows": n, "job": job, "user": user.name}
 
+    @app.get("/api/v1/watch", tags=["intake"])
+    def watch_status(_: Annotated[User, Depends(need("viewer"))]) -> dict[str, Any]:
+        """Each followed job: where it is read, steps, findings, and whether its source is read."""
+        if svc.watcher is None:
+            raise Problem(404, "this service has no [watch]: it does not follow jobs")
+        return {"jobs": svc.watcher.status()}
+
     # -- investigations --------------------------------------------------------------------
     def _summary(r: dict[str, Any]) -> dict[str, Any]:
         return {

@@ -351,7 +351,7 @@ class Watcher:
                 "findings": s.findings,
                 "unsent": len(s.unsent),
             }
-            for s in self.state.values()
+            for s in list(self.state.values())  # the API reads it while the watcher's thread polls
         ]
 
 

@@ -7,7 +7,6 @@ standalone CLI prints an alert for the slow rank only, and ``forensic serve`` wi
 
 from __future__ import annotations
 
-import io
 import json
 import subprocess
 import time
@@ -113,15 +112,6 @@ def test_watch_once_reads_prometheus_and_prints_only_the_slow_rank(prometheus: s
     assert again.returncode == 0 and again.stdout == ""
 
 
-def _steps(state: Path) -> dict[str, int]:
-    out = {}
-    for p in state.glob("*.npz"):
-        with np.load(io.BytesIO(p.read_bytes()), allow_pickle=False) as z:
-            meta = json.loads(bytes(z["meta"]).decode())
-        out[meta["job"]] = int(meta["steps"])
-    return out
-
-
 @pytest.mark.slow
 def test_serve_with_watch_prometheus_opens_the_slow_job_and_not_the_healthy_one(
     prometheus: str,
@@ -136,12 +126,14 @@ def test_serve_with_watch_prometheus_opens_the_slow_job_and_not_the_healthy_one(
     ).start()
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:  # until both jobs' series have been read to their end
-        steps = _steps(tmp_path / "watch")
-        if len(steps) == 2 and min(steps.values()) >= SCRAPES:
+        jobs = {j["job"]: j for j in srv.get("/api/v1/watch", "ann").json()["jobs"]}
+        if len(jobs) == 2 and min(j["steps"] for j in jobs.values()) >= SCRAPES:
             break
         time.sleep(0.3)
     else:
-        raise AssertionError(f"the watcher did not read the series: {steps}; " + srv.log()[-2000:])
+        raise AssertionError(f"the watcher did not read the series: {jobs}; " + srv.log()[-2000:])
+    assert {j["source"] for j in jobs.values()} == {"read"}
+    assert list((tmp_path / "watch").glob("*.npz")), "the positions are kept beside the database"
     assert srv.get("/api/v1/investigations?job=llm-well").json()["investigations"] == []
     (inv,) = srv.get("/api/v1/investigations?job=llm-sick").json()["investigations"]
     alerts = srv.get(f"/api/v1/investigations/{inv['id']}").json()["alerts"]

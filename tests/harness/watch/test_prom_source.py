@@ -16,6 +16,8 @@ from forensic.harness.watch import FileStateStore, WatchedJob, Watcher
 from forensic.harness.watch.prom import PrometheusQuery, PrometheusSteps, job_query
 from forensic.tools.detectors.watch import WatchConfig
 
+from tests.harness.service.conftest import app_client  # noqa: F401  (the in-process service fixture)
+
 from .promdouble import PromDouble
 from .recorded import synthetic_steps
 
@@ -252,3 +254,30 @@ def test_watch_config_names_prometheus_jobs_alone() -> None:
         Watch.model_validate({})
     with pytest.raises(ValueError):
         Watch.model_validate({"prometheus": {"url": "http://p:9090", "jobs": []}})
+
+
+def test_a_service_whose_prometheus_is_down_keeps_watching_and_says_the_job_is_unread(
+    app_client,  # noqa: F811
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from forensic.harness.service.bench import free_port
+
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    c, svc = app_client(
+        extra=f'[watch]\npoll_s = 0.05\n[watch.prometheus]\nurl = "{url}"\njobs = ["llm-x"]\n'
+    )
+    svc.watcher.stop()  # polled here, not by its thread, so the test reads a settled state
+    with caplog.at_level(logging.ERROR, logger="forensic.watch"):
+        for _ in range(2):
+            svc.watcher.poll_once()
+    (job,) = c.get("/api/v1/watch", headers=_viewer()).json()["jobs"]
+    assert job["job"] == "llm-x" and job["source"] == "unread" and "did not answer" in job["unread"]
+    assert job["steps"] == 0 and url in job["folder"]
+    assert [r.getMessage() for r in caplog.records if "llm-x" in r.getMessage()][:1] != []
+    assert c.get("/api/v1/watch").status_code == 401
+
+
+def _viewer() -> dict[str, str]:
+    from tests.harness.service.conftest import auth
+
+    return auth("ann")
