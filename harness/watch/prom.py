@@ -53,8 +53,9 @@ class PrometheusQuery:
     timeout_s: float = 10.0
 
     def where(self) -> str:
-        """What the saved position belongs to: another URL, query or resolution starts over."""
-        return f"prometheus {self.url} {self.resolution_s:g} {self.rank_label} {self.query}"
+        """What the saved position belongs to: another URL, query, resolution or labels starts over."""
+        labels = f"{self.rank_label},{self.host_label},{self.gpu_label}"
+        return f"prometheus {self.url} {self.resolution_s:g} {labels} {self.query}"
 
 
 def job_query(template: str, job: str) -> str:
