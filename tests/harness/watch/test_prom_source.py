@@ -281,3 +281,15 @@ def _viewer() -> dict[str, str]:
     from tests.harness.service.conftest import auth
 
     return auth("ann")
+
+
+def test_an_answer_too_large_is_refused_unread_and_asked_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    import forensic.sandbox.prometheus as prom
+
+    d = PromDouble()
+    _scraped(d, 30, 64)
+    monkeypatch.setattr(prom, "MAX_RESPONSE_BYTES", 4096)  # the real cap is 256 MB
+    src = PrometheusSteps(_query(lookback_s=300.0), client=d.client(), clock=_Clock(T0 + 300))
+    assert len(src.poll()) == 0 and "larger than 4096 bytes" in (src.unread or "") and src.next is None
+    monkeypatch.setattr(prom, "MAX_RESPONSE_BYTES", 256 << 20)
+    assert len(src.poll()) == 30 * 64 and src.unread is None and src.next == T0 + 310
