@@ -124,8 +124,6 @@ class PrometheusMetrics:
         start: float | None = None,
         end: float | None = None,
     ) -> MetricRead:
-        from forensic.openmetrics import Series
-
         if self._down:
             return MetricRead(unavailable=self._down)
         try:
@@ -134,17 +132,33 @@ class PrometheusMetrics:
             return MetricRead(unavailable=f"no query for {name}: {exc}")
         end = self._clock() if end is None else end
         start = end - DEFAULT_RANGE_S if start is None else start
-        step = choose_step(start, end, self.min_step_s)
+        out, down = self._range(query, start, end, choose_step(start, end, self.min_step_s), name)
+        if down:
+            self._down = out.unavailable
+        return out
+
+    def query_range(self, query: str, start: float, end: float, step: float) -> MetricRead:
+        """Any PromQL expression evaluated at ``start``, ``start + step``, ... up to ``end``.
+
+        Unlike :meth:`series` a failure here is not remembered: a long-running reader (the
+        watcher) asks again on its next poll, and the next answer counts on its own.
+        """
+        return self._range(query, start, end, step, "")[0]
+
+    def _range(self, query: str, start: float, end: float, step: float, name: str) -> tuple[MetricRead, bool]:
+        """The answer, and whether Prometheus failed past every retry (down, not merely refusing)."""
+        from forensic.openmetrics import Series
+
         params = {"query": query, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": f"{step:g}"}
         citation = f"prometheus:{self.url}/api/v1/query_range?query={query}"
         try:
             data = self._get("/api/v1/query_range", params)
         except _Failed as exc:
-            return MetricRead(unavailable=f"Prometheus at {self.url}: {exc}")
+            return MetricRead(unavailable=f"Prometheus at {self.url}: {exc}"), False
         except (_Transient, RetryError) as exc:
             cause = exc.last_attempt.exception() if isinstance(exc, RetryError) else exc
-            self._down = f"Prometheus at {self.url} did not answer after {self.attempts} attempts: {cause}"
-            return MetricRead(unavailable=self._down)
+            why = f"Prometheus at {self.url} did not answer after {self.attempts} attempts: {cause}"
+            return MetricRead(unavailable=why), True
         out = MetricRead(sources=[citation])
         try:
             for item in _matrix(data):
@@ -160,13 +174,12 @@ class PrometheusMetrics:
                         family=sample_name,
                     )
                 )
-        except (TypeError, ValueError, KeyError, AttributeError) as exc:
-            return MetricRead(
-                unavailable=f"Prometheus at {self.url} answered {query} with an unusable result ({exc})"
-            )
+        except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
+            why = f"Prometheus at {self.url} answered {query} with an unusable result ({exc})"
+            return MetricRead(unavailable=why), False
         if not out.series:
             out.sources = []
-        return out
+        return out, False
 
     # -- HTTP ----------------------------------------------------------------------------------
     def _get(self, path: str, params: dict[str, str]) -> Any:

@@ -18,7 +18,9 @@ def watch(
     job: Annotated[
         list[str] | None,
         typer.Option(
-            "--job", help="NAME=FOLDER: a job and the folder its step recorder writes (repeatable)."
+            "--job",
+            help="NAME=FOLDER: a job and the folder its step recorder writes (repeatable); "
+            "with --prometheus, NAME alone: a job read from Prometheus.",
         ),
     ] = None,
     jobs_dir: Annotated[
@@ -49,23 +51,67 @@ def watch(
         float, typer.Option(help="Smallest whole-job slowdown that opens.", min=0.001, max=0.9)
     ] = 0.05,
     job_label: Annotated[str, typer.Option(help="The label naming the job in the alerts.")] = "training_job",
+    prometheus: Annotated[
+        str | None,
+        typer.Option(
+            "--prometheus", help="URL of a Prometheus API: read each --job NAME's step times there."
+        ),
+    ] = None,
+    query: Annotated[
+        str,
+        typer.Option(help="PromQL returning one series per rank of the job ($job is the job's name)."),
+    ] = 'forensic_step_compute_seconds{exported_job="$job"}',
+    rank_label: Annotated[
+        str, typer.Option(help='The series\' label holding the rank ("" numbers each host/GPU pair).')
+    ] = "rank",
+    host_label: Annotated[str, typer.Option(help="The series' label naming the host.")] = "host",
+    gpu_label: Annotated[str, typer.Option(help="The series' label naming the GPU.")] = "gpu",
+    resolution_s: Annotated[
+        float, typer.Option(help="Seconds between the Prometheus evaluations read.", min=1, max=3600)
+    ] = 15.0,
+    lookback_s: Annotated[
+        float, typer.Option(help="How far back a job new to the state is read from Prometheus.", min=0)
+    ] = 3600.0,
+    prometheus_token_file: Annotated[
+        Path | None, typer.Option("--prometheus-token-file", help="A bearer token for --prometheus.")
+    ] = None,
 ) -> None:
     """Follow jobs' per-rank step times and open an investigation when a rank, host or the job degrades."""
     import logging
 
     from forensic.harness.watch import FileStateStore, WatchedJob, Watcher, jobs_in
+    from forensic.harness.watch.prom import PrometheusQuery, job_query
     from forensic.tools.detectors.watch import WatchConfig
 
+    prom_token = None
+    if prometheus_token_file is not None:
+        try:
+            prom_token = prometheus_token_file.read_text().strip().splitlines()[0].strip()
+        except (OSError, IndexError, UnicodeDecodeError):
+            _fail(2, f"--prometheus-token-file {prometheus_token_file}: unreadable or empty")
     fixed: list[WatchedJob] = []
     for spec in job or []:
         name, sep, folder = spec.partition("=")
+        if prometheus and name and not sep:
+            q = PrometheusQuery(
+                prometheus,
+                job_query(query, name),
+                rank_label=rank_label,
+                host_label=host_label,
+                gpu_label=gpu_label,
+                resolution_s=resolution_s,
+                lookback_s=lookback_s,
+                token=prom_token,
+            )
+            fixed.append(WatchedJob(name, prometheus=q))
+            continue
         if not sep or not name or not folder:
             _fail(2, f"--job {spec[:80]!r}: expected NAME=FOLDER")
         if not Path(folder).is_dir():
             _fail(2, f"--job {name}: {folder} is not a folder")
         fixed.append(WatchedJob(name, Path(folder).resolve()))
     if not fixed and jobs_dir is None:
-        _fail(2, "name a job to follow: --job NAME=FOLDER or --jobs-dir FOLDER")
+        _fail(2, "name a job to follow: --job NAME=FOLDER, --jobs-dir FOLDER or --prometheus URL --job NAME")
     try:
         cfg = WatchConfig(min_effect=min_effect, job_min_effect=job_min_effect)
     except ValueError as exc:
@@ -95,6 +141,9 @@ def watch(
     watcher = Watcher(jobs, sink, FileStateStore(state), cfg, job_label=job_label, poll_s=poll_s)
     if once:
         watcher.poll_once()
+        # a Prometheus job far behind is read in parts of max_points evaluations: read them all
+        while any(getattr(s.follower, "behind", False) for s in watcher.state.values()):
+            watcher.poll_once()
         sys.stderr.write(json.dumps({"jobs": watcher.status()}) + "\n")
         return
     try:

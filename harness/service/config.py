@@ -39,6 +39,10 @@ Example (every key but ``[[users]]`` has a default)::
     [watch]              # follow live jobs; open investigations for what no alert catches
     jobs_dir = "/shared/jobs"           # every subfolder with steps-rank*.csv is a job (or [[watch.jobs]])
     min_effect = 0.03                   # smallest rank slowdown that opens (docs/watch.md)
+    [watch.prometheus]                  # ... and/or read jobs' per-rank step times from Prometheus
+    url = "http://prometheus:9090"
+    query = 'forensic_step_compute_seconds{exported_job="$job"}'   # one series per rank
+    jobs = ["llm-70b-pretrain"]
 
     [fleet]              # alerts that map to no bundle are investigated live on this fleet
     file = "/etc/forensic/fleet.toml"   # the fleet file of ``forensic investigate --fleet``
@@ -180,6 +184,56 @@ class WatchJob(_Strict):
     dir: Path = Field(description="The folder its ranks' step recorder writes (steps-rank*.csv).")
 
 
+class WatchPrometheus(_Strict):
+    """Jobs whose per-rank step times ``forensic watch`` reads from Prometheus (docs/watch.md)."""
+
+    url: str = Field(min_length=1, description="Base URL of the Prometheus HTTP API (or Thanos, Mimir).")
+    query: str = Field(
+        'forensic_step_compute_seconds{exported_job="$job"}',
+        min_length=1,
+        max_length=4000,
+        description="PromQL returning one series per rank of the job; $job is the job's name.",
+    )
+    jobs: list[str] = Field(min_length=1, description="The jobs to read (each its alerts' job label).")
+    rank_label: str = Field(
+        "rank", max_length=100, description='Label holding the rank; "" numbers each host/GPU pair instead.'
+    )
+    host_label: str = Field("host", max_length=100, description="Label naming the host.")
+    gpu_label: str = Field("gpu", max_length=100, description="Label naming the GPU on its host.")
+    resolution_s: float = Field(15.0, ge=1, le=3600, description="Seconds between evaluations read.")
+    lag_s: float = Field(30.0, ge=0, le=3600, description="Evaluations younger than this wait a poll.")
+    lookback_s: float = Field(3600.0, ge=0, le=7 * 86400, description="How far back a new job is read.")
+    max_points: int = Field(120, ge=2, le=10_000, description="Evaluations per series per query, at most.")
+    token_file: Path | None = Field(None, description="A bearer token for Prometheus (first line).")
+
+    def queries(self) -> list[Any]:
+        from forensic.harness.watch.prom import PrometheusQuery, job_query
+
+        token = None
+        if self.token_file is not None:
+            try:
+                token = self.token_file.read_text().strip().splitlines()[0].strip()
+            except (OSError, IndexError, UnicodeDecodeError) as exc:
+                raise ConfigError(
+                    f"watch.prometheus.token_file {self.token_file}: unreadable or empty"
+                ) from exc
+        return [
+            PrometheusQuery(
+                self.url,
+                job_query(self.query, job),
+                rank_label=self.rank_label,
+                host_label=self.host_label,
+                gpu_label=self.gpu_label,
+                resolution_s=self.resolution_s,
+                lag_s=self.lag_s,
+                lookback_s=self.lookback_s,
+                max_points=self.max_points,
+                token=token,
+            )
+            for job in self.jobs
+        ]
+
+
 class Watch(_Strict):
     """Follow live jobs and open investigations for the degradations no alert catches (docs/watch.md)."""
 
@@ -199,11 +253,12 @@ class Watch(_Strict):
     horizon_steps: int = Field(1_000_000, ge=1000, description="The horizon alpha is spent over.")
     warmup_steps: int = Field(24, ge=4, le=10_000, description="Steps that estimate each rank's baseline.")
     rearm_steps: int = Field(1000, ge=1, description="Healthy steps before a subject may open again.")
+    prometheus: WatchPrometheus | None = Field(None, description="Jobs read from Prometheus series.")
 
     @model_validator(mode="after")
     def _some_job(self) -> Watch:
-        if not self.jobs and self.jobs_dir is None:
-            raise ValueError("name [[watch.jobs]] or watch.jobs_dir")
+        if not self.jobs and self.jobs_dir is None and self.prometheus is None:
+            raise ValueError("name [[watch.jobs]], watch.jobs_dir or [watch.prometheus]")
         if self.spike_effect <= self.min_effect:
             raise ValueError("spike_effect must exceed min_effect")
         return self
@@ -269,6 +324,8 @@ def _rebase(cfg: ServeConfig, base: Path) -> ServeConfig:
         if cfg.watch.jobs_dir is not None:
             cfg.watch.jobs_dir = fix(cfg.watch.jobs_dir)
         cfg.watch.state_dir = fix(cfg.watch.state_dir or cfg.database.parent / "watch")
+        if cfg.watch.prometheus is not None and cfg.watch.prometheus.token_file is not None:
+            cfg.watch.prometheus.token_file = fix(cfg.watch.prometheus.token_file)
     return cfg
 
 

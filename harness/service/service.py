@@ -193,6 +193,13 @@ class Service:
         w = cfg.watch
         assert w is not None and w.state_dir is not None
         fixed = [WatchedJob(j.name, j.dir) for j in w.jobs]
+        if w.prometheus is not None:
+            named = {j.name for j in fixed}
+            fixed += [
+                WatchedJob(name, prometheus=q)
+                for name, q in zip(w.prometheus.jobs, w.prometheus.queries(), strict=True)
+                if name not in named
+            ]
 
         def jobs() -> list[WatchedJob]:
             named = {j.name for j in fixed}

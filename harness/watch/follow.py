@@ -22,10 +22,11 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 
-__all__ = ["Batch", "FolderFollower", "Row", "StepAssembler", "MAX_RANKS", "MAX_LINE"]
+__all__ = ["Batch", "FolderFollower", "Row", "StepAssembler", "StepSource", "MAX_RANKS", "MAX_LINE"]
 
 #: Rank ids at or above this are refused (a corrupt or hostile file must not size an array).
 MAX_RANKS = 1 << 20
@@ -113,6 +114,22 @@ class Batch:
         return out
 
 
+class StepSource(Protocol):
+    """Where a job's rows come from: a folder of step files, or a Prometheus query (:mod:`.prom`).
+
+    ``poll`` returns the rows new since the last call (with hosts and GPUs while
+    ``want_placement`` is set); ``position`` is what a restarted watcher hands back to resume
+    there (JSON); ``unread`` says why the last poll could not read the source (None when it did).
+    """
+
+    want_placement: bool
+    bad_lines: int
+    unread: str | None
+
+    def poll(self) -> Batch: ...
+    def position(self) -> dict[str, Any]: ...
+
+
 @dataclass
 class _File:
     offset: int = 0
@@ -136,10 +153,14 @@ class FolderFollower:
         self._files: dict[str, _File] = {k: _File(int(v)) for k, v in (offsets or {}).items()}
         self.bad_lines = 0
         self.want_placement = True
+        self.unread: str | None = None  # a folder that lists nothing is a job not started yet
 
     @property
     def offsets(self) -> dict[str, int]:
         return {k: f.offset for k, f in self._files.items()}
+
+    def position(self) -> dict[str, int]:
+        return self.offsets
 
     def _entries(self) -> list[tuple[str, int]]:
         out = []

@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
-from forensic.harness.watch.follow import FolderFollower, StepAssembler
+from forensic.harness.watch.follow import FolderFollower, StepAssembler, StepSource
+from forensic.harness.watch.prom import PrometheusQuery, PrometheusSteps
 from forensic.tools.detectors.watch import Finding, WatchConfig, WatchDetector
 
 log = logging.getLogger("forensic.watch")
@@ -45,10 +46,22 @@ _STATE_VERSION = 1
 
 @dataclass(frozen=True)
 class WatchedJob:
-    """A job to follow: its name (the job label of its alerts) and the folder its ranks write to."""
+    """A job to follow: its name (the job label of its alerts) and where its steps are read: the
+    folder its ranks write to, or a Prometheus query (``prometheus``; ``folder`` is then unused)."""
 
     name: str
-    folder: Path
+    folder: Path | None = None
+    prometheus: PrometheusQuery | None = None
+
+    def where(self) -> str:
+        return self.prometheus.where() if self.prometheus is not None else str(self.folder)
+
+    def source(self, position: dict[str, Any] | None = None) -> StepSource:
+        if self.prometheus is not None:
+            return PrometheusSteps(self.prometheus, position)
+        if self.folder is None:
+            raise ValueError(f"job {self.name}: neither a folder nor a Prometheus query")
+        return FolderFollower(self.folder, {str(k): int(v) for k, v in (position or {}).items()})
 
 
 class StateStore(Protocol):
@@ -150,9 +163,10 @@ def finding_alert(
 
 
 class _JobState:
-    def __init__(self, job: WatchedJob) -> None:
+    def __init__(self, job: WatchedJob, follower: StepSource) -> None:
         self.job = job
-        self.follower = FolderFollower(job.folder)
+        self.follower = follower
+        self.unread_since: float | None = None
         self.assembler = StepAssembler()
         self.detector: WatchDetector | None = None
         self.unsent: list[dict[str, Any]] = []
@@ -177,6 +191,7 @@ class Watcher:
         *,
         job_label: str = "training_job",
         poll_s: float = 5.0,
+        sources: Callable[[WatchedJob, dict[str, Any] | None], StepSource] | None = None,
     ) -> None:
         self._jobs = jobs
         self.sink = sink
@@ -184,6 +199,8 @@ class Watcher:
         self.cfg = cfg or WatchConfig()
         self.job_label = job_label
         self.poll_s = poll_s
+        #: Opens a job's source at a saved position (tests hand a Prometheus double in here).
+        self.sources = sources or (lambda job, position: job.source(position))
         self.state: dict[str, _JobState] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -202,6 +219,7 @@ class Watcher:
 
     def _advance(self, st: _JobState) -> list[Finding]:
         rows = st.follower.poll()
+        self._say_unread(st)
         if len(rows) or rows.placement:
             st.dirty = True
             st.assembler.add(rows)
@@ -239,14 +257,26 @@ class Watcher:
             st.dirty = False
         return found
 
+    def _say_unread(self, st: _JobState) -> None:
+        """A source that cannot be read is said once when it stops, and again when it recovers."""
+        why = st.follower.unread
+        if why and st.unread_since is None:
+            st.unread_since = time.time()
+            log.error("watch: job %s is not being watched: %s (%s)", st.job.name, why, st.job.where()[:200])
+        elif not why and st.unread_since is not None:
+            log.warning(
+                "watch: job %s is read again after %.0f s", st.job.name, time.time() - st.unread_since
+            )
+            st.unread_since = None
+
     # -- state ---------------------------------------------------------------------------------
     def _dump(self, st: _JobState) -> bytes:
         asm_meta, arrays = st.assembler.to_state()
         meta = {
             "version": _STATE_VERSION,
             "job": st.job.name,
-            "folder": str(st.job.folder),
-            "offsets": st.follower.offsets,
+            "folder": st.job.where(),
+            "offsets": st.follower.position(),
             "assembler": asm_meta,
             "unsent": st.unsent,
             "steps": st.steps,
@@ -263,28 +293,29 @@ class Watcher:
         return buf.getvalue()
 
     def _resume(self, job: WatchedJob) -> _JobState:
-        st = self.state[job.name] = _JobState(job)
         data = self.store.load(job.name)
-        if not data:
-            return st
-        try:
-            with np.load(io.BytesIO(data), allow_pickle=False) as z:
-                meta = json.loads(bytes(z["meta"]).decode())
-                det = bytes(z["detector"])
-                arrays = {k: z[k] for k in ("asm_last_seen", "asm_duration", "asm_compute")}
-            if meta.get("version") != _STATE_VERSION or meta.get("folder") != str(job.folder):
-                raise ValueError("another version or another folder")
-            asm = StepAssembler.from_state(meta["assembler"], arrays)
-            detector = WatchDetector.from_bytes(det, self.cfg) if det else None
-        except Exception as exc:  # a state that does not load: start over, and say so
-            log.warning("watch: state of %s not resumed (%s); following it from the start", job.name, exc)
-            return st
-        st.follower = FolderFollower(job.folder, {str(k): int(v) for k, v in meta["offsets"].items()})
-        st.assembler = asm
-        st.detector = detector
-        st.unsent = [a for a in meta.get("unsent", []) if isinstance(a, dict)]
-        st.steps, st.findings = int(meta.get("steps", 0)), int(meta.get("findings", 0))
-        log.info("watch: %s resumed at step %s", job.name, asm.emitted)
+        if data:
+            try:
+                with np.load(io.BytesIO(data), allow_pickle=False) as z:
+                    meta = json.loads(bytes(z["meta"]).decode())
+                    det = bytes(z["detector"])
+                    arrays = {k: z[k] for k in ("asm_last_seen", "asm_duration", "asm_compute")}
+                if meta.get("version") != _STATE_VERSION or meta.get("folder") != job.where():
+                    raise ValueError("another version, folder or query")
+                asm = StepAssembler.from_state(meta["assembler"], arrays)
+                detector = WatchDetector.from_bytes(det, self.cfg) if det else None
+                st = _JobState(job, self.sources(job, meta["offsets"]))
+            except Exception as exc:  # a state that does not load: start over, and say so
+                log.warning("watch: state of %s not resumed (%s); following it from the start", job.name, exc)
+            else:
+                st.assembler = asm
+                st.detector = detector
+                st.unsent = [a for a in meta.get("unsent", []) if isinstance(a, dict)]
+                st.steps, st.findings = int(meta.get("steps", 0)), int(meta.get("findings", 0))
+                log.info("watch: %s resumed at step %s", job.name, asm.emitted)
+                self.state[job.name] = st
+                return st
+        st = self.state[job.name] = _JobState(job, self.sources(job, None))
         return st
 
     # -- the loop ------------------------------------------------------------------------------
@@ -310,14 +341,17 @@ class Watcher:
         return [
             {
                 "job": s.job.name,
-                "folder": str(s.job.folder),
+                "folder": s.job.where(),
+                # never silent: a source that cannot be read is not a healthy job
+                "source": "unread" if s.follower.unread else "read",
+                **({"unread": s.follower.unread} if s.follower.unread else {}),
                 "ranks": s.detector.n_ranks if s.detector else 0,
                 "steps": s.steps,
                 "last_step": s.assembler.emitted,
                 "findings": s.findings,
                 "unsent": len(s.unsent),
             }
-            for s in self.state.values()
+            for s in list(self.state.values())  # the API reads it while the watcher's thread polls
         ]
 
 

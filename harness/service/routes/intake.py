@@ -143,6 +143,14 @@ async def push_steps(
     return {"accepted_rows": n, "job": job, "user": user.name}
 
 
+@router.get("/api/v1/watch")
+def watch_status(svc: Svc, _: Annotated[User, Depends(need("viewer"))]) -> dict[str, Any]:
+    """Each followed job: where it is read, steps, findings, and whether its source is read."""
+    if svc.watcher is None:
+        raise Problem(404, "this service has no [watch]: it does not follow jobs")
+    return {"jobs": svc.watcher.status()}
+
+
 def _dead_letter(svc: Any, user: str, status: int, reason: str, body: bytes) -> None:
     kept = svc.cfg.dead_letters
     svc.store.dead_letter(user, status, reason, body, keep=kept.keep, keep_s=kept.keep_days * 86400)
