@@ -29,7 +29,7 @@ Where a thread stands (:meth:`Driver.position`):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from forensic.harness import approvals
@@ -195,7 +195,7 @@ class Driver:
         return self._drive(None, cfg, on_step)["report"]
 
     def decide(
-        self, thread_id: str, decisions: list[approvals.Decision | dict[str, Any]]
+        self, thread_id: str, decisions: Sequence[approvals.Decision | dict[str, Any]]
     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """Hand a person's decisions to a thread waiting at the approval gate.
 

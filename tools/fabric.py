@@ -212,10 +212,7 @@ class Fabric(Tool):
             except ForensicError as exc:  # a name that cannot be a folder's: nothing of it is read
                 unread.append(f"switch {name}: {exc}")
                 continue
-            for argv, parse in (
-                (["show", "pfcwd", "stats"], parse_pfcwd_stats),
-                (["show", "pfc", "counters"], parse_pfc_counters),
-            ):
+            for argv in (["show", "pfcwd", "stats"], ["show", "pfc", "counters"]):
                 try:
                     text = sw.run(argv)
                 except NotFoundError:  # not recorded: no evidence here
@@ -225,9 +222,8 @@ class Fabric(Tool):
                     continue
                 seen_any = True
                 sources.append(sw.command_source(argv))
-                parsed = parse(text)
                 if argv[1] == "pfcwd":
-                    for q in parsed:
+                    for q in parse_pfcwd_stats(text):
                         key = (name, q.port)
                         live = q.status == "stormed" or (q.storm_detected or 0) > (q.storm_restored or 0)
                         if not live:
@@ -260,6 +256,7 @@ class Fabric(Tool):
                             )
                         )
                 else:
+                    parsed = parse_pfc_counters(text)
                     for p in parsed.rx.keys() | parsed.tx.keys():
                         pauses.append(
                             PortPause(
@@ -387,7 +384,7 @@ def _imbalance(sw: str, by_port: dict[str, float], basis: str) -> Signal | None:
     """The uplink-imbalance signal for per-uplink transmit rates (bytes/s), or None when balanced."""
     vals = np.array(list(by_port.values()))
     med = float(np.median(vals))
-    top = max(by_port, key=by_port.get)
+    top = max(by_port, key=lambda port: by_port[port])
     if not (vals.max() >= MIN_UPLINK_RATE and vals.max() > IMBALANCE_RATIO * max(med, 1.0)):
         return None
     share = float(np.sort(vals)[-2:].sum() / vals.sum()) if vals.sum() else 0.0

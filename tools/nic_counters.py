@@ -254,8 +254,8 @@ class NicCounters(Tool):
             MAX_ORIGIN_HOSTS, int(MAX_ORIGIN_HOST_SHARE * len({r.host for r in fleet}))
         )
         outside: list[str] = []
-        modal_rate = Counter(r.rate_gbps for r in fleet if r.rate_gbps).most_common(1)
-        modal_rate = modal_rate[0][0] if modal_rate else None
+        modal = Counter(r.rate_gbps for r in fleet if r.rate_gbps).most_common(1)
+        modal_rate = modal[0][0] if modal else None
         signals: list[Signal] = []
         victims = []
         # Without a window-start snapshot a counter is a total since its last reset: it can only

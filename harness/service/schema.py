@@ -115,7 +115,10 @@ def _sqlite_connect(path: Path) -> Any:
 def head() -> str:
     from alembic.script import ScriptDirectory
 
-    return ScriptDirectory.from_config(_config()).get_current_head()
+    current = ScriptDirectory.from_config(_config()).get_current_head()
+    if current is None:  # only a broken install ships no revisions
+        raise MigrationError("the schema has no migration revisions installed")
+    return current
 
 
 def _legacy_revision(conn: Any) -> str | None:

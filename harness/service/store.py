@@ -58,6 +58,7 @@ class Store(Protocol):
         self, user: str | None, status: int, reason: str, body: bytes, *, keep: int, keep_s: float
     ) -> None: ...
     def dead_letters(self, limit: int = 100, before: int | None = None) -> list[dict[str, Any]]: ...
+    def close(self) -> None: ...
     def dead_letter_count(self) -> int: ...
     def claim(self, owner: str, *, lease_s: float, per_job: int) -> dict[str, Any] | None: ...
     def renew(self, inv_id: str, owner: str, lease_s: float) -> bool: ...
@@ -237,7 +238,9 @@ class SqlStore:
         #: Called with the ids of investigations whose events or status a committed transaction changed.
         self.on_change: list[Any] = []
         # Ties in created_at in insertion order: PostgreSQL's seq column, SQLite's rowid.
-        self._seq = sa.literal_column("investigations.seq" if self.postgres else "investigations.rowid")
+        self._seq: sa.ColumnClause[Any] = sa.literal_column(
+            "investigations.seq" if self.postgres else "investigations.rowid"
+        )
         self._sql = self._intake_statements()
         self._locks: Any = None
 
@@ -664,7 +667,7 @@ class SqlStore:
                 if row["job"] is not None and self.postgres:
                     # Two workers claiming two investigations of one job at once: the second waits, then counts.
                     self._advisory(con, [_key("claim-job:" + row["job"])])
-                    n = con.execute(_count_busy(row, now)).scalar()
+                    n = con.execute(_count_busy(row, now)).scalar() or 0
                     if n >= per_job:
                         continue
                 con.execute(

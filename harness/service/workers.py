@@ -44,7 +44,9 @@ def postgres_checkpointer(conninfo: str, *, max_size: int = 8) -> Any:
     from psycopg.rows import dict_row
     from psycopg_pool import ConnectionPool
 
-    pool = ConnectionPool(
+    # Any: psycopg_pool types a pool by its connection class and cannot see the dict rows that
+    # kwargs' row_factory gives, which is what PostgresSaver asks for.
+    pool: Any = ConnectionPool(
         conninfo,
         min_size=1,
         max_size=max_size,
@@ -64,7 +66,7 @@ def postgres_checkpointer(conninfo: str, *, max_size: int = 8) -> Any:
             saver.setup()
         finally:
             con.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
-    saver._forensic_pool = pool  # closed with the process
+    saver._forensic_pool = pool  # type: ignore[attr-defined]  # the pool lives as long as the saver
     return saver
 
 
@@ -214,7 +216,9 @@ class WorkerPool:
                 if self.step_pause_s:
                     self._stop.wait(self.step_pause_s)
             status, report = driver.outcome(thread)
-            last = [("gate", "awaiting_approval", {})] if status == "awaiting_approval" else []
+            last: list[tuple[str, str, dict[str, Any]]] = (
+                [("gate", "awaiting_approval", {})] if status == "awaiting_approval" else []
+            )
             if self.store.finish(
                 inv_id,
                 owner,

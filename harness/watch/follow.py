@@ -88,7 +88,8 @@ class Batch:
     @classmethod
     def concat(cls, parts: list[Batch]) -> Batch:
         parts = [p for p in parts if len(p)] or [cls.empty()]
-        out = cls(*(np.concatenate([getattr(p, k) for p in parts]) for k in _COLS))
+        step, rank, start, duration, compute = (np.concatenate([getattr(p, k) for p in parts]) for k in _COLS)
+        out = cls(step, rank, start, duration, compute)
         for p in parts:
             out.placement.update(p.placement)
         return out

@@ -284,12 +284,12 @@ class Watcher:
         }
         det = st.detector.to_bytes() if st.detector is not None else b""
         buf = io.BytesIO()
-        np.savez(
-            buf,
-            meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
-            detector=np.frombuffer(det, dtype=np.uint8),
+        named: dict[str, Any] = {
+            "meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+            "detector": np.frombuffer(det, dtype=np.uint8),
             **arrays,
-        )
+        }
+        np.savez(buf, **named)
         return buf.getvalue()
 
     def _resume(self, job: WatchedJob) -> _JobState:

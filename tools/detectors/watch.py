@@ -456,7 +456,7 @@ class WatchDetector:
         if idx.size > cfg.max_findings_per_step:  # many ranks at once: one fleet-wide finding
             self.opened[idx] = True
             self.quiet[idx] = 0
-            kind = "rank_stopped" if stopped[idx].mean() > 0.5 else "rank_slowdown"
+            kind: FindingKind = "rank_stopped" if stopped[idx].mean() > 0.5 else "rank_slowdown"
             f = Finding(
                 kind=kind,
                 step=step,
@@ -468,8 +468,7 @@ class WatchDetector:
             )
             return [f]
         out: list[Finding] = []
-        for j in idx:
-            j = int(j)
+        for j in map(int, idx):
             if stopped[j]:
                 out.append(
                     self._rank_finding(

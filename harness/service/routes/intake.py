@@ -51,6 +51,8 @@ async def post_alerts(request: Request) -> Response:
         await asyncio.to_thread(_dead_letter, svc, user.name, exc.status, exc.reason, body)
         svc.metrics.dead_lettered.labels(str(exc.status)).inc()
         raise Problem(exc.status, exc.reason) from None
+    if svc.writer is None:  # started without intake (a test's app, or stopping): nothing is accepted
+        raise Problem(503, "this service is not accepting alerts now; retry")
     try:
         res = await asyncio.wrap_future(svc.writer.submit(user.name, text, payload))
     except Exception as exc:  # the database refused the write: nothing was accepted, say so
