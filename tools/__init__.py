@@ -1,6 +1,7 @@
 """Read-only, typed tools over the sandbox. Importing this package registers every tool."""
 
 from forensic.tools import (  # noqa: F401  (registers)  # noqa: F401  (registers; issue 11)
+    error_counters,
     fabric,
     gpu_health,
     gpu_work,  # noqa: F401  (registers; issue 11h)
