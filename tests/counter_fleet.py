@@ -62,7 +62,13 @@ def _nvlink_e(values: dict[int, int]) -> str:
 
 
 def _smi_q(ecc: dict[int, int], rows: dict[int, int], unc: dict[int, int]) -> str:
-    out = ["", "==============NVSMI LOG==============", "", "Driver Version                            : 550.90.07", ""]
+    out = [
+        "",
+        "==============NVSMI LOG==============",
+        "",
+        "Driver Version                            : 550.90.07",
+        "",
+    ]
     for g in range(GPUS):
         out += [
             f"GPU 00000000:{_BUS[g].upper()}:00.0",
@@ -108,7 +114,10 @@ def _nvml(ecc: dict[int, int], rows: dict[int, int], unc: dict[int, int]) -> str
                 "nvmlDeviceGetClockInfo": {"sm": 1980, "mem": 2619},
                 "nvmlDeviceGetMaxClockInfo": {"sm": 1980, "mem": 2619},
                 "nvmlDeviceGetCurrentClocksEventReasons": 0,
-                "nvmlDeviceGetTotalEccErrors": {"corrected_volatile": ecc.get(g, 0), "uncorrected_volatile": 0},
+                "nvmlDeviceGetTotalEccErrors": {
+                    "corrected_volatile": ecc.get(g, 0),
+                    "uncorrected_volatile": 0,
+                },
                 "nvmlDeviceGetRemappedRows": {
                     "corrected": rows.get(g, 0),
                     "uncorrected": unc.get(g, 0),
@@ -184,11 +193,15 @@ def write_fleet(
     # Old, static counts on many parts (the decoys), and a little growth on a few healthy ones.
     n_parts = hosts * GPUS
     decoy = rng.choice(n_parts, size=decoys, replace=False)
-    base = {fam: np.zeros(n_parts, dtype=np.int64) for fam in ("nvlink", "ecc", "rows", "unc", "fec_c", "fec_u")}
+    base = {
+        fam: np.zeros(n_parts, dtype=np.int64) for fam in ("nvlink", "ecc", "rows", "unc", "fec_c", "fec_u")
+    }
     base["nvlink"][decoy] = rng.integers(10_000, 2_000_000, decoys)
     base["ecc"][decoy] = rng.integers(5_000, 90_000, decoys)
     base["rows"][decoy[: decoys // 3]] = rng.integers(2, 9, decoys // 3)
-    base["unc"][decoy[-decoys // 4 :]] = rng.integers(1, 4, decoys // 4)  # rows remapped for old uncorrectable errors
+    base["unc"][decoy[-decoys // 4 :]] = rng.integers(
+        1, 4, decoys // 4
+    )  # rows remapped for old uncorrectable errors
     base["fec_c"][:] = rng.integers(10_000_000, 90_000_000, n_parts)
     base["fec_u"][decoy] = rng.integers(500, 50_000, decoys)
     grow = {fam: np.zeros(n_parts, dtype=np.int64) for fam in base}
@@ -214,7 +227,11 @@ def write_fleet(
     else:
         for hi, h in enumerate(names):
             sl = slice(hi * GPUS, (hi + 1) * GPUS)
-            _w(root, f"nodes/{h}/collected.json", json.dumps({"before": START, "now": END, "boot": START - 9 * 86400}))
+            _w(
+                root,
+                f"nodes/{h}/collected.json",
+                json.dumps({"before": START, "now": END, "boot": START - 9 * 86400}),
+            )
             for snap, k in (("before/", 0), ("", 1)):
                 nv = {g: int(v) for g, v in enumerate(base["nvlink"][sl] + k * grow["nvlink"][sl])}
                 ecc = {g: int(v) for g, v in enumerate(base["ecc"][sl] + k * grow["ecc"][sl])}
@@ -283,7 +300,9 @@ def _series(
     _w(root, "metrics/dcgm.om" if not prom else "metrics/dcgm.prom", "\n".join(lines) + "\n", gz=True)
 
 
-def _steps(root: Path, hosts: int, culprit: int | None, *, with_compute: bool, rng: np.random.Generator) -> None:
+def _steps(
+    root: Path, hosts: int, culprit: int | None, *, with_compute: bool, rng: np.random.Generator
+) -> None:
     ranks = hosts * GPUS
     header = "step,rank,start_unix,duration_s" + (",compute_s" if with_compute else "")
     rows = [header]

@@ -29,7 +29,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-
 from forensic.sandbox import ForensicError, NotFoundError
 from forensic.tools._growth import Family, outliers, snapshot_growth
 from forensic.tools._inventory import inventory
@@ -252,7 +251,9 @@ class ErrorCounters(Tool):
                     )
                 )
         covered = [gpu_component(h, i) for h, i in keys if h in scope]
-        covered += [gpu_component(h, i) for (h, i, _f) in series if h in scope and gpu_component(h, i) not in covered]
+        covered += [
+            gpu_component(h, i) for (h, i, _f) in series if h in scope and gpu_component(h, i) not in covered
+        ]
         if not covered:
             return ToolResult(
                 status="error" if unread else "no_data",
@@ -260,7 +261,9 @@ class ErrorCounters(Tool):
                 "ECC/remap series)" + (f": {unread[0]}" if unread else ""),
                 unread=unread,
             )
-        judged_text = ", ".join(f"{fam.what} on {judged[fam.signal]}" for fam in FAMILIES if judged[fam.signal])
+        judged_text = ", ".join(
+            f"{fam.what} on {judged[fam.signal]}" for fam in FAMILIES if judged[fam.signal]
+        )
         summary = (
             f"error counters of {count(len(set(covered)), 'GPU')} read; growth in the window judged for "
             f"{judged_text or 'no GPU (a single reading each: counts alone are history)'}; "

@@ -15,7 +15,6 @@ from __future__ import annotations
 import statistics
 
 import numpy as np
-
 from forensic.sandbox import ForensicError, NotFoundError
 from forensic.tools._growth import outliers, snapshot_growth
 from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, by_signal, count, register

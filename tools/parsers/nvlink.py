@@ -1,9 +1,9 @@
 """``nvidia-smi nvlink -e``: per-GPU, per-link NVLink error counters.
 
     GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-fb90cb7a-b446-730d-381c-b2f9cd75651d)
-    	 Link 0: Replay Errors: 0
-    	 Link 0: Recovery Errors: 0
-    	 Link 0: CRC Errors: 0
+    \t Link 0: Replay Errors: 0
+    \t Link 0: Recovery Errors: 0
+    \t Link 0: CRC Errors: 0
 
 Drivers differ in the counter names after ``Link N:`` (``CRC Errors``, ``CRC Flit Errors``,
 ``CRC Data Errors``, ``Data Latency`` ...), and some print a lane (``CRC Errors (Lane 0)``) or
@@ -53,7 +53,9 @@ def parse_nvlink_errors(text: str) -> list[NvlinkGpu]:
         if head is not None:
             errors = sum(per_link.values()) if per_link else None
             worst = max(per_link, key=per_link.__getitem__) if per_link else None
-            out.append(NvlinkGpu(index=head[0], uuid=head[1], counters=counters, errors=errors, worst_link=worst))
+            out.append(
+                NvlinkGpu(index=head[0], uuid=head[1], counters=counters, errors=errors, worst_link=worst)
+            )
 
     for gpu, uuid, link, name, value in _LINE.findall(text):
         if gpu:
