@@ -195,6 +195,66 @@ def check_healthy(
     return HealthCheck(True, "no symptom reported or shown, and no fault found", tested, untestable)
 
 
+#: A GPU at least this warm (C), below gpu_health's hot mark and with no clock-event reason set, is
+#: worth naming as noise in a healthy report: a reader who sees it in a dashboard will ask.
+WARM_C = 80.0
+
+
+def _latest(records: Sequence[dict], tool: str) -> dict | None:
+    return next((r for r in reversed(records) if r.get("tool") == tool and r.get("status") == "ok"), None)
+
+
+def noise(records: Sequence[dict]) -> list[str]:
+    """What the evidence shows that looks like a fault and is not, one reason each with the record
+    that shows it, for a healthy report to say why each is no fault:
+
+    - devices at a low PCIe generation while idle (NVML and sysfs lower it to save power), on a
+      spare host or an idle device, at full width;
+    - a warm GPU with no clock-event reason set (it is not slowed);
+    - correctable AER on a part whose PCIe link kept its full width (the link layer retried and
+      recovered; a link that is failing trains down or logs uncorrectable errors).
+    """
+    from forensic.tools.gpu_health import HOT_C
+
+    out: list[str] = []
+    pcie = _latest(records, "pcie_link")
+    links = ((pcie or {}).get("data") or {}).get("links") or {}
+    idle = ((pcie or {}).get("data") or {}).get("idle_low_generation") or []
+    if pcie and idle:
+        out.append(
+            f"{len(idle)} idle device{'s' if len(idle) != 1 else ''} at a low PCIe generation "
+            f"({', '.join(idle[:2])}{' …' if len(idle) > 2 else ''}): power saving, not a fault [{pcie['id']}]"
+        )
+    gpu = _latest(records, "gpu_health")
+    gpus = ((gpu or {}).get("data") or {}).get("gpus") or {}
+    warm = [
+        f"{comp} at {g['temp_c']:g} C"
+        for comp, g in gpus.items()
+        if isinstance(g, dict)
+        and g.get("temp_c") is not None
+        and WARM_C <= g["temp_c"] < HOT_C
+        and not g.get("reasons")
+    ]
+    if gpu and warm:
+        out.append(
+            f"warm but not throttled, no clock-event reason set: {', '.join(warm[:3])}"
+            f"{' …' if len(warm) > 3 else ''} [{gpu['id']}]"
+        )
+    kern = _latest(records, "kernel_log")
+    aer = ((kern or {}).get("data") or {}).get("correctable_aer") or {}
+    full = [
+        f"{comp} ({n})"
+        for comp, n in sorted(aer.items())
+        if (links.get(comp) or {}).get("full_width") is True
+    ]
+    if kern and full:
+        out.append(
+            f"a few correctable AER on full-width links, corrected by the link layer: {', '.join(full[:3])}"
+            f"{' …' if len(full) > 3 else ''} [{kern['id']}{', ' + pcie['id'] if pcie else ''}]"
+        )
+    return out
+
+
 def partial_evidence(obs: Observation) -> list[str]:
     """Everything read only in part, one line each with what was lost and the evidence ids."""
     return [f"{what} ({', '.join(ids)})" for what, ids in obs.partial.items()]

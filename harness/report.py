@@ -19,6 +19,7 @@ from forensic.harness.failure_graph import (
 from forensic.harness.health import (
     PARTIAL_CAP,
     check_healthy,
+    noise,
     partial_evidence,
     ranks_cleared,
     unread_evidence,
@@ -306,9 +307,11 @@ def build_report(inv: Investigator, state: State) -> Report:
             )
             chain = [view_symptom, "healthy"]
             findings = _healthy_findings(records)
+            seen = noise(records) if health.earned else []
             notes.append(
                 f"healthy: {health.why}; {len(health.tested)} fault classes tested with readable evidence"
                 + (f", not testable here: {', '.join(health.untestable)}" if health.untestable else "")
+                + (f"; seen and not a fault: {'; '.join(seen)}" if seen else "")
             )
             if health.partial and health.earned:
                 # Never stronger than a probable verdict: what was lost was not read.

@@ -146,6 +146,10 @@ class KernelLogTool(Tool):
         errors: list[str] = []
         partial: list[str] = []
         capped: list[str] = []
+        # Correctable AER per part: the link layer retried and recovered; a few are noise on any
+        # busy link. No shipped playbook blames them alone; the report says so for a healthy run
+        # when the part's link kept its width (harness.health.noise).
+        corrected: dict[str, int] = {}
         read_any = False
         hosts, sweep = hosts_for(ctx, args.host, ("gpu", "nic"))
         for host in hosts:
@@ -206,6 +210,8 @@ class KernelLogTool(Tool):
                 elif (
                     ev.kind == "aer" and ev.form == "bus_error" and dev is not None
                 ):  # one error logs a "received" line too
+                    if (ev.severity or "").lower().startswith("correct"):
+                        corrected[comp] = corrected.get(comp, 0) + 1
                     signals.append(
                         Signal(
                             name="pcie_aer",
@@ -244,6 +250,10 @@ class KernelLogTool(Tool):
         )
         if other:
             summary += f"; other XIDs (no root cause on their own): {', '.join(other[:3])}"
+        if corrected:
+            summary += "; correctable AER (corrected by the link layer, no fault alone): " + ", ".join(
+                f"{c} ({n})" for c, n in sorted(corrected.items())[:3]
+            )
         if history:
             summary += f"; history, long before the window: {', '.join(history[:3])}"
         if capped:
@@ -265,6 +275,7 @@ class KernelLogTool(Tool):
             data={
                 "history": history,
                 "other_xids": other,
+                **({"correctable_aer": corrected} if corrected else {}),
                 "errors": errors,
                 **({"capped": capped} if capped else {}),
                 **({"sweep": sweep.data()} if sweep is not None and not sweep.whole else {}),

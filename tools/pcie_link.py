@@ -228,7 +228,15 @@ class PcieLink(Tool):
             covered=[l.component for l in links],
             data={
                 "links": {
-                    l.component: {"link": l.text(), "idle": l.idle, "in_job": l.device.in_job, "lost": l.lost}
+                    l.component: {
+                        "link": l.text(),
+                        "idle": l.idle,
+                        "in_job": l.device.in_job,
+                        "lost": l.lost,
+                        "full_width": None
+                        if l.cur_width is None or l.max_width is None or l.lost
+                        else l.cur_width >= l.max_width,
+                    }
                     for l in links
                 },
                 "idle_low_generation": idle_low,
