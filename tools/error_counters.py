@@ -107,14 +107,21 @@ def _snapshot(ctx: ToolContext, host: str, snapshot: str, sources: list[str]) ->
     """The counters of ``host``'s GPUs in one snapshot (``now`` or ``before``)."""
     node = ctx.source.host(host, snapshot=snapshot)  # type: ignore[arg-type]
     out: _Reading = {}
-    if node.has_command(_NVLINK_ARGV):
-        for g in parse_nvlink_errors(node.run(_NVLINK_ARGV)):
+    try:  # the read says whether it is there: no existence check first (a second walk per file)
+        text = node.run(_NVLINK_ARGV)
+    except NotFoundError:
+        text = None
+    if text is not None:
+        for g in parse_nvlink_errors(text):
             if g.errors is not None:
                 out.setdefault(g.index, {})[NVLINK.signal] = float(g.errors)
         sources.append(node.command_source(_NVLINK_ARGV))
-    raw = node.nvml()
-    if raw is not None:
-        for d in parse_nvml_readings(raw).devices:
+    # ``now``'s NVML readings are the inventory's, parsed once for every tool of the investigation.
+    nvml = inventory(ctx, host).nvml if snapshot == "now" else None
+    if nvml is None and (raw := node.nvml()) is not None:
+        nvml = parse_nvml_readings(raw)
+    if nvml is not None:
+        for d in nvml.devices:
             if d.index is not None and not d.lost:
                 out.setdefault(d.index, {}).update(_nvml_values(d))
         sources.append(node.nvml_source())

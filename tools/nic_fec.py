@@ -13,6 +13,7 @@ numpy pass over the fleet's NICs): ``fec_corrected_rising``. A large count that 
 from __future__ import annotations
 
 import statistics
+from typing import Any
 
 import numpy as np
 from forensic.sandbox import ForensicError, NotFoundError
@@ -29,15 +30,28 @@ CORRECTED_FLOOR = 10_000
 
 
 def _read(
-    ctx: ToolContext, host: str, netdev: str, snapshot: str, unread: list[str]
+    node: Any, host: str, netdev: str, unread: list[str], with_source: bool
 ) -> tuple[FecStats, str] | None:
-    """(FEC counters, source) of one NIC; None when not recorded, or unreadable (then said in ``unread``)."""
+    """(FEC counters, source) of one NIC of ``node`` (one snapshot of ``host``); None when not
+    recorded, or unreadable (then said in ``unread``). The read itself says whether the file is
+    there (an existence check first would walk the confined path twice: 16,384 NICs on 1,024 hosts)."""
+    if node is None:
+        return None
     argv = ["ethtool", "-I", "--show-fec", netdev]
     try:
-        node = ctx.source.host(host, snapshot=snapshot)  # type: ignore[arg-type]
-        if not node.has_command(argv):
-            return None
-        return parse_show_fec(node.run(argv)), node.command_source(argv)
+        stats = parse_show_fec(node.run(argv))
+        return stats, node.command_source(argv) if with_source else ""
+    except NotFoundError:
+        return None
+    except ForensicError as exc:
+        unread.append(f"{host}: {exc}")
+        return None
+
+
+def _node(ctx: ToolContext, host: str, snapshot: str, unread: list[str]) -> Any:
+    """One snapshot of ``host`` (None when it has no node data, or cannot be read: said in ``unread``)."""
+    try:
+        return ctx.source.host(host, snapshot=snapshot)  # type: ignore[arg-type]
     except NotFoundError:
         return None
     except ForensicError as exc:
@@ -70,13 +84,15 @@ class NicFec(Tool):
         sources: list[str] = []
         unread: list[str] = []
         for h in topo.hosts:
-            for n in h.nics:
-                if not n.netdev:
-                    continue
-                now = _read(ctx, h.name, n.netdev, "now", unread if h.name in scope else [])
+            met = unread if h.name in scope else []
+            nics = [n for n in h.nics if n.netdev]
+            now_node = _node(ctx, h.name, "now", met) if nics else None
+            before_node = _node(ctx, h.name, "before", met) if now_node is not None else None
+            for n in nics:
+                now = _read(now_node, h.name, n.netdev, met, h.name in scope)
                 if now is None:
                     continue
-                before = _read(ctx, h.name, n.netdev, "before", unread if h.name in scope else [])
+                before = _read(before_node, h.name, n.netdev, met, h.name in scope)
                 comp = f"{h.name}/{n.ibdev}"
                 rows[comp] = (now[0].uncorrectable_blocks, before[0].uncorrectable_blocks if before else None)
                 c_now, c_before = now[0].corrected_blocks, before[0].corrected_blocks if before else None
