@@ -26,7 +26,7 @@ _LINE = re.compile(
     re.M,
 )
 #: Counter names that count link errors (CRC flit/data, replay, recovery), as the drivers word them.
-ERROR_WORDS = ("crc", "replay", "recovery")
+NVLINK_ERROR_WORDS = ("crc", "replay", "recovery")
 
 
 class NvlinkGpu(BaseModel):
@@ -65,7 +65,7 @@ def parse_nvlink_errors(text: str) -> list[NvlinkGpu]:
     np.add.at(sums, (gpu, at), value)
     seen = np.zeros((len(out), len(names)), dtype=bool)
     seen[gpu, at] = True
-    error = np.array([any(w in n for w in ERROR_WORDS) for n in clean], dtype=bool)[at]
+    error = np.array([any(w in n for w in NVLINK_ERROR_WORDS) for n in clean], dtype=bool)[at]
     per_link = np.zeros((len(out), int(link.max()) + 1), dtype=np.int64)
     np.add.at(per_link, (gpu[error], link[error]), value[error])
     has_error = np.zeros(len(out), dtype=bool)
@@ -79,4 +79,4 @@ def parse_nvlink_errors(text: str) -> list[NvlinkGpu]:
     return out
 
 
-__all__ = ["ERROR_WORDS", "NvlinkGpu", "parse_nvlink_errors"]
+__all__ = ["NVLINK_ERROR_WORDS", "NvlinkGpu", "parse_nvlink_errors"]
