@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from forensic.tools.base import PEER_SAMPLE, ToolContext
+from forensic.tools.error_counters import NVLINK, SERIES_FLOORS
 from forensic.tools.error_counters import SERIES_NAMES as ERROR_SERIES
 from forensic.tools.metrics import NVLINK_COUNTERS
 
@@ -52,6 +53,9 @@ _GPU_COUNTERS = (
     *ERROR_SERIES,
 )
 _GPU_GAUGES = ("DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_ROW_REMAP_FAILURE")
+#: The least rise that names a suspect, for counters that move a little on healthy GPUs (a few
+#: correctable errors here and there): the families' floors of error_counters.
+FLOORS = {**SERIES_FLOORS, **dict.fromkeys(NVLINK_COUNTERS, NVLINK.floor)}
 #: The one fleet-wide counter pass per investigation: every tool that wants it asks for these names.
 SCAN_NAMES = (*_NIC, *_GPU_COUNTERS, *_GPU_GAUGES)
 #: Fleet-wide pass per domain: the metric whose presence means the pass covers that domain.
@@ -135,7 +139,7 @@ def metric_suspects(ctx: ToolContext) -> tuple[dict[str, tuple[float, str]], set
             quiet = max(0, scan.series.get(metric, len(rows)) - len(rows))
             median = statistics.median([r for r, _ in rows] + [0.0] * quiet)
             for rise, s in rows:
-                if rise > 0 and rise > PEER_FACTOR * median:
+                if rise > max(0.0, FLOORS.get(metric, 0.0) - 1) and rise > PEER_FACTOR * median:
                     dev = s.labels.get("device") or s.labels.get("gpu") or ""
                     name(
                         _host_of_labels(s.labels),

@@ -65,6 +65,8 @@ SERIES: dict[str, tuple[str, ...]] = {
 }
 #: Every series name this tool reads (also read by the sweep's fleet-wide pass, so one pass serves both).
 SERIES_NAMES = tuple(n for names in SERIES.values() for n in names)
+#: The least growth that can count, per series name (its family's floor).
+SERIES_FLOORS = {n: f.floor for f in FAMILIES for n in SERIES.get(f.signal, ())}
 
 _NVLINK_ARGV = ["nvidia-smi", "nvlink", "-e"]
 _SMI_ARGV = ["nvidia-smi", "-q"]
@@ -287,4 +289,4 @@ class ErrorCounters(Tool):
         )
 
 
-__all__ = ["FAMILIES", "SERIES_NAMES", "ErrorCounters"]
+__all__ = ["FAMILIES", "NVLINK", "SERIES_FLOORS", "SERIES_NAMES", "ErrorCounters"]
