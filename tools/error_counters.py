@@ -26,6 +26,7 @@ error is a fault by itself); NIC FEC counters are ``nic_fec``'s.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -186,6 +187,41 @@ def _series_growth(
     return growth, quiet, list(scan.sources), list(scan.errors)
 
 
+@dataclass
+class _Fleet:
+    """Every GPU's counter readings of one investigation, read once."""
+
+    series: dict[tuple[str, int, str], float]
+    quiet: dict[str, int]
+    series_sources: list[str]
+    series_errors: list[str]
+    keys: list[tuple[str, int]] = field(default_factory=list)
+    now: list[dict[str, float]] = field(default_factory=list)
+    before: list[dict[str, float]] = field(default_factory=list)
+    sources: dict[str, list[str]] = field(default_factory=dict)
+    unread: dict[str, list[str]] = field(default_factory=dict)
+
+
+def _read_fleet(ctx: ToolContext) -> _Fleet:
+    names = ctx.source.host_names()
+    fleet = _Fleet(*_series_growth(ctx, names))
+    for host in names:
+        mine: list[str] = []
+        met: list[str] = []
+        now = _read(lambda h=host, m=mine: _snapshot(ctx, h, "now", m), host, met)
+        if now:
+            before = _read(lambda h=host, m=mine: _snapshot(ctx, h, "before", m), host, met)
+            for idx, vals in now.items():
+                fleet.keys.append((host, idx))
+                fleet.now.append(vals)
+                fleet.before.append((before or {}).get(idx, {}))
+        if mine:
+            fleet.sources[host] = mine
+        if met:
+            fleet.unread[host] = met
+    return fleet
+
+
 @register
 class ErrorCounters(Tool):
     name = "error_counters"
@@ -199,29 +235,14 @@ class ErrorCounters(Tool):
     cost = 1.0
 
     def run(self, ctx: ToolContext, args: HostScope) -> ToolResult:
-        names = ctx.source.host_names()
         scope = set(ctx.hosts(args.host))
-        unread: list[str] = []
-        sources: list[str] = []
-        # Every part of the fleet is read (the peers are the fleet), in one pass per source.
-        series, quiet, series_sources, series_errors = _series_growth(ctx, names)
-        unread.extend(series_errors)
-        keys: list[tuple[str, int]] = []
-        now_v: list[dict[str, float]] = []
-        before_v: list[dict[str, float]] = []
-        for host in names:
-            mine: list[str] = []
-            met = unread if host in scope else []
-            now = _read(lambda h=host, m=mine: _snapshot(ctx, h, "now", m), host, met)
-            if not now:
-                continue
-            before = _read(lambda h=host, m=mine: _snapshot(ctx, h, "before", m), host, met)
-            if host in scope:
-                sources.extend(mine)
-            for idx, vals in now.items():
-                keys.append((host, idx))
-                now_v.append(vals)
-                before_v.append((before or {}).get(idx, {}))
+        # Every part of the fleet is read once per investigation (the peers are the fleet); a call
+        # scoped to one host judges against the same readings and names only that host's parts.
+        fleet = ctx.memo("error_counters:fleet", lambda: _read_fleet(ctx))
+        series, quiet, series_sources = fleet.series, fleet.quiet, fleet.series_sources
+        keys, now_v, before_v = fleet.keys, fleet.now, fleet.before
+        unread = list(fleet.series_errors) + [u for h in sorted(scope) for u in fleet.unread.get(h, [])]
+        sources = [s for h in sorted(scope) for s in fleet.sources.get(h, [])]
         signals: list[Signal] = []
         judged: dict[str, int] = {}
         for fam in FAMILIES:
@@ -259,10 +280,8 @@ class ErrorCounters(Tool):
                         values={"increase": o.growth, "peer_median": med, "peers": n, "cut": round(o.cut, 1)},
                     )
                 )
-        covered = [gpu_component(h, i) for h, i in keys if h in scope]
-        covered += [
-            gpu_component(h, i) for (h, i, _f) in series if h in scope and gpu_component(h, i) not in covered
-        ]
+        covered = {gpu_component(h, i) for h, i in keys if h in scope}
+        covered |= {gpu_component(h, i) for (h, i, _f) in series if h in scope}
         if not covered:
             return ToolResult(
                 status="error" if unread else "no_data",
