@@ -10,6 +10,7 @@ catch the whole family in one place and turn it into a clear message::
     ├── BundleError             input that cannot be investigated (CLI exit code 2)
     │   ├── NotABundleError     a folder without incident.json
     │   ├── CorruptInputError   unreadable JSON, truncated gzip, wrong schema
+    │   │   └── TruncatedStreamError  a compressed stream cut short; carries the part that was readable
     │   └── PlacementError      a job's hosts could not be read (scheduler down, job unknown; sandbox.placement)
     ├── SandboxError            a request the sandbox refuses
     │   ├── PathEscapeError     "..", absolute paths or symlinks that leave the root
@@ -43,6 +44,16 @@ class NotABundleError(BundleError):
 
 class CorruptInputError(BundleError):
     """A file that must be read is corrupt (bad JSON, truncated gzip, wrong schema)."""
+
+
+class TruncatedStreamError(CorruptInputError):
+    """A compressed file whose stream ends (or breaks) part way: what decompressed before the
+    damage is kept in ``readable``, so a reader may use that part and say what was lost."""
+
+    def __init__(self, message: str, readable: bytes = b"") -> None:
+        super().__init__(message)
+        #: The decompressed bytes before the stream broke (may be empty: nothing was readable).
+        self.readable = readable
 
 
 class SandboxError(ForensicError):

@@ -100,7 +100,7 @@ def bound_record(
     also = keep_set(s.get("component") for s in rec.get("signals") or [] if isinstance(s, dict)) - keep
     omitted: dict[str, int] = {}
     out = dict(rec)
-    for field in ("covered", "sources", "signals", "unread"):
+    for field in ("covered", "sources", "signals", "unread", "partial"):
         items = rec.get(field)
         if isinstance(items, list):
             out[field], dropped = _cut(items, keep, limit, also)

@@ -286,6 +286,10 @@ class Observation(BaseModel):
         default_factory=dict,
         description="What the calls could not read ('what: why') -> evidence ids that met it.",
     )
+    partial: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="What the calls read only in part ('what: what was lost') -> evidence ids that met it.",
+    )
 
 
 def observe(records: Iterable[dict]) -> Observation:
@@ -294,6 +298,8 @@ def observe(records: Iterable[dict]) -> Observation:
     for rec in records:
         for what in rec.get("unread") or []:
             obs.unread.setdefault(what, []).append(rec["id"])
+        for what in rec.get("partial") or []:
+            obs.partial.setdefault(what, []).append(rec["id"])
         if rec["status"] == "error":
             continue
         tool = rec["tool"]

@@ -18,6 +18,13 @@ Evidence that could not be read (a host whose name is refused, an unreadable fil
 error, an agent that is down) is never the absence of a fault: while any is left, ``healthy`` is
 not earned, whatever else the steps show, and the report names what was not read.
 
+Evidence read only in part (a compressed file cut short whose readable lines were parsed) is
+named with what was lost. It withholds ``healthy`` too, unless complete per-rank step telemetry
+over the window clears every rank (:func:`ranks_cleared`): each rank's own compute time shows no
+part of the job slowed, so what the lost tail might have held did not touch it. Such a ``healthy``
+is never stronger than a ``probable`` verdict: its confidence is capped at :data:`PARTIAL_CAP`
+and its status reason names the file.
+
 The confidence of an earned ``healthy`` reflects coverage: the share of fault classes whose tests
 read evidence (and found nothing) against those no tool could test (their files were missing).
 """
@@ -41,6 +48,12 @@ SYMPTOMS = {
     "job_hang": "the steps show the job hung and no tool explains it",
     "job_slowdown": "the steps show a slowdown and no tool explains it",
 }
+#: Share of the window the per-rank steps must span, and of the job's ranks they must hold, to
+#: clear every rank when some evidence was read only in part.
+CLEAR_WINDOW_SHARE = 0.8
+#: The most a ``healthy`` resting on partly read evidence may claim: a probable verdict's
+#: strength, below the 0.9 at which the planner takes a confirmed leader as settled.
+PARTIAL_CAP = 0.8
 #: Words in an incident's title or report that say the job is slow (bounded, word-anchored).
 _SLOW_WORDS = re.compile(
     r"\b(?:slow\w{0,4}|mfu|throughput|tokens?/s|samples/s|step[ -]?time|s/it|regress\w{0,5}|"
@@ -57,6 +70,9 @@ class HealthCheck:
     why: str
     tested: list[str] = field(default_factory=list)
     untestable: list[str] = field(default_factory=list)
+    #: Earned although some evidence was read only in part (the steps clear every rank): the
+    #: partly read entries, which cap the verdict at a probable's strength.
+    partial: list[str] = field(default_factory=list)
 
     @property
     def coverage(self) -> float:
@@ -90,11 +106,47 @@ def coverage(graph: FailureGraph, obs: Observation) -> tuple[list[str], list[str
     return sorted(tested), sorted(untestable)
 
 
+def ranks_cleared(records: Sequence[dict], window: tuple[float | None, float | None]) -> str | None:
+    """Why the job's per-rank step telemetry clears every rank over the window, or None when it
+    does not: the last ``job_steps`` call read per-rank compute times, found no straggler and no
+    slowdown (``steps_clean``), holds every rank of the job, spans the window (at least
+    :data:`CLEAR_WINDOW_SHARE` of it), and was itself read whole."""
+    rec = next(
+        (r for r in reversed(records) if r.get("tool") == "job_steps" and r.get("status") == "ok"), None
+    )
+    if rec is None or rec.get("partial") or rec.get("unread"):
+        return None
+    data = rec.get("data") or {}
+    if not data.get("has_compute") or not any(
+        s.get("name") == "steps_clean" for s in rec.get("signals") or [] if isinstance(s, dict)
+    ):
+        return None
+    ranks, expected = data.get("n_ranks") or 0, data.get("ranks_expected")
+    if expected and ranks < expected:
+        return None
+    start, end = window
+    span = data.get("span_unix")
+    if start is not None and end is not None and end > start:
+        if not span:
+            return None
+        inside = max(0.0, min(end, span[1]) - max(start, span[0]))
+        if inside < CLEAR_WINDOW_SHARE * (end - start):
+            return None
+    return f"per-rank compute times of all {ranks} ranks over the window show no late rank and no slowdown [{rec['id']}]"
+
+
 def check_healthy(
-    graph: FailureGraph, obs: Observation, incident_text: str, unread: Sequence[str] = ()
+    graph: FailureGraph,
+    obs: Observation,
+    incident_text: str,
+    unread: Sequence[str] = (),
+    partial: Sequence[str] = (),
+    cleared: str | None = None,
 ) -> HealthCheck:
     """Is a ``healthy`` verdict earned by the evidence in ``obs``, given what the incident reports?
-    ``unread``: what could not be read (:func:`unread_evidence`); any of it means not earned."""
+    ``unread``: what could not be read (:func:`unread_evidence`); any of it means not earned.
+    ``partial``: what was read only in part (:func:`partial_evidence`); it means not earned unless
+    ``cleared`` (:func:`ranks_cleared`) says the per-rank steps clear every rank."""
     names = {s.name for _, s in obs.signals if s.kind == "job"}
     tested, untestable = coverage(graph, obs)
     if unread:
@@ -105,6 +157,21 @@ def check_healthy(
             tested,
             untestable,
         )
+    if partial and cleared is None:
+        more = f" and {len(partial) - 1} more" if len(partial) > 1 else ""
+        return HealthCheck(
+            False,
+            f"evidence was read only in part ({partial[0]}{more}), and no complete per-rank step "
+            "telemetry over the window clears every rank",
+            tested,
+            untestable,
+        )
+    if partial:
+        got = check_healthy(graph, obs, incident_text)
+        got.partial = list(partial)
+        if got.earned:
+            got.why += f"; {cleared}, so what was lost did not slow any rank"
+        return got
     if names & set(EXPLAINED):
         return HealthCheck(
             True,
@@ -127,6 +194,71 @@ def check_healthy(
     if not tested:
         return HealthCheck(False, "no fault class could be tested", tested, untestable)
     return HealthCheck(True, "no symptom reported or shown, and no fault found", tested, untestable)
+
+
+#: A GPU at least this warm (C), below gpu_health's hot mark and with no clock-event reason set, is
+#: worth naming as noise in a healthy report: a reader who sees it in a dashboard will ask.
+WARM_C = 80.0
+
+
+def _latest(records: Sequence[dict], tool: str) -> dict | None:
+    return next((r for r in reversed(records) if r.get("tool") == tool and r.get("status") == "ok"), None)
+
+
+def noise(records: Sequence[dict]) -> list[str]:
+    """What the evidence shows that looks like a fault and is not, one reason each with the record
+    that shows it, for a healthy report to say why each is no fault:
+
+    - devices at a low PCIe generation while idle (NVML and sysfs lower it to save power), on a
+      spare host or an idle device, at full width;
+    - a warm GPU with no clock-event reason set (it is not slowed);
+    - correctable AER on a part whose PCIe link kept its full width (the link layer retried and
+      recovered; a link that is failing trains down or logs uncorrectable errors).
+    """
+    from forensic.tools.gpu_health import HOT_C
+
+    out: list[str] = []
+    pcie = _latest(records, "pcie_link")
+    links = ((pcie or {}).get("data") or {}).get("links") or {}
+    idle = ((pcie or {}).get("data") or {}).get("idle_low_generation") or []
+    if pcie and idle:
+        out.append(
+            f"{len(idle)} idle device{'s' if len(idle) != 1 else ''} at a low PCIe generation "
+            f"({', '.join(idle[:2])}{' …' if len(idle) > 2 else ''}): power saving, not a fault [{pcie['id']}]"
+        )
+    gpu = _latest(records, "gpu_health")
+    gpus = ((gpu or {}).get("data") or {}).get("gpus") or {}
+    warm = [
+        f"{comp} at {g['temp_c']:g} C"
+        for comp, g in gpus.items()
+        if isinstance(g, dict)
+        and g.get("temp_c") is not None
+        and WARM_C <= g["temp_c"] < HOT_C
+        and not g.get("reasons")
+    ]
+    if gpu and warm:
+        out.append(
+            f"warm but not throttled, no clock-event reason set: {', '.join(warm[:3])}"
+            f"{' …' if len(warm) > 3 else ''} [{gpu['id']}]"
+        )
+    kern = _latest(records, "kernel_log")
+    aer = ((kern or {}).get("data") or {}).get("correctable_aer") or {}
+    full = [
+        f"{comp} ({n})"
+        for comp, n in sorted(aer.items())
+        if (links.get(comp) or {}).get("full_width") is True
+    ]
+    if kern and full:
+        out.append(
+            f"a few correctable AER on full-width links, corrected by the link layer: {', '.join(full[:3])}"
+            f"{' …' if len(full) > 3 else ''} [{kern['id']}{', ' + pcie['id'] if pcie else ''}]"
+        )
+    return out
+
+
+def partial_evidence(obs: Observation) -> list[str]:
+    """Everything read only in part, one line each with what was lost and the evidence ids."""
+    return [f"{what} ({', '.join(ids)})" for what, ids in obs.partial.items()]
 
 
 def unread_evidence(source: EvidenceSource, obs: Observation) -> list[str]:

@@ -22,6 +22,7 @@ def make_record(index: int, tool: str, args: dict[str, Any], result: ToolResult)
         covered=result.covered,
         data=result.data,
         unread=result.unread,
+        partial=result.partial,
     )
 
 

@@ -35,6 +35,10 @@ class EvidenceRecord(BaseModel):
         default_factory=list,
         description="Evidence the call could not read ('what: why'): never absence, and no healthy verdict rests on it.",
     )
+    partial: list[str] = Field(
+        default_factory=list,
+        description="Evidence the call read only in part ('what: what was lost'); the readable part was used.",
+    )
     omitted: dict[str, int] = Field(
         default_factory=dict,
         description="In a report: entries left out per field (covered, sources, signals, data.<key>) to bound its "
@@ -161,7 +165,9 @@ class Report(BaseModel):
     unread: list[str] = Field(
         default_factory=list,
         description="Evidence that could not be read (a host refused, a file unreadable, a parser error), each with the "
-        "evidence ids that met it; any makes a healthy verdict inconclusive.",
+        "evidence ids that met it; any makes a healthy verdict inconclusive. Entries saying 'partly read' were read "
+        "in part (a compressed file cut short): they name what was lost, and withhold healthy unless complete "
+        "per-rank step telemetry clears every rank.",
     )
     status_reason: str = Field(
         "",

@@ -16,7 +16,14 @@ from forensic.harness.failure_graph import (
     host_of,
     observe,
 )
-from forensic.harness.health import check_healthy, unread_evidence
+from forensic.harness.health import (
+    PARTIAL_CAP,
+    check_healthy,
+    noise,
+    partial_evidence,
+    ranks_cleared,
+    unread_evidence,
+)
 from forensic.harness.ledger import by_id
 from forensic.harness.models import BudgetReport, EvidenceRecord, Finding, Report, Verdict
 from forensic.harness.provenance import provenance
@@ -231,7 +238,10 @@ def _status_reason(
             if (n := next((n for n in notes if n.startswith(first)), None)) is not None:
                 return n
         return "no hypothesis is established"
-    return next((n for n in notes if n.startswith("healthy:")), "no fault found in the evidence read")
+    return next(
+        (n for n in notes if n.startswith("healthy, at most probable:")),
+        next((n for n in notes if n.startswith("healthy:")), "no fault found in the evidence read"),
+    )
 
 
 def _healthy_findings(records: list[dict[str, Any]]) -> list[Finding]:
@@ -272,12 +282,20 @@ def build_report(inv: Investigator, state: State) -> Report:
     exhausted = state.get("budget_exhausted")
     # Never "read, nothing found": what could not be read is named, and no healthy verdict rests on it.
     unread = unread_evidence(inv.source, obs)
+    # Read in part (a compressed file cut short): named with what was lost; it withholds healthy
+    # unless the per-rank steps clear every rank, and then caps it (harness.health).
+    partial = partial_evidence(obs)
 
     unearned: str | None = None
     set_aside = len(notes)
     if top.root_cause == "healthy":
         health = check_healthy(
-            graph, obs, f"{inv.source.incident.title} {inv.source.incident.reported}", unread
+            graph,
+            obs,
+            f"{inv.source.incident.title} {inv.source.incident.reported}",
+            unread,
+            partial,
+            ranks_cleared(records, inv.source.window) if partial else None,
         )
         faults = [h for h in hyps if h.root_cause != "healthy"]
         # With nothing read at all the rule below (absence of evidence) says inconclusive already.
@@ -289,10 +307,20 @@ def build_report(inv: Investigator, state: State) -> Report:
             )
             chain = [view_symptom, "healthy"]
             findings = _healthy_findings(records)
+            seen = noise(records) if health.earned else []
             notes.append(
                 f"healthy: {health.why}; {len(health.tested)} fault classes tested with readable evidence"
                 + (f", not testable here: {', '.join(health.untestable)}" if health.untestable else "")
+                + (f"; seen and not a fault: {'; '.join(seen)}" if seen else "")
             )
+            if health.partial and health.earned:
+                # Never stronger than a probable verdict: what was lost was not read.
+                verdict.confidence = round(min(verdict.confidence, PARTIAL_CAP), 4)
+                notes.append(
+                    f"healthy, at most probable: {health.partial[0]}"
+                    + (f" and {len(health.partial) - 1} more" if len(health.partial) > 1 else "")
+                    + "; the per-rank steps clear every rank, but what was lost is not ruled out"
+                )
         else:
             # Healthy must be earned: name the strongest fault candidate, inconclusive, not a weak "healthy".
             unearned = health.why
@@ -396,6 +424,11 @@ def build_report(inv: Investigator, state: State) -> Report:
             f"; and {len(unread) - UNREAD_IN_NOTE} more" if len(unread) > UNREAD_IN_NOTE else ""
         )
         notes.append(f"could not read ({len(unread)}): {shown}")
+    if partial:
+        shown = "; ".join(partial[:UNREAD_IN_NOTE]) + (
+            f"; and {len(partial) - UNREAD_IN_NOTE} more" if len(partial) > UNREAD_IN_NOTE else ""
+        )
+        notes.append(f"partly read ({len(partial)}): {shown}")
     origin = provenance(inv.source, records)
     for o in origin.outside_window:
         if o.detail and o.detail not in notes:
@@ -451,7 +484,7 @@ def build_report(inv: Investigator, state: State) -> Report:
             for h in leading
         ],
         untested=_untested(graph, obs, leading),
-        unread=unread[:UNREAD_LISTED],
+        unread=[*unread, *partial][:UNREAD_LISTED],
         status_reason=_status_reason(graph, status, top, alternatives, notes),
         evidence_source=origin,
     )

@@ -30,6 +30,7 @@ from forensic.sandbox.errors import (
     SettingsError,
     ToolArgumentError,
     ToolError,
+    TruncatedStreamError,
 )
 from forensic.sandbox.host import HOST_COMMANDS, SWITCH_COMMANDS, Host, ReplayHost, ReplaySwitch, command_file
 from forensic.sandbox.live import LiveHost
@@ -98,6 +99,7 @@ __all__ = [
     "ToolArgumentError",
     "ToolError",
     "Topology",
+    "TruncatedStreamError",
     "command_file",
     "parse_time",
 ]

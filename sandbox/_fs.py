@@ -25,7 +25,13 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 from forensic.sandbox import deadline
-from forensic.sandbox.errors import CorruptInputError, NotAllowedError, NotFoundError, PathEscapeError
+from forensic.sandbox.errors import (
+    CorruptInputError,
+    NotAllowedError,
+    NotFoundError,
+    PathEscapeError,
+    TruncatedStreamError,
+)
 
 #: Decompressed bytes one read may return. A bundle file larger than this is refused rather
 #: than exhausting memory; real command outputs and logs are far smaller.
@@ -307,14 +313,16 @@ class _Capped:
     def read_chunk(self) -> bytes:
         deadline.check(f"reading {self._rel}")
         try:
-            chunk = self._fh.read(_CHUNK)
+            # One raw read per chunk for a gzip stream: a buffered read that meets the end of a
+            # truncated stream part way would drop what it had decompressed before it.
+            chunk = self._fh.read1(_CHUNK) if self._gz else self._fh.read(_CHUNK)
         except BlockingIOError:
             raise NotAllowedError(f"{self._rel}: not a regular file; refused") from None
         except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-            raise CorruptInputError(f"{self._rel}: corrupt or truncated gzip ({exc})") from None
+            raise TruncatedStreamError(f"{self._rel}: corrupt or truncated gzip ({exc})") from None
         except OSError as exc:
             if self._gz:
-                raise CorruptInputError(f"{self._rel}: corrupt or truncated gzip ({exc})") from None
+                raise TruncatedStreamError(f"{self._rel}: corrupt or truncated gzip ({exc})") from None
             raise CorruptInputError(f"{self._rel}: cannot be read ({exc.strerror or exc})") from None
         self._total += len(chunk)
         if self._total > self._cap:
@@ -325,6 +333,11 @@ class _Capped:
 
     def read_all(self) -> bytes:
         out = bytearray()
-        while chunk := self.read_chunk():
-            out += chunk
+        try:
+            while chunk := self.read_chunk():
+                out += chunk
+        except TruncatedStreamError as exc:
+            # A stream cut short (or broken part way): what decompressed before the damage is
+            # handed on with the error, so a reader can use it and say what was lost.
+            raise TruncatedStreamError(str(exc), readable=bytes(out)) from None
         return bytes(out)

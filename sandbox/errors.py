@@ -18,6 +18,7 @@ from forensic.errors import (
     SettingsError,
     ToolArgumentError,
     ToolError,
+    TruncatedStreamError,
     WallTimeExceeded,
 )
 
@@ -26,6 +27,7 @@ __all__ = [
     "BundleError",
     "NotABundleError",
     "CorruptInputError",
+    "TruncatedStreamError",
     "SandboxError",
     "PathEscapeError",
     "NotFoundError",

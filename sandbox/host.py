@@ -32,6 +32,7 @@ HOST_COMMANDS: dict[tuple[str, ...], str] = {
     ("cat", "/proc/pressure/memory"): "pressure-memory.txt",
     ("cat", "/proc/pressure/io"): "pressure-io.txt",
     ("ipmitool", "sel", "elist"): "ipmitool-sel-elist.txt",
+    ("nvidia-smi", "nvlink", "-e"): "nvidia-smi-nvlink-e.txt",
 }
 
 SWITCH_COMMANDS: dict[tuple[str, ...], str] = {

@@ -1,6 +1,7 @@
 """Read-only, typed tools over the sandbox. Importing this package registers every tool."""
 
 from forensic.tools import (  # noqa: F401  (imported to register each tool)
+    error_counters,
     fabric,
     gpu_health,
     gpu_work,

@@ -27,6 +27,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from forensic.tools.base import PEER_SAMPLE, ToolContext
+from forensic.tools.error_counters import NVLINK, SERIES_FLOORS
+from forensic.tools.error_counters import SERIES_NAMES as ERROR_SERIES
+from forensic.tools.metrics import NVLINK_COUNTERS
 
 #: Peers a sampled sweep reads besides its suspects (independent of the fleet's size).
 SAMPLE = PEER_SAMPLE
@@ -41,8 +44,20 @@ PEER_FACTOR = 3.0
 STOPPED_S = 120.0
 
 _NIC = ("node_infiniband_port_errors_received_total", "node_infiniband_link_downed_total")
-_GPU_COUNTERS = ("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS")
+#: GPU error counters whose rise in the window names a suspect: uncorrectable memory errors, and the
+#: counters a fault may show in alone (NVLink errors, correctable ECC, remapped rows; error_counters).
+_GPU_COUNTERS = (
+    "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+    "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+    *NVLINK_COUNTERS,
+    *ERROR_SERIES,
+)
 _GPU_GAUGES = ("DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_ROW_REMAP_FAILURE")
+#: The least rise that names a suspect, for counters that move a little on healthy GPUs (a few
+#: correctable errors here and there): the families' floors of error_counters.
+FLOORS = {**SERIES_FLOORS, **dict.fromkeys(NVLINK_COUNTERS, NVLINK.floor)}
+#: The one fleet-wide counter pass per investigation: every tool that wants it asks for these names.
+SCAN_NAMES = (*_NIC, *_GPU_COUNTERS, *_GPU_GAUGES)
 #: Fleet-wide pass per domain: the metric whose presence means the pass covers that domain.
 COVERS = {"gpu": "DCGM_FI_DEV_XID_ERRORS", "nic": "node_infiniband_port_errors_received_total"}
 _WHAT = {"gpu": "DCGM XID/ECC/row-remap counters", "nic": "InfiniBand error counters"}
@@ -107,7 +122,7 @@ def metric_suspects(ctx: ToolContext) -> tuple[dict[str, tuple[float, str]], set
         from forensic.sandbox.metric_scan import scan_counters
 
         start, end = ctx.source.window
-        scan = scan_counters(ctx.source, (*_NIC, *_GPU_COUNTERS, *_GPU_GAUGES), start, end)
+        scan = scan_counters(ctx.source, SCAN_NAMES, start, end)
         names = set(ctx.source.host_names())
         out: dict[str, tuple[float, str]] = {}
 
@@ -124,7 +139,7 @@ def metric_suspects(ctx: ToolContext) -> tuple[dict[str, tuple[float, str]], set
             quiet = max(0, scan.series.get(metric, len(rows)) - len(rows))
             median = statistics.median([r for r, _ in rows] + [0.0] * quiet)
             for rise, s in rows:
-                if rise > 0 and rise > PEER_FACTOR * median:
+                if rise > max(0.0, FLOORS.get(metric, 0.0) - 1) and rise > PEER_FACTOR * median:
                     dev = s.labels.get("device") or s.labels.get("gpu") or ""
                     name(
                         _host_of_labels(s.labels),
@@ -215,4 +230,4 @@ def hosts_for(ctx: ToolContext, host: str | None, needs: tuple[str, ...]) -> tup
     return sweep.hosts, sweep
 
 
-__all__ = ["MAX_SUSPECTS", "SAMPLE", "Sweep", "hosts_for", "metric_suspects", "plan"]
+__all__ = ["MAX_SUSPECTS", "SAMPLE", "SCAN_NAMES", "Sweep", "hosts_for", "metric_suspects", "plan"]

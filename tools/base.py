@@ -58,6 +58,11 @@ class ToolResult(BaseModel):
         description="Evidence the call could not read, one 'what: why' each (a host refused, a file unreadable, "
         "a parser error). Never absence: a healthy verdict cannot rest on it.",
     )
+    partial: list[str] = Field(
+        default_factory=list,
+        description="Evidence the call read only in part, one 'what: what was lost' each (a compressed file "
+        "cut short whose readable part was parsed). What was read counts; what was lost is named.",
+    )
 
 
 class ToolInput(BaseModel):

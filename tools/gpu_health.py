@@ -27,7 +27,7 @@ from forensic.tools.base import (
     register,
 )
 from forensic.tools.parsers.nvidia_smi import parse_nvidia_smi_q
-from forensic.tools.parsers.nvml import decode_clock_event_reasons
+from forensic.tools.parsers.nvml import decode_clock_event_reasons, parse_nvml_readings
 
 _GPU_IDLE = 0x1
 _SW_POWER_CAP = 0x4
@@ -65,6 +65,8 @@ class Reading:
     remap_pending: bool | None = None
     remap_failure: bool | None = None
     source: str = ""
+    #: The uncorrectable counts equal the window-start snapshot's: errors from before the window.
+    static_unc: bool = False
 
     @property
     def component(self) -> str:
@@ -135,6 +137,48 @@ def _from_smi(ctx: ToolContext, host: str) -> list[Reading]:
             )
         )
     return out
+
+
+def _before_counts(ctx: ToolContext, host: str) -> dict[int, tuple[int | None, int | None]]:
+    """Uncorrectable (ECC volatile, remapped rows) per GPU index in the window-start snapshot; {}
+    when none was recorded or it cannot be read (then nothing is judged static)."""
+    try:
+        node = ctx.source.host(host, snapshot="before")
+        raw = node.nvml()
+        if raw is not None:
+            return {
+                d.index: (d.ecc_uncorrected_volatile, d.remapped_rows_uncorrected)
+                for d in parse_nvml_readings(raw).devices
+                if d.index is not None
+            }
+        argv = ["nvidia-smi", "-q"]
+        if node.has_command(argv):
+            inv = inventory(ctx, host)
+            out = {}
+            for pos, g in enumerate(parse_nvidia_smi_q(node.run(argv))):
+                dev = inv.by_pci(g.pci) if g.pci else None
+                out[int(dev.name[3:]) if dev is not None else pos] = (
+                    g.ecc_volatile.uncorrectable_total,
+                    g.remapped_rows_uncorrectable,
+                )
+            return out
+    except ForensicError:
+        pass
+    return {}
+
+
+def _mark_static(ctx: ToolContext, readings: list[Reading]) -> None:
+    """Uncorrectable counts that did not move since the window-start snapshot are history: a GPU
+    that remapped two rows last month and none since is not failing now (large static counts sit
+    on many GPUs of a big fleet)."""
+    hosts = sorted({r.host for r in readings if (r.ecc_unc or 0) > 0 or (r.remap_unc or 0) > 0})
+    for host in hosts:
+        before = _before_counts(ctx, host)
+        for r in readings:
+            if r.host != host or r.index not in before:
+                continue
+            b_ecc, b_rows = before[r.index]
+            r.static_unc = (r.ecc_unc or 0) == (b_ecc or 0) and (r.remap_unc or 0) == (b_rows or 0)
 
 
 def _clock_low(r: Reading, peer_median: float | None) -> bool:
@@ -218,7 +262,7 @@ def assess(r: Reading, peer_median: float | None) -> list[Signal]:
         )
     if hot:
         sig("gpu_hot", f"{comp} at {r.temp:g} C", temp_c=r.temp)
-    if (r.ecc_unc or 0) > 0 or (r.remap_unc or 0) > 0:
+    if ((r.ecc_unc or 0) > 0 or (r.remap_unc or 0) > 0) and not r.static_unc:
         sig(
             "ecc_uncorrectable",
             f"{comp} uncorrectable ECC errors {r.ecc_unc or 0} (volatile), "
@@ -287,6 +331,7 @@ class GpuHealth(Tool):
             if r.in_job and r.sm is not None and not r.lost and not (r.reasons or 0) & _GPU_IDLE
         ]
         peer_median = statistics.median(busy) if len(busy) >= 4 else None
+        _mark_static(ctx, readings)
         signals: list[Signal] = []
         for r in readings:
             signals.extend(assess(r, peer_median if r.in_job else None))
@@ -302,6 +347,11 @@ class GpuHealth(Tool):
         )
         if warm:
             summary += f"; warm but not throttled: {', '.join(warm[:4])}"
+        if static := [r.component for r in readings if r.static_unc]:
+            summary += (
+                f"; uncorrectable ECC/remapped-row counts unchanged since the window start (history, "
+                f"not a fault in the window): {', '.join(static[:4])}" + (" …" if len(static) > 4 else "")
+            )
         if errors:
             summary += f"; unreadable: {'; '.join(errors[:2])}"
         if sweep is not None:

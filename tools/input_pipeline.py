@@ -124,6 +124,7 @@ class InputPipeline(Tool):
         read: list[str] = []
         sources: list[str] = []
         errors: list[str] = []
+        partial: list[str] = []
         # The input is shared, so a stall shows on many hosts: a large fleet's sweep reads the
         # suspects plus a fixed sample of peers (forensic.tools._sweep), never every host.
         hosts, sweep = hosts_for(ctx, args.host, ())
@@ -139,8 +140,10 @@ class InputPipeline(Tool):
                     )
                     lines.extend((host, label, text) for label, text in found)
                     history += old
-                    sources.append(kernel[1])
+                    sources.append(kernel.source)
                     read.append(host)
+                    if kernel.lost:
+                        partial.append(f"{host}: {kernel.source}: partly read: {kernel.lost}")
                 pressure = wa = None
                 if node.has_command(["cat", "/proc/pressure/io"]):
                     pr = parse_pressure(node.run(["cat", "/proc/pressure/io"]))
@@ -230,6 +233,7 @@ class InputPipeline(Tool):
                 **({"sweep": sweep.data()} if sweep is not None and not sweep.whole else {}),
             },
             unread=errors,
+            partial=partial,
         )
 
 

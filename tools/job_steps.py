@@ -73,6 +73,14 @@ def _utc(t: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
 
 
+def _span(table: StepTable) -> list[float] | None:
+    """[first, last] step start in unix seconds; None for relative times or no steps."""
+    times = table.start[np.isfinite(table.start)] if table.start.size else table.start
+    if times.size == 0 or float(times.min()) < 1e9:
+        return None
+    return [float(times.min()), float(times.max())]
+
+
 def outside_window(table: StepTable, window: tuple[float | None, float | None]) -> dict[str, object] | None:
     """When no step of the table started inside the window: what, when, and how it is weighed.
 
@@ -165,6 +173,10 @@ class JobSteps(Tool):
                 "n_steps": a.n_steps,
                 "n_ranks": a.n_ranks,
                 "has_compute": a.has_compute,
+                # How much of the job and the window the steps cover: complete per-rank telemetry
+                # can clear every rank where another file was read only in part (harness.health).
+                "ranks_expected": ctx.source.incident.job.ranks,
+                "span_unix": _span(table),
                 "pattern": a.pattern,
                 "stragglers": [s.model_dump() for s in a.stragglers[:20]],
                 "slowdown": a.slowdown.model_dump() if a.slowdown else None,

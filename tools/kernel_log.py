@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from typing import NamedTuple
 
-from forensic.sandbox import ForensicError, NotFoundError, ParseError
+from forensic.sandbox import ForensicError, NotFoundError, ParseError, TruncatedStreamError
 from forensic.tools._inventory import inventory
 from forensic.tools._sweep import hosts_for
 from forensic.tools._xid import XID_SIGNALS, xid_signal
@@ -33,28 +34,69 @@ HISTORY_BEFORE_S = 2 * 3600
 AFTER_S = 3600
 
 
-def kernel_text(ctx: ToolContext, host: str) -> tuple[str, str] | None:
-    """The recorded kernel log text of ``host`` (dmesg, else journalctl -k) and its source path,
-    memoised so that every tool reading it in one investigation opens the file once."""
+class KernelText(NamedTuple):
+    """A host's recorded kernel log text, where it came from, and what of it was lost."""
 
-    def build() -> tuple[str, str] | None:
+    text: str
+    source: str
+    #: None when the whole file was read; else what was lost (a compressed stream cut short).
+    lost: str | None = None
+
+
+class KernelRead(NamedTuple):
+    """A host's parsed kernel log, its source, and what of the file was lost (None: nothing)."""
+
+    log: KernelLog
+    source: str
+    lost: str | None = None
+
+
+def _readable_part(exc: TruncatedStreamError, source: str) -> KernelText:
+    """The complete lines before a compressed kernel log broke off, or the error again when that
+    part holds no kernel line (nothing of it is readable as a kernel log: unread, not partial)."""
+    prefix = exc.readable.decode("utf-8", errors="replace")
+    if not _KERNEL_LINE.search(prefix[:_SNIFF]):
+        raise exc
+    # The line the stream broke in is dropped: a cut line can misread (an XID number cut short).
+    cut = prefix.rfind("\n") + 1
+    text = prefix[:cut]
+    lines = text.count("\n")
+    why = str(exc).split(": ", 1)[-1]
+    return KernelText(
+        text,
+        source,
+        f"{why}: the first {len(exc.readable)} bytes were read ({lines} complete "
+        f"line{'s' if lines != 1 else ''}); everything after them is lost",
+    )
+
+
+def kernel_text(ctx: ToolContext, host: str) -> KernelText | None:
+    """The recorded kernel log text of ``host`` (dmesg, else journalctl -k) and its source path,
+    memoised so that every tool reading it in one investigation opens the file once. A compressed
+    log cut short gives its complete readable lines, with ``lost`` saying what was not read."""
+
+    def build() -> KernelText | None:
         node = ctx.source.host(host)
         for argv in (["dmesg"], ["journalctl", "-k"]):
             if node.has_command(argv):
-                return node.run(argv), node.command_source(argv)
+                try:
+                    return KernelText(node.run(argv), node.command_source(argv))
+                except TruncatedStreamError as exc:
+                    return _readable_part(exc, node.command_source(argv))
         return None
 
     return ctx.memo(f"kernel_text:{host}", build)
 
 
-def read_kernel_log(ctx: ToolContext, host: str) -> tuple[KernelLog, str] | None:
-    """The parsed kernel log of ``host`` and its source path, memoised; None when not recorded."""
+def read_kernel_log(ctx: ToolContext, host: str) -> KernelRead | None:
+    """The parsed kernel log of ``host``, its source path and what was lost, memoised; None when
+    not recorded."""
 
-    def build() -> tuple[KernelLog, str] | None:
+    def build() -> KernelRead | None:
         got = kernel_text(ctx, host)
         if got is None:
             return None
-        text, source = got
+        text, source, lost = got
         log = parse_kernel_log(
             text, boot_unix=ctx.source.collected(host).get("boot"), year=log_year(ctx.source.window)
         )
@@ -62,7 +104,7 @@ def read_kernel_log(ctx: ToolContext, host: str) -> tuple[KernelLog, str] | None
             # Text with no kernel line in it is not a quiet kernel log: saying "no fault"
             # about it would count an unreadable file as health.
             raise ParseError(f"{source}: no line reads as a kernel log line")
-        return log, source
+        return KernelRead(log, source, lost)
 
     return ctx.memo(f"kernel_log:{host}", build)
 
@@ -102,7 +144,12 @@ class KernelLogTool(Tool):
         history: list[str] = []
         other: list[str] = []
         errors: list[str] = []
+        partial: list[str] = []
         capped: list[str] = []
+        # Correctable AER per part: the link layer retried and recovered; a few are noise on any
+        # busy link. No shipped playbook blames them alone; the report says so for a healthy run
+        # when the part's link kept its width (harness.health.noise).
+        corrected: dict[str, int] = {}
         read_any = False
         hosts, sweep = hosts_for(ctx, args.host, ("gpu", "nic"))
         for host in hosts:
@@ -115,9 +162,11 @@ class KernelLogTool(Tool):
                 continue
             if got is None:
                 continue
-            log, source = got
+            log, source, lost = got
             read_any = True
             sources.append(source)
+            if lost:
+                partial.append(f"{host}: {source}: partly read: {lost}")
             # A log past the parser's per-kind event cap says so in the record: what was dropped is not absent.
             capped.extend(f"{source}: {w}" for w in log.warnings if "per-log cap" in w)
             inv = inventory(ctx, host)
@@ -161,6 +210,8 @@ class KernelLogTool(Tool):
                 elif (
                     ev.kind == "aer" and ev.form == "bus_error" and dev is not None
                 ):  # one error logs a "received" line too
+                    if (ev.severity or "").lower().startswith("correct"):
+                        corrected[comp] = corrected.get(comp, 0) + 1
                     signals.append(
                         Signal(
                             name="pcie_aer",
@@ -199,11 +250,19 @@ class KernelLogTool(Tool):
         )
         if other:
             summary += f"; other XIDs (no root cause on their own): {', '.join(other[:3])}"
+        if corrected:
+            summary += "; correctable AER (corrected by the link layer, no fault alone): " + ", ".join(
+                f"{c} ({n})" for c, n in sorted(corrected.items())[:3]
+            )
         if history:
             summary += f"; history, long before the window: {', '.join(history[:3])}"
         if capped:
             summary += f"; capped (not every event kept): {capped[0]}" + (
                 f" and {len(capped) - 1} more" if len(capped) > 1 else ""
+            )
+        if partial:
+            summary += f"; partly read: {partial[0]}" + (
+                f" and {len(partial) - 1} more" if len(partial) > 1 else ""
             )
         if sweep is not None:
             summary += sweep.phrase()
@@ -216,11 +275,13 @@ class KernelLogTool(Tool):
             data={
                 "history": history,
                 "other_xids": other,
+                **({"correctable_aer": corrected} if corrected else {}),
                 "errors": errors,
                 **({"capped": capped} if capped else {}),
                 **({"sweep": sweep.data()} if sweep is not None and not sweep.whole else {}),
             },
             unread=errors,
+            partial=partial,
         )
 
 

@@ -31,7 +31,7 @@ from forensic.tools.parsers.openmetrics import Series, counter_increase, series_
 _THERMAL_BITS = 0x20 | 0x40
 _POWER_BRAKE = 0x80
 _SW_POWER_CAP = 0x4
-_NVLINK_COUNTERS = (
+NVLINK_COUNTERS = (
     "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL",
     "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL",
     "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL",
@@ -80,7 +80,7 @@ DCGM_NAMES = (
     "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
     "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
     "DCGM_FI_DEV_ROW_REMAP_FAILURE",
-    *_NVLINK_COUNTERS,
+    *NVLINK_COUNTERS,
 )
 
 
@@ -122,7 +122,7 @@ def in_window(ts: np.ndarray, start: float | None, end: float | None) -> np.ndar
     return mask
 
 
-def _resolver(hosts: list[str]):
+def host_resolver(hosts: list[str]):
     """Map a series' host label to a bundle host: exactly, else by a unique short name (before the first dot)."""
     exact = set(hosts)
     short: dict[str, list[str]] = {}
@@ -139,7 +139,7 @@ def _resolver(hosts: list[str]):
 
 
 def _gpus(series: list[Series], hosts: list[str]) -> dict[tuple[str, int], GpuSeries]:
-    resolve = _resolver(hosts)
+    resolve = host_resolver(hosts)
     out: dict[tuple[str, int], GpuSeries] = {}
     for s in series:
         if not s.name.startswith("DCGM_") or "gpu" not in s.labels:
@@ -265,7 +265,7 @@ class Metrics(Tool):
         interval = _scrape_interval(gpus)
         nvl = {
             k: sum(
-                v for n in _NVLINK_COUNTERS if (v := _increase_in(g.by_name.get(n), start, end)) is not None
+                v for n in NVLINK_COUNTERS if (v := _increase_in(g.by_name.get(n), start, end)) is not None
             )
             for k, g in gpus.items()
         }
@@ -432,4 +432,4 @@ def _xid_changes(s: Series | None, start: float | None, end: float | None) -> li
     return out
 
 
-__all__ = ["DCGM_NAMES", "Metrics", "read_metric", "read_metrics"]
+__all__ = ["DCGM_NAMES", "NVLINK_COUNTERS", "Metrics", "host_resolver", "read_metric", "read_metrics"]

@@ -237,6 +237,9 @@ class PcieLink(Tool):
                         "idle": lk.idle,
                         "in_job": lk.device.in_job,
                         "lost": lk.lost,
+                        "full_width": None
+                        if lk.cur_width is None or lk.max_width is None or lk.lost
+                        else lk.cur_width >= lk.max_width,
                     }
                     for lk in links
                 },

@@ -90,7 +90,7 @@ REFUSED = {
     ),
     "unknown tool": (
         ('tool = "pcie_link"', 'tool = "oscilloscope"'),
-        r":13: .*unknown tool 'oscilloscope'; known: fabric, ",
+        r":13: .*unknown tool 'oscilloscope'; known: error_counters, fabric, ",
     ),
     "confirmation on a signal no tool emits": (
         ('require = [["pcie_aer"]]', 'require = [["pcie_aer", "aer_storm"]]'),

@@ -73,6 +73,7 @@ from forensic.tools.parsers.nccl import (
     parse_nccl_log,
 )
 from forensic.tools.parsers.nvidia_smi import EccCounts, SmiGpu, parse_nvidia_smi_q
+from forensic.tools.parsers.nvlink import NVLINK_ERROR_WORDS, NvlinkGpu, parse_nvlink_errors
 from forensic.tools.parsers.nvml import (
     CLOCK_EVENT_REASONS,
     NvmlDevice,
@@ -242,6 +243,9 @@ __all__ = [
     "xid_info",
     # the optional host evidence: FEC counters and the BMC event log
     "FecStats",
+    "NVLINK_ERROR_WORDS",
+    "NvlinkGpu",
+    "parse_nvlink_errors",
     "parse_show_fec",
     "SelEntry",
     "parse_sel_elist",
