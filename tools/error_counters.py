@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -130,12 +131,12 @@ def _snapshot(ctx: ToolContext, host: str, snapshot: str, sources: list[str]) ->
         sources.append(node.nvml_source())
     elif node.has_command(_SMI_ARGV):
         inv = inventory(ctx, host)
-        for pos, g in enumerate(parse_nvidia_smi_q(node.run(_SMI_ARGV))):
-            if g.lost:
+        for pos, smi in enumerate(parse_nvidia_smi_q(node.run(_SMI_ARGV))):
+            if smi.lost:
                 continue
-            dev = inv.by_pci(g.pci) if g.pci else None
+            dev = inv.by_pci(smi.pci) if smi.pci else None
             index = int(dev.name[3:]) if dev is not None else pos
-            out.setdefault(index, {}).update(_smi_values(g))
+            out.setdefault(index, {}).update(_smi_values(smi))
         sources.append(node.command_source(_SMI_ARGV))
     return out
 
@@ -208,9 +209,9 @@ def _read_fleet(ctx: ToolContext) -> _Fleet:
     for host in names:
         mine: list[str] = []
         met: list[str] = []
-        now = _read(lambda h=host, m=mine: _snapshot(ctx, h, "now", m), host, met)
+        now = _read(partial(_snapshot, ctx, host, "now", mine), host, met)
         if now:
-            before = _read(lambda h=host, m=mine: _snapshot(ctx, h, "before", m), host, met)
+            before = _read(partial(_snapshot, ctx, host, "before", mine), host, met)
             for idx, vals in now.items():
                 fleet.keys.append((host, idx))
                 fleet.now.append(vals)

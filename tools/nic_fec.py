@@ -85,14 +85,14 @@ class NicFec(Tool):
         unread: list[str] = []
         for h in topo.hosts:
             met = unread if h.name in scope else []
-            nics = [n for n in h.nics if n.netdev]
+            nics = [(n, n.netdev) for n in h.nics if n.netdev]
             now_node = _node(ctx, h.name, "now", met) if nics else None
             before_node = _node(ctx, h.name, "before", met) if now_node is not None else None
-            for n in nics:
-                now = _read(now_node, h.name, n.netdev, met, h.name in scope)
+            for n, netdev in nics:
+                now = _read(now_node, h.name, netdev, met, h.name in scope)
                 if now is None:
                     continue
-                before = _read(before_node, h.name, n.netdev, met, h.name in scope)
+                before = _read(before_node, h.name, netdev, met, h.name in scope)
                 comp = f"{h.name}/{n.ibdev}"
                 rows[comp] = (now[0].uncorrectable_blocks, before[0].uncorrectable_blocks if before else None)
                 c_now, c_before = now[0].corrected_blocks, before[0].corrected_blocks if before else None
