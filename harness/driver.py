@@ -113,9 +113,20 @@ class Driver:
         """Run the graph to its next stop; with ``on_step``, report each node as it starts and ends."""
         if on_step is None:
             return self.inv.app.invoke(inp, cfg)
-        for node, phase, data in self._steps(inp, cfg):
-            on_step(node, phase, data)
-        return self.inv.app.get_state(cfg).values
+        if self.inv.app.checkpointer is not None:
+            for node, phase, data in self._steps(inp, cfg):
+                on_step(node, phase, data)
+            return self.inv.app.get_state(cfg).values
+        # Without a checkpointer there is no saved state to read back: keep the last full state.
+        final: dict[str, Any] = {}
+        for mode, ev in self.inv.app.stream(inp, cfg, stream_mode=["tasks", "values"]):
+            if mode == "values":
+                final = ev
+            elif "result" in ev:
+                on_step(ev["name"], "end", ev.get("result") or {})
+            else:
+                on_step(ev["name"], "start", ev.get("input") or {})
+        return final
 
     def run(
         self, *, thread_id: str | None = None, await_approval: bool = False, on_step: OnStep | None = None
