@@ -292,7 +292,7 @@ def assess(r: Reading, peer_median: float | None, peer_limit: float | None = Non
         else "hw_slowdown at the limit"
         if hw_slow and near_limit and not hot and low and peer_median is not None
         else "lowered limit"
-        if capped and low and lowered_from is not None
+        if capped and lowered_from is not None and (low or _clock_low(r, None))
         else None
     )
     if why is None and capped and low and deep:
