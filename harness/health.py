@@ -41,6 +41,9 @@ from forensic.tools._incident_text import expected_step_s, slow_from_start
 
 #: Signals that show the job is fine (its steps did not regress).
 FINE = ("steps_clean", "job_steady")
+#: With no slowdown in the steps, ranks less late than this (per cent) are chip-to-chip spread: a
+#: rank that late costs each step no more than that, no slowdown anyone reports.
+MATERIAL_LATE_PCT = 5.0
 #: Signals that explain a slowdown as the job's own doing.
 EXPLAINED = ("job_reconfigured", "gpu_work_held")
 #: Signals that show a symptom a healthy verdict would have to explain, and what it says (first match wins).
@@ -184,6 +187,14 @@ def check_healthy(
             return HealthCheck(False, why, tested, untestable)
     if names & set(FINE):
         return HealthCheck(True, "the steps show no regression", tested, untestable)
+    if (spread := _only_spread(obs)) is not None:
+        return HealthCheck(
+            True,
+            f"the steps show no regression, and the late ranks compute at most {spread:.1f}% late "
+            "(chip-to-chip spread, no slowdown)",
+            tested,
+            untestable,
+        )
     if slowdown_reported(incident_text):
         return HealthCheck(
             False,
@@ -194,6 +205,16 @@ def check_healthy(
     if not tested:
         return HealthCheck(False, "no fault class could be tested", tested, untestable)
     return HealthCheck(True, "no symptom reported or shown, and no fault found", tested, untestable)
+
+
+def _only_spread(obs: Observation) -> float | None:
+    """The most late rank's lateness (per cent) when the steps were read with per-rank compute
+    times, show no slowdown or hang, and every late rank is immaterially late; None otherwise."""
+    steps = [s for tool, s in obs.signals if tool == "job_steps"]
+    late = [float(s.values.get("slowdown_pct") or 0.0) for s in steps if s.name == "straggler"]
+    if not late or any(s.name not in ("straggler", "host_stragglers") for s in steps):
+        return None
+    return max(late) if max(late) < MATERIAL_LATE_PCT else None
 
 
 #: A GPU at least this warm (C), below gpu_health's hot mark and with no clock-event reason set, is

@@ -11,12 +11,14 @@ from forensic.harness.failure_graph import (
     FailureGraph,
     Hypothesis,
     Observation,
+    RootCauseSpec,
     _covered,
     beliefs,
     host_of,
     observe,
 )
 from forensic.harness.health import (
+    MATERIAL_LATE_PCT,
     PARTIAL_CAP,
     check_healthy,
     noise,
@@ -140,17 +142,22 @@ def cannot_explain(
     A cause that slows a job only through its part's ranks computing late (``straggler_kinds``)
     explains a slowdown only if that part straggles, and by about as much as the job slowed: one
     GPU 3% late cannot make every step 2x longer, and a per-GPU anomaly cannot explain a job-wide
-    slowdown in which no rank is late."""
+    slowdown in which no rank is late. With no slowdown measured in the steps, a part only a few
+    per cent late cannot explain the one reported; and such a cause cannot explain replicas that
+    disagree or a hang that the job's own telemetry shows."""
     spec = graph.root_causes.get(h.root_cause)
     # The cheap tests first: this runs for every hypothesis of an inconclusive report, and the
     # part's kind is found by scanning every record's signals.
     if spec is None or not spec.straggler_kinds or not h.component:
         return None
-    rec = _steps_with_compute(records)
-    if rec is None:
-        return None
     kind = _part_kind(h, records)
     if kind not in spec.straggler_kinds:
+        return None
+    what = f"{h.root_cause} on {h.component}"
+    if (why := _symptom_out_of_reach(graph, spec, what, records, symptom)) is not None:
+        return why
+    rec = _steps_with_compute(records)
+    if rec is None:
         return None
     sigs = list(rec.get("signals") or [])
     slow = next((s for s in sigs if s["name"] == "job_slowdown"), None)
@@ -162,7 +169,6 @@ def cannot_explain(
         for s in sigs
         if s["name"] == "straggler"
     ]
-    what = f"{h.root_cause} on {part}"
     if not late:
         return (
             f"{what} cannot explain the slowdown: per-rank compute times show no late rank [{rec['id']}], "
@@ -181,11 +187,44 @@ def cannot_explain(
             f"{what} cannot explain the slowdown's size: its ranks compute {max(mine):.1f}% late, "
             f"against a step period up {100 * (ratio - 1):.0f}% [{rec['id']}]"
         )
+    if ratio <= 1.0 and max(mine) < MATERIAL_LATE_PCT:
+        # No slowdown measured in the steps, so the one reported is what must be explained: a rank
+        # this little late costs each step no more than that, which is no slowdown anyone reports.
+        return (
+            f"{what} cannot explain the slowdown: its ranks compute only {max(mine):.1f}% late "
+            f"(chip-to-chip spread), and the steps show no regression for it to account for [{rec['id']}]"
+        )
     return None
 
 
 #: A part whose ranks are late by less than this share of the job's slowdown cannot be its cause.
 EXPLAINED_SHARE = 0.25
+
+
+def _symptom_out_of_reach(
+    graph: FailureGraph, spec: RootCauseSpec, what: str, records: list[dict[str, Any]], symptom: str
+) -> str | None:
+    """Why a cause that acts only by slowing its part's ranks cannot explain a symptom of another
+    kind that the job's own telemetry shows (replicas that disagree, a hang); None otherwise. A
+    symptom taken only from the report's words is not enough: the words may also mean a slowdown."""
+    reach = {sym for m in spec.mechanisms for sym in graph.mechanisms[m].symptoms}
+    shown = graph.symptoms.get(symptom)
+    if symptom in reach or shown is None or not shown.signals:
+        return None
+    seen = next(
+        (
+            rec
+            for rec in records
+            if rec["status"] == "ok" and any(sig["name"] in shown.signals for sig in rec.get("signals") or [])
+        ),
+        None,
+    )
+    if seen is None:
+        return None
+    return (
+        f"{what} cannot explain the {symptom.replace('_', ' ')} [{seen['id']}]: it only slows its part's "
+        f"ranks ({', '.join(m.replace('_', ' ') for m in spec.mechanisms)})"
+    )
 
 
 def _explaining(

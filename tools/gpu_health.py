@@ -4,6 +4,12 @@ Reads NVML readings (``nvml.json``) and falls back to ``nvidia-smi -q``. A reaso
 not a fault: SW power cap is active on many busy GPUs that run at full speed. A clock reduction
 is judged against the GPU's own maximum and its peers in the same scan; thermal bits and the
 power brake are faults on their own.
+
+Power capping is how a busy H100 normally runs: a GPU drawing its full default limit with the SW
+power cap set, a few per cent slower than its peers, is a less efficient chip, not a fault. The
+cap is a fault when someone lowered it (the enforced limit below the board's default limit or
+its peers' limit), when the power brake or HW slowdown acts, or when the clocks sit far below
+the peers' (further than chip-to-chip spread reaches).
 """
 
 from __future__ import annotations
@@ -42,6 +48,11 @@ CLOCK_PEER_RATIO = 0.93
 CLOCK_MAX_RATIO = 0.85
 #: GPU signals that, on most of one host's GPUs at once, name the host (a shared cause).
 HOST_WIDE_SIGNALS = {"thermal_slowdown": "host_thermal_slowdown", "power_slowdown": "host_power_slowdown"}
+#: An enforced power limit below this fraction of the board's default (or the peers') limit was lowered.
+LOWERED_CAP_RATIO = 0.9
+#: Under the SW power cap at an unlowered limit, a clock below this fraction of the peers' median
+#: is beyond what chip-to-chip spread at the same limit gives (a few per cent, up to ~10%).
+DEEP_CLOCK_RATIO = 0.85
 #: Hot enough to be worth saying even with no slowdown bit (H100 slowdown is ~87-90 C).
 HOT_C = 87
 
@@ -57,6 +68,8 @@ class Reading:
     slowdown_temp: float | None = None
     power_w: float | None = None
     limit_w: float | None = None
+    #: The board's default power limit (nvidia-smi -q), when recorded.
+    default_limit_w: float | None = None
     sm: float | None = None
     sm_max: float | None = None
     reasons: int | None = None
@@ -126,6 +139,7 @@ def _from_smi(ctx: ToolContext, host: str) -> list[Reading]:
                 slowdown_temp=g.temp_slowdown_c,
                 power_w=g.power_draw_w,
                 limit_w=g.power_limit_w,
+                default_limit_w=g.default_power_limit_w,
                 sm=g.clock_sm_mhz,
                 sm_max=g.max_clock_sm_mhz,
                 reasons=g.clock_event_reasons_mask,
@@ -137,6 +151,31 @@ def _from_smi(ctx: ToolContext, host: str) -> list[Reading]:
             )
         )
     return out
+
+
+def _add_default_limits(ctx: ToolContext, host: str, readings: list[Reading]) -> None:
+    """The board's default power limit from ``nvidia-smi -q`` for NVML readings (NVML's readings
+    carry only the enforced limit): without it a cap lowered on every GPU of a host looks normal."""
+    todo = [r for r in readings if r.default_limit_w is None and not r.lost]
+    if not todo:
+        return
+    argv = ["nvidia-smi", "-q"]
+    try:
+        node = ctx.source.host(host)
+        if not node.has_command(argv):
+            return
+        gpus = parse_nvidia_smi_q(node.run(argv))
+    except ForensicError:
+        return  # the NVML readings stand on their own; the peers' limits are still compared
+    inv = inventory(ctx, host)
+    by_index: dict[int, float] = {}
+    for pos, g in enumerate(gpus):
+        if g.default_power_limit_w is None:
+            continue
+        dev = inv.by_pci(g.pci) if g.pci else None
+        by_index[int(dev.name[3:]) if dev is not None else pos] = g.default_power_limit_w
+    for r in todo:
+        r.default_limit_w = by_index.get(r.index)
 
 
 def _before_counts(ctx: ToolContext, host: str) -> dict[int, tuple[int | None, int | None]]:
@@ -189,7 +228,18 @@ def _clock_low(r: Reading, peer_median: float | None) -> bool:
     return r.sm_max is not None and r.sm_max > 0 and r.sm < CLOCK_MAX_RATIO * r.sm_max
 
 
-def assess(r: Reading, peer_median: float | None) -> list[Signal]:
+def lowered_cap(r: Reading, peer_limit: float | None) -> float | None:
+    """The limit the enforced one was lowered from (the board's default, else the peers'), or
+    None when it was not lowered or nothing says what it should be."""
+    if r.limit_w is None:
+        return None
+    ref = r.default_limit_w or peer_limit
+    if ref and r.limit_w < LOWERED_CAP_RATIO * ref:
+        return ref
+    return None
+
+
+def assess(r: Reading, peer_median: float | None, peer_limit: float | None = None) -> list[Signal]:
     comp = r.component
     sigs: list[Signal] = []
 
@@ -227,29 +277,59 @@ def assess(r: Reading, peer_median: float | None) -> list[Signal]:
             sm_mhz=r.sm,
             sm_max_mhz=r.sm_max,
         )
-    # The software power cap is how busy GPUs normally run: it is a fault only when the GPU draws
-    # at its limit (when the reading exists) and its clocks sit below its in-job peers'. Without
-    # peers there is nothing to call it abnormal against. The power brake is a fault on its own.
+    # The software power cap is how busy GPUs normally run (at the default limit a less
+    # efficient chip clocks a few per cent below its peers): it is a fault only when the GPU draws
+    # at its limit (when the reading exists), its clocks sit below its in-job peers', and the
+    # limit was lowered or the clocks sit further below than chip spread reaches. Without peers
+    # only a lowered limit says it is abnormal. The power brake is a fault on its own.
     at_cap = near_limit or r.power_w is None or r.limit_w is None
-    power_limited = bool(reasons & _HW_POWER_BRAKE) or (
-        ((reasons & _SW_POWER_CAP and at_cap) or (hw_slow and near_limit and not hot))
-        and low
-        and peer_median is not None
+    lowered_from = lowered_cap(r, peer_limit)
+    deep = r.sm is not None and peer_median is not None and r.sm < DEEP_CLOCK_RATIO * peer_median
+    capped = bool(reasons & _SW_POWER_CAP) and at_cap
+    why = (
+        "power brake"
+        if reasons & _HW_POWER_BRAKE
+        else "hw_slowdown at the limit"
+        if hw_slow and near_limit and not hot and low and peer_median is not None
+        else "lowered limit"
+        if capped and lowered_from is not None and (low or _clock_low(r, None))
+        else None
     )
-    if power_limited:
+    if why is None and capped and low and deep:
+        # At an unlowered limit a deep deficit is a fault only if that GPU's rank is the straggler
+        # that explains the job's slowdown (the report's rule): its own signal, not power_slowdown.
+        sig(
+            "power_cap_clocks_low",
+            f"{comp} at the SW power cap of an unlowered limit"
+            + (
+                f" ({r.power_w:g} W of {r.limit_w:g} W)"
+                if r.power_w is not None and r.limit_w is not None
+                else ""
+            )
+            + f", {clocks} vs peer median {peer_median:g} MHz: further below than chip spread reaches",
+            power_w=r.power_w,
+            limit_w=r.limit_w,
+            sm_mhz=r.sm,
+            peer_median_mhz=peer_median,
+        )
+    if why is not None:
         power = (
             f" drawing {r.power_w:g} W of a {r.limit_w:g} W limit"
             if r.power_w is not None and r.limit_w is not None
             else ""
         )
+        if lowered_from is not None:
+            power += f" (lowered from {lowered_from:g} W)"
         sig(
             "power_slowdown",
             f"{comp} power-limited ({', '.join(names)}){power}, {clocks}",
             reasons=reasons,
             power_w=r.power_w,
             limit_w=r.limit_w,
+            default_limit_w=lowered_from or r.default_limit_w,
             sm_mhz=r.sm,
             sm_max_mhz=r.sm_max,
+            why=why,
         )
     if low:
         ref = f" vs peer median {peer_median:g} MHz" if peer_median else ""
@@ -288,6 +368,7 @@ class GpuHealth(Tool):
             "device_lost",
             "ecc_uncorrectable",
             "gpu_hot",
+            "power_cap_clocks_low",
             "power_slowdown",
             "remap_failure",
             "remap_pending",
@@ -315,6 +396,7 @@ class GpuHealth(Tool):
                 continue
             if (err := inventory(ctx, host).nvml_error) is not None:
                 errors.append(f"{host}: {err}")
+            _add_default_limits(ctx, host, rs)
             readings.extend(rs)
             sources.extend(sorted({r.source for r in rs if r.source}))
         if not readings:
@@ -331,10 +413,12 @@ class GpuHealth(Tool):
             if r.in_job and r.sm is not None and not r.lost and not (r.reasons or 0) & _GPU_IDLE
         ]
         peer_median = statistics.median(busy) if len(busy) >= 4 else None
+        limits = [r.limit_w for r in readings if r.in_job and r.limit_w is not None and not r.lost]
+        peer_limit = statistics.median(limits) if len(limits) >= 4 else None
         _mark_static(ctx, readings)
         signals: list[Signal] = []
         for r in readings:
-            signals.extend(assess(r, peer_median if r.in_job else None))
+            signals.extend(assess(r, peer_median if r.in_job else None, peer_limit))
         in_job: dict[str, list[str]] = {}
         for r in readings:
             if r.in_job:

@@ -54,6 +54,12 @@ def _violation_text(kind: str, share: float | None, bits: float | None, bits_nam
 #: Share of the window a GPU must spend in violation, and how far above its peers, to count.
 VIOLATION_SHARE = 0.05
 CLOCK_PEER_RATIO = 0.93
+#: The SW power cap at an unlowered limit is how busy GPUs run; a less efficient chip clocks a few
+#: per cent below its peers there. It is a fault when the limit was lowered (below this fraction
+#: of the peers' limit, or the GPU capped while drawing below this fraction of the peers' draw).
+#: A GPU at the cap of an unlowered limit is not power-faulted here, however slow: its clock deficit
+#: is metric_clock_low, and whether it matters is the straggler's question.
+LOWERED_CAP_RATIO = 0.9
 HOT_C = 87.0
 
 
@@ -75,6 +81,8 @@ DCGM_NAMES = (
     "DCGM_FI_DEV_XID_ERRORS",
     "DCGM_FI_DEV_THERMAL_VIOLATION",
     "DCGM_FI_DEV_POWER_VIOLATION",
+    "DCGM_FI_DEV_POWER_USAGE",
+    "DCGM_FI_DEV_ENFORCED_POWER_LIMIT",
     "DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
     "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS",
     "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
@@ -260,6 +268,13 @@ class Metrics(Tool):
         }
         peer_therm = _peer_share(therm, in_job, span)
         peer_power = _peer_share(power, in_job, span)
+        draw = {k: _median_in(g.by_name.get("DCGM_FI_DEV_POWER_USAGE"), start, end) for k, g in gpus.items()}
+        limit = {
+            k: _median_in(g.by_name.get("DCGM_FI_DEV_ENFORCED_POWER_LIMIT"), start, end)
+            for k, g in gpus.items()
+        }
+        peer_draw = _peer_median(draw, in_job)
+        peer_limit = _peer_median(limit, in_job)
         last_seen = {k: _last_ts(g) for k, g in gpus.items()}
         fleet_last = max((t for t in last_seen.values() if t is not None), default=None)
         interval = _scrape_interval(gpus)
@@ -306,21 +321,37 @@ class Metrics(Tool):
             )
             brake = _bit_share(_reasons(g), _POWER_BRAKE, start, end)
             cap = _bit_share(_reasons(g), _SW_POWER_CAP, start, end)
-            if (brake or 0) >= 0.2 or (
-                low
-                and (
-                    (share_p is not None and share_p >= VIOLATION_SHARE and share_p > 3 * peer_power)
-                    or (cap or 0) >= 0.5
+            capped = (share_p is not None and share_p >= VIOLATION_SHARE and share_p > 3 * peer_power) or (
+                cap or 0
+            ) >= 0.5
+            mine_w, mine_limit = draw[(host, idx)], limit[(host, idx)]
+            lowered = (
+                mine_limit is not None and peer_limit and mine_limit < LOWERED_CAP_RATIO * peer_limit
+            ) or (mine_w is not None and peer_draw and mine_w < LOWERED_CAP_RATIO * peer_draw)
+            # A deep deficit at an unlowered cap is gpu_health's power_cap_clocks_low (one reading
+            # of the same fact is enough: the clock deficit is metric_clock_low here).
+            if (brake or 0) >= 0.2 or (low and capped and lowered):
+                watts = (
+                    f"; drawing {mine_w:.0f} W vs peer median {peer_draw:.0f} W"
+                    if mine_w is not None and peer_draw
+                    else ""
+                ) + (
+                    f"; enforced limit {mine_limit:.0f} W vs peers' {peer_limit:.0f} W"
+                    if mine_limit is not None and peer_limit
+                    else ""
                 )
-            ):
                 sig(
                     "metric_power_violation",
                     f"{comp} power-limited: "
                     + _violation_text("power", share_p, brake, "the power brake")
-                    + (f"; SW power cap in {100 * cap:.0f}% of samples" if cap else ""),
+                    + (f"; SW power cap in {100 * cap:.0f}% of samples" if cap else "")
+                    + watts,
                     violation_share=None if share_p is None else round(share_p, 4),
                     brake_share=brake,
                     cap_share=cap,
+                    power_w=None if mine_w is None else round(mine_w, 1),
+                    limit_w=None if mine_limit is None else round(mine_limit, 1),
+                    lowered=bool(lowered),
                 )
             if low and clock is not None and peer_clock is not None:
                 sig(
@@ -398,6 +429,11 @@ class Metrics(Tool):
             data={"peer_median_sm_mhz": peer_clock, "gpus": len(scope), "errors": errors},
             unread=errors,
         )
+
+
+def _peer_median(vals: dict[tuple[str, int], float | None], in_job: dict) -> float | None:
+    got = [v for k, v in vals.items() if v is not None and in_job[k]]
+    return statistics.median(got) if len(got) >= 4 else None
 
 
 def _peer_share(inc: dict[tuple[str, int], float | None], in_job: dict, span: float | None) -> float:

@@ -41,8 +41,24 @@ def test_sw_power_cap_well_under_the_limit_is_not_power_throttling() -> None:
         host="h", index=1, in_job=True, power_w=699.0, limit_w=700.0, sm=1500.0, sm_max=1980.0, reasons=0x4
     )
     assert "power_slowdown" not in {s.name for s in assess(at_cap, peer_median=None)}
-    # A GPU held at its cap and slower than its peers is power-limited; the power brake always is.
-    assert "power_slowdown" in {s.name for s in assess(at_cap, peer_median=1980.0)}
+    # Held at the cap of its default limit, even far below its peers, is no power fault by itself:
+    # it says the deficit (power_cap_clocks_low), which counts only with a straggler that explains.
+    deep = {s.name for s in assess(at_cap, peer_median=1980.0)}
+    assert "power_slowdown" not in deep and "power_cap_clocks_low" in deep
+    # ... a few per cent below the peers at that cap is chip spread: not even that.
+    spread = Reading(
+        host="h", index=1, in_job=True, power_w=693.0, limit_w=700.0, sm=1803.0, sm_max=1980.0, reasons=0x4
+    )
+    assert {s.name for s in assess(spread, peer_median=1955.0)} == {"clocks_reduced"}
+    # A limit lowered below the board's default (or the peers') is a fault; the power brake always is.
+    lowered = Reading(
+        host="h", index=1, in_job=True, power_w=349.0, limit_w=350.0, sm=1134.0, sm_max=1980.0, reasons=0x4
+    )
+    # Nothing (no default limit, no peers' limit) says it was lowered:
+    assert "power_slowdown" not in {s.name for s in assess(lowered, peer_median=1950.0)}
+    assert "power_slowdown" in {s.name for s in assess(lowered, peer_median=1950.0, peer_limit=700.0)}
+    lowered.default_limit_w = 700.0
+    assert "power_slowdown" in {s.name for s in assess(lowered, peer_median=None)}
     brake = Reading(
         host="h", index=1, in_job=True, power_w=300.0, limit_w=700.0, sm=1200.0, sm_max=1980.0, reasons=0x80
     )

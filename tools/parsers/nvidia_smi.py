@@ -110,6 +110,9 @@ class SmiGpu(BaseModel):
     power_limit_w: float | None = Field(
         None, description="Current Power Limit (older: Enforced Power Limit, Power Limit), W."
     )
+    default_power_limit_w: float | None = Field(
+        None, description="Default Power Limit, W: the board's limit before anyone lowered it."
+    )
     clock_graphics_mhz: int | None = Field(None, description="Clocks: Graphics, MHz.")
     clock_sm_mhz: int | None = Field(None, description="Clocks: SM, MHz.")
     clock_mem_mhz: int | None = Field(None, description="Clocks: Memory, MHz.")
@@ -245,6 +248,7 @@ def _gpu(
     gpu.power_limit_w = _first_number(
         v, _POWER_SECTIONS, ("current power limit", "enforced power limit", "power limit")
     )
+    gpu.default_power_limit_w = _first_number(v, _POWER_SECTIONS, ("default power limit",))
     gpu.clock_graphics_mhz = _int(v.get(("clocks", "graphics")))
     gpu.clock_sm_mhz = _int(v.get(("clocks", "sm")))
     gpu.clock_mem_mhz = _int(v.get(("clocks", "memory")))
