@@ -142,15 +142,18 @@ def cannot_explain(
     GPU 3% late cannot make every step 2x longer, and a per-GPU anomaly cannot explain a job-wide
     slowdown in which no rank is late."""
     spec = graph.root_causes.get(h.root_cause)
+    # A hypothesis whose only evidence is its part's lateness is held to the same rule whatever
+    # its cause: the lateness is all that ties it to the slowdown, so it must be the size of it.
+    lateness_only = bool(h.support) and all(k.split("@", 1)[0] == "straggler" for k in h.support)
     # The cheap tests first: this runs for every hypothesis of an inconclusive report, and the
     # part's kind is found by scanning every record's signals.
-    if spec is None or not spec.straggler_kinds or not h.component:
+    if spec is None or not (spec.straggler_kinds or lateness_only) or not h.component:
         return None
     rec = _steps_with_compute(records)
     if rec is None:
         return None
     kind = _part_kind(h, records)
-    if kind not in spec.straggler_kinds:
+    if kind not in spec.straggler_kinds and not lateness_only:
         return None
     sigs = list(rec.get("signals") or [])
     slow = next((s for s in sigs if s["name"] == "job_slowdown"), None)
