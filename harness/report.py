@@ -346,7 +346,29 @@ def build_report(inv: Investigator, state: State) -> Report:
             # against the one set aside, so the run is inconclusive and says why.
             top = _explaining(graph, hyps, records, view_symptom, notes) or top
             unearned = "nothing found explains the symptom"
-        status = "confirmed" if top.confirmed else "probable"
+        outranked = None
+        if unearned is None and not top.confirmed and top.unexplained:
+            # The leader is not tied to the symptom and leaves a fault unexplained that is, by its
+            # own playbook's rule (present and tied): that fault leads. Probable, never confirmed:
+            # its probability was measured against the leader it displaces.
+            outranked = top
+            top = next(
+                (
+                    h
+                    for h in hyps
+                    if h.confirmed
+                    and f"{h.root_cause}@{h.component}" in outranked.unexplained
+                    and cannot_explain(graph, h, records, view_symptom) is None
+                ),
+                top,
+            )
+        status = "confirmed" if top.confirmed and outranked is None else "probable"
+        if outranked is not None and top is not outranked:
+            notes.append(
+                f"{top.root_cause} on {top.component} leads: its playbook's confirmation rule is met, while "
+                f"{outranked.root_cause} on {outranked.component} (p={outranked.probability:.2f}) is not tied to it "
+                "and does not explain it; probable, not confirmed"
+            )
         verdict = Verdict(
             root_cause=top.root_cause, component=top.component, confidence=round(top.probability, 4)
         )

@@ -44,6 +44,9 @@ FAULTS: dict[str, str | None] = {
     "nvlink_dcgm": "nvlink_fault",
     # The culprit computes late and nothing recorded says why.
     "no_evidence": None,
+    # Only the lightweight snapshot ran: NVML and nvidia-smi nvlink -e at the window's start and at
+    # collection, no steps, no DCGM. The culprit's link counters grew by orders of magnitude.
+    "nvlink_counters_only": "nvlink_fault",
 }
 
 
@@ -227,10 +230,28 @@ def _dcgm(lay: Layout, fault: str, rng: np.random.Generator) -> str:
     return "\n".join(lines) + "\n# EOF\n"
 
 
+def _nvlink_e(lay: Layout, h: int, grown: bool) -> str:
+    """nvidia-smi nvlink -e for one host; the culprit's link 3 has errors (many more if ``grown``)."""
+    out = []
+    for g in range(lay.gpus):
+        out.append(f"GPU {g}: {lay.model} (UUID: GPU-{h:02x}{g:02x}0000-1111-2222-3333-444455556666)")
+        for link in range(18 if lay.gpus == 8 else 12):
+            replay = recovery = crc = 0
+            if (h, g) == lay.culprit and link == 3:
+                replay, recovery, crc = (38410, 27, 120500) if grown else (35, 1, 800)
+            out += [
+                f"\t Link {link}: Replay Errors: {replay}",
+                f"\t Link {link}: Recovery Errors: {recovery}",
+                f"\t Link {link}: CRC Errors: {crc}",
+            ]
+    return "\n".join(out) + "\n"
+
+
 def build(root: Path, fleet: str, fault: str, *, gpus: int = 8, gz: bool = False, seed: int = 7) -> Layout:
     """Write one incident under ``root``; returns its layout (``culprit`` is the truth's part)."""
     rng = np.random.default_rng(seed)
     lay = layout(fleet, gpus)
+    snapshot_only = fault == "nvlink_counters_only"
     _w(
         root,
         "incident.json",
@@ -262,8 +283,9 @@ def build(root: Path, fleet: str, fault: str, *, gpus: int = 8, gz: bool = False
         ],
     }
     _w(root, "topology.json", json.dumps(topo))
-    _w(root, "job/steps.csv", _steps(lay, 1.3, rng), gz)
-    _w(root, "metrics/dcgm.om", _dcgm(lay, fault, rng), gz)
+    if not snapshot_only:
+        _w(root, "job/steps.csv", _steps(lay, 1.3, rng), gz)
+        _w(root, "metrics/dcgm.om", _dcgm(lay, fault, rng), gz)
     for h, host in enumerate(lay.hosts):
         devices = [
             _device(
@@ -271,7 +293,9 @@ def build(root: Path, fleet: str, fault: str, *, gpus: int = 8, gz: bool = False
                 h,
                 g,
                 fault if (h, g) == lay.culprit else None,
-                (h, g) == lay.decoy,
+                # With only snapshots, every host has a GPU at its power cap, as a busy fleet does.
+                (h, g) == lay.decoy
+                or (snapshot_only and g == (h * 3 + 1) % lay.gpus and (h, g) != lay.culprit),
                 rng,
             )
             for g in range(lay.gpus)
@@ -293,7 +317,11 @@ def build(root: Path, fleet: str, fault: str, *, gpus: int = 8, gz: bool = False
             f"nodes/{host}/nvml.json",
             json.dumps({"driver_version": "550.90.07", "devices": devices, "events": events}),
         )
-        _w(root, f"nodes/{host}/cmd/dmesg.txt", "\n".join(dmesg) + "\n")
+        if snapshot_only:
+            _w(root, f"nodes/{host}/cmd/nvidia-smi-nvlink-e.txt", _nvlink_e(lay, h, True), gz)
+            _w(root, f"nodes/{host}/before/cmd/nvidia-smi-nvlink-e.txt", _nvlink_e(lay, h, False), gz)
+        else:
+            _w(root, f"nodes/{host}/cmd/dmesg.txt", "\n".join(dmesg) + "\n")
         _w(
             root,
             f"nodes/{host}/collected.json",

@@ -123,3 +123,22 @@ def test_a_cause_whose_only_evidence_is_its_parts_lateness_meets_the_size_rule()
         is None
     )
     assert cannot_explain(graph, hyp([]), [rec], "mfu_drop") is None
+
+
+@pytest.mark.parametrize("fleet,gz", [("short", False), ("dashed-ip", True), ("fqdn", False)])
+def test_a_fault_its_rule_confirms_leads_an_untied_anomaly_that_leaves_it_unexplained(
+    tmp_path: Path, fleet: str, gz: bool
+) -> None:
+    """Only snapshots were taken (no steps, no DCGM): one GPU per host reads power-capped, and one
+    GPU's NVLink counters grew a hundredfold in the window. The power caps score higher (more
+    signals each) but nothing ties them to the slowdown and none explains the NVLink growth: the
+    NVLink fault leads, probable (it was outranked, so never confirmed)."""
+    lay = build(tmp_path / "b", fleet, "nvlink_counters_only", gz=gz)
+    report = Investigator(tmp_path / "b").run()
+    culprit = f"{lay.hosts[lay.culprit[0]]}/gpu{lay.culprit[1]}"
+    assert (report["verdict"]["root_cause"], report["verdict"]["component"]) == ("nvlink_fault", culprit), (
+        report["verdict"]
+    )
+    assert report["status"] == "probable"
+    assert any(n.startswith(f"nvlink_fault on {culprit} leads") for n in report["notes"]), report["notes"]
+    assert any(a["root_cause"] == "power_throttle" for a in report["alternatives"])
