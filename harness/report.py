@@ -347,7 +347,7 @@ def build_report(inv: Investigator, state: State) -> Report:
             top = _explaining(graph, hyps, records, view_symptom, notes) or top
             unearned = "nothing found explains the symptom"
         outranked = None
-        if unearned is None and not top.confirmed and top.unexplained:
+        if unearned is None and not top.impact_shown and top.unexplained:
             # The leader is not tied to the symptom and leaves a fault unexplained that is, by its
             # own playbook's rule (present and tied): that fault leads. Probable, never confirmed:
             # its probability was measured against the leader it displaces.
