@@ -49,6 +49,12 @@ class Test(BaseModel):
         description="component: on the same component; host: anywhere on its host; host_shared: on its host but not "
         "on the component itself (a cause the host shares); job: a job-wide signal; any: anywhere.",
     )
+    absent_void: list[str] = Field(
+        default_factory=list,
+        description="Signals that, found on the same component, void this test's absent weight. For a tool that "
+        "reads one moment (an nvidia-smi or NVML snapshot at collection): a fault that comes and goes can be off at "
+        "that moment, and the series over the window that show it outrank the snapshot that does not.",
+    )
     sweep: bool = Field(
         True,
         description="Counts toward the value of a fleet-wide sweep of its tool (what the sweep can reveal anywhere). "
@@ -375,7 +381,11 @@ def score(rc: RootCauseSpec, component: str | None, obs: Observation) -> Hypothe
             if test.weight > 0:
                 support.extend(f"{s.name}@{s.component}" for s in found)
             present.add(test.signal)
-        elif _covered(test, obs, component):
+        elif _covered(test, obs, component) and not (
+            test.absent_void
+            and component is not None
+            and any(s.component == component and s.name in test.absent_void for _, s in obs.signals)
+        ):
             logit += test.absent
     # Confirmation looks at every tool: the same fact seen by another tool still counts.
     names_on = {s.name for _, s in obs.signals if component is not None and s.component == component}

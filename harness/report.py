@@ -146,12 +146,15 @@ def cannot_explain(
     per cent late cannot explain the one reported; and such a cause cannot explain replicas that
     disagree or a hang that the job's own telemetry shows."""
     spec = graph.root_causes.get(h.root_cause)
+    # A hypothesis whose only evidence is its part's lateness is held to the same rule whatever
+    # its cause: the lateness is all that ties it to the slowdown, so it must be the size of it.
+    lateness_only = bool(h.support) and all(k.split("@", 1)[0] == "straggler" for k in h.support)
     # The cheap tests first: this runs for every hypothesis of an inconclusive report, and the
     # part's kind is found by scanning every record's signals.
-    if spec is None or not spec.straggler_kinds or not h.component:
+    if spec is None or not (spec.straggler_kinds or lateness_only) or not h.component:
         return None
     kind = _part_kind(h, records)
-    if kind not in spec.straggler_kinds:
+    if kind not in spec.straggler_kinds and not lateness_only:
         return None
     what = f"{h.root_cause} on {h.component}"
     if (why := _symptom_out_of_reach(graph, spec, what, records, symptom)) is not None:
@@ -382,7 +385,29 @@ def build_report(inv: Investigator, state: State) -> Report:
             # against the one set aside, so the run is inconclusive and says why.
             top = _explaining(graph, hyps, records, view_symptom, notes) or top
             unearned = "nothing found explains the symptom"
-        status = "confirmed" if top.confirmed else "probable"
+        outranked = None
+        if unearned is None and not top.impact_shown and top.unexplained:
+            # The leader is not tied to the symptom and leaves a fault unexplained that is, by its
+            # own playbook's rule (present and tied): that fault leads. Probable, never confirmed:
+            # its probability was measured against the leader it displaces.
+            outranked = top
+            top = next(
+                (
+                    h
+                    for h in hyps
+                    if h.confirmed
+                    and f"{h.root_cause}@{h.component}" in outranked.unexplained
+                    and cannot_explain(graph, h, records, view_symptom) is None
+                ),
+                top,
+            )
+        status = "confirmed" if top.confirmed and outranked is None else "probable"
+        if outranked is not None and top is not outranked:
+            notes.append(
+                f"{top.root_cause} on {top.component} leads: its playbook's confirmation rule is met, while "
+                f"{outranked.root_cause} on {outranked.component} (p={outranked.probability:.2f}) is not tied to it "
+                "and does not explain it; probable, not confirmed"
+            )
         verdict = Verdict(
             root_cause=top.root_cause, component=top.component, confidence=round(top.probability, 4)
         )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from forensic.harness.failure_graph import host_of
+from forensic.harness.failure_graph import Hypothesis, host_of
 from forensic.harness.planners.base import (
     Decision,
     PlannerBase,
@@ -44,7 +44,8 @@ class GraphPlanner(PlannerBase):
             if tool in view.tools and tool not in fleet_done:
                 return ToolCall(tool=tool, reason="triage: the job layer first")
 
-        top = view.hypotheses[0] if view.hypotheses else None
+        hypotheses = _explaining(view)
+        top = hypotheses[0] if hypotheses else None
         if top and top.root_cause != "healthy" and top.confirmed and top.probability >= STOP_PROBABILITY:
             # Before stopping, run the tests that could refute the leader (a signal that, found,
             # lowers its belief) and that have not run on its host or fleet-wide.
@@ -54,7 +55,7 @@ class GraphPlanner(PlannerBase):
 
         values: dict[tuple[str, str | None], float] = defaultdict(float)
         why: dict[tuple[str, str | None], str] = {}
-        for h in view.hypotheses:
+        for h in hypotheses:
             if h.probability < MIN_PROBABILITY or h.root_cause == "healthy":
                 continue
             rc = view.graph.root_causes[h.root_cause]
@@ -128,6 +129,40 @@ class GraphPlanner(PlannerBase):
                 reason=f"could refute {top.root_cause} on {top.component} ({test.signal})",
             )
         return None
+
+
+#: How many of the strongest hypotheses are checked against the symptom's size before steering.
+EXPLAIN_CHECKED = 24
+
+
+def _explaining(view: PlannerView) -> list[Hypothesis]:
+    """The hypotheses that can still account for the job's symptom, belief renormalized over them.
+
+    A fault that is present but cannot explain the slowdown (its part's ranks are not the late
+    ones, or are late by a small share of it: ``report.cannot_explain``) must neither stop the
+    investigation nor absorb the belief that steers it: otherwise a confirmed 1%-late GPU ends the
+    search before the 40%-late GPU's host is ever read, and the verdict is left inconclusive."""
+    from forensic.harness.report import cannot_explain  # report imports the planners' package
+
+    hyps = list(view.hypotheses)
+    if not any(r.get("tool") == "job_steps" for r in view.records):
+        return hyps
+    dropped: set[int] = set()
+    for i, h in enumerate(hyps[:EXPLAIN_CHECKED]):
+        if h.root_cause == "healthy" or h.probability < MIN_PROBABILITY / 10:
+            continue
+        if cannot_explain(view.graph, h, view.records, "alert") is not None:
+            dropped.add(i)
+    if not dropped:
+        return hyps
+    kept = [h for i, h in enumerate(hyps) if i not in dropped]
+    total = sum(h.probability for h in kept)
+    if total <= 0:
+        return kept
+    return sorted(
+        (h.model_copy(update={"probability": h.probability / total}) for h in kept),
+        key=lambda h: -h.probability,
+    )
 
 
 def _refused(view: PlannerView) -> set[tuple[str, str | None]]:
