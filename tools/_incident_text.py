@@ -52,6 +52,24 @@ def expected_step_s(text: str) -> float | None:
     return None
 
 
+#: "3x slower than on the old cluster", "2.5 times slower", "steps take 2x longer": the text states
+#: how much slower the job is than a level it names, as a factor (not a percentage of throughput,
+#: which titles use for drops with an onset).
+_RATIO = re.compile(
+    r"\b(\d{1,2}(?:\.\d{1,2})?)\s{0,1}(?:x|×|times)\s{1,3}(?:slower|longer)\b",
+    re.I,
+)
+
+
+def stated_slowdown_ratio(text: str) -> float | None:
+    """How many times slower the text says the job is (``3x slower`` -> 3.0); None when it states
+    no such factor, or one that is not a slowdown (1x or less)."""
+    if m := _RATIO.search(text or ""):
+        ratio = float(m.group(1))
+        return ratio if ratio > 1.0 else None
+    return None
+
+
 #: A shortfall against a level rather than a change: "40% below plan", "below baseline", "slower
 #: than the same config on the old allocation", "lower than expected", "degraded", "all day".
 _LEVEL = re.compile(
