@@ -49,7 +49,9 @@ def _incident(root: Path, title: str, reported: str = "") -> None:
     (root / "incident.json").write_text(json.dumps(inc))
 
 
-def _steps(root: Path, *, extra: float, onset: int | None, compute: bool, base: float = 2.0, seed: int = 3) -> None:
+def _steps(
+    root: Path, *, extra: float, onset: int | None, compute: bool, base: float = 2.0, seed: int = 3
+) -> None:
     """Every rank alike: ``extra`` seconds outside compute from step ``onset`` (None: from the start).
     Every LOG_EVERY-th step is logged, so the logged steps' start times advance by that many
     durations, until the end of the window."""
@@ -65,7 +67,8 @@ def _steps(root: Path, *, extra: float, onset: int | None, compute: bool, base: 
             break
         for r in range(8):
             rows.append(
-                f"{s * LOG_EVERY},{r},{t:.3f},{dur + rng.normal(0, 0.001):.4f}" + (f",{comp[r]:.4f}" if compute else "")
+                f"{s * LOG_EVERY},{r},{t:.3f},{dur + rng.normal(0, 0.001):.4f}"
+                + (f",{comp[r]:.4f}" if compute else "")
             )
         t += dur * LOG_EVERY
         s += 1
@@ -121,7 +124,9 @@ def input_stall(root: Path, *, fleet: str, presentation: str, compute: bool = Tr
     if presentation in FETCH:
         t0 = START + 60 + ONSET * PERIOD
         lines = [
-            FETCH[presentation].format(ts=_iso(t0 + k * 170), n=1200 + k, s=8.0 + (k % 5), ms=7000 + 900 * (k % 4))
+            FETCH[presentation].format(
+                ts=_iso(t0 + k * 170), n=1200 + k, s=8.0 + (k % 5), ms=7000 + 900 * (k % 4)
+            )
             for k in range(10)
         ]
         _log(root, "dataloader.log", lines)
@@ -165,7 +170,9 @@ def nccl_from_launch(root: Path, *, fleet: str, setting: str, title: str) -> Pat
     if setting == "ib_export":
         _log(root, "launcher.log", nccl)
         nccl = []
-    nccl += [f"{h}:{5000 + i}:{5000 + i} [0] NCCL INFO NCCL version 2.21.5+cuda12.4" for i, h in enumerate(names)]
+    nccl += [
+        f"{h}:{5000 + i}:{5000 + i} [0] NCCL INFO NCCL version 2.21.5+cuda12.4" for i, h in enumerate(names)
+    ]
     _log(root, "nccl.log", nccl)
     _log(root, "train.log", _train_log(root, extra=3.0, onset=None, data_time=False))
     return root

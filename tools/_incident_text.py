@@ -52,20 +52,21 @@ def expected_step_s(text: str) -> float | None:
     return None
 
 
-#: "3x slower than on the old cluster", "2.5 times slower", "steps take 2x longer": the text states
-#: how much slower the job is than a level it names, as a factor (not a percentage of throughput,
-#: which titles use for drops with an onset).
+#: "3x slower than on the old cluster", "2.5 times slower", "steps take 2x longer", "40% slower
+#: than before the weekend": how much longer a step is than at a level the text names, as a factor
+#: or a percentage of step time (a drop of throughput, "tokens/s down 35%", is not read here).
 _RATIO = re.compile(
-    r"\b(\d{1,2}(?:\.\d{1,2})?)\s{0,1}(?:x|×|times)\s{1,3}(?:slower|longer)\b",
+    r"\b(\d{1,2}(?:\.\d{1,2})?)\s{0,1}(?:x|×|times)\s{1,3}(?:slower|longer)\b|"
+    r"\b(\d{1,3}(?:\.\d{1,2})?)\s{0,1}(?:%|percent)\s{1,3}(?:slower|longer)\b",
     re.I,
 )
 
 
 def stated_slowdown_ratio(text: str) -> float | None:
-    """How many times slower the text says the job is (``3x slower`` -> 3.0); None when it states
-    no such factor, or one that is not a slowdown (1x or less)."""
+    """How many times longer the text says a step is (``3x slower`` -> 3.0, ``40% slower`` -> 1.4);
+    None when it states no such factor, or one that is not a slowdown."""
     if m := _RATIO.search(text or ""):
-        ratio = float(m.group(1))
+        ratio = float(m.group(1)) if m.group(1) else 1.0 + float(m.group(2)) / 100.0
         return ratio if ratio > 1.0 else None
     return None
 

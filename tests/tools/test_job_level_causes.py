@@ -17,7 +17,15 @@ from tests import job_incidents as ji
 
 def _investigate(bundle: Path, state: Path) -> dict:
     out = subprocess.run(
-        [sys.executable, "-m", "forensic.harness.cli", "investigate", str(bundle), "--json", "--no-checkpoint"],
+        [
+            sys.executable,
+            "-m",
+            "forensic.harness.cli",
+            "investigate",
+            str(bundle),
+            "--json",
+            "--no-checkpoint",
+        ],
         capture_output=True,
         text=True,
         timeout=180,
@@ -34,9 +42,9 @@ def _investigate(bundle: Path, state: Path) -> dict:
 def test_an_input_stall_the_loader_times_is_the_verdict(tmp_path: Path, fleet, presentation, compute) -> None:
     b = ji.input_stall(tmp_path / "b", fleet=fleet, presentation=presentation, compute=compute)
     rep = _investigate(b, tmp_path / "s")
-    assert (rep["verdict"]["root_cause"], rep["verdict"]["component"]) == ("input_pipeline_stall", "job"), rep[
-        "notes"
-    ]
+    assert (rep["verdict"]["root_cause"], rep["verdict"]["component"]) == ("input_pipeline_stall", "job"), (
+        rep["notes"]
+    )
     # The wait is timed by the trainer itself: the tie to the slowdown is shown.
     assert rep["status"] == "confirmed", rep["notes"]
 
@@ -49,14 +57,17 @@ def test_one_slow_read_in_a_steady_job_is_no_stall(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "fleet,setting,title", [("dc", "p2p_info", "x"), ("short", "ib_export", "times"), ("ip", "p2p_info", "times")]
+    "fleet,setting,title",
+    [("dc", "p2p_info", "x"), ("short", "ib_export", "times"), ("ip", "p2p_info", "times")],
 )
-def test_a_setting_from_launch_with_a_stated_factor_is_the_verdict(tmp_path: Path, fleet, setting, title) -> None:
+def test_a_setting_from_launch_with_a_stated_factor_is_the_verdict(
+    tmp_path: Path, fleet, setting, title
+) -> None:
     b = ji.nccl_from_launch(tmp_path / "b", fleet=fleet, setting=setting, title=title)
     rep = _investigate(b, tmp_path / "s")
-    assert (rep["verdict"]["root_cause"], rep["verdict"]["component"]) == ("nccl_misconfiguration", "job"), rep[
-        "notes"
-    ]
+    assert (rep["verdict"]["root_cause"], rep["verdict"]["component"]) == ("nccl_misconfiguration", "job"), (
+        rep["notes"]
+    )
     assert rep["status"] == "confirmed", rep["notes"]
 
 
@@ -66,7 +77,9 @@ def test_a_setting_from_launch_with_a_stated_factor_is_the_verdict(tmp_path: Pat
         ("New 64-GPU job 3x slower than the same recipe on the old cluster", 3.0),
         ("runs 2.5 times slower than on pool A", 2.5),
         ("steps take 2x longer than before the migration", 2.0),
+        ("128-GPU job 40% slower than before the weekend", 1.4),
         ("1x slower", None),
+        ("0% slower", None),
         ("tokens/s down 35% since 10:18", None),
         ("3x faster than last week", None),
         ("", None),
@@ -81,7 +94,10 @@ def test_a_stated_factor(text: str, ratio: float | None) -> None:
 @pytest.mark.parametrize(
     "line,stall",
     [
-        ("2026-04-04T10:18:07Z [WARNING] data: shard fetch from s3://c/train/shard-12000.tar took 11.0s (retries=1)", True),
+        (
+            "2026-04-04T10:18:07Z [WARNING] data: shard fetch from s3://c/train/shard-12000.tar took 11.0s (retries=1)",
+            True,
+        ),
         ("GET gs://bucket/part-0001 took 9300ms", True),
         ("fetching chunk 12 took 7 seconds", True),
         ("iteration 1525 | step_time 5.148s | data_time 2.139s", True),
