@@ -45,7 +45,14 @@ class GraphPlanner(PlannerBase):
                 return ToolCall(tool=tool, reason="triage: the job layer first")
 
         top = view.hypotheses[0] if view.hypotheses else None
-        if top and top.root_cause != "healthy" and top.confirmed and top.probability >= STOP_PROBABILITY:
+        confident = (
+            top is not None
+            and top.root_cause != "healthy"
+            and top.confirmed
+            and top.probability >= STOP_PROBABILITY
+            and not _too_small(view, top)
+        )
+        if confident:
             # Before stopping, run the tests that could refute the leader (a signal that, found,
             # lowers its belief) and that have not run on its host or fleet-wide.
             if refute := self._refuting_test(view, top, done):
@@ -75,7 +82,6 @@ class GraphPlanner(PlannerBase):
                 if key not in why or gain > 0:
                     why[key] = f"tests {h.root_cause} on {h.component} ({test.signal})"
 
-        confident = top is not None and top.confirmed and top.probability >= STOP_PROBABILITY
         if not confident:
             # Sweeps: valued by the prior mass of the root causes they can reveal anywhere.
             for tool in view.graph.sweeps:
@@ -91,7 +97,7 @@ class GraphPlanner(PlannerBase):
                 key = (tool, None)
                 values[key] += (
                     mass
-                    * (1.0 - (top.probability if top and top.confirmed else 0.0))
+                    * (1.0 - (top.probability if top and top.confirmed and confident else 0.0))
                     / (view.tools[tool] * SWEEP_COST_FACTOR)
                 )
                 why.setdefault(key, "sweep: look for faults no suspect points at")
@@ -128,6 +134,21 @@ class GraphPlanner(PlannerBase):
                 reason=f"could refute {top.root_cause} on {top.component} ({test.signal})",
             )
         return None
+
+
+def _too_small(view: PlannerView, top) -> bool:
+    """The leader is a part whose ranks compute late by far less than the job slowed (or not late
+    at all): the report will set it aside (``report.cannot_explain``), so it is no reason to stop.
+    Only a measured job slowdown counts here; without one the planner keeps its usual stop."""
+    slowed = any(
+        r.get("tool") == "job_steps" and any(s.get("name") == "job_slowdown" for s in r.get("signals") or [])
+        for r in view.records
+    )
+    if not slowed:
+        return False
+    from forensic.harness.report import cannot_explain  # the report's own rule; imported late (cycle)
+
+    return cannot_explain(view.graph, top, view.records, "mfu_drop") is not None
 
 
 def _refused(view: PlannerView) -> set[tuple[str, str | None]]:
