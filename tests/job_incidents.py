@@ -50,7 +50,14 @@ def _incident(root: Path, title: str, reported: str = "") -> None:
 
 
 def _steps(
-    root: Path, *, extra: float, onset: int | None, compute: bool, base: float = 2.0, seed: int = 3
+    root: Path,
+    *,
+    extra: float,
+    onset: int | None,
+    compute: bool,
+    base: float = 2.0,
+    seed: int = 3,
+    late_rank: int | None = None,
 ) -> None:
     """Every rank alike: ``extra`` seconds outside compute from step ``onset`` (None: from the start).
     Every LOG_EVERY-th step is logged, so the logged steps' start times advance by that many
@@ -61,6 +68,8 @@ def _steps(
     s = 0
     while True:
         comp = base * 0.8 + rng.normal(0, 0.004, 8)
+        if late_rank is not None:
+            comp[late_rank] *= 1.015  # a decoy: a GPU a little late, far less than the job slowed
         wait = extra * (1.0 + 0.15 * rng.standard_normal()) if onset is None or s >= onset else 0.0
         dur = float(comp.max()) + base * 0.2 + max(wait, 0.0)
         if t + dur * LOG_EVERY > END:
@@ -110,15 +119,27 @@ FETCH = {
 }
 
 
-def input_stall(root: Path, *, fleet: str, presentation: str, compute: bool = True) -> Path:
+def input_stall(
+    root: Path, *, fleet: str, presentation: str, compute: bool = True, decoy: bool = False
+) -> Path:
     """Every rank waits for its input from step ONSET: the step's time outside compute grows while
-    the network is quiet; the loader says why in ``presentation``'s words (or its data_time does)."""
+    the network is quiet; the loader says why in ``presentation``'s words (or its data_time does,
+    or, for ``nfs_kernel``, only the hosts' kernels do). ``decoy``: one GPU power-capped, its rank
+    1.5% late from the start."""
     names = FLEETS[fleet]
-    build_bundle(root, None, steps=False, spare_idle_low_gen=False)
+    build_bundle(root, "power_throttle" if decoy else None, steps=False, spare_idle_low_gen=False)
     _rename(root, names)
     _incident(root, "Tokens/s down a third since 02:05", "Storage team says the object store is fine.")
     extra = 1.2
-    _steps(root, extra=extra, onset=ONSET, compute=compute)
+    _steps(root, extra=extra, onset=ONSET, compute=compute, late_rank=6 if decoy else None)
+    if presentation == "nfs_kernel":
+        for host in names:
+            dmesg = root / "nodes" / host / "cmd" / "dmesg.txt"
+            up = 86400 * 3 + 60 + ONSET * PERIOD
+            lines = [
+                f"[{up + k * 240:.6f}] nfs: server filer01 not responding, still trying" for k in range(6)
+            ]
+            dmesg.write_text(dmesg.read_text() + "\n".join(lines) + "\n")
     _log(root, "train.log", _train_log(root, extra=extra, onset=ONSET, data_time=presentation == "data_time"))
     _log(root, "nccl.log", _nccl_ok(names))
     if presentation in FETCH:
