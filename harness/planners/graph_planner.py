@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from forensic.harness.failure_graph import host_of
+from forensic.harness.failure_graph import Hypothesis, host_of
 from forensic.harness.planners.base import (
     Decision,
     PlannerBase,
@@ -136,7 +136,7 @@ class GraphPlanner(PlannerBase):
         return None
 
 
-def _too_small(view: PlannerView, top) -> bool:
+def _too_small(view: PlannerView, top: Hypothesis) -> bool:
     """The leader is a part whose ranks compute late by far less than the job slowed (or not late
     at all): the report will set it aside (``report.cannot_explain``), so it is no reason to stop.
     Only a measured job slowdown counts here; without one the planner keeps its usual stop."""
