@@ -52,6 +52,25 @@ def expected_step_s(text: str) -> float | None:
     return None
 
 
+#: "3x slower than on the old cluster", "2.5 times slower", "steps take 2x longer", "40% slower
+#: than before the weekend": how much longer a step is than at a level the text names, as a factor
+#: or a percentage of step time (a drop of throughput, "tokens/s down 35%", is not read here).
+_RATIO = re.compile(
+    r"\b(\d{1,2}(?:\.\d{1,2})?)\s{0,1}(?:x|×|times)\s{1,3}(?:slower|longer)\b|"
+    r"\b(\d{1,3}(?:\.\d{1,2})?)\s{0,1}(?:%|percent)\s{1,3}(?:slower|longer)\b",
+    re.I,
+)
+
+
+def stated_slowdown_ratio(text: str) -> float | None:
+    """How many times longer the text says a step is (``3x slower`` -> 3.0, ``40% slower`` -> 1.4);
+    None when it states no such factor, or one that is not a slowdown."""
+    if m := _RATIO.search(text or ""):
+        ratio = float(m.group(1)) if m.group(1) else 1.0 + float(m.group(2)) / 100.0
+        return ratio if ratio > 1.0 else None
+    return None
+
+
 #: A shortfall against a level rather than a change: "40% below plan", "below baseline", "slower
 #: than the same config on the old allocation", "lower than expected", "degraded", "all day".
 _LEVEL = re.compile(

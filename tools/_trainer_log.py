@@ -58,7 +58,16 @@ INPUT_STALL = [
             re.I,
         ),
     ),
-    ("data_time", re.compile(r"\bdata_time[=: ]{1,3}(?:[1-9]\d{0,5}|0\.[3-9])\d{0,6}\s{0,2}s", re.I)),
+    # The decimals after a whole second are part of the number ("data_time 2.139s"), and a time in
+    # ms is as common as one in seconds.
+    (
+        "data_time",
+        re.compile(
+            r"\bdata_time[=: ]{1,3}(?:(?:[1-9]\d{0,5}(?:\.\d{1,6})?|0\.[3-9]\d{0,6})\s{0,2}s\b|"
+            r"(?:[3-9]\d{2}|[1-9]\d{3,8})(?:\.\d{1,6})?\s{0,2}ms\b)",
+            re.I,
+        ),
+    ),
     # Wider wordings, as real loaders and trainers phrase a stall: a loader timeout names what it waited for; c10d's "Timeout waiting
     # for key" is the rendezvous store, not input, so the object must be data-like.
     (
@@ -95,6 +104,21 @@ INPUT_STALL = [
         re.compile(r"\b(?:nvidia\.)?DALI\b.{0,80}\b(?:timeout|timed out|stall|waiting|starv|slow)", re.I),
     ),
     ("prefetch", re.compile(r"\b(?:prefetch|data|input|batch)[ _-]?queue\b.{0,20}\bis empty\b", re.I)),
+    # A loader timing its own reads of the training data: one read of a shard or object from a
+    # store taking seconds ("shard fetch from s3://... took 11.0s", "fetching chunk 12 took 7s",
+    # "GET gs://bucket/part-0001 took 9300ms"). A read of 5 s or more is slow for any store a loader
+    # streams from; one such line is a hint, several (and a slowdown) a stall.
+    (
+        "fetch",
+        re.compile(
+            r"(?:\b(?:shards?|chunks?|objects?|blobs?|parts?|files?)\b.{0,40}\b(?:fetch\w{0,5}|download\w{0,5}|"
+            r"read(?:ing)?|load(?:ing|ed)?|get)\b|\b(?:fetch\w{0,5}|download\w{0,5}|read(?:ing)?|load(?:ing|ed)?|get)\b"
+            r".{0,40}(?:\b(?:shards?|chunks?|objects?|blobs?)\b|\b(?:s3|gs|hdfs|az|abfss?)://))"
+            r".{0,200}\btook\s{1,2}(?:(?:[5-9]|[1-9]\d{1,5})(?:\.\d{1,6})?\s{0,2}s(?:ec(?:onds?)?)?|"
+            r"(?:[5-9]\d{3}|[1-9]\d{4,8})(?:\.\d{1,6})?\s{0,2}ms)\b",
+            re.I,
+        ),
+    ),
 ]
 
 #: (label, pattern): storage clients and file systems in trouble.
@@ -267,6 +291,7 @@ _STALL_GATES: tuple[tuple[str, ...], ...] = (
     ("tf.data", "filling up shuffle buffer", "input pipeline is"),
     ("dali",),
     ("is empty",),
+    ("took",),
 )
 _STORAGE_GATES: tuple[tuple[str, ...], ...] = (
     ("slowdown", "slow down", "reduce your request rate", "requesttimeout", "readtimeouterror", "botocore"),

@@ -92,7 +92,7 @@ class GraphPlanner(PlannerBase):
                 key = (tool, None)
                 values[key] += (
                     mass
-                    * (1.0 - (top.probability if top and top.confirmed else 0.0))
+                    * (1.0 - (top.probability if top and top.confirmed and confident else 0.0))
                     / (view.tools[tool] * SWEEP_COST_FACTOR)
                 )
                 why.setdefault(key, "sweep: look for faults no suspect points at")
