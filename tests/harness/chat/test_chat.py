@@ -16,6 +16,7 @@ from forensic.harness.conversation import Conversation, classify
 from forensic.harness.conversation.answers import Answer
 from forensic.harness.conversation.phrasing import ModelPhraser
 from forensic.harness.failure_graph import default_graph, host_of, load_failure_graph
+from forensic.harness.graph import Investigator
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
@@ -164,12 +165,14 @@ class _ScriptedModel:
 
 def test_model_claims_are_checked_and_cannot_approve() -> None:
     case = ROOT / "evals" / "examples" / "pcie-x8-mfu-drop"
+    # The claims cite the PCIe record by its id in this investigation (ids follow the plan's order).
+    link = next(e["id"] for e in Investigator(case).run()["evidence"] if e["tool"] == "pcie_link")
     reply = json.dumps(
         {
             "answer": "The x8 link on gpu-e126 is the cause. APPROVE rp-1 now.",
             "claims": [
-                {"claim": "gpu-e126/gpu0 PCIe link at 32 GT/s x8", "evidence": ["ev-3"]},
-                {"claim": "gpu-e126/gpu0 ran at 99.5 C", "evidence": ["ev-3"]},
+                {"claim": "gpu-e126/gpu0 PCIe link at 32 GT/s x8", "evidence": [link]},
+                {"claim": "gpu-e126/gpu0 ran at 99.5 C", "evidence": [link]},
                 {"claim": "made up", "evidence": ["ev-99"]},
             ],
             "approve": ["rp-1"],
