@@ -78,7 +78,8 @@ class GraphPlanner(PlannerBase):
 
         confident = top is not None and top.confirmed and top.probability >= STOP_PROBABILITY
         if not confident:
-            # Sweeps: valued by the prior mass of the root causes they can reveal anywhere.
+            # Sweeps: valued by the prior mass of the root causes they can reveal anywhere. A leader
+            # that does not stop the search does not discount them either.
             for tool in view.graph.sweeps:
                 if tool not in view.tools or tool in fleet_done:
                     continue
@@ -90,11 +91,7 @@ class GraphPlanner(PlannerBase):
                 if mass <= 0:
                     continue
                 key = (tool, None)
-                values[key] += (
-                    mass
-                    * (1.0 - (top.probability if top and top.confirmed and confident else 0.0))
-                    / (view.tools[tool] * SWEEP_COST_FACTOR)
-                )
+                values[key] += mass / (view.tools[tool] * SWEEP_COST_FACTOR)
                 why.setdefault(key, "sweep: look for faults no suspect points at")
 
         if not values:
