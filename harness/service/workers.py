@@ -61,13 +61,31 @@ def postgres_checkpointer(conninfo: str, *, max_size: int = 8) -> Any:
         raise DatabaseError(f"cannot connect to PostgreSQL for checkpoints ({type(exc).__name__})") from None
     saver = PostgresSaver(pool)
     with psycopg.connect(conninfo, autocommit=True) as con:  # concurrent first starts: one sets up
-        con.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+        _take_lock_polling(con, MIGRATION_LOCK)
         try:
             saver.setup()
         finally:
             con.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
     saver._forensic_pool = pool  # type: ignore[attr-defined]  # the pool lives as long as the saver
     return saver
+
+
+def _take_lock_polling(con: Any, key: int, *, wait_s: float = 300.0) -> None:
+    """Take a session advisory lock by polling ``pg_try_advisory_lock``, never by waiting in a query.
+
+    The checkpointer's setup builds its indexes with ``CREATE INDEX CONCURRENTLY``, which waits for
+    every transaction in the database that holds an older snapshot. A second process blocked in
+    ``pg_advisory_lock`` holds one for as long as it waits, while the lock it waits for is held by
+    the first process's other connection: each waits for the other and PostgreSQL cannot see the
+    cycle (it closes through the client). Between tries this connection holds no snapshot.
+    """
+    from forensic.harness.service.store import DatabaseError
+
+    deadline = time.monotonic() + wait_s
+    while not con.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
+        if time.monotonic() > deadline:
+            raise DatabaseError(f"another process held the set-up lock for over {wait_s:.0f} s")
+        time.sleep(0.2)
 
 
 def _events(node: str, update: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
