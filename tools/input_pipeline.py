@@ -22,7 +22,7 @@ import re
 from forensic.sandbox import ForensicError, NotFoundError
 from forensic.tools._sweep import hosts_for
 from forensic.tools.base import HostScope, Signal, Tool, ToolContext, ToolResult, count, register
-from forensic.tools.kernel_log import kernel_text, log_year, placed
+from forensic.tools.kernel_log import kernel_text, log_read_at, log_year, placed
 from forensic.tools.metrics import in_window, read_metric
 from forensic.tools.parsers.hostload import parse_pressure, parse_top
 from forensic.tools.parsers.kernel_log import kernel_lines
@@ -83,12 +83,18 @@ IO_PRESSURE_SERIES = ("node_pressure_io_waiting_seconds_total", "node_pressure_i
 
 
 def storage_lines(
-    text: str, *, boot: float | None, year: int | None, window: tuple[float | None, float | None]
+    text: str,
+    *,
+    boot: float | None,
+    year: int | None,
+    window: tuple[float | None, float | None],
+    now: float | None = None,
 ) -> tuple[list[tuple[str, str]], int]:
     """Storage-stall lines in the window as (label, line), and how many older ones were history."""
     found: list[tuple[str, str]] = []
     history = 0
-    for _, t, body in kernel_lines(text, boot_unix=boot, year=year):
+    not_after = log_read_at(window, {"now": now} if now is not None else {})
+    for _, t, body in kernel_lines(text, boot_unix=boot, year=year, not_after=not_after):
         label = None
         for name, pat in KERNEL_STORAGE:
             if pat.search(body):
@@ -136,6 +142,7 @@ class InputPipeline(Tool):
                         kernel[0],
                         boot=ctx.source.collected(host).get("boot"),
                         year=year,
+                        now=ctx.source.collected(host).get("now"),
                         window=ctx.source.window,
                     )
                     lines.extend((host, label, text) for label, text in found)

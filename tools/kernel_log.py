@@ -97,8 +97,12 @@ def read_kernel_log(ctx: ToolContext, host: str) -> KernelRead | None:
         if got is None:
             return None
         text, source, lost = got
+        collected = ctx.source.collected(host)
         log = parse_kernel_log(
-            text, boot_unix=ctx.source.collected(host).get("boot"), year=log_year(ctx.source.window)
+            text,
+            boot_unix=collected.get("boot"),
+            year=log_year(ctx.source.window),
+            not_after=log_read_at(ctx.source.window, collected),
         )
         if text.strip() and not log.events and not _KERNEL_LINE.search(text[:_SNIFF]):
             # Text with no kernel line in it is not a quiet kernel log: saying "no fault"
@@ -112,6 +116,13 @@ def read_kernel_log(ctx: ToolContext, host: str) -> KernelRead | None:
 def log_year(window: tuple[float | None, float | None]) -> int | None:
     """The year of the window's start: syslog-style prefixes print no year."""
     return datetime.fromtimestamp(window[0], UTC).year if window[0] else None
+
+
+def log_read_at(window: tuple[float | None, float | None], collected: dict) -> float | None:
+    """The latest a kernel line can be (the snapshot's ``now``, else the window's end): syslog
+    stamps print no year, and the one that puts a line after this is last year's."""
+    times = [t for t in (collected.get("now"), window[1]) if isinstance(t, (int, float))]
+    return max(times) if times else None
 
 
 def placed(window: tuple[float | None, float | None], t: float | None) -> str:

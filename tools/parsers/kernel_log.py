@@ -305,6 +305,8 @@ _ISO = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?(Z|[+-]\d{2}:?\d{2})?"
     r"(?: (\S{1,253}) kernel(?:\[\d{1,10}\])?:)? ?"
 )
+#: How far past ``not_after`` a syslog stamp may lie and still be this year's (clock skew).
+_YEAR_SLACK_S = 2 * 86400.0
 _HOST_KERNEL = re.compile(r"\S{1,253} kernel: ")  # journalctl -o short-monotonic: "[ 1.2] host kernel: "
 
 
@@ -317,8 +319,17 @@ class _Stamp(NamedTuple):
 class _Clock:
     """Turns the stamps of one log into times, with the caller's boot time and year."""
 
-    def __init__(self, boot_unix: float | None, year: int | None, warnings: list[str]) -> None:
+    def __init__(
+        self, boot_unix: float | None, year: int | None, warnings: list[str], not_after: float | None = None
+    ) -> None:
         self.boot = boot_unix if boot_unix is not None and math.isfinite(boot_unix) else None
+        self.not_after: float | None = None
+        if not_after is not None and math.isfinite(not_after):
+            try:  # the year of the moment the log was read is the year of its latest lines
+                year = datetime.fromtimestamp(not_after, UTC).year
+                self.not_after = not_after
+            except (OverflowError, ValueError, OSError):
+                pass
         self.year = year
         self.warnings = warnings
         self._warned_year = False
@@ -365,6 +376,15 @@ class _Clock:
             if m and m.group(1) in _MONTHS:
                 month, day, h, mi, s, frac = m.group(1, 2, 3, 4, 5, 6)
                 wall = self.wall(self.year, month, day, h, mi, s, frac or "")
+                if (
+                    wall is not None
+                    and self.year is not None
+                    and self.not_after is not None
+                    and wall > self.not_after + _YEAR_SLACK_S
+                ):
+                    # No line is printed after the log was read: a "Dec 30" line in a log read
+                    # in January is from last December, not eleven months ahead.
+                    wall = self.wall(self.year - 1, month, day, h, mi, s, frac or "")
                 inner = self._bracket(line[m.end() :]) if line[m.end() : m.end() + 1] == "[" else None
                 if inner is not None and inner.uptime_s is not None:
                     return _Stamp(inner.body, wall if wall is not None else inner.time_unix, inner.uptime_s)
@@ -454,16 +474,18 @@ _POWER = re.compile(r"Detected insufficient power on the PCIe slot \((\d{1,4})W\
 _FELL_OFF_WINDOW = 4
 
 
-def parse_kernel_log(text: str, *, boot_unix: float | None = None, year: int | None = None) -> KernelLog:
+def parse_kernel_log(
+    text: str, *, boot_unix: float | None = None, year: int | None = None, not_after: float | None = None
+) -> KernelLog:
     """Parse any kernel log text; nothing raises, unknown lines are skipped.
 
-    ``boot_unix`` (``collected.json`` ``boot``) turns boot-relative stamps into wall time; ``year``
-    (from the incident window) completes syslog stamps, which print none. The same year applies to
-    every syslog line, so a log that spans New Year dates the lines on the far side of it a year off;
-    those lie far outside the window anyway.
+    ``boot_unix`` (``collected.json`` ``boot``) turns boot-relative stamps into wall time. Syslog
+    stamps (``journalctl -k``) print no year: ``not_after`` (when the log was read, or the window's
+    end) completes them with its own year, or the year before for a date that would lie after it,
+    so a log that spans New Year reads right. Without it, ``year`` applies to every syslog line.
     """
     warnings: list[str] = []
-    clock = _Clock(boot_unix, year, warnings)
+    clock = _Clock(boot_unix, year, warnings, not_after)
     parser = _BodyParser()
     long_lines = 0
     line_no = 0
@@ -795,10 +817,12 @@ def _key(pci: PciAddress) -> tuple[int, int, int, int]:
     return pci.domain, pci.bus, pci.device, pci.function or 0
 
 
-def kernel_lines(text: str, *, boot_unix: float | None = None, year: int | None = None):
+def kernel_lines(
+    text: str, *, boot_unix: float | None = None, year: int | None = None, not_after: float | None = None
+):
     """(line number, wall time or None, body after the prefix) for every line of a kernel log, in any
     prefix style :func:`parse_kernel_log` accepts; for readers of lines it has no event for."""
-    clock = _Clock(boot_unix, year, [])
+    clock = _Clock(boot_unix, year, [], not_after)
     for line_no, line in enumerate(plain_lines(text), 1):
         if len(line) > _MAX_LINE or not line.strip():
             continue

@@ -517,3 +517,21 @@ def test_fuzz_never_raises(text):
 def test_fuzz_shuffled_real_lines(lines):
     log = parse_kernel_log("\n".join(lines), year=2026)
     assert all(e.line_no <= len(lines) for e in log.events)
+
+
+def test_a_journal_line_from_last_december_is_dated_last_year():
+    # Read on Jan 1 2026 at 00:40: the Dec 31 XID is twenty minutes old, not eleven months ahead,
+    # and the Jan 1 one is this year's; a window that starts in 2025 must not date both 2025.
+    read_at = utc(2026, 1, 1, 0, 40, 0)
+    text = f"Dec 31 23:58:02 h1 kernel: {BODY}\nJan  1 00:05:10 h1 kernel: {BODY}\n"
+    old, new = parse_kernel_log(text, year=2025, not_after=read_at).events
+    assert old.time_unix == utc(2025, 12, 31, 23, 58, 2)
+    assert new.time_unix == utc(2026, 1, 1, 0, 5, 10)
+    # A line a day past the read (a fast clock) is still this year's; lines that print their year
+    # are never moved; a read time no calendar holds is ignored.
+    [ahead] = parse_kernel_log(f"Jan  2 00:30:00 h1 kernel: {BODY}\n", not_after=read_at).events
+    assert ahead.time_unix == utc(2026, 1, 2, 0, 30, 0)
+    [ctime] = parse_kernel_log(f"[Mon Dec 31 23:58:02 2029] {BODY}\n", not_after=read_at).events
+    assert ctime.time_unix == utc(2029, 12, 31, 23, 58, 2)
+    [odd] = parse_kernel_log(f"Dec 31 23:58:02 h1 kernel: {BODY}\n", year=2026, not_after=1e300).events
+    assert odd.time_unix == utc(2026, 12, 31, 23, 58, 2)
