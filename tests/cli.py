@@ -5,11 +5,17 @@ the machine running the tests (FORENSIC_*, a user's config) cannot reach the run
 from __future__ import annotations
 
 import json
+import os
+import socket
 import subprocess
 import sys
-from collections.abc import Mapping
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from forensic.harness.service.bench import free_port
 
 PATH = "/usr/bin:/bin"
 
@@ -46,3 +52,48 @@ def investigate(*args: str, state: Path, timeout: float = 300) -> dict[str, Any]
     out = forensic("investigate", *args, "--json", "--no-checkpoint", state=state, timeout=timeout)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
+
+
+def mcp_http_argv(source: Path, port: int, token_file: Path) -> list[str]:
+    """``forensic mcp SOURCE`` over HTTP on a loopback port, with the token in ``token_file``."""
+    return forensic_argv(
+        "mcp",
+        str(source),
+        "--transport",
+        "http",
+        "--listen",
+        f"127.0.0.1:{port}",
+        "--token-file",
+        str(token_file),
+    )
+
+
+@contextmanager
+def mcp_over_http(source: Path, token: str, folder: Path) -> Iterator[str]:
+    """A running ``forensic mcp SOURCE --transport http`` on a free loopback port that takes
+    ``token`` (written to a file in ``folder``); yields its URL and stops it on exit."""
+    port = free_port()
+    token_file = folder / "token"
+    token_file.write_text(token + "\n")
+    proc = subprocess.Popen(
+        mcp_http_argv(source, port, token_file),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                assert proc.stderr is not None
+                if proc.poll() is not None:
+                    raise AssertionError(proc.stderr.read().decode()) from None
+                assert time.monotonic() < deadline, "forensic mcp did not start"
+                time.sleep(0.2)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
