@@ -383,6 +383,16 @@ def test_a_forged_checkpoint_is_refused_by_the_cli_in_one_line(tmp_path: Path) -
     assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
 
 
+def _gate(a: Approved, runs: Path) -> ExecutionGate:
+    """The gate over ``a``'s checkpoints and audit log; its runbook executor counts runs in ``runs``."""
+    return ExecutionGate(
+        CONFIG,
+        ledger=SqliteLedger(a.checkpoints),
+        audit_log=a.audit,
+        executors={"runbook": CountingExecutor(runs)},
+    )
+
+
 def test_an_approval_in_a_broken_chain_does_not_count(tmp_path: Path) -> None:
     from forensic.harness import audit as chain
 
@@ -395,12 +405,7 @@ def test_an_approval_in_a_broken_chain_does_not_count(tmp_path: Path) -> None:
     lines = a.audit.read_text().splitlines()
     lines[0] = lines[0].replace('"refused"', '"rejected"')
     a.audit.write_text("\n".join(lines) + "\n")
-    gate = ExecutionGate(
-        CONFIG,
-        ledger=SqliteLedger(a.checkpoints),
-        audit_log=a.audit,
-        executors={"runbook": CountingExecutor(tmp_path / "runs.txt")},
-    )
+    gate = _gate(a, tmp_path / "runs.txt")
     with pytest.raises(ExecutionError, match="chain breaks"):
         gate.execute(a.thread, a.state(), "rp-1")
     assert not (tmp_path / "runs.txt").exists()
@@ -423,12 +428,7 @@ def test_an_approval_of_other_content_or_thread_does_not_count(tmp_path: Path) -
             {**approval, "outcome": "refused"},
         ],
     )
-    gate = ExecutionGate(
-        CONFIG,
-        ledger=SqliteLedger(a.checkpoints),
-        audit_log=a.audit,
-        executors={"runbook": CountingExecutor(tmp_path / "runs.txt")},
-    )
+    gate = _gate(a, tmp_path / "runs.txt")
     with pytest.raises(ExecutionError, match="audit log holds no approval"):
         gate.execute(a.thread, a.state(), "rp-1")
     assert not (tmp_path / "runs.txt").exists()
@@ -436,12 +436,7 @@ def test_an_approval_of_other_content_or_thread_does_not_count(tmp_path: Path) -
 
 def test_a_real_approval_still_executes(tmp_path: Path) -> None:
     a = Approved(tmp_path)
-    gate = ExecutionGate(
-        CONFIG,
-        ledger=SqliteLedger(a.checkpoints),
-        audit_log=a.audit,
-        executors={"runbook": CountingExecutor(tmp_path / "runs.txt")},
-    )
+    gate = _gate(a, tmp_path / "runs.txt")
     assert gate.execute(a.thread, a.state(), "rp-1")["state"] == "succeeded"
 
 
@@ -474,12 +469,7 @@ def test_what_ran_before_the_upgrade_still_does_not_run_again(tmp_path: Path) ->
     old.commit()
     old.close()
     runs = tmp_path / "runs.txt"
-    gate = ExecutionGate(
-        CONFIG,
-        ledger=SqliteLedger(a.checkpoints),
-        audit_log=a.audit,
-        executors={"runbook": CountingExecutor(runs)},
-    )
+    gate = _gate(a, runs)
     with pytest.raises(ExecutionError, match="already run"):
         gate.execute(a.thread, a.state(), "rp-1")
     assert not runs.exists()
