@@ -47,6 +47,28 @@ def forensic(
     )
 
 
+def forensic_here(
+    *args: str,
+    state: Path,
+    env: Mapping[str, str] | None = None,
+    stdin: str | None = None,
+    cwd: Path | None = None,
+    timeout: float = 300,
+) -> subprocess.CompletedProcess:
+    """``forensic ARGS`` in the environment the tests run in, with ``FORENSIC_STATE_DIR`` set to
+    ``state`` and ``env`` on top; its input is ``stdin``, else nothing (/dev/null)."""
+    return subprocess.run(
+        forensic_argv(*args),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        input=stdin,
+        stdin=subprocess.DEVNULL if stdin is None else None,
+        cwd=cwd,
+        env={**os.environ, "FORENSIC_STATE_DIR": str(state), **(env or {})},
+    )
+
+
 def investigate(*args: str, state: Path, timeout: float = 300) -> dict[str, Any]:
     """The JSON report of ``forensic investigate ARGS --json --no-checkpoint``, which must succeed."""
     out = forensic("investigate", *args, "--json", "--no-checkpoint", state=state, timeout=timeout)

@@ -17,7 +17,6 @@ import multiprocessing
 import os
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -39,6 +38,7 @@ from forensic.harness.graph import Investigator
 from forensic.harness.service.bench import fault_alert, webhook
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from tests import cli
 from tests.harness.executors.conftest import EXAMPLE, Approved
 from tests.harness.service.conftest import JOB, app_client, auth  # noqa: F401 (app_client: a fixture, by request)
 
@@ -190,15 +190,7 @@ class _Tickets(BaseHTTPRequestHandler):
 
 
 def _cli(state: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "FORENSIC_STATE_DIR": str(state)}
-    return subprocess.run(
-        [sys.executable, "-m", "forensic.harness.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=180,
-        check=False,
-    )
+    return cli.forensic_here(*args, state=state, timeout=180)
 
 
 def _investigation(c: Any) -> tuple[str, dict[str, Any]]:

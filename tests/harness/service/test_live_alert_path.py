@@ -11,10 +11,8 @@ slurmctld; the alert resolves and the resolution is recorded. Under CI=true noth
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -22,6 +20,7 @@ import pytest
 from forensic.evals.fleet_rig import FleetRig
 from forensic.sandbox import Bundle
 
+from tests import cli
 from tests.harness.executors.conftest import slurm  # noqa: F401  (the real Slurm fixture)
 
 from .conftest import EXAMPLE, need_binary
@@ -34,23 +33,10 @@ def _iso(t: float) -> str:
 
 
 def _replay_verdict(tmp_path: Path) -> dict:
-    env = {**os.environ, "FORENSIC_STATE_DIR": str(tmp_path / "cli-state")}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "forensic.harness.cli",
-            "investigate",
-            str(EXAMPLE / "bundle"),
-            "--json",
-            "--no-checkpoint",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-        check=True,
+    done = cli.forensic_here(
+        "investigate", str(EXAMPLE / "bundle"), "--json", "--no-checkpoint", state=tmp_path / "cli-state"
     )
+    assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)["verdict"]
 
 

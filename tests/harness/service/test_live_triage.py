@@ -5,9 +5,7 @@ is ``unmapped`` with its reason on the page and in a notification."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import threading
 import time
 from datetime import UTC, datetime
@@ -18,6 +16,8 @@ import pytest
 from forensic.evals.fleet_rig import FleetRig, prometheus_binaries
 from forensic.harness.service.bench import fault_alert, free_port, webhook
 from forensic.sandbox import Bundle
+
+from tests import cli
 
 from .conftest import EXAMPLE, JOB, auth
 
@@ -58,15 +58,7 @@ def _wait(c, inv: str, done=("awaiting_approval", "concluded", "failed"), timeou
 
 
 def _cli(*args: str, state: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "FORENSIC_STATE_DIR": str(state / "cli-state"), "COLUMNS": "400"}
-    return subprocess.run(
-        [sys.executable, "-m", "forensic.harness.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-        check=False,
-    )
+    return cli.forensic_here(*args, state=state / "cli-state", env={"COLUMNS": "400"})
 
 
 def _wait_for(pred, timeout_s: float = 20) -> None:
