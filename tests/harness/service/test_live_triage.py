@@ -9,7 +9,7 @@ import subprocess
 import threading
 import time
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -20,19 +20,7 @@ from forensic.sandbox import Bundle
 from tests import cli
 
 from .conftest import EXAMPLE, JOB, auth
-
-
-class _Receiver(BaseHTTPRequestHandler):
-    got: list[dict] = []
-
-    def do_POST(self) -> None:
-        n = int(self.headers.get("content-length", 0))
-        type(self).got.append(json.loads(self.rfile.read(n)))
-        self.send_response(200)
-        self.end_headers()
-
-    def log_message(self, *a) -> None:
-        pass
+from .test_alert_path import _Receiver
 
 
 def _receiver() -> tuple[ThreadingHTTPServer, str]:
