@@ -19,6 +19,7 @@ from forensic.tools import ToolContext, get_tool
 from forensic.tools.detectors.steps import load_steps_csv
 
 from forensic.record import HEADER, StepRecorder, hf_callback, lightning_callback, param_checksum
+from tests.cli import investigate
 
 
 class FakeClock:
@@ -233,23 +234,7 @@ def test_a_real_4_process_job_with_a_slow_rank_is_recorded_and_the_rank_named(tm
     assert stragglers == ["node-1/gpu0"], res.summary
     assert res.data["n_ranks"] == RANKS and res.data["n_steps"] == STEPS
 
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "forensic.harness.cli",
-            "investigate",
-            str(bundle),
-            "--json",
-            "--no-checkpoint",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={"FORENSIC_STATE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
-    )
-    assert out.returncode == 0, out.stderr
-    report = json.loads(out.stdout)
+    report = investigate(str(bundle), state=tmp_path)
     named = [s for ev in report["evidence"] for s in ev.get("signals", []) if s["name"] == "straggler"]
     assert {s["component"] for s in named} == {"node-1/gpu0"}
     assert report["verdict"]["component"] in ("node-1/gpu0", None), report["verdict"]

@@ -9,27 +9,25 @@ from __future__ import annotations
 import json
 import os
 import pwd
-import subprocess
-import sys
 from pathlib import Path
 
 from forensic.harness import audit
+
+from tests import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 CASE = ROOT / "evals" / "examples" / "pcie-x8-mfu-drop"
 
 
 def test_refused_chat_decisions_are_audited(tmp_path: Path) -> None:
-    env = {**os.environ, "FORENSIC_STATE_DIR": str(tmp_path), "USER": "mallory", "LOGNAME": "mallory"}
     script = "/approve rp-1 too early\nwhy is it slow?\n/approve rp-99\n/reject\n/approve rp-1 fine\n/approve rp-1 again\n/quit\n"
-    done = subprocess.run(
-        [sys.executable, "-m", "forensic.harness.cli", "chat", str(CASE), "--plain"],
-        input=script,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        check=False,
+    done = cli.forensic_here(
+        "chat",
+        str(CASE),
+        "--plain",
+        state=tmp_path,
+        env={"USER": "mallory", "LOGNAME": "mallory"},
+        stdin=script,
     )
     assert done.returncode == 0, done.stderr
     me = pwd.getpwuid(os.getuid()).pw_name

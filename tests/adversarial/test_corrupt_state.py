@@ -9,30 +9,21 @@ Each command meets a checkpoint file truncated mid-way and a file of random byte
 from __future__ import annotations
 
 import hashlib
-import os
 import random
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 CASE = ROOT / "evals" / "examples" / "pcie-x8-mfu-drop"
 
 
 def _cli(state: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "FORENSIC_STATE_DIR": str(state)}
-    return subprocess.run(
-        [sys.executable, "-m", "forensic.harness.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    return cli.forensic_here(*args, state=state)
 
 
 @pytest.fixture(scope="module")

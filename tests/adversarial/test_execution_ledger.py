@@ -17,9 +17,10 @@ import multiprocessing
 import os
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
@@ -39,6 +40,7 @@ from forensic.harness.graph import Investigator
 from forensic.harness.service.bench import fault_alert, webhook
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from tests import cli
 from tests.harness.executors.conftest import EXAMPLE, Approved
 from tests.harness.service.conftest import JOB, app_client, auth  # noqa: F401 (app_client: a fixture, by request)
 
@@ -190,15 +192,7 @@ class _Tickets(BaseHTTPRequestHandler):
 
 
 def _cli(state: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "FORENSIC_STATE_DIR": str(state)}
-    return subprocess.run(
-        [sys.executable, "-m", "forensic.harness.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=180,
-        check=False,
-    )
+    return cli.forensic_here(*args, state=state, timeout=180)
 
 
 def _investigation(c: Any) -> tuple[str, dict[str, Any]]:
@@ -213,29 +207,47 @@ def _investigation(c: Any) -> tuple[str, dict[str, Any]]:
     raise AssertionError(f"{inv} did not finish")
 
 
-def test_the_service_and_the_cli_share_one_ledger(request: pytest.FixtureRequest, tmp_path: Path) -> None:
-    make = request.getfixturevalue("app_client")
+@contextmanager
+def _ticket_system(tmp_path: Path) -> Iterator[Path]:
+    """A local ticket system for the runbook executor (``_Tickets.seen`` holds what it received)
+    and an executors file that points at it; yields the file."""
     tickets = ThreadingHTTPServer(("127.0.0.1", 0), _Tickets)
     threading.Thread(target=tickets.serve_forever, daemon=True).start()
     _Tickets.seen = []
     executors = tmp_path / "executors.toml"
     executors.write_text(f'[runbook]\nurl = "http://127.0.0.1:{tickets.server_address[1]}/t"\n')
-    state = tmp_path / "cli-state"
     try:
+        yield executors
+    finally:
+        tickets.shutdown()
+
+
+def _ticket_proposal(c: Any) -> tuple[str, dict[str, Any]]:
+    """A concluded investigation of the service and its ticket proposal."""
+    inv, d = _investigation(c)
+    return inv, next(p for p in d["report"]["proposals"] if p["action"] in RunbookExecutor.actions)
+
+
+def _approve_and_run(c: Any, inv: str, p: dict[str, Any]) -> None:
+    """Approve and execute proposal ``p`` of ``inv`` through the service's API."""
+    url = f"/api/v1/investigations/{inv}/proposals/{p['id']}"
+    assert (
+        c.post(
+            url + "/approve", json={"content_hash": p["content_hash"], "reason": "ok"}, headers=auth("ann")
+        ).status_code
+        == 200
+    )
+    assert c.post(url + "/execute", json={}, headers=auth("ann")).status_code == 200
+
+
+def test_the_service_and_the_cli_share_one_ledger(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    make = request.getfixturevalue("app_client")
+    state = tmp_path / "cli-state"
+    with _ticket_system(tmp_path) as executors:
         c, svc = make(extra=f'executors = "{executors}"')
-        inv, d = _investigation(c)
+        inv, ticket = _ticket_proposal(c)
         thread = svc.store.investigation(inv)["thread_id"]
-        ticket = next(p for p in d["report"]["proposals"] if p["action"] in RunbookExecutor.actions)
-        url = f"/api/v1/investigations/{inv}/proposals/{ticket['id']}"
-        assert (
-            c.post(
-                url + "/approve",
-                json={"content_hash": ticket["content_hash"], "reason": "ok"},
-                headers=auth("ann"),
-            ).status_code
-            == 200
-        )
-        assert c.post(url + "/execute", json={}, headers=auth("ann")).status_code == 200
+        _approve_and_run(c, inv, ticket)
         assert len(_Tickets.seen) == 1
 
         # The service ran it: the CLI on the same file refuses, and sends nothing.
@@ -248,23 +260,15 @@ def test_the_service_and_the_cli_share_one_ledger(request: pytest.FixtureRequest
             state, "execute", thread, ticket["id"], "--undo", "--checkpoint", db, "--config", str(executors)
         )
         assert undo.returncode == 2 and "not undone by forensic" in undo.stderr, undo.stderr
-    finally:
-        tickets.shutdown()
 
 
 def test_a_run_by_the_cli_is_refused_by_the_service(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     make = request.getfixturevalue("app_client")
-    tickets = ThreadingHTTPServer(("127.0.0.1", 0), _Tickets)
-    threading.Thread(target=tickets.serve_forever, daemon=True).start()
-    _Tickets.seen = []
-    executors = tmp_path / "executors.toml"
-    executors.write_text(f'[runbook]\nurl = "http://127.0.0.1:{tickets.server_address[1]}/t"\n')
     state = tmp_path / "cli-state"
-    try:
+    with _ticket_system(tmp_path) as executors:
         c, svc = make(extra=f'executors = "{executors}"')
-        inv, d = _investigation(c)
+        inv, ticket = _ticket_proposal(c)
         thread = svc.store.investigation(inv)["thread_id"]
-        ticket = next(p for p in d["report"]["proposals"] if p["action"] in RunbookExecutor.actions)
         db = str(svc.cfg.database)
         approved = _cli(
             state,
@@ -284,8 +288,6 @@ def test_a_run_by_the_cli_is_refused_by_the_service(request: pytest.FixtureReque
         )
         assert refused.status_code == 409 and "already run" in refused.json()["detail"], refused.text
         assert len(_Tickets.seen) == 1
-    finally:
-        tickets.shutdown()
 
 
 # -- item 4: a forged checkpoint approves nothing -----------------------------------------------
@@ -383,6 +385,16 @@ def test_a_forged_checkpoint_is_refused_by_the_cli_in_one_line(tmp_path: Path) -
     assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
 
 
+def _gate(a: Approved, runs: Path) -> ExecutionGate:
+    """The gate over ``a``'s checkpoints and audit log; its runbook executor counts runs in ``runs``."""
+    return ExecutionGate(
+        CONFIG,
+        ledger=SqliteLedger(a.checkpoints),
+        audit_log=a.audit,
+        executors={"runbook": CountingExecutor(runs)},
+    )
+
+
 def test_an_approval_in_a_broken_chain_does_not_count(tmp_path: Path) -> None:
     from forensic.harness import audit as chain
 
@@ -395,12 +407,7 @@ def test_an_approval_in_a_broken_chain_does_not_count(tmp_path: Path) -> None:
     lines = a.audit.read_text().splitlines()
     lines[0] = lines[0].replace('"refused"', '"rejected"')
     a.audit.write_text("\n".join(lines) + "\n")
-    gate = ExecutionGate(
-        CONFIG,
-        ledger=SqliteLedger(a.checkpoints),
-        audit_log=a.audit,
-        executors={"runbook": CountingExecutor(tmp_path / "runs.txt")},
-    )
+    gate = _gate(a, tmp_path / "runs.txt")
     with pytest.raises(ExecutionError, match="chain breaks"):
         gate.execute(a.thread, a.state(), "rp-1")
     assert not (tmp_path / "runs.txt").exists()
@@ -423,12 +430,7 @@ def test_an_approval_of_other_content_or_thread_does_not_count(tmp_path: Path) -
             {**approval, "outcome": "refused"},
         ],
     )
-    gate = ExecutionGate(
-        CONFIG,
-        ledger=SqliteLedger(a.checkpoints),
-        audit_log=a.audit,
-        executors={"runbook": CountingExecutor(tmp_path / "runs.txt")},
-    )
+    gate = _gate(a, tmp_path / "runs.txt")
     with pytest.raises(ExecutionError, match="audit log holds no approval"):
         gate.execute(a.thread, a.state(), "rp-1")
     assert not (tmp_path / "runs.txt").exists()
@@ -436,12 +438,7 @@ def test_an_approval_of_other_content_or_thread_does_not_count(tmp_path: Path) -
 
 def test_a_real_approval_still_executes(tmp_path: Path) -> None:
     a = Approved(tmp_path)
-    gate = ExecutionGate(
-        CONFIG,
-        ledger=SqliteLedger(a.checkpoints),
-        audit_log=a.audit,
-        executors={"runbook": CountingExecutor(tmp_path / "runs.txt")},
-    )
+    gate = _gate(a, tmp_path / "runs.txt")
     assert gate.execute(a.thread, a.state(), "rp-1")["state"] == "succeeded"
 
 
@@ -474,12 +471,7 @@ def test_what_ran_before_the_upgrade_still_does_not_run_again(tmp_path: Path) ->
     old.commit()
     old.close()
     runs = tmp_path / "runs.txt"
-    gate = ExecutionGate(
-        CONFIG,
-        ledger=SqliteLedger(a.checkpoints),
-        audit_log=a.audit,
-        executors={"runbook": CountingExecutor(runs)},
-    )
+    gate = _gate(a, runs)
     with pytest.raises(ExecutionError, match="already run"):
         gate.execute(a.thread, a.state(), "rp-1")
     assert not runs.exists()
@@ -496,13 +488,8 @@ def test_the_service_and_the_cli_share_one_ledger_on_postgresql(pg_cluster, tmp_
     from tests.harness.service.conftest import TOKENS
 
     cluster = pg_cluster
-    tickets = ThreadingHTTPServer(("127.0.0.1", 0), _Tickets)
-    threading.Thread(target=tickets.serve_forever, daemon=True).start()
-    _Tickets.seen = []
-    try:
+    with _ticket_system(tmp_path) as executors:
         url = cluster.fresh_db("ledger_cli")
-        executors = tmp_path / "executors.toml"
-        executors.write_text(f'[runbook]\nurl = "http://127.0.0.1:{tickets.server_address[1]}/t"\n')
         cfg = load_config(
             write_config(
                 tmp_path,
@@ -513,18 +500,8 @@ def test_the_service_and_the_cli_share_one_ledger_on_postgresql(pg_cluster, tmp_
             )
         )
         with TestClient(create_app(Service(cfg, db=url)), raise_server_exceptions=False) as c:
-            inv, d = _investigation(c)
-            p = next(q for q in d["report"]["proposals"] if q["action"] in RunbookExecutor.actions)
-            base = f"/api/v1/investigations/{inv}/proposals/{p['id']}"
-            assert (
-                c.post(
-                    base + "/approve",
-                    json={"content_hash": p["content_hash"], "reason": "ok"},
-                    headers=auth("ann"),
-                ).status_code
-                == 200
-            )
-            assert c.post(base + "/execute", json={}, headers=auth("ann")).status_code == 200
+            inv, p = _ticket_proposal(c)
+            _approve_and_run(c, inv, p)
         assert len(_Tickets.seen) == 1
         state = tmp_path / "cli-state"
         again = _cli(state, "execute", inv, p["id"], "--db", url, "--config", str(executors))
@@ -542,5 +519,3 @@ def test_the_service_and_the_cli_share_one_ledger_on_postgresql(pg_cluster, tmp_
             "undo",
             "failed",
         ) in steps  # the CLI's steps in the service's table
-    finally:
-        tickets.shutdown()

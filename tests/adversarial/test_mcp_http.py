@@ -12,11 +12,7 @@ A real ``forensic mcp`` process on loopback, driven by the MCP SDK's own client.
 from __future__ import annotations
 
 import json
-import os
-import socket
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -27,58 +23,21 @@ import httpx
 import pytest
 from forensic.harness.budget import Limits
 from forensic.harness.mcp_server import server as mcp_server
+from forensic.harness.service.bench import free_port
 from mcp import Client
 from mcp.shared.exceptions import MCPError
+
+from tests import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "evals" / "examples" / "pcie-x8-mfu-drop"
 TOKEN = "mcp-http-token-0123456789abcdef"
 
 
-def _forensic(*args: str) -> list[str]:
-    return [sys.executable, "-m", "forensic.harness.cli", *args]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def url(tmp_path: Path) -> Iterator[str]:
-    port = _free_port()
-    token = tmp_path / "token"
-    token.write_text(TOKEN + "\n")
-    proc = subprocess.Popen(
-        _forensic(
-            "mcp",
-            str(EXAMPLE),
-            "--transport",
-            "http",
-            "--listen",
-            f"127.0.0.1:{port}",
-            "--token-file",
-            str(token),
-        ),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            assert proc.stderr is not None
-            if proc.poll() is not None:
-                raise AssertionError(proc.stderr.read().decode()) from None
-            assert time.monotonic() < deadline, "forensic mcp did not start"
-            time.sleep(0.2)
-    yield f"http://127.0.0.1:{port}/mcp"
-    proc.terminate()
-    proc.wait(timeout=10)
+    with cli.mcp_over_http(EXAMPLE, TOKEN, tmp_path) as u:
+        yield u
 
 
 def _budget(raw: Any) -> dict[str, Any]:
@@ -206,16 +165,7 @@ def test_a_weak_http_token_is_refused_at_start(tmp_path: Path, token: str) -> No
     f = tmp_path / "token"
     f.write_text(token + "\n")
     out = subprocess.run(
-        _forensic(
-            "mcp",
-            str(EXAMPLE),
-            "--transport",
-            "http",
-            "--listen",
-            f"127.0.0.1:{_free_port()}",
-            "--token-file",
-            str(f),
-        ),
+        cli.mcp_http_argv(EXAMPLE, free_port(), f),
         check=False,
         capture_output=True,
         text=True,

@@ -9,26 +9,17 @@ continues with 6 calls and still 100 s.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
+
+from tests import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 CASE = ROOT / "evals" / "examples" / "pcie-x8-mfu-drop"
 
 
 def _investigate(state: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "FORENSIC_STATE_DIR": str(state)}
-    return subprocess.run(
-        [sys.executable, "-m", "forensic.harness.cli", "investigate", str(CASE), "--json", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    return cli.forensic_here("investigate", str(CASE), "--json", *args, state=state)
 
 
 def test_resume_keeps_the_threads_budget_and_says_which_limits_hold(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ import pytest
 from forensic.harness.cli._terminal import SafeStream, clean_text, terminal_safe
 from forensic.harness.render import approve_commands
 
+from tests import cli
 from tests.conftest import build_bundle
 
 #: Every hostile sequence the adversarial run used, together in one string.
@@ -39,20 +40,7 @@ UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def forensic(*args: str, state: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "forensic.harness.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        input=stdin,
-        env={
-            "FORENSIC_STATE_DIR": str(state),
-            "PATH": "/usr/bin:/bin",
-            "HOME": str(state),
-            "COLUMNS": "100",
-            "LANG": "C.UTF-8",
-        },
-    )
+    return cli.forensic(*args, state=state, stdin=stdin, env={"COLUMNS": "100", "LANG": "C.UTF-8"})
 
 
 def _rename_host(root: Path, old: str, new: str) -> None:

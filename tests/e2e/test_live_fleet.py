@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from forensic.evals.fleet_rig import FleetRig, free_port, prometheus_binaries
 from forensic.sandbox import Bundle
-from forensic.sandbox.fleet import open_fleet
+from forensic.sandbox.fleet import FleetSource, open_fleet
 from forensic.tools import ToolContext, get_tool
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "evals" / "examples"
@@ -69,19 +69,24 @@ def test_live_fleet_gives_the_replay_verdict(case: str, tmp_path: Path) -> None:
     assert "nodes/" not in sources and "metrics/" not in sources
 
 
+def _live(rig: FleetRig, bundle: Bundle) -> FleetSource:
+    """The rig's fleet read as the bundle's incident: its job, window, title and ranks."""
+    start, end = bundle.window
+    return open_fleet(
+        rig.fleet_file,
+        job=bundle.incident.job.name,
+        since=end - start,
+        until=end,
+        title=bundle.incident.title,
+        ranks=bundle.incident.job.ranks,
+    )
+
+
 def test_metrics_come_from_prometheus(tmp_path: Path) -> None:
     bundle = Bundle(EXAMPLES / "thermal-throttle-straggler" / "bundle")
     replay = get_tool("metrics")(ToolContext(bundle), {})
     with FleetRig(bundle.root, tmp_path) as rig:
-        start, end = bundle.window
-        src = open_fleet(
-            rig.fleet_file,
-            job=bundle.incident.job.name,
-            since=end - start,
-            until=end,
-            title=bundle.incident.title,
-            ranks=bundle.incident.job.ranks,
-        )
+        src = _live(rig, bundle)
         live = get_tool("metrics")(ToolContext(src), {})
     assert live.status == replay.status == "ok"
     assert live.data["gpus"] == replay.data["gpus"]
@@ -99,15 +104,7 @@ def test_agents_down_slow_or_garbage_and_prometheus_down_cost_only_their_evidenc
         bundle.root, tmp_path, faults=faults, agent_timeout_s=2.0, prometheus_url=dead_prometheus
     ) as rig:
         live = _forensic(*rig.investigate_args())
-        start, end = bundle.window
-        src = open_fleet(
-            rig.fleet_file,
-            job=bundle.incident.job.name,
-            since=end - start,
-            until=end,
-            title=bundle.incident.title,
-            ranks=bundle.incident.job.ranks,
-        )
+        src = _live(rig, bundle)
         metrics = get_tool("metrics")(ToolContext(src), {})
     # the investigation concludes, on the same culprit
     assert (live["verdict"]["root_cause"], live["verdict"]["component"]) == (

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 import tarfile
 from pathlib import Path
 from typing import Any
@@ -17,24 +16,14 @@ from forensic.harness.node_agent import AgentServer
 from forensic.sandbox import Bundle, NotFoundError, RemoteHost
 from forensic.sandbox.agent import replay_agent
 
+from tests import cli
 from tests.conftest import HOSTS
 
 TOKEN = "collect-token-0123456789abcdef"
 
 
 def forensic(*args: str, env_dir: Path, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "forensic.harness.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=cwd,
-        env={
-            "FORENSIC_STATE_DIR": str(env_dir),
-            "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
-            "HOME": str(env_dir),
-        },
-    )
+    return cli.forensic(*args, state=env_dir, cwd=cwd, path="/usr/sbin:/usr/bin:/sbin:/bin")
 
 
 def verdict(bundle: Path, env_dir: Path) -> dict[str, Any]:

@@ -6,11 +6,12 @@ import json
 import os
 import pwd
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from forensic.harness.identity import FixedIdentity, Identity, IdentityProvider, OsIdentity
+
+from tests import cli
 
 HOSTILE = {"USER": "mallory", "LOGNAME": "mallory", "LNAME": "mallory", "USERNAME": "mallory"}
 
@@ -37,16 +38,8 @@ def test_providers_share_one_protocol() -> None:
 
 
 def test_hostile_user_and_logname_do_not_change_the_audited_approver(make_bundle, tmp_path: Path) -> None:
-    env = {"FORENSIC_STATE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **HOSTILE}
-
     def forensic(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, "-m", "forensic.harness.cli", *args],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            env=env,
-        )
+        return cli.forensic(*args, state=tmp_path, env=HOSTILE)
 
     out = forensic("investigate", str(make_bundle("pcie_downtrain")), "--json", "--thread", "t-id")
     assert out.returncode == 0, out.stderr

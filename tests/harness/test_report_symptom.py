@@ -3,12 +3,11 @@ symptom it explains; the step chart says what it shows, including for a job that
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from forensic.harness.graph import Investigator
+
+from tests import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 HANG = ROOT / "evals" / "examples" / "gpu-fell-off-bus-hang"
@@ -33,14 +32,7 @@ def test_a_healthy_report_gets_no_symptom_findings() -> None:
 
 
 def _readable(case: Path, tmp_path: Path) -> str:
-    env = {**os.environ, "FORENSIC_STATE_DIR": str(tmp_path), "COLUMNS": "120"}
-    done = subprocess.run(
-        [sys.executable, "-m", "forensic.harness.cli", "investigate", str(case)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+    done = cli.forensic_here("investigate", str(case), state=tmp_path, env={"COLUMNS": "120"})
     assert done.returncode == 0, done.stderr
     return " ".join(done.stdout.split())
 

@@ -17,6 +17,8 @@ from forensic.sandbox import PlaybookError
 from forensic.tools import all_tools
 from pydantic import ValidationError
 
+from tests import cli
+
 ROOT = Path(__file__).resolve().parents[2]
 HEALTHY = ROOT / "evals" / "examples" / "healthy-control"
 
@@ -161,13 +163,7 @@ def _with_aer_errors(tmp_path: Path) -> tuple[Path, str]:
 
 
 def _investigate(*args: str, state: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "forensic.harness.cli", "investigate", *args, "--json", "--no-checkpoint"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={"FORENSIC_STATE_DIR": str(state), "PATH": "/usr/bin:/bin", "HOME": str(state)},
-    )
+    return cli.forensic("investigate", *args, "--json", "--no-checkpoint", state=state)
 
 
 def test_a_new_failure_class_is_one_new_file_and_reaches_the_verdict(tmp_path: Path) -> None:

@@ -4,35 +4,13 @@ the CLI on each presentation, asserting verdict, component and status."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from forensic.tools._trainer_log import TrainerFacts
 
 from tests import job_incidents as ji
-
-
-def _investigate(bundle: Path, state: Path) -> dict:
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "forensic.harness.cli",
-            "investigate",
-            str(bundle),
-            "--json",
-            "--no-checkpoint",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env={"FORENSIC_STATE_DIR": str(state), "PATH": "/usr/bin:/bin", "HOME": str(state)},
-    )
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)
+from tests.cli import investigate
 
 
 @pytest.mark.parametrize(
@@ -41,7 +19,7 @@ def _investigate(bundle: Path, state: Path) -> dict:
 )
 def test_an_input_stall_the_loader_times_is_the_verdict(tmp_path: Path, fleet, presentation, compute) -> None:
     b = ji.input_stall(tmp_path / "b", fleet=fleet, presentation=presentation, compute=compute)
-    rep = _investigate(b, tmp_path / "s")
+    rep = investigate(str(b), state=tmp_path / "s", timeout=180)
     assert (rep["verdict"]["root_cause"], rep["verdict"]["component"]) == ("input_pipeline_stall", "job"), (
         rep["notes"]
     )
@@ -55,7 +33,7 @@ def test_a_slightly_late_throttled_gpu_does_not_end_the_search(tmp_path: Path, f
     # planner keeps reading until the job-wide cause is found (for nfs_kernel only a fleet-wide
     # read of the hosts' kernel logs shows it), and no part is confirmed for the slowdown.
     b = ji.input_stall(tmp_path / "b", fleet=fleet, presentation=presentation, decoy=True)
-    rep = _investigate(b, tmp_path / "s")
+    rep = investigate(str(b), state=tmp_path / "s", timeout=180)
     assert (rep["verdict"]["root_cause"], rep["verdict"]["component"]) == ("input_pipeline_stall", "job"), rep
     assert rep["status"] in ("confirmed", "probable", "inconclusive")
     assert any(e["tool"] == "input_pipeline" for e in rep["evidence"]) or presentation != "nfs_kernel"
@@ -63,7 +41,7 @@ def test_a_slightly_late_throttled_gpu_does_not_end_the_search(tmp_path: Path, f
 
 def test_one_slow_read_in_a_steady_job_is_no_stall(tmp_path: Path) -> None:
     b = ji.healthy_with_a_slow_read(tmp_path / "b", fleet="dc")
-    rep = _investigate(b, tmp_path / "s")
+    rep = investigate(str(b), state=tmp_path / "s", timeout=180)
     assert rep["verdict"]["root_cause"] in ("healthy", None) or rep["status"] == "healthy", rep["verdict"]
     assert rep["verdict"]["root_cause"] != "input_pipeline_stall"
 
@@ -76,7 +54,7 @@ def test_a_setting_from_launch_with_a_stated_factor_is_the_verdict(
     tmp_path: Path, fleet, setting, title
 ) -> None:
     b = ji.nccl_from_launch(tmp_path / "b", fleet=fleet, setting=setting, title=title)
-    rep = _investigate(b, tmp_path / "s")
+    rep = investigate(str(b), state=tmp_path / "s", timeout=180)
     assert (rep["verdict"]["root_cause"], rep["verdict"]["component"]) == ("nccl_misconfiguration", "job"), (
         rep["notes"]
     )

@@ -6,8 +6,6 @@ import json
 import os
 import pwd
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,8 @@ from forensic.harness.failure_graph import default_graph, host_of, load_failure_
 from forensic.harness.graph import Investigator
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
+
+from tests import cli
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = sorted(p for p in (ROOT / "evals" / "examples").iterdir() if (p / "truth.json").is_file())
@@ -192,15 +192,14 @@ def test_model_claims_are_checked_and_cannot_approve() -> None:
 
 def test_plain_cli_conversation_and_approval_names_the_os_user(tmp_path: Path) -> None:
     case = ROOT / "evals" / "examples" / "pcie-x8-mfu-drop"
-    env = {**os.environ, "FORENSIC_STATE_DIR": str(tmp_path), "USER": "mallory", "LOGNAME": "mallory"}
     script = "why is it slow?\nwhat should we do?\n/approve rp-1 looks right\n/quit\n"
-    done = subprocess.run(
-        [sys.executable, "-m", "forensic.harness.cli", "chat", str(case), "--plain"],
-        input=script,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
+    done = cli.forensic_here(
+        "chat",
+        str(case),
+        "--plain",
+        state=tmp_path,
+        env={"USER": "mallory", "LOGNAME": "mallory"},
+        stdin=script,
     )
     assert done.returncode == 0, done.stderr
     assert "pcie_downtrain on gpu-e126/gpu0" in done.stdout and "[ev-" in done.stdout
@@ -216,26 +215,10 @@ def test_chat_about_a_live_fleet_whose_agents_are_down_says_so(tmp_path: Path) -
     (tmp_path / "fleet.toml").write_text(
         '[agents]\nurl_template = "http://127.0.0.1:9/{host}"\ntoken_file = "token"\nhosts = ["h1", "h2"]\ntimeout_s = 2\n'
     )
-    env = {**os.environ, "FORENSIC_STATE_DIR": str(tmp_path / "state")}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "forensic.harness.cli",
-            "chat",
-            "--fleet",
-            "fleet.toml",
-            "--job",
-            "train",
-            "--since",
-            "1h",
-            "--plain",
-        ],
-        input="what is wrong?\nwhat about h1?\n",
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
+    done = cli.forensic_here(
+        *("chat", "--fleet", "fleet.toml", "--job", "train", "--since", "1h", "--plain"),
+        state=tmp_path / "state",
+        stdin="what is wrong?\nwhat about h1?\n",
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
@@ -280,14 +263,8 @@ def test_answers_use_words_a_person_reads_and_full_approve_commands() -> None:
 
 def test_terminal_chat_prints_the_approve_command_it_takes(tmp_path: Path) -> None:
     case = ROOT / "evals" / "examples" / "pcie-x8-mfu-drop"
-    env = {**os.environ, "FORENSIC_STATE_DIR": str(tmp_path)}
-    done = subprocess.run(
-        [sys.executable, "-m", "forensic.harness.cli", "chat", str(case), "--plain"],
-        input="what should we do?\n/quit\n",
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
+    done = cli.forensic_here(
+        "chat", str(case), "--plain", state=tmp_path, stdin="what should we do?\n/quit\n"
     )
     assert done.returncode == 0, done.stderr
     assert "to approve: /approve rp-1 (type it here" in done.stdout and "THREAD" not in done.stdout

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +11,8 @@ import pytest
 from forensic.harness.graph import Investigator
 from forensic.harness.plots import DPI, FIGSIZE, PlotError, plot
 from forensic.sandbox import Bundle
+
+from tests import cli
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "evals" / "examples"
 CASES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "bundle").is_dir())
@@ -58,21 +59,9 @@ def test_an_unknown_host_or_kind_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_the_plot_command(tmp_path: Path) -> None:
-    env = {
-        "FORENSIC_STATE_DIR": str(tmp_path),
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(tmp_path),
-        "MPLCONFIGDIR": str(tmp_path),
-    }
-
     def forensic(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, "-m", "forensic.harness.cli", *args],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env=env,
-            cwd=tmp_path,
+        return cli.forensic(
+            *args, state=tmp_path, env={"MPLCONFIGDIR": str(tmp_path)}, cwd=tmp_path, timeout=120
         )
 
     assert (

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +16,8 @@ from forensic.harness.budget import Limits
 from forensic.harness.mcp_server import MAX_ARGUMENT_BYTES, build_server
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
+
+from tests import cli
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "evals" / "examples" / "pcie-x8-mfu-drop"
@@ -144,10 +144,6 @@ def test_investigate_is_charged_to_the_session_budget() -> None:
     assert budget["tool_calls"] == report["budget"]["tool_calls"] > 0
 
 
-def _forensic(*args: str) -> list[str]:
-    return [sys.executable, "-m", "forensic.harness.cli", *args]
-
-
 def test_stdio_through_the_sdk_client() -> None:
     params = StdioServerParameters(
         command=sys.executable,
@@ -157,44 +153,10 @@ def test_stdio_through_the_sdk_client() -> None:
     _check_exercise(_run(_exercise, params))
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture()
 def http_server(tmp_path: Path):
-    port = _free_port()
-    token = tmp_path / "token"
-    token.write_text("s3cret-token-0123456789\n")
-    proc = subprocess.Popen(
-        _forensic(
-            "mcp",
-            str(EXAMPLE),
-            "--transport",
-            "http",
-            "--listen",
-            f"127.0.0.1:{port}",
-            "--token-file",
-            str(token),
-        ),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    url = f"http://127.0.0.1:{port}/mcp"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            if proc.poll() is not None:
-                raise AssertionError(proc.stderr.read().decode()) from None
-            time.sleep(0.2)
-    yield url, "s3cret-token-0123456789"
-    proc.terminate()
-    proc.wait(timeout=10)
+    with cli.mcp_over_http(EXAMPLE, "s3cret-token-0123456789", tmp_path) as url:
+        yield url, "s3cret-token-0123456789"
 
 
 def test_http_through_the_sdk_client(http_server) -> None:
@@ -225,7 +187,7 @@ def test_http_refuses_missing_or_wrong_token_and_huge_bodies(http_server) -> Non
 
 def test_cli_refuses_bad_setups(tmp_path: Path) -> None:
     def run(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(_forensic("mcp", *args), capture_output=True, text=True, timeout=60)
+        return subprocess.run(cli.forensic_argv("mcp", *args), capture_output=True, text=True, timeout=60)
 
     assert run(str(tmp_path)).returncode == 2
     off_loopback = run(str(EXAMPLE), "--transport", "http", "--listen", "0.0.0.0:9")
@@ -280,7 +242,7 @@ def test_a_live_fleet_is_served_too_and_unreadable_hosts_are_not_health(tmp_path
     assert report["status"] != "healthy"
     assert "h1" in " ".join(report["notes"])
     refused = subprocess.run(
-        _forensic("mcp", str(EXAMPLE), "--fleet", str(tmp_path / "fleet.toml")),
+        cli.forensic_argv("mcp", str(EXAMPLE), "--fleet", str(tmp_path / "fleet.toml")),
         capture_output=True,
         text=True,
         timeout=60,

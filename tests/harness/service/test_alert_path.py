@@ -92,20 +92,14 @@ def _stop(p: subprocess.Popen) -> None:
             p.wait()
 
 
-@pytest.mark.slow
-def test_prometheus_alertmanager_to_a_concluded_investigation(server, tmp_path: Path) -> None:
-    prometheus = need_binary("prometheus")
-    alertmanager = need_binary("prometheus-alertmanager")
-    steps = _step_times()
-    threshold = statistics.median(steps[: len(steps) // 4]) * 1.05
-    assert steps[0] < threshold < steps[-1], "the replay must cross the alert threshold"
-
-    _Exporter.steps, _Exporter.t0 = steps, time.monotonic()
-    _Receiver.got = []
-    exporter, exporter_port = _serve(_Exporter)
-    receiver, receiver_port = _serve(_Receiver)
-    srv = server(extra=f'[notify]\nslack_webhooks = ["http://127.0.0.1:{receiver_port}/slack"]').start()
-    am_port, prom_port = free_port(), free_port()
+def _alerting(
+    tmp_path: Path, srv, threshold: float, exporter_port: int, annotations: dict[str, str]
+) -> tuple[subprocess.Popen, subprocess.Popen, Path, Path]:
+    """A real Alertmanager that delivers to ``srv`` (``forensic serve``) and a real Prometheus that
+    scrapes the exporter on ``exporter_port`` and fires StepTimeRegression, with ``annotations``,
+    while the step time is above ``threshold``; both on free loopback ports, with their configs,
+    data and logs under ``tmp_path``. Returns (alertmanager, prometheus, its folder, its folder)."""
+    am_port = free_port()
     am_dir, prom_dir = tmp_path / "am", tmp_path / "prom"
     am_dir.mkdir()
     prom_dir.mkdir()
@@ -126,6 +120,7 @@ receivers:
             type: Bearer
             credentials_file: {srv.folder / "alertmanager.token"}
 """)
+    # a JSON object is a YAML flow mapping: the annotations' text is quoted as it should be
     (prom_dir / "rules.yml").write_text(f"""
 groups:
   - name: forensic
@@ -134,7 +129,7 @@ groups:
       - alert: StepTimeRegression
         expr: train_step_duration_seconds > {threshold:.4f}
         labels: {{severity: page}}
-        annotations: {{summary: "step time {{{{ $value }}}} s above {threshold:.2f} s"}}
+        annotations: {json.dumps(annotations)}
 """)
     (prom_dir / "prometheus.yml").write_text(f"""
 global: {{scrape_interval: 1s, evaluation_interval: 1s}}
@@ -147,7 +142,7 @@ scrape_configs:
 """)
     am = _spawn(
         [
-            alertmanager,
+            need_binary("prometheus-alertmanager"),
             f"--config.file={am_dir / 'alertmanager.yml'}",
             f"--storage.path={am_dir / 'data'}",
             f"--web.listen-address=127.0.0.1:{am_port}",
@@ -157,13 +152,31 @@ scrape_configs:
     )
     prom = _spawn(
         [
-            prometheus,
+            need_binary("prometheus"),
             f"--config.file={prom_dir / 'prometheus.yml'}",
             f"--storage.tsdb.path={prom_dir / 'data'}",
-            f"--web.listen-address=127.0.0.1:{prom_port}",
+            f"--web.listen-address=127.0.0.1:{free_port()}",
         ],
         prom_dir / "log",
     )
+    return am, prom, am_dir, prom_dir
+
+
+@pytest.mark.slow
+def test_prometheus_alertmanager_to_a_concluded_investigation(server, tmp_path: Path) -> None:
+    need_binary("prometheus")
+    need_binary("prometheus-alertmanager")
+    steps = _step_times()
+    threshold = statistics.median(steps[: len(steps) // 4]) * 1.05
+    assert steps[0] < threshold < steps[-1], "the replay must cross the alert threshold"
+
+    _Exporter.steps, _Exporter.t0 = steps, time.monotonic()
+    _Receiver.got = []
+    exporter, exporter_port = _serve(_Exporter)
+    receiver, receiver_port = _serve(_Receiver)
+    srv = server(extra=f'[notify]\nslack_webhooks = ["http://127.0.0.1:{receiver_port}/slack"]').start()
+    annotations = {"summary": f"step time {{{{ $value }}}} s above {threshold:.2f} s"}
+    am, prom, am_dir, prom_dir = _alerting(tmp_path, srv, threshold, exporter_port, annotations)
     try:
         deadline = time.monotonic() + 120
         invs: list[dict] = []

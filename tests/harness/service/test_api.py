@@ -11,6 +11,7 @@ import pytest
 from forensic.harness.service.bench import fault_alert, free_port, webhook
 
 from .conftest import JOB, auth
+from .test_alert_path import _Receiver
 
 HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
 
@@ -259,19 +260,6 @@ def test_hostile_labels_are_stored_verbatim_and_the_page_forbids_inline_script(a
     assert "script-src 'self'" in csp and "unsafe-inline" not in csp
     assert "innerHTML" not in c.get("/static/app.js").text
     assert c.get("/static/../api.py").status_code == 404
-
-
-class _Receiver(BaseHTTPRequestHandler):
-    got: list[dict] = []
-
-    def do_POST(self) -> None:
-        n = int(self.headers.get("content-length", 0))
-        type(self).got.append(json.loads(self.rfile.read(n)))
-        self.send_response(200)
-        self.end_headers()
-
-    def log_message(self, *a) -> None:
-        pass
 
 
 def test_notification_receiver_down_then_up_gets_it_once(app_client) -> None:

@@ -11,22 +11,20 @@ slurmctld; the alert resolves and the resolution is recorded. Under CI=true noth
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from forensic.evals.fleet_rig import FleetRig
-from forensic.harness.service.bench import free_port
 from forensic.sandbox import Bundle
 
+from tests import cli
 from tests.harness.executors.conftest import slurm  # noqa: F401  (the real Slurm fixture)
 
 from .conftest import EXAMPLE, need_binary
-from .test_alert_path import _Exporter, _Receiver, _serve, _spawn, _step_times, _stop
+from .test_alert_path import _alerting, _Exporter, _Receiver, _serve, _step_times, _stop
 from .test_browser import _browser, _playwright, _sign_in
 
 
@@ -35,30 +33,17 @@ def _iso(t: float) -> str:
 
 
 def _replay_verdict(tmp_path: Path) -> dict:
-    env = {**os.environ, "FORENSIC_STATE_DIR": str(tmp_path / "cli-state")}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "forensic.harness.cli",
-            "investigate",
-            str(EXAMPLE / "bundle"),
-            "--json",
-            "--no-checkpoint",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-        check=True,
+    done = cli.forensic_here(
+        "investigate", str(EXAMPLE / "bundle"), "--json", "--no-checkpoint", state=tmp_path / "cli-state"
     )
+    assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)["verdict"]
 
 
 @pytest.mark.slow
 def test_alert_to_live_verdict_to_slurm_drain(server, slurm, tmp_path: Path) -> None:  # noqa: F811
-    prometheus = need_binary("prometheus")
-    alertmanager = need_binary("prometheus-alertmanager")
+    need_binary("prometheus")
+    need_binary("prometheus-alertmanager")
     need_binary("promtool")
     sync_playwright = _playwright()
     bundle = Bundle(EXAMPLE / "bundle")
@@ -85,72 +70,10 @@ def test_alert_to_live_verdict_to_slurm_drain(server, slurm, tmp_path: Path) -> 
                     f'[fleet]\nfile = "{rig.fleet_file}"\nlookback_s = {end - start}\n'
                 ),
             ).start()
-            am_port = free_port()
-            am_dir, prom_dir = tmp_path / "am", tmp_path / "prom"
-            am_dir.mkdir()
-            prom_dir.mkdir()
-            (am_dir / "alertmanager.yml").write_text(f"""
-route:
-  receiver: forensic
-  group_by: [alertname, training_job]
-  group_wait: 1s
-  group_interval: 1s
-  repeat_interval: 1h
-receivers:
-  - name: forensic
-    webhook_configs:
-      - url: {srv.url}/api/v1/alerts
-        send_resolved: true
-        http_config:
-          authorization:
-            type: Bearer
-            credentials_file: {srv.folder / "alertmanager.token"}
-""")
+            annotations = {"summary": bundle.incident.title, "forensic_window_end": _iso(end)}
             # The replayed data is from the recorded incident: the rule names the window's end.
-            (prom_dir / "rules.yml").write_text(f"""
-groups:
-  - name: forensic
-    interval: 1s
-    rules:
-      - alert: StepTimeRegression
-        expr: train_step_duration_seconds > {threshold:.4f}
-        labels: {{severity: page}}
-        annotations:
-          summary: "{bundle.incident.title}"
-          forensic_window_end: "{_iso(end)}"
-""")
-            (prom_dir / "prometheus.yml").write_text(f"""
-global: {{scrape_interval: 1s, evaluation_interval: 1s}}
-rule_files: ["{prom_dir / "rules.yml"}"]
-alerting:
-  alertmanagers: [{{static_configs: [{{targets: ["127.0.0.1:{am_port}"]}}]}}]
-scrape_configs:
-  - job_name: replay
-    static_configs: [{{targets: ["127.0.0.1:{exporter_port}"]}}]
-""")
-            procs.append(
-                _spawn(
-                    [
-                        alertmanager,
-                        f"--config.file={am_dir / 'alertmanager.yml'}",
-                        f"--storage.path={am_dir / 'data'}",
-                        f"--web.listen-address=127.0.0.1:{am_port}",
-                        "--cluster.listen-address=",
-                    ],
-                    am_dir / "log",
-                )
-            )
-            procs.append(
-                _spawn(
-                    [
-                        prometheus,
-                        f"--config.file={prom_dir / 'prometheus.yml'}",
-                        f"--storage.tsdb.path={prom_dir / 'data'}",
-                        f"--web.listen-address=127.0.0.1:{free_port()}",
-                    ],
-                    prom_dir / "log",
-                )
-            )
+            am, prom, am_dir, _ = _alerting(tmp_path, srv, threshold, exporter_port, annotations)
+            procs += [am, prom]
             deadline = time.monotonic() + 120
             invs: list[dict] = []
             while time.monotonic() < deadline and not invs:

@@ -5,13 +5,11 @@ is ``unmapped`` with its reason on the page and in a notification."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import threading
 import time
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -19,20 +17,10 @@ from forensic.evals.fleet_rig import FleetRig, prometheus_binaries
 from forensic.harness.service.bench import fault_alert, free_port, webhook
 from forensic.sandbox import Bundle
 
+from tests import cli
+
 from .conftest import EXAMPLE, JOB, auth
-
-
-class _Receiver(BaseHTTPRequestHandler):
-    got: list[dict] = []
-
-    def do_POST(self) -> None:
-        n = int(self.headers.get("content-length", 0))
-        type(self).got.append(json.loads(self.rfile.read(n)))
-        self.send_response(200)
-        self.end_headers()
-
-    def log_message(self, *a) -> None:
-        pass
+from .test_alert_path import _Receiver
 
 
 def _receiver() -> tuple[ThreadingHTTPServer, str]:
@@ -58,15 +46,7 @@ def _wait(c, inv: str, done=("awaiting_approval", "concluded", "failed"), timeou
 
 
 def _cli(*args: str, state: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "FORENSIC_STATE_DIR": str(state / "cli-state"), "COLUMNS": "400"}
-    return subprocess.run(
-        [sys.executable, "-m", "forensic.harness.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-        check=False,
-    )
+    return cli.forensic_here(*args, state=state / "cli-state", env={"COLUMNS": "400"})
 
 
 def _wait_for(pred, timeout_s: float = 20) -> None:

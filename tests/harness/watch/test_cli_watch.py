@@ -5,25 +5,16 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
+from tests import cli
 from tests.harness.service.conftest import server  # noqa: F401  (the real server fixture)
 
 from .recorded import RecordedJob, synthetic_steps
 
 
 def _cli(*args: str, tmp: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "FORENSIC_STATE_DIR": str(tmp / "cli-state"), "COLUMNS": "200"}
-    return subprocess.run(
-        [sys.executable, "-m", "forensic.harness.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-        check=False,
-        cwd=tmp,
-    )
+    return cli.forensic_here(*args, state=tmp / "cli-state", env={"COLUMNS": "200"}, cwd=tmp)
 
 
 def test_watch_once_prints_the_alert_it_would_post_and_then_nothing_more(tmp_path: Path) -> None:
