@@ -354,6 +354,50 @@ def test_an_edited_removed_or_relinked_audit_row_breaks_the_chain(store: SqlStor
         store.verify_audit()
 
 
+def _verify_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "forensic.harness.cli", "audit", "verify", *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+def test_forensic_audit_verify_db_says_intact_or_names_the_first_broken_row(
+    store: SqlStore, tmp_path: Path
+) -> None:
+    for i in range(4):
+        store.audit(_entry(i))
+    rows, head_hash, _ = store.verify_audit()
+    db = str(store.db)
+    r = _verify_cli("--db", db)
+    assert r.returncode == 0 and f"4 rows, chain intact, head {head_hash}" in r.stdout, r.stderr
+    r = _verify_cli("--db", db, "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {"db": db, "rows": 4, "before_chain": 0, "head": head_hash, "ok": True}
+    second = _chain(db)[1][0]
+    _forge(store, "DELETE FROM audit WHERE id=%d" % second)
+    r = _verify_cli("--db", db, "--json")
+    assert r.returncode == 2 and r.stdout == "", r.stdout
+    assert f"breaks at row {_chain(db)[1][0]} " in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    # The file form is unchanged beside it; naming both is refused.
+    from forensic.harness import audit
+
+    log = tmp_path / "audit.jsonl"
+    audit.append(log, [{"outcome": "refused"}, {"outcome": "approved"}])
+    r = _verify_cli(str(log), "--json")
+    assert r.returncode == 0 and json.loads(r.stdout) == {
+        "path": str(log),
+        "lines": 2,
+        "head": audit.verify(log)[1],
+        "ok": True,
+    }
+    assert _verify_cli(str(log), "--db", db).returncode == 2
+    missing = _verify_cli("--db", str(tmp_path / "none.sqlite"))
+    assert missing.returncode == 2 and "no such SQLite file" in missing.stderr
+    assert not (tmp_path / "none.sqlite").exists()
+
+
 def test_dead_letters_keep_the_newest_and_page(store: SqlStore) -> None:
     for i in range(5):
         store.dead_letter("am", 400, f"bad {i}", b"x" * i, keep=3, keep_s=3600)
