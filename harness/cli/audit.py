@@ -79,7 +79,7 @@ def _verify_db(db: str, as_json: bool) -> None:
 def _without_password(url: str) -> str:
     from sqlalchemy.engine import make_url
 
-    try:
-        return make_url(url).render_as_string(hide_password=True)
+    try:  # libpq also takes a password as a query parameter
+        return make_url(url).difference_update_query(["password"]).render_as_string(hide_password=True)
     except Exception:  # not a URL SQLAlchemy parses: say only which kind it was
         return "postgresql://…"

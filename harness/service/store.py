@@ -14,7 +14,8 @@ between the two databases is who may run at once, and that is all that differs h
   investigations, with a per-job advisory lock around the per-job cap; a worker killed with
   ``kill -9`` stops renewing its lease and another resumes the investigation from its checkpoint.
 
-The audit table is append-only on both (triggers refuse UPDATE and DELETE). The LangGraph
+The audit table is append-only on both (triggers refuse UPDATE and DELETE) and a hash chain
+(:meth:`SqlStore.audit`, :meth:`SqlStore.verify_audit`). The LangGraph
 checkpoints live in the same database, in their own tables.
 """
 
@@ -1019,8 +1020,19 @@ def open_store(db: str | Path, *, max_size: int = 8) -> SqlStore:
 # -- the audit chain (module level: ``forensic audit verify --db`` reads it without opening a store) --
 #: The advisory-lock key that serialises appends to the audit chain on PostgreSQL.
 _AUDIT_CHAIN_KEY = _key("audit-chain")
-#: The columns a row's hash covers, in its canonical JSON (``id`` is the database's, given after it).
-AUDIT_FIELDS = ("time", "actor", "action", "investigation", "proposal", "content_hash", "outcome", "reason", "detail")
+#: The columns a row's hash covers, in its canonical JSON (not ``id``: the database assigns it at
+#: the insert; the links fix the order).
+AUDIT_FIELDS = (
+    "time",
+    "actor",
+    "action",
+    "investigation",
+    "proposal",
+    "content_hash",
+    "outcome",
+    "reason",
+    "detail",
+)
 
 
 def _audit_row(entry: dict[str, Any]) -> dict[str, Any]:
@@ -1061,7 +1073,7 @@ def _verify_chain(con: sa.Connection) -> tuple[int, str, int]:
     result = con.execution_options(yield_per=1000).execute(sa.select(_audit).order_by(_audit.c.id))
     for r in result.mappings():
         rows += 1
-        if r["hash"] is None and r["prev_hash"] is None and prev == GENESIS:
+        if r["hash"] is None and r["prev_hash"] is None and rows - 1 == before:
             before += 1  # written before the chain began (revision 0003); nothing vouches for it
             continue
         if r["prev_hash"] != prev:

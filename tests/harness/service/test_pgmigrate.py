@@ -73,7 +73,10 @@ def test_database_of_the_hand_versioned_sql_is_adopted_without_losing_rows(clust
         )
     r = _cli("db", "current", "--db", url)
     assert r.returncode == 0 and "no schema yet" in r.stdout
-    assert migrate(url) == ["0002", "0003"]  # stamped at the revision equal to its schema, then only what it lacks
+    assert migrate(url) == [
+        "0002",
+        "0003",
+    ]  # stamped at the revision equal to its schema, then only what it lacks
     assert current(url) == "0003"
     with psycopg.connect(url) as con:
         assert con.execute("SELECT version_num FROM " + VERSION_TABLE).fetchall() == [("0003",)]
@@ -100,7 +103,11 @@ def test_database_of_the_hand_versioned_sql_is_adopted_without_losing_rows(clust
     s.audit({"actor": "cy", "action": "reject", "outcome": "rejected"})
     rows, head_hash, before = s.verify_audit()
     assert (rows, before) == (3, 1) and head_hash == s.audit_log()[0]["hash"]
-    assert [(e["actor"], e["hash"] is None) for e in s.audit_log()] == [("cy", False), ("bob", False), ("ann", True)]
+    assert [(e["actor"], e["hash"] is None) for e in s.audit_log()] == [
+        ("cy", False),
+        ("bob", False),
+        ("ann", True),
+    ]
     s.close()
     with psycopg.connect(url) as con:  # the trigger of 0001 still refuses after 0003, and TRUNCATE too
         for sql in ("DELETE FROM audit", "UPDATE audit SET hash = NULL", "TRUNCATE audit"):

@@ -215,7 +215,9 @@ def _chain(db: str | Path) -> list[tuple[int, str | None, str | None]]:
     raw = engine(db, immediate=False)
     try:
         with raw.connect() as con:
-            return [tuple(r) for r in con.exec_driver_sql("SELECT id, prev_hash, hash FROM audit ORDER BY id")]
+            return [
+                tuple(r) for r in con.exec_driver_sql("SELECT id, prev_hash, hash FROM audit ORDER BY id")
+            ]
     finally:
         raw.dispose()
 
@@ -270,7 +272,9 @@ store.close()
 
 
 @pytest.mark.parametrize("kind", STORES)
-def test_the_audit_chain_holds_with_two_processes_appending_at_once(kind: str, request, tmp_path: Path) -> None:
+def test_the_audit_chain_holds_with_two_processes_appending_at_once(
+    kind: str, request, tmp_path: Path
+) -> None:
     from forensic.harness.audit import GENESIS
 
     db = _db(kind, request, tmp_path, "audit_race")
