@@ -14,7 +14,8 @@ between the two databases is who may run at once, and that is all that differs h
   investigations, with a per-job advisory lock around the per-job cap; a worker killed with
   ``kill -9`` stops renewing its lease and another resumes the investigation from its checkpoint.
 
-The audit table is append-only on both (triggers refuse UPDATE and DELETE). The LangGraph
+The audit table is append-only on both (triggers refuse UPDATE and DELETE) and a hash chain
+(:meth:`SqlStore.audit`, :meth:`SqlStore.verify_audit`). The LangGraph
 checkpoints live in the same database, in their own tables.
 """
 
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import sqlalchemy as sa
+from forensic.harness.audit import GENESIS, AuditError
 from forensic.harness.service.intake import IntakeResult, Payload, group_key_matches, supersedes
 from forensic.harness.service.schema import engine, is_postgres_url, migrate
 from forensic.harness.service.signals import CHANNEL
@@ -168,6 +170,8 @@ _audit = sa.Table(
             "outcome",
             "reason",
             "detail",
+            "prev_hash",
+            "hash",
         )
     ),
 )
@@ -871,20 +875,20 @@ class SqlStore:
 
     # -- audit -----------------------------------------------------------------------------
     def audit(self, entry: dict[str, Any]) -> None:
+        """Append one row to the audit chain: its ``prev_hash`` is the last row's ``hash``.
+
+        Reading the last hash and inserting happen in one transaction that no other writer of the
+        chain can interleave with: on PostgreSQL a transaction-scoped advisory lock on a fixed key
+        (read committed: the SELECT after the lock sees the previous holder's commit); on SQLite
+        the transaction began with ``BEGIN IMMEDIATE`` and holds the file's write lock already.
+        The unique index on ``prev_hash`` (0003) refuses a fork should either ever fail.
+        """
+        row = _audit_row(entry)
         with self._tx() as con:
-            con.execute(
-                sa.insert(_audit).values(
-                    time=entry.get("time", _now()),
-                    actor=entry["actor"],
-                    action=entry["action"],
-                    investigation=entry.get("investigation"),
-                    proposal=entry.get("proposal"),
-                    content_hash=entry.get("content_hash"),
-                    outcome=entry["outcome"],
-                    reason=entry.get("reason", ""),
-                    detail=json.dumps(entry.get("detail") or {}),
-                )
-            )
+            self._advisory(con, [_AUDIT_CHAIN_KEY])
+            last = con.execute(sa.select(_audit.c.hash).order_by(_audit.c.id.desc()).limit(1)).scalar()
+            prev = last or GENESIS  # an empty table, or only rows from before the chain
+            con.execute(sa.insert(_audit).values(**row, prev_hash=prev, hash=audit_hash(prev, row)))
 
     def audit_log(self, *, investigation: str | None = None, limit: int = 500) -> list[dict[str, Any]]:
         q = sa.select(_audit)
@@ -894,6 +898,12 @@ class SqlStore:
         for r in rows:
             r["detail"] = json.loads(r["detail"])
         return rows
+
+    def verify_audit(self) -> tuple[int, str, int]:
+        """(rows, head hash, rows before the chain) of an intact audit chain; :class:`AuditError`
+        naming the first broken row's id otherwise."""
+        with self._r.connect() as con:
+            return _verify_chain(con)
 
     # -- notifications (an outbox: enqueued with the conclusion, sent by the notifier) -----
     def enqueue_notifications(self, inv_id: str, urls: list[str], payload: dict[str, Any]) -> None:
@@ -1005,3 +1015,95 @@ class PostgresStore(SqlStore):
 def open_store(db: str | Path, *, max_size: int = 8) -> SqlStore:
     """The store on ``db``: a ``postgresql://`` URL, or the path of a SQLite file."""
     return PostgresStore(str(db), max_size=max_size) if is_postgres_url(db) else SqliteStore(db)
+
+
+# -- the audit chain (module level: ``forensic audit verify --db`` reads it without opening a store) --
+#: The advisory-lock key that serialises appends to the audit chain on PostgreSQL.
+_AUDIT_CHAIN_KEY = _key("audit-chain")
+#: The columns a row's hash covers, in its canonical JSON (not ``id``: the database assigns it at
+#: the insert; the links fix the order).
+AUDIT_FIELDS = (
+    "time",
+    "actor",
+    "action",
+    "investigation",
+    "proposal",
+    "content_hash",
+    "outcome",
+    "reason",
+    "detail",
+)
+
+
+def _audit_row(entry: dict[str, Any]) -> dict[str, Any]:
+    """The row as the database will hand it back, so that the hash computed now is the one
+    recomputed from what is read later (a TEXT column returns an int as text, REAL an int as float)."""
+
+    def text(v: Any) -> str | None:
+        return None if v is None else str(v)
+
+    return {
+        "time": float(entry.get("time", _now())),
+        "actor": str(entry["actor"]),
+        "action": str(entry["action"]),
+        "investigation": text(entry.get("investigation")),
+        "proposal": text(entry.get("proposal")),
+        "content_hash": text(entry.get("content_hash")),
+        "outcome": str(entry["outcome"]),
+        "reason": str(entry.get("reason", "")),
+        "detail": json.dumps(entry.get("detail") or {}),
+    }
+
+
+def audit_hash(prev_hash: str, row: dict[str, Any]) -> str:
+    """SHA-256 of ``prev_hash`` followed by the canonical JSON (sorted keys, no NaN) of the row's
+    :data:`AUDIT_FIELDS`, as :mod:`forensic.harness.audit` writes the file log's lines."""
+    body = json.dumps({k: row[k] for k in AUDIT_FIELDS}, sort_keys=True, allow_nan=False)
+    return hashlib.sha256((prev_hash + body).encode()).hexdigest()
+
+
+def _verify_chain(con: sa.Connection) -> tuple[int, str, int]:
+    """Walk the audit table in id order, checking each row's hash and its link to the row before."""
+    if "hash" not in {c["name"] for c in sa.inspect(con).get_columns("audit")}:
+        # A schema before 0003: nothing is chained yet.
+        n = con.execute(sa.select(sa.func.count()).select_from(_audit)).scalar() or 0
+        return n, GENESIS, n
+    rows = before = 0
+    prev = GENESIS
+    result = con.execution_options(yield_per=1000).execute(sa.select(_audit).order_by(_audit.c.id))
+    for r in result.mappings():
+        rows += 1
+        if r["hash"] is None and r["prev_hash"] is None and rows - 1 == before:
+            before += 1  # written before the chain began (revision 0003); nothing vouches for it
+            continue
+        if r["prev_hash"] != prev:
+            raise AuditError(
+                f"audit table: the chain breaks at row {r['id']} "
+                f"(a row before it was removed, reordered or edited, or this row's link was forged)"
+            )
+        try:
+            ok = r["hash"] == audit_hash(prev, dict(r))
+        except ValueError:  # a NaN or infinite time: never written by audit()
+            ok = False
+        if not ok:
+            raise AuditError(f"audit table: the chain breaks at row {r['id']} (this row was edited)")
+        prev = r["hash"]
+    return rows, prev, before
+
+
+def verify_audit_db(db: str | Path) -> tuple[int, str, int]:
+    """:meth:`SqlStore.verify_audit` on ``db`` read-only: no migration, no file created."""
+    if not is_postgres_url(db) and not Path(db).is_file():
+        raise AuditError(f"{db}: no such SQLite file")
+    eng = engine(db, immediate=False)
+    try:
+        with eng.connect() as con:
+            if not sa.inspect(con).has_table("audit"):
+                raise AuditError(f"{'the database' if is_postgres_url(db) else db}: has no audit table")
+            return _verify_chain(con)
+    except AuditError:
+        raise
+    except Exception as exc:
+        raise AuditError(_one_line("cannot read the audit table", exc)) from None
+    finally:
+        eng.dispose()

@@ -50,10 +50,16 @@ def test_a_database_of_the_earlier_release_is_upgraded_in_place(tmp_path: Path) 
     db = tmp_path / "serve.sqlite"
     _legacy_database(db)
     assert current(db) is None
+    from forensic.harness.audit import GENESIS
+    from forensic.harness.service.store import verify_audit_db
+
+    # Verifying reads only: the old schema has no chain yet, its row counts as before it, and
+    # nothing is migrated.
+    assert verify_audit_db(db) == (1, GENESIS, 1) and current(db) is None
     s = SqliteStore(db)  # adopts (stamps 0001, its schema) and applies what it lacks
-    assert current(db) == head() == "0002"
+    assert current(db) == head() == "0003"
     con = sqlite3.connect(db)
-    assert con.execute(f"SELECT version_num FROM {VERSION_TABLE}").fetchall() == [("0002",)]
+    assert con.execute(f"SELECT version_num FROM {VERSION_TABLE}").fetchall() == [("0003",)]
     assert "inv_window" in {r[1] for r in con.execute("PRAGMA index_list('investigations')")}
     assert con.execute("SELECT id, status FROM investigations").fetchall() == [("inv-old", "concluded")]
     assert con.execute("SELECT proposal_id, state FROM executions").fetchall() == [("rp-1", "succeeded")]
@@ -67,6 +73,20 @@ def test_a_database_of_the_earlier_release_is_upgraded_in_place(tmp_path: Path) 
     res = s.ingest([("am", text, p)], window_s=600, resolve_bundle=lambda j, h: Path("/b"))[0]
     assert res.investigations == ["inv-old"] and s.investigation("inv-old")["alert_count"] == 2
     assert [e["actor"] for e in s.audit_log()] == ["ann"]
+    # The old row stays as it was, outside the chain; the chain starts after it.
+    assert s.verify_audit() == (1, GENESIS, 1)
+    s.audit({"actor": "bob", "action": "approve", "outcome": "approved"})
+    s.audit({"actor": "cy", "action": "reject", "outcome": "rejected"})
+    rows, head_hash, before = s.verify_audit()
+    assert (rows, before) == (3, 1) and head_hash == s.audit_log()[0]["hash"]
+    old = s.audit_log()[-1]
+    assert (old["actor"], old["prev_hash"], old["hash"]) == ("ann", None, None)
+    assert s.audit_log()[1]["prev_hash"] == GENESIS
+    con = sqlite3.connect(db)
+    for sql in ("DELETE FROM audit", "UPDATE audit SET hash = NULL"):  # the triggers still hold after 0003
+        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+            con.execute(sql)
+    con.close()
     s.close()
     # What ran before the upgrade still counts in the ledger.
     from forensic.harness.executors import SqliteLedger
@@ -86,14 +106,14 @@ def test_a_fresh_file_gets_every_revision_once_and_processes_starting_together_t
     ]
     outs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0] * 3, [e[-2000:] for _, e in outs]
-    assert sorted(json.loads(o) for o, _ in outs) == [[], [], ["0001", "0002"]]
+    assert sorted(json.loads(o) for o, _ in outs) == [[], [], ["0001", "0002", "0003"]]
     r = subprocess.run(
         [sys.executable, "-m", "forensic.harness.cli", "db", "current", "--db", str(db)],
         capture_output=True,
         text=True,
         timeout=120,
     )
-    assert r.returncode == 0 and "schema at 0002" in r.stdout and "up to date" in r.stdout, r.stderr
+    assert r.returncode == 0 and "schema at 0003" in r.stdout and "up to date" in r.stdout, r.stderr
 
 
 def test_a_corrupt_file_is_one_line(tmp_path: Path) -> None:

@@ -38,12 +38,12 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 def test_fresh_database_gets_every_revision_once(cluster) -> None:
     url = cluster.fresh_db("mig_fresh")
     assert current(url) is None
-    assert migrate(url) == ["0001", "0002"] and head() == "0002"
+    assert migrate(url) == ["0001", "0002", "0003"] and head() == "0003"
     assert TABLES | {VERSION_TABLE, "executions"} <= _tables(url) and "forensic_schema" not in _tables(url)
-    assert current(url) == "0002"
+    assert current(url) == "0003"
     assert migrate(url) == []  # idempotent
     r = _cli("db", "current", "--db", url)
-    assert r.returncode == 0 and "schema at 0002" in r.stdout and "up to date" in r.stdout, r.stderr
+    assert r.returncode == 0 and "schema at 0003" in r.stdout and "up to date" in r.stdout, r.stderr
     r = _cli("db", "upgrade", "--db", url)
     assert r.returncode == 0 and "nothing to apply" in r.stdout, r.stderr
 
@@ -73,10 +73,13 @@ def test_database_of_the_hand_versioned_sql_is_adopted_without_losing_rows(clust
         )
     r = _cli("db", "current", "--db", url)
     assert r.returncode == 0 and "no schema yet" in r.stdout
-    assert migrate(url) == ["0002"]  # stamped at the revision equal to its schema, then only what it lacks
-    assert current(url) == "0002"
+    assert migrate(url) == [
+        "0002",
+        "0003",
+    ]  # stamped at the revision equal to its schema, then only what it lacks
+    assert current(url) == "0003"
     with psycopg.connect(url) as con:
-        assert con.execute("SELECT version_num FROM " + VERSION_TABLE).fetchall() == [("0002",)]
+        assert con.execute("SELECT version_num FROM " + VERSION_TABLE).fetchall() == [("0003",)]
         assert con.execute("SELECT id, status FROM investigations").fetchall() == [("inv-old", "concluded")]
         assert con.execute("SELECT fingerprint, investigation_id FROM alerts").fetchall() == [
             ("fp-old", "inv-old")
@@ -92,7 +95,25 @@ def test_database_of_the_hand_versioned_sql_is_adopted_without_losing_rows(clust
     res = s.ingest([("am", text, p)], window_s=600, resolve_bundle=lambda j, h: Path("/b"))[0]
     assert res.investigations == ["inv-old"] and res.grouped == 1
     assert s.investigation("inv-old")["alert_count"] == 2
+    # The old audit row stays as it was, outside the chain; the chain starts after it.
+    from forensic.harness.audit import GENESIS
+
+    assert s.verify_audit() == (1, GENESIS, 1)
+    s.audit({"actor": "bob", "action": "approve", "outcome": "approved"})
+    s.audit({"actor": "cy", "action": "reject", "outcome": "rejected"})
+    rows, head_hash, before = s.verify_audit()
+    assert (rows, before) == (3, 1) and head_hash == s.audit_log()[0]["hash"]
+    assert [(e["actor"], e["hash"] is None) for e in s.audit_log()] == [
+        ("cy", False),
+        ("bob", False),
+        ("ann", True),
+    ]
     s.close()
+    with psycopg.connect(url) as con:  # the trigger of 0001 still refuses after 0003, and TRUNCATE too
+        for sql in ("DELETE FROM audit", "UPDATE audit SET hash = NULL", "TRUNCATE audit"):
+            with pytest.raises(psycopg.errors.RaiseException, match="append-only"):
+                con.execute(sql)
+            con.rollback()
 
 
 def test_processes_starting_together_apply_each_revision_once(cluster) -> None:
@@ -114,9 +135,9 @@ def test_processes_starting_together_apply_each_revision_once(cluster) -> None:
         [],
         [],
         [],
-        ["0001", "0002"],
+        ["0001", "0002", "0003"],
     ]  # one applied it under the lock; the others found it done
-    assert current(url) == "0002" and TABLES <= _tables(url)
+    assert current(url) == "0003" and TABLES <= _tables(url)
 
 
 def test_a_newer_schema_than_this_release_is_one_line_exit_2(cluster) -> None:

@@ -200,7 +200,8 @@ def test_audit_is_append_only(store: SqlStore) -> None:
     store.audit({"actor": "bob", "action": "reject", "investigation": "inv-1", "outcome": "rejected"})
     raw = engine(store.db)
     try:
-        for sql in ("UPDATE audit SET actor='m'", "DELETE FROM audit"):
+        refused = ["UPDATE audit SET actor='m'", "DELETE FROM audit", "UPDATE audit SET hash=NULL"]
+        for sql in refused + (["TRUNCATE audit"] if store.postgres else []):
             with raw.connect() as con, pytest.raises(sa.exc.DBAPIError, match="append-only"):
                 con.exec_driver_sql(sql)
     finally:
@@ -208,6 +209,197 @@ def test_audit_is_append_only(store: SqlStore) -> None:
     assert [a["actor"] for a in store.audit_log()] == ["bob", "ann"]
     assert store.audit_log()[1]["detail"] == {"k": 1}
     assert [a["actor"] for a in store.audit_log(investigation="inv-1")] == ["bob"]
+
+
+def _chain(db: str | Path) -> list[tuple[int, str | None, str | None]]:
+    raw = engine(db, immediate=False)
+    try:
+        with raw.connect() as con:
+            return [
+                tuple(r) for r in con.exec_driver_sql("SELECT id, prev_hash, hash FROM audit ORDER BY id")
+            ]
+    finally:
+        raw.dispose()
+
+
+def _forge(store: SqlStore, sql: str, *args: Any) -> None:
+    """Run ``sql`` on the audit table past its append-only triggers, as someone with the database's
+    owner rights could: PostgreSQL disables them for the transaction; SQLite drops and recreates them."""
+    raw = engine(store.db)
+    try:
+        with raw.begin() as con:
+            if store.postgres:
+                con.exec_driver_sql("ALTER TABLE audit DISABLE TRIGGER ALL")
+                con.exec_driver_sql(sql, *args)
+                con.exec_driver_sql("ALTER TABLE audit ENABLE TRIGGER ALL")
+            else:
+                triggers = con.exec_driver_sql(
+                    "SELECT name, sql FROM sqlite_master WHERE type='trigger' AND tbl_name='audit'"
+                ).all()
+                assert {n for n, _ in triggers} == {"audit_no_update", "audit_no_delete"}
+                for name, _ in triggers:
+                    con.exec_driver_sql(f"DROP TRIGGER {name}")
+                con.exec_driver_sql(sql, *args)
+                for _, ddl in triggers:
+                    con.exec_driver_sql(ddl)
+    finally:
+        raw.dispose()
+
+
+def _entry(i: int, actor: str = "ann") -> dict[str, Any]:
+    return {
+        "actor": actor,
+        "action": "approve",
+        "investigation": f"inv-{i % 3}",
+        "proposal": f"rp-{i}",
+        "content_hash": "c" * 64,
+        "outcome": "approved" if i % 2 else "refused",
+        "reason": f"reason {i} \u00e9\u2713",
+        "detail": {"i": i, "nested": {"b": [1, 2.5, None], "a": "x"}},
+    }
+
+
+_APPENDER = """
+import sys
+from forensic.harness.service.store import open_store
+store = open_store(sys.argv[1])
+print("ready", flush=True)
+sys.stdin.readline()  # both start together
+for i in range(int(sys.argv[3])):
+    store.audit({"actor": sys.argv[2], "action": "approve", "outcome": "approved", "detail": {"i": i}})
+store.close()
+"""
+
+
+@pytest.mark.parametrize("kind", STORES)
+def test_the_audit_chain_holds_with_two_processes_appending_at_once(
+    kind: str, request, tmp_path: Path
+) -> None:
+    from forensic.harness.audit import GENESIS
+
+    db = _db(kind, request, tmp_path, "audit_race")
+    store = SqliteStore(db) if kind == "sqlite" else PostgresStore(db)
+    assert store.verify_audit() == (0, GENESIS, 0)
+    for i in range(10):
+        store.audit(_entry(i))
+    per = 40
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _APPENDER, db, name, str(per)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name in ("a", "b")
+    ]
+    for p in procs:
+        assert p.stdout.readline().strip() == "ready", p.stderr.read()
+    for p in procs:
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    for i in range(10, 30):  # and this process too, with its own threads
+        threads = [threading.Thread(target=store.audit, args=(_entry(i, f"t{j}"),)) for j in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    for p in procs:
+        _, err = p.communicate(timeout=180)
+        assert p.returncode == 0, err[-2000:]
+    rows = _chain(db)
+    assert len(rows) == 10 + 40 + 2 * per
+    # No fork: every row links to the one before it, the first to the genesis hash.
+    assert rows[0][1] == GENESIS
+    assert all(rows[i][1] == rows[i - 1][2] for i in range(1, len(rows)))
+    assert len({h for _, _, h in rows}) == len(rows)
+    actors = [a["actor"] for a in store.audit_log(limit=1000)]
+    assert actors.count("a") == actors.count("b") == per
+    assert store.verify_audit() == (len(rows), rows[-1][2], 0)
+    store.close()
+
+
+def test_an_edited_removed_or_relinked_audit_row_breaks_the_chain(store: SqlStore) -> None:
+    from forensic.harness.audit import AuditError
+    from forensic.harness.service.store import audit_hash, verify_audit_db
+
+    for i in range(6):
+        store.audit(_entry(i))
+    ids = [r[0] for r in _chain(store.db)]
+    n, good_head, before = store.verify_audit()
+    assert (n, before) == (6, 0) and good_head == _chain(store.db)[-1][2]
+    third = ids[2]
+    # An edited field: the row's own hash no longer matches it.
+    _forge(store, "UPDATE audit SET outcome='approved' WHERE id=%d AND outcome='refused'" % third)
+    with pytest.raises(AuditError, match=rf"row {third} \(this row was edited\)"):
+        store.verify_audit()
+    with pytest.raises(AuditError, match=rf"row {third}\b"):
+        verify_audit_db(store.db)  # the read-only form the CLI uses says the same
+    _forge(store, "UPDATE audit SET outcome='refused' WHERE id=%d" % third)
+    assert store.verify_audit() == (6, good_head, 0)  # undone: intact again
+    # Edited with its hash recomputed (the hash has no secret): the next row's link breaks.
+    good = {i: h for i, _, h in _chain(store.db)}
+    row = next(r for r in store.audit_log() if r["id"] == third)
+    forged = audit_hash(row["prev_hash"], {**row, "detail": json.dumps(row["detail"]), "actor": "mallory"})
+    _forge(store, "UPDATE audit SET actor='mallory', hash='%s' WHERE id=%d" % (forged, third))
+    with pytest.raises(AuditError, match=rf"row {ids[3]} \(a row before it was removed"):
+        store.verify_audit()
+    _forge(store, "UPDATE audit SET actor='ann', hash='%s' WHERE id=%d" % (good[third], third))
+    assert store.verify_audit() == (6, good_head, 0)
+    # A row removed from the middle: the row after it names the gap.
+    _forge(store, "DELETE FROM audit WHERE id=%d" % ids[3])
+    with pytest.raises(AuditError, match=rf"row {ids[4]} \(a row before it was removed"):
+        store.verify_audit()
+    # The first row's hash and link blanked, to pass as a row from before the chain: the next breaks.
+    _forge(store, "DELETE FROM audit WHERE id>%d" % ids[2])
+    assert store.verify_audit() == (3, good[ids[2]], 0)
+    _forge(store, "UPDATE audit SET prev_hash=NULL, hash=NULL WHERE id=%d" % ids[0])
+    with pytest.raises(AuditError, match=rf"row {ids[1]} \("):
+        store.verify_audit()
+
+
+def _verify_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "forensic.harness.cli", "audit", "verify", *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+def test_forensic_audit_verify_db_says_intact_or_names_the_first_broken_row(
+    store: SqlStore, tmp_path: Path
+) -> None:
+    for i in range(4):
+        store.audit(_entry(i))
+    rows, head_hash, _ = store.verify_audit()
+    db = str(store.db)
+    r = _verify_cli("--db", db)
+    assert r.returncode == 0 and f"4 rows, chain intact, head {head_hash}" in r.stdout, r.stderr
+    r = _verify_cli("--db", db, "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {"db": db, "rows": 4, "before_chain": 0, "head": head_hash, "ok": True}
+    second = _chain(db)[1][0]
+    _forge(store, "DELETE FROM audit WHERE id=%d" % second)
+    r = _verify_cli("--db", db, "--json")
+    assert r.returncode == 2 and r.stdout == "", r.stdout
+    assert f"breaks at row {_chain(db)[1][0]} " in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    # The file form is unchanged beside it; naming both is refused.
+    from forensic.harness import audit
+
+    log = tmp_path / "audit.jsonl"
+    audit.append(log, [{"outcome": "refused"}, {"outcome": "approved"}])
+    r = _verify_cli(str(log), "--json")
+    assert r.returncode == 0 and json.loads(r.stdout) == {
+        "path": str(log),
+        "lines": 2,
+        "head": audit.verify(log)[1],
+        "ok": True,
+    }
+    assert _verify_cli(str(log), "--db", db).returncode == 2
+    missing = _verify_cli("--db", str(tmp_path / "none.sqlite"))
+    assert missing.returncode == 2 and "no such SQLite file" in missing.stderr
+    assert not (tmp_path / "none.sqlite").exists()
 
 
 def test_dead_letters_keep_the_newest_and_page(store: SqlStore) -> None:
