@@ -1,4 +1,5 @@
 """The incidents. Each function builds one fleet model and sets its truth; sources are printed from it."""
+import time
 from fleetsim import Case, Ctr, Gauge, set_traffic, pause_chain, model_steps, bdf_sys, bdf_nvml, iso
 from kit import (H100, H200, CONTIG, NONCONTIG, fabric, uplink_traffic, nccl_init, train_log, swcap_decoy, alert,
                  dot_names, ip_names, pod_names, plain_names, xid, stamp, uplink_port, spine_port, host_port)
@@ -98,8 +99,8 @@ def rh03():
     slow_job(c, on, 2.2)
     std_logs(c, hs)
     c.dmesg_style = "plain"
-    c.title = "dense-180b 2.2x slower since 14:05"
-    c.reported = "Every rank slowed at once. Pause counters are up on every NIC we looked at."
+    c.title = "dense-180b 1.7x slower since 14:05"
+    c.reported = "Every rank slowed at once. Network counters are up on every NIC we looked at."
     c.truth = ("pfc_pause_storm", "%s/mlx5_3" % org)
     c.notes = dict(hard="every NIC receives pauses; only one transmits them; leaf re-transmits to all", missing="none", single="no")
     return c
@@ -121,8 +122,8 @@ def rh04():
     slow_job(c, on, 1.6)
     swcap_decoy(c, hs[2], 3); swcap_decoy(c, hs[6], 0)
     std_logs(c, hs)
-    c.title = "vlm-34b iteration time 1.6x since 22:38"
-    c.reported = "leaf-01 PFC watchdog raised a storm on one queue. Half the nodes show pause frames."
+    c.title = "vlm-34b iteration time up 35% since 22:38"
+    c.reported = "A network alert came in from leaf-01 at 22:39. Only one node had the collector running."
     c.alerts = [alert("SonicPfcWatchdogStorm", {"instance": "leaf-01", "ifName": uplink_port("sonic", 0)}, on + 90, "PFC storm detected on queue 3")]
     c.truth = ("pfc_pause_storm", "spine-01/%s" % spine_port("sonic", 0))
     c.notes = dict(hard="the watchdog and alert name the leaf uplink that receives the storm; the spine port that transmits it receives none; every job NIC is a victim",
@@ -150,7 +151,7 @@ def rh05():
     slow_job(c, on, 1.55)
     std_logs(c, hs[:4])
     c.dmesg_style = "kmsg"
-    c.title = "llm-13b-sft slowed ~55% at 03:40, no node alarms"
+    c.title = "llm-13b-sft slowed ~40% at 03:40, no node alarms"
     c.reported = "Only two of the four nodes had the collector installed. The other rack belongs to another team and we have no access to those hosts."
     c.truth = ("pfc_pause_storm", "leaf-02/%s" % uplink_port("sonic", 1))
     c.notes = dict(hard="origin two switch hops away on a leaf serving hosts outside the job; leaf -> spine -> leaf; watchdogs fire on victims",
@@ -176,7 +177,7 @@ def rh06():
     slow_job(c, on, 2.0)
     swcap_decoy(c, hs[1], 6)
     std_logs(c, hs)
-    c.title = "diffusion-xl throughput halved shortly after 11:05"
+    c.title = "diffusion-xl throughput down by a third shortly after 11:05"
     c.reported = "No switch CLI access on this Arista pod, only SNMP. One GPU on gpu-c302 shows a power cap reason."
     c.alerts = [alert("GPUPowerCapped", {"hostname": org, "gpu": "6"}, on - 300, "GPU clocks limited by SW power cap")]
     c.truth = ("pfc_pause_storm", "%s/mlx5_6" % org)
@@ -203,7 +204,7 @@ def rh07():
     swcap_decoy(c, hs[5], 1)
     std_logs(c, hs)
     c.title = "llm-34b inter-rack collectives slow since 04:30"
-    c.reported = "A routing change was rolled out to leaf-02 at 04:28 (new ECMP hash seed profile, per change ticket). Links all up."
+    c.reported = "A routing policy change was rolled out in this pod at 04:28 (per change ticket). Links all up, no errors."
     c.truth = ("ecmp_hash_polarization", "leaf-02")
     c.notes = dict(hard="only uplink octets and discards show it; light benign pauses on every NIC", missing="none", single="no")
     return c
@@ -223,7 +224,7 @@ def rh08():
     slow_job(c, on, 1.5)
     std_logs(c, hs)
     c.node_hosts = {h.name for h in hs[::4]}
-    c.title = "rec-dlrm embedding exchange 1.5x slower from 16:35"
+    c.title = "rec-dlrm steps 1.3x slower from 16:35"
     c.reported = "No host changes. gpu-d102 had a cable reseated last week."
     c.truth = ("ecmp_hash_polarization", "tor-03")
     c.notes = dict(hard="evidence only in SNMP octets of the uplinks; old static symbol errors on a reseated NIC",
@@ -253,7 +254,7 @@ def rh09():
     std_logs(c, hs, extra=[(on + 30, "%s:%d:%d [4] NCCL INFO NET/IB : mlx5_4:1 Got async event : port error" % (bad.name, 51122, 51190))])
     c.dmesg_style = "plain"
     c.collected_keys = ("before", "now")
-    c.title = "step time +30% since 08:22 on llm-70b"
+    c.title = "step time +18% since 08:22 on llm-70b"
     c.reported = "No changes. One GPU on gpu2046 shows power capping."
     c.truth = ("link_degradation", "%s/mlx5_4" % bad.name)
     c.notes = dict(hard="plain dmesg without boot time (order only); power-cap decoy on the same host", missing="boot time in collected.json", single="no")
@@ -285,7 +286,7 @@ def rh10():
     std_logs(c, hs)
     c.gz = {"metrics/dcgm.om", "metrics/node.om", "metrics/switch.om", "job/steps.csv"}
     c.truncate = {"metrics/switch.om": 30000}
-    c.title = "dense-405b stage 2: 8% slower than stage 1, no errors in job logs"
+    c.title = "dense-405b stage 2: 6% slower than stage 1, no errors in job logs"
     c.reported = "Stage 2 started 19:00 on the same 40 nodes. Nothing obvious."
     c.truth = ("link_degradation", "%s/mlx5_10" % bad.name)
     c.notes = dict(hard="only FEC/retransmit counters climb on one NIC among old static FEC counts and many power-capped GPUs; no link flap",
@@ -307,7 +308,7 @@ def rh11():
     slow_job(c, on, 1.5)
     c.missing = {"nodes/%s/cmd/dmesg.txt" % bad.name, "metrics/dcgm.om"}
     std_logs(c, hs, env=[("NCCL_IB_TIMEOUT", "22")])
-    c.title = "8b sweep: steps 1.5x slower from 06:33"
+    c.title = "8b sweep: steps a third slower from 06:33"
     c.reported = "DCGM exporter was being upgraded during this window so GPU metrics are missing."
     c.truth = ("link_degradation", "%s/mlx5_7" % bad.name)
     c.notes = dict(hard="dcgm and the host's dmesg missing; NIC at 100 Gb/s with flaps in sysfs only", missing="metrics/dcgm.om; dmesg of the faulty host", single="sysfs IB counters")
@@ -365,7 +366,7 @@ def rh13():
     c.missing = {"nodes/%s/cmd/dmesg.txt" % h.name for h in hs}
     std_logs(c, hs)
     c.title = "llm-70b 22% slower since 03:05"
-    c.reported = "dmesg collection failed fleet-wide (permissions). Facilities changed the CRAC setpoints in hall 2 yesterday."
+    c.reported = "dmesg collection failed fleet-wide (permissions). Facilities did maintenance in hall 2 yesterday."
     c.truth = ("thermal_throttle", bad.name)
     c.notes = dict(hard="every GPU of one host throttles from one cause (fans in BMC data); no per-rank compute column", missing="dmesg on every host", single="no")
     return c
@@ -435,7 +436,7 @@ def rh16():
     xid(c, bad, 2, on + 3000, 94, "Contained: FB DED (0x1, 0x0). physAddr: 0x7fffa88604 RST: No, D-RST: No")
     xid(c, hs[5], 1, c.t0 - 86400 * 9, 13, "Graphics SM Warp Exception on (GPC 7, TPC 7, SM 0): Illegal Instruction Parameter")
     set_traffic(c, 180)
-    end = model_steps(c, 1.5, 0.4, 60, rank_slow={8 + 2: (1.06, on)}, gap=(40, 540, 30))
+    end = model_steps(c, 1.5, 0.4, 60, rank_slow={8 + 2: (1.06, on)}, gap=(on + 3040, 540, 30))
     slow_job(c, on, 1.05)
     std_logs(c, hs, extra=[(on + 3001, "ERROR rank10: RuntimeError: CUDA error: uncorrectable ECC error encountered"),
                            (on + 3030, "WARN launcher: job restarted from checkpoint step 1370 (attempt 2)")])
@@ -491,7 +492,7 @@ def rh18():
     rows = [r for r in c.steps["rows"] if r[2] < on]
     c.steps["rows"] = rows
     slow_job(c, on, 20)
-    ex = [(on + 600.2, "[rank%d]:[E1120 %s ProcessGroupNCCL.cpp:632] [Rank %d] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=88214, OpType=ALLREDUCE, NumelIn=262144, NumelOut=262144, Timeout(ms)=600000) ran for 600041 milliseconds before timing out." % (r, "22:47:%02d.118859045" % (r % 60), r)) for r in (0, 1, 12)]
+    ex = [(on + 600.2, "[rank%d]:[E1120 %s ProcessGroupNCCL.cpp:632] [Rank %d] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=88214, OpType=ALLREDUCE, NumelIn=262144, NumelOut=262144, Timeout(ms)=600000) ran for 600041 milliseconds before timing out." % (r, "%s.%09d" % (time.strftime("%H:%M:%S", time.gmtime(on + 600)), 118859045 + r), r)) for r in (0, 1, 12)]
     std_logs(c, hs, extra=ex)
     c.dmesg_style = "kmsg"
     c.title = "llm-13b hung at 21:37, then killed by watchdog"
@@ -516,7 +517,7 @@ def rh19():
     model_steps(c, 1.2, 0.3, 40)
     c.steps["rows"] = [r for r in c.steps["rows"] if r[2] < on]
     slow_job(c, on, 30)
-    ex = [(on + 1800.1, "[rank%d]:[E1121 %s ProcessGroupNCCL.cpp:607] [Rank %d] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5521, OpType=_REDUCE_SCATTER_BASE, NumelIn=8388608, NumelOut=1048576, Timeout(ms)=1800000) ran for 1800052 milliseconds before timing out." % (r, "13:14:%02d.465150152" % r, r)) for r in (0, 9, 40)]
+    ex = [(on + 1800.1, "[rank%d]:[E1121 %s ProcessGroupNCCL.cpp:607] [Rank %d] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5521, OpType=_REDUCE_SCATTER_BASE, NumelIn=8388608, NumelOut=1048576, Timeout(ms)=1800000) ran for 1800052 milliseconds before timing out." % (r, "%s.%09d" % (time.strftime("%H:%M:%S", time.gmtime(on + 1800)), 465150152 + r), r)) for r in (0, 9, 40)]
     std_logs(c, hs, extra=ex)
     c.missing = {"nodes/%s/cmd/dmesg.txt" % bad.name, "nodes/%s/nvml.json" % bad.name, "nodes/%s/cmd/lspci-vv.txt" % bad.name}
     c.title = "moe-ft-64 stalled at 12:44, all ranks timed out 30 min later"
@@ -543,7 +544,7 @@ def rh20():
     model_steps(c, 1.2, 0.5, 45, comm_mult=(1.5, on))
     slow_job(c, on, 1.3)
     std_logs(c, hs)
-    c.title = "llm-70b step time +30% after 15:59"
+    c.title = "llm-70b step time +15% after 15:59"
     c.reported = "IB fabric checks are green."
     c.truth = ("nvlink_fault", "%s/gpu0" % bad.name)
     c.notes = dict(hard="comm-bound slowdown with no IB errors; old static NVLink CRC on another GPU", missing="none", single="no")
@@ -574,7 +575,7 @@ def rh21():
     c.metric_step = 600
     std_logs(c, hs)
     c.gz = {"metrics/dcgm.om", "metrics/node.om", "job/steps.csv", "topology.json"}
-    c.title = "1T run: ~10% lower tokens/s since 03:33, no errors"
+    c.title = "1T run: ~7% lower tokens/s since 03:33, no errors"
     c.reported = "272 nodes, nothing in the job logs. NVLink counters on this fleet are never zero."
     c.truth = ("nvlink_fault", "%s/gpu6" % bad.name)
     c.notes = dict(hard="272 hosts / 2176 GPUs; one GPU's NVLink CRC/replay counters climb inside the window among ~65 GPUs with old static counts; no XID, no per-rank compute",
@@ -675,7 +676,7 @@ def rh25():
     c.missing = {"nodes/%s/cmd/top.txt" % h.name for h in hs} | {"metrics/node.om"}
     std_logs(c, hs)
     c.title = "diffusion-xl ~30% slower since 13:22"
-    c.reported = "node_exporter was down on this pod; top not collected. A notebook user was given access to h200-r40-n07 around 13:20 for debugging."
+    c.reported = "node_exporter was down on this pod; top not collected. A notebook user was given access to one of the nodes this afternoon for debugging."
     c.truth = ("host_contention", bad.name)
     c.notes = dict(hard="memory pressure visible only in /proc/pressure/memory; node metrics and top missing", missing="metrics/node.om; top on all hosts", single="pressure-memory")
     return c
@@ -697,7 +698,7 @@ def rh26():
     ex += [(c.t0 + 300, "INFO dataloader: rank0 data_time 0.01s (prefetch queue 8/8)")]
     ex += [(on - 30, "INFO dataloader: switching to shard set s3://corpus-v7/mix-b (1,024 shards)")]
     std_logs(c, hs, extra=ex)
-    c.title = "llm-70b 50% slower since 06:24"
+    c.title = "llm-70b 55% slower since 06:24"
     c.reported = "gpu7002 GPU6 shows SW power cap in nvidia-smi, alert is firing."
     c.alerts = [alert("GPUPowerCapped", {"Hostname": hs[2].name, "gpu": "6"}, on + 120, "GPU clocks limited by SW power cap")]
     c.truth = ("input_pipeline_stall", "job")
@@ -711,10 +712,7 @@ def rh27():
     hs = fabric(c, ip_names(4, 93, 1, 90), H200, "Ethernet", ["mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5"], "enp", "sonic", per_leaf=4, ngpu=4)
     on = c.t0 + 10 * 60
     set_traffic(c, 40)
-    model_steps(c, 1.0, 0.2, 45, data_wait=(0.0, on), with_compute=False)
-    # stall present from the beginning of the window: steps every 2.4 s on a 1.2 s model
-    for r in c.steps["rows"]:
-        r[3] += 1.2
+    model_steps(c, 1.0, 0.2, 45, data_wait=(1.2, c.t0 - 1), with_compute=False)   # stalled from the first step
     for h in hs:
         for g in h.gpus:
             g.util = Gauge(48, jitter=12); g.tensor = Gauge(round(g.tensor.pre * 0.5, 3), jitter=0.03)
@@ -727,7 +725,7 @@ def rh27():
     ex = [(c.t0 + 120 + k * 900, "WARNING dataloader: DataLoader worker 1 waited %.1fs for sample from https://objects.internal/bucket-ft/part-%05d.tar" % (1.4 + 0.1 * k, 412 + k)) for k in range(6)]
     std_logs(c, hs, extra=ex, env=[("NCCL_IB_HCA", "mlx5_0,mlx5_3,mlx5_4,mlx5_5")])
     c.title = "moe-ft-32 new run at half the expected throughput"
-    c.reported = "Same model and config as last week's run, which did 2x this. Dataset moved to the new object store on Monday."
+    c.reported = "Same model and config as last week's run, which did 2x this. Storage and network were both reshuffled on Monday."
     c.truth = ("input_pipeline_stall", "job")
     c.notes = dict(hard="slow from step 1 with low, uniform GPU utilisation and light NIC traffic; an old static symbol-error count and a lone power cap as decoys", missing="none", single="job logs")
     return c
@@ -770,6 +768,9 @@ def rh29():
             if n.ibdev not in used:
                 b = c.rng.randint(10 ** 12, 10 ** 13)
                 n.c["port_xmit_data"] = Ctr(b, b + c.rng.randint(1000, 5000)); n.c["port_rcv_data"] = Ctr(b + 9, b + 9 + c.rng.randint(1000, 5000))
+                p = c.switches[n.switch].ports[n.port]
+                p["in_oct"] = Ctr(p["in_oct"].b, p["in_oct"].b + n.c["port_xmit_data"].d * 4)
+                p["out_oct"] = Ctr(p["out_oct"].b, p["out_oct"].b + n.c["port_rcv_data"].d * 4)
     model_steps(c, 1.6, 2.2, 45, with_compute=False)
     for h in hs:
         for g in h.gpus:
@@ -778,7 +779,7 @@ def rh29():
     c.files["job/logs/launcher-env.log"] = "".join("%s export %s\n" % (stamp(c.t0 + 1), kv) for kv in [
         "CUDA_DEVICE_MAX_CONNECTIONS=1", "NCCL_IB_GID_INDEX=3", "NCCL_SOCKET_IFNAME=bond0", "NCCL_IB_HCA==mlx5_0,mlx5_3",
         "TORCH_NCCL_ASYNC_ERROR_HANDLING=1", "OMP_NUM_THREADS=8"])
-    c.title = "dense-180b on pod 94: 2.2x slower than on pod 93"
+    c.title = "dense-180b on pod 94: 1.8x slower than on pod 93"
     c.reported = "Pod 94 is new. RDMA device names skip numbers on these hosts (mlx5_1/2 are the BMC-side and storage ports, not in topology)."
     c.truth = ("nccl_misconfiguration", "job")
     c.notes = dict(hard="non-contiguous RDMA names; two NICs of eight carry everything; NCCL_DEBUG unset so no NET/IB line; env dump only", missing="NCCL INFO lines", single="no")
@@ -872,9 +873,9 @@ def rh33():
             n.c["rx_prio3_pause"] = Ctr(5000, 5000 + k)
             c.switches[n.switch].ports[n.port]["tx_pfc3"] = Ctr(0, k)
             n.c["rx_prio3_pause_duration"] = Ctr(40000, 40000 + k * 3)
-    gap_at = 22
+    gap_at = c.t0 + 40 * 60
     model_steps(c, 1.2, 0.5, 45, gap=(gap_at, 420, 0))
-    ex = [(c.t0 + 30 + 12.0 * 10 * 1.7 * gap_at, "INFO launcher: planned restart to pick up new container image (change CHG-2231); resuming from checkpoint")]
+    ex = [(gap_at - 5, "INFO launcher: planned restart to pick up new container image (change CHG-2231); resuming from checkpoint")]
     std_logs(c, hs, extra=ex)
     c.gz = {"metrics/dcgm.om"}
     c.truncate = {"metrics/dcgm.om": 4096}

@@ -309,12 +309,18 @@ def model_steps(case, compute, comm, nsteps, first_step=1000, rank_slow=None, co
     ranks = [x[0] for x in case.rank_map()]
     rows = []
     t = case.t0 + 30.0
-    every = case.step_every
+    raw = (case.t1 - case.t0 - 60) / (nsteps * (compute + comm))
+    every = max([x for x in (1, 2, 5, 10, 20, 25, 50, 100, 200) if x <= max(1, raw)])
+    case.step_every = every
     step = first_step
     rank_slow = rank_slow or {}
     lo = loss0
-    for i in range(nsteps):
-        if gap and i == gap[0]:
+    gap_done = False
+    for i in range(nsteps * 4):
+        if t >= case.t1 - 20:
+            break
+        if gap and not gap_done and t >= gap[0]:
+            gap_done = True
             t += gap[1]
             step -= gap[2]
         comps = {}
@@ -923,7 +929,7 @@ def build_files(case):
         F["job/logs/" + name] = text
     node_hosts = case.hosts if case.node_hosts is None else [h for h in case.hosts if h.name in case.node_hosts]
     F["metrics/dcgm.om"] = render_dcgm(case, getattr(case, "dcgm_hosts", None))
-    F["metrics/node.om"] = render_node_om(case, getattr(case, "node_metric_hosts", None) or node_hosts)
+    F["metrics/node.om"] = render_node_om(case, getattr(case, "node_metric_hosts", None) or (case.hosts if len(case.hosts) <= 16 else node_hosts))
     eth_sw = [sn for sn in sorted(case.switches) if case.switches[sn].vendor != "ib"]
     if eth_sw:
         F["metrics/switch.om"] = render_snmp(case, eth_sw)
