@@ -64,7 +64,6 @@ def rh02():
     n.c["rx_out_of_buffer"] = Ctr(12, 12 + 9100, on)
     n.c["outbound_pci_stalled_wr_events"] = Ctr(0, 118000, on)
     n.c["rx_discards_phy"] = Ctr(0, 0)
-    c.dmesg(bad, on + 3, "mlx5_core %s: mlx5_pcie_event:299:(pid 0): PCIe slot advertised sufficient power (75W)." % bdf_sys(n.bus))
     swcap_decoy(c, hs[0], 4)
     model_steps(c, 1.1, 0.6, 45, comm_mult=(1.6, on), with_compute=False)
     slow_job(c, on, 1.35)
@@ -93,8 +92,6 @@ def rh03():
     o = nic(c, org, "mlx5_3")
     o.c["tx_pause_storm_warning_events"] = Ctr(0, 14, on); o.c["rx_out_of_buffer"] = Ctr(3, 388000, on)
     leaf.ports[o.port]["storm"] = True
-    for sp in ("spine-01", "spine-02"):
-        c.switches[sp].ports[spine_port("sonic", 0)]["rx_pfc3"] = Ctr(0, c.switches["leaf-01"].ports[uplink_port("sonic", int(sp[-1]) - 1)]["tx_pfc3"].d, on)
     model_steps(c, 1.3, 0.5, 40, comm_mult=(3.6, on), with_compute=False)
     slow_job(c, on, 2.2)
     std_logs(c, hs)
@@ -645,9 +642,9 @@ def rh24():
     hs = fabric(c, dot_names(6, 6200, "dc2.internal"), H100, "InfiniBand", CONTIG, "ib", "ib", per_leaf=6)
     on = c.t0 + 30 * 60
     bad = hs[4]
-    bad.procs = bad.procs + [("backup-agent", 3120.0, 4.8), ("gzip", 99.0, 0.1)]
+    bad.procs = bad.procs + [("backup-agent", 17640.0, 4.8), ("gzip", 99.0, 0.1), ("pigz", 396.0, 0.1)]
     bad.psi_cpu = (61.3, 58.9, 44.0); bad.psi_cpu_total = Ctr(9 * 10 ** 8, 9 * 10 ** 8 + int(3.1e11), on)
-    bad.load1 = Gauge(11, 62, on, jitter=2)
+    bad.load1 = Gauge(11, 231, on, jitter=4)
     set_traffic(c, 160, on, 120)
     model_steps(c, 1.3, 0.4, 45, rank_slow={r: (1.3 + 0.02 * (r % 4), on) for r in range(32, 40)})
     slow_job(c, on, 1.3)

@@ -278,6 +278,9 @@ def pause_chain(case, origin, hops, count, onset, nic_victims=(), dur_us_per=8):
     then re-transmitting. nic_victims: (host, ibdev) whose NIC receives pauses from its switch port."""
     def add_tx_port(sw, p, k):
         c = case.switches[sw].port(p)["tx_pfc3"]; c.n += k; c.onset = onset
+        for lp, peer, pp in case.switches[sw].links:      # the peer switch port receives what this one sends
+            if lp == p:
+                add_rx_port(peer, pp, k)
 
     def add_rx_port(sw, p, k):
         c = case.switches[sw].port(p)["rx_pfc3"]; c.n += k; c.onset = onset
@@ -289,8 +292,6 @@ def pause_chain(case, origin, hops, count, onset, nic_victims=(), dur_us_per=8):
     else:
         add_tx_port(origin[1], origin[2], count)
     for sw, rxp, txps in hops:
-        if rxp:
-            add_rx_port(sw, rxp, count)
         for tp in txps:
             k = int(count * case.rng.uniform(0.55, 0.8))
             add_tx_port(sw, tp, k)

@@ -206,6 +206,9 @@ def check_case(root, cid, case):
             peer = sws.get(l["peer"])
             if not peer or not any(x["peer"] == s["name"] and x["port"] == l["peer_port"] for x in peer["links"]):
                 P(cid, "asymmetric link %s/%s" % (s["name"], l["port"]))
+            if (s["name"], l["port"], "tx") in sw_pfc and (l["peer"], l["peer_port"], "rx") in sw_pfc:
+                if sw_pfc[(s["name"], l["port"], "tx")] != sw_pfc[(l["peer"], l["peer_port"], "rx")]:
+                    P(cid, "pauses sent by %s/%s != received by %s/%s" % (s["name"], l["port"], l["peer"], l["peer_port"]))
     # declared unreadable files really are, others are readable
     for rel in case.truncate:
         if read(os.path.join(b, rel)) != "UNREADABLE":
