@@ -225,7 +225,7 @@ def rh08():
     c.reported = "No host changes. gpu-d102 had a cable reseated last week."
     c.truth = ("ecmp_hash_polarization", "tor-03")
     c.notes = dict(hard="evidence only in SNMP octets of the uplinks; old static symbol errors on a reseated NIC",
-                   missing="node data for half the hosts, no switch CLI", single="SNMP switch counters")
+                   missing="no switch CLI (Arista, SNMP only)", single="SNMP switch counters")
     return c
 
 
@@ -287,7 +287,7 @@ def rh10():
     c.reported = "Stage 2 started 19:00 on the same 40 nodes. Nothing obvious."
     c.truth = ("link_degradation", "%s/mlx5_10" % bad.name)
     c.notes = dict(hard="only FEC/retransmit counters climb on one NIC among old static FEC counts and many power-capped GPUs; no link flap",
-                   missing="switch.om.gz truncated (unreadable); node data for 8 of 40 hosts", single="ethtool FEC + hw_counters")
+                   missing="metrics/switch.om.gz truncated (unreadable)", single="ethtool FEC + hw_counters")
     return c
 
 
@@ -308,7 +308,7 @@ def rh11():
     c.title = "8b sweep: steps a third slower from 06:33"
     c.reported = "DCGM exporter was being upgraded during this window so GPU metrics are missing."
     c.truth = ("link_degradation", "%s/mlx5_7" % bad.name)
-    c.notes = dict(hard="dcgm and the host's dmesg missing; NIC at 100 Gb/s with flaps in sysfs only", missing="metrics/dcgm.om; dmesg of the faulty host", single="sysfs IB counters")
+    c.notes = dict(hard="dcgm and the host's dmesg missing; NIC at 100 Gb/s with flaps in sysfs only", missing="metrics/dcgm.om; dmesg of the faulty host", single="no")
     return c
 
 
@@ -469,7 +469,7 @@ def rh17():
     c.title = "dense-180b ~5% slower over the last hour, no alerts"
     c.reported = "Slow drift. Many GPUs in this pod have some correctable ECC history."
     c.truth = ("hbm_degradation", "%s/gpu3" % bad.name)
-    c.notes = dict(hard="counters only (SBE climbing, remap pending) among ~40 GPUs with old static counts; no XID, no compute column", missing="node data for 86 of 96 hosts", single="dcgm/nvml counters")
+    c.notes = dict(hard="counters only (SBE climbing, remap pending) among ~40 GPUs with old static counts; no XID, no compute column", missing="node data for most hosts", single="dcgm/nvml counters")
     return c
 
 
@@ -576,7 +576,7 @@ def rh21():
     c.reported = "272 nodes, nothing in the job logs. NVLink counters on this fleet are never zero."
     c.truth = ("nvlink_fault", "%s/gpu6" % bad.name)
     c.notes = dict(hard="272 hosts / 2176 GPUs; one GPU's NVLink CRC/replay counters climb inside the window among ~65 GPUs with old static counts; no XID, no per-rank compute",
-                   missing="node data for 262 of 272 hosts", single="DCGM NVLink counters (and nvlink -e on the host)")
+                   missing="node data for most hosts", single="DCGM NVLink counters (and nvlink -e on the host)")
     return c
 
 
@@ -908,7 +908,7 @@ def rh34():
     c.title = "dense-180b: rank 100 missing from a few step records, GPU at 84C on 10-101-5-18"
     c.reported = "Metrics logger dropped a few rows for one rank. Also one GPU runs hot. Worth cordoning anything?"
     c.truth = ("healthy", None)
-    c.notes = dict(hard="64 hosts with old static NVLink/ECC counts, a spare at Gen1, a hot GPU without reasons, missing rows for one rank", missing="node data for 57 of 64 hosts", single="-")
+    c.notes = dict(hard="64 hosts with old static NVLink/ECC counts, a spare at Gen1, a hot GPU without reasons, missing rows for one rank", missing="node data for most hosts", single="-")
     return c
 
 

@@ -292,8 +292,9 @@ def pause_chain(case, origin, hops, count, onset, nic_victims=(), dur_us_per=8):
     else:
         add_tx_port(origin[1], origin[2], count)
     for sw, rxp, txps in hops:
+        got = max([p["rx_pfc3"].d for p in case.switches[sw].ports.values()] + [0]) or count
         for tp in txps:
-            k = int(count * case.rng.uniform(0.55, 0.8))
+            k = int(got * case.rng.uniform(0.55, 0.8))
             add_tx_port(sw, tp, k)
     for hn, ib in nic_victims:
         h = case.H(hn); n = next(x for x in h.nics if x.ibdev == ib)

@@ -7,6 +7,17 @@ from kit import boot_noise  # noqa: E402
 from cases import CASES  # noqa: E402
 
 
+def finalize(c):
+    """Default node-data selection for larger fleets: the faulty host, one job peer, a spare, hosts named by alerts."""
+    if c.node_hosts is None and len(c.hosts) > 4:
+        keep = [h.name for h in c.job_hosts()[:2] if h.name not in (c.truth[1] or "")][:1] + [h.name for h in c.hosts if not h.in_job][:1]
+        comp = c.truth[1] or ""
+        keep += [h.name for h in c.hosts if comp == h.name or comp.startswith(h.name + "/")]
+        for al in c.alerts:
+            keep += [v for k, v in al["labels"].items() if k.lower() in ("hostname", "instance")]
+        c.node_hosts = set(keep)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -20,13 +31,7 @@ def main():
         if os.path.exists(d):
             shutil.rmtree(d)
         c = fn()
-        if c.node_hosts is None and len(c.hosts) > 4:
-            keep = [h.name for h in c.job_hosts()[:2] if h.name not in (c.truth[1] or "")][:1] + [h.name for h in c.hosts if not h.in_job][:1]
-            comp = c.truth[1] or ""
-            keep += [h.name for h in c.hosts if comp == h.name or comp.startswith(h.name + "/")]
-            for al in c.alerts:
-                keep += [v for k, v in al["labels"].items() if k.lower() in ("hostname", "instance")]
-            c.node_hosts = set(keep)
+        finalize(c)
         for h in c.hosts:
             boot_noise(c, h)
         write_case(c, a.out)
