@@ -64,6 +64,7 @@ BUILDERS: dict[str, Callable[[Path], None]] = {
     "fresh": _script("fresh"),
     # Scored once only after the work it measures, so no change is tuned to it: see evals/frontier/README.md.
     "frontier": _script("frontier"),
+    "rehearsal": _script("rehearsal"),
 }
 
 
