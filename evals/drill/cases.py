@@ -26,9 +26,9 @@ def ib_names(fmt, n, start=1):
 # ---------------------------------------------------------------- thermal
 @case
 def dr01(C):
-    C.gz = set()
+    C.gz = {"job/steps.csv", "metrics/dcgm"}
     names = ib_names("gpu-a%03d", 16, 17)
-    hs = fleet(C, names, nd=names[4:8] + [names[0]], port_fmt="1/{}")
+    hs = fleet(C, names, nd=names[4:7], port_fmt="1/{}")
     swcap(C, hs, 0.5)
     h, g = hs[5], hs[5]["gpus"][3]
     throttle(C, h, g, 1245, 0x40 | 0x8, temp=88, power=455)
@@ -108,7 +108,7 @@ def dr04(C):
 # ---------------------------------------------------------------- pcie
 @case
 def dr05(C):
-    C.gz = set()
+    C.gz = {"metrics/"}
     names = ib_names("nid%06d", 10, 1201)
     hs = fleet(C, names, nd=[names[1], names[4], names[9]], spares=[names[9]], dstyle="kmsg", port_fmt="1/{}")
     swcap(C, hs[:9], 0.5)
@@ -274,7 +274,7 @@ def imbalance(C, leaf, hot=0, factor=(1.85, 0.4)):
 
 @case
 def dr10(C):
-    C.gz = set()
+    C.gz = {"metrics/dcgm"}
     names = ["gpu-b%03d" % i for i in range(1, 17)]
     hs = fleet(C, names, ll="Ethernet", nnic=4, nd=names[:2] + names[8:10], leaf_fmt="tor-{:02d}", port_fmt="Ethernet{}",
                per_leaf=8, rate_Bps=5.0e9, spine="agg-{:02d}", uplinks=4, dstyle="T")
@@ -320,7 +320,7 @@ def dr11(C):
 def dr12(C):
     C.gz_all_cmd = True
     names = ib_names("gpu-q%03d", 16, 1)
-    hs = fleet(C, names, model="A100", driver="515.65.01", nd=names[4:9], dstyle="journal", port_fmt="1/{}",
+    hs = fleet(C, names, model="A100", driver="515.65.01", nd=names[5:9], dstyle="journal", port_fmt="1/{}",
                kernel_old=True)
     h = hs[6]
     n = h["nics"][3]
@@ -337,7 +337,7 @@ def dr12(C):
     g2 = hs[8]["gpus"][5]
     throttle(C, hs[8], g2, 1335, 0x40 | 0x8, temp=85, t0=C.T0 + 2400, t1=C.T0 + 2700)
     C.dcgm.update(label="Hostname", reasons="DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", extra=("ecc",))
-    C.truncate = ["nodes/%s/cmd/dmesg.txt" % hs[4]["name"]]
+    C.truncate = ["nodes/%s/cmd/dmesg.txt" % hs[5]["name"]]
     C.title = "HDR partition: training 2x slower, intermittent"
     C.reported = "Saw a GPU thermal event on gpu-q009 in Grafana. Also ECC counts on two GPUs."
     C.truth = ("link_degradation", "%s/%s" % (h["name"], n["ibdev"]))
@@ -374,7 +374,7 @@ def dr13(C):
 @case
 def dr14(C):
     names = ib_names("dgx%03d", 8, 101)
-    hs = fleet(C, names, model="A100", driver="525.147.05", nd=names[2:6], dstyle="journal", port_fmt="1/{}")
+    hs = fleet(C, names, model="A100", driver="525.147.05", nd=names[2:6], dstyle="journal", port_fmt="1/{}", nnic=4)
     h, g = hs[4], hs[4]["gpus"][5]
     g["faulty"] = True
     g["sbe"] = C.ctr(12, 0, 0.35)
@@ -404,7 +404,7 @@ def dr15(C):
     names = ["nid%05d" % (4000 + i) for i in range(272)]
     C.mstep = 600
     suspect = 137
-    nd = [names[i] for i in (0, 1, 2, 64, 136, 137, 138, 200, 271)]
+    nd = [names[i] for i in (0, 64, 136, 137, 138, 200, 271)]
     hs = fleet(C, names, nd=nd, per_leaf=8, leaf_fmt="qm9700-{:03d}", port_fmt="1/{}", nnic=8, dstyle="T")
     for i in (5, 40, 91, 136, 222, 250):
         static_ecc(hs[i]["gpus"][i % 8], 200 + 37 * i, (2, 0, False, False))
@@ -431,7 +431,7 @@ def dr15(C):
 # ---------------------------------------------------------------- fell off bus
 @case
 def dr16(C):
-    C.gz = set()
+    C.gz = {"metrics/"}
     names = ib_names("gpu-h%03d", 8, 201)
     hs = fleet(C, names, nd=names[:5], dstyle="kmsg", port_fmt="1/{}")
     h, g = hs[2], hs[2]["gpus"][4]
@@ -519,7 +519,7 @@ def dr19(C):
             x["cmds"] = ("nvidia-smi-q", "lspci-vv", "dmesg", "ibstat", "nvlink")
     swcap(C, hs, 0.6)
     C.dcgm.update(label="Hostname", reasons="DCGM_FI_DEV_CLOCKS_EVENT_REASONS", extra=("nvlink",))
-    C.gz = {"metrics/"}
+    C.gz = {"metrics/", "job/steps"}
     C.title = "512-GPU job: 35% slower, no errors anywhere"
     C.reported = "No XIDs, no NCCL warnings. Some GPUs have had NVLink CRC counts since install."
     C.truth = ("nvlink_fault", "%s/gpu2" % h["name"])
@@ -547,7 +547,7 @@ def dr20(C):
 @case
 def dr21(C):
     names = ["10-91-2-%d" % (10 + i) for i in range(6)]
-    hs = fleet(C, names, model="A100", driver="470.199.02", nd=names[2:6], dstyle="plain", kernel_old=True, port_fmt="1/{}")
+    hs = fleet(C, names, model="A100", driver="470.199.02", nd=names[2:6], dstyle="plain", kernel_old=True, port_fmt="1/{}", nnic=4)
     h, g = hs[4], hs[4]["gpus"][6]
     g["sdc_at"] = C.M0 + 300
     C.steps.update(checksum=True, restart=(C.T0, C.T0 + 600, 40), order="rank", drop_ranks=(3, 17))
@@ -555,7 +555,7 @@ def dr21(C):
     old_xid(C, hs[1], hs[1]["gpus"][4], 45, 20)
     swcap(C, hs, 0.5)
     C.dcgm.update(label="Hostname", reasons="DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", extra=("ecc",))
-    C.gz = {"job/steps.csv"}
+    C.gz = {"job/steps.csv", "metrics/"}
     C.title = "Grad-norm spikes; restart from checkpoint did not help"
     C.reported = "Restarted at 02:10 from the last checkpoint; divergence continues."
     C.truth = ("silent_data_corruption", "%s/gpu6" % h["name"])
@@ -565,7 +565,7 @@ def dr21(C):
 # ---------------------------------------------------------------- host contention
 @case
 def dr22(C):
-    C.gz = set()
+    C.gz = {"metrics/"}
     names = ib_names("gpu-c%03d", 8, 11)
     hs = fleet(C, names, nd=names[:5], port_fmt="1/{}")
     h = hs[3]
@@ -589,7 +589,7 @@ def dr22(C):
 @case
 def dr23(C):
     names = ["nid%06d" % (3100 + i) for i in range(8)]
-    hs = fleet(C, names, nd=names[4:8], port_fmt="1/{}", dstyle="journal", model="A100", driver="515.105.01")
+    hs = fleet(C, names, nd=names[4:8], port_fmt="1/{}", dstyle="journal", model="A100", driver="515.105.01", nnic=4)
     h = hs[6]
     h["slow"] = C.step(1.0, 1.5)
     h["mem"] = dict(some=C.step(0.0, 48.2), full=C.step(0.0, 31.7))
@@ -735,7 +735,7 @@ def dr28(C):
 def dr29(C):
     C.gz_all_cmd = True
     names = ib_names("dgx%03d", 8, 201)
-    hs = fleet(C, names, model="A100", driver="470.182.03", nd=names[:3], dstyle="journal", port_fmt="1/{}", kernel_old=True)
+    hs = fleet(C, names, model="A100", driver="470.182.03", nd=names[:3], dstyle="journal", port_fmt="1/{}", kernel_old=True, nnic=4)
     swcap(C, hs, 0.4)
     old_xid(C, hs[1], hs[1]["gpus"][3], 13, 8)
     static_ecc(hs[2]["gpus"][0], 55, (2, 0, False, False))

@@ -394,13 +394,15 @@ def r_node(C, W, h):
     if h["before"]:
         snaps.append(("before/", C.S))
     for pre, t in snaps:
-        r_sys(C, W, h, base + pre, t)
+        r_sys(C, W, h, base + pre, t, before=(pre != ""))
         r_cmds(C, W, h, base + pre + "cmd/", t, final=(pre == ""))
     W.put(base + "nvml.json", r_nvml(C, h, C.E))
 
 
-def r_sys(C, W, h, base, t):
+def r_sys(C, W, h, base, t, before=False):
     sp = SPEED_OLD if h["kernel_old"] else SPEED
+    if before:  # the window-start snapshot keeps what changes: links and counters
+        W = Sub(W)
     for g in h["gpus"]:
         s = gstate(g, t)
         d = base + "sys/bus/pci/devices/%s/" % sysbus(g["bus"])
@@ -440,10 +442,24 @@ def r_sys(C, W, h, base, t):
             hw.update(np_cnp_sent=c.get("np_cnp_sent", 0), rp_cnp_handled=c.get("rp_cnp_handled", 0),
                       np_ecn_marked_roce_packets=c.get("np_ecn_marked", 0))
         for k in sorted(hw):
-            W.put(p + "hw_counters/" + k, "%d\n" % hw[k])
+            if n["ll"] == "Ethernet" or hw[k]:
+                W.put(p + "hw_counters/" + k, "%d\n" % hw[k])
         q = base + "sys/class/net/%s/" % n["netdev"]
         W.put(q + "operstate", ("up" if val(n["state"], t) == "4: ACTIVE" else "down") + "\n")
-        W.put(q + "carrier_changes", "%d\n" % (2 + 2 * c.get("link_downed", 0)))
+        if c.get("link_downed", 0):
+            W.put(q + "carrier_changes", "%d\n" % (2 + 2 * c.get("link_downed", 0)))
+
+
+class Sub:
+    """drops the static files from a before/ snapshot"""
+    KEEP = ("current_link_speed", "current_link_width", "/counters/", "/hw_counters/", "/state", "aer_dev_correctable")
+
+    def __init__(self, W):
+        self.W = W
+
+    def put(self, rel, text):
+        if any(k in rel for k in self.KEEP):
+            self.W.put(rel, text)
 
 
 def r_cmds(C, W, h, base, t, final):
