@@ -59,7 +59,7 @@ def dr02(C):
     swcap(C, [hs[0], hs[1], hs[3]], 0.4)
     C.dcgm.update(reasons="DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", label="Hostname", extra=("viol",))
     C.gz_all_cmd = True
-    C.title = "ViT-g training: iteration time 1.6x since 02:09"
+    C.title = "ViT-g training: iteration time up ~20% since 02:09"
     C.reported = "Rack r02 had a PDU swap yesterday. Job restarted fine after that. Now slow again."
     C.alerts = [alert("GPUTempHigh", "warning", {"instance": h["name"]}, "GPU temperature above 85C", C.T0 + 120)]
     C.truth = ("thermal_throttle", h["name"])
@@ -81,7 +81,7 @@ def dr03(C):
     h["cmds"] = ("nvidia-smi-q", "lspci-vv", "dmesg", "ibstat", "sel")
     C.dcgm.update(reasons="DCGM_FI_DEV_CLOCKS_EVENT_REASONS", label="Hostname", file="dcgm.om", extra=("viol",))
     C.gz = {"metrics/"}
-    C.title = "pretrain-70b: samples/s down 45% after 02:10"
+    C.title = "pretrain-70b: samples/s down about a third after 02:10"
     C.reported = "Power draw on row 3 looks lower than usual on the dashboard. Facilities did maintenance on the busway."
     C.truth = ("power_throttle", h["name"])
     C.hard = "all GPUs of one host in HW power brake; most GPUs elsewhere sit at the normal SW power cap"
@@ -99,7 +99,7 @@ def dr04(C):
     C.ev(h, C.T0 - 4, "nvidia-smi[%d]: Power limit for GPU 00000000:%02X:00.0 was set to 350.00 W from 700.00 W." % (88123, g["bus"]))
     C.dcgm.update(reasons="DCGM_FI_DEV_CLOCKS_EVENT_REASONS", label="hostname", extra=("viol",))
     C.steps.update(compute_col=False)
-    C.title = "moe-8x22b: tokens/s down from 3.9k to 2.4k per GPU at 02:10"
+    C.title = "moe-8x22b: tokens/s down from 3.9k to 2.6k per GPU at 02:10"
     C.reported = "A tuning script was run across the partition around that time; most nodes show power capping on the dashboard, which is normal for us."
     C.truth = ("power_throttle", "%s/gpu6" % h["name"])
     C.hard = "the same SW power cap reason as the decoys, but a halved limit and a 44% clock drop; no compute_s column"
@@ -195,7 +195,7 @@ def dr07(C):
     swcap(C, hs, 0.6)
     C.dcgm.update(label="hostname", reasons="DCGM_FI_DEV_CLOCKS_EVENT_REASONS")
     C.snmp.update(on=True)
-    C.title = "Two RoCE racks: step time 2.5x, NCCL retries in logs"
+    C.title = "Two RoCE racks: step time 1.5x since 02:10"
     C.reported = "Started after a kernel update rollout on part of the partition."
     C.logs["nccl.log"] = ["%s:%d:%d [%d] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [2]mlx5_2:1/RoCE [3]mlx5_3:1/RoCE [RO]; OOB bond0:10.3.0.%d<0>" % (x["name"], 3000 + i, 3100 + i, 0, 11 + i) for i, x in enumerate(hs)]
     C.truth = ("pfc_pause_storm", "%s/%s" % (h["name"], n["ibdev"]))
@@ -228,7 +228,7 @@ def dr08(C):
     C.steps.update(comm=C.step(1.0, 2.8), compute_col=False)
     swcap(C, hs[:8], 0.5)
     C.dcgm.update(label="hostname", reasons="DCGM_FI_DEV_CLOCKS_EVENT_REASONS")
-    C.title = "Job slowed 2x; every NIC on %s shows pause frames" % leaf
+    C.title = "Job ~40%% slower; every NIC on %s shows pause frames" % leaf
     C.reported = "All of our NICs on %s are being paused. We have no access to the other tenant's nodes." % leaf
     C.truth = ("pfc_pause_storm", "%s/%s" % (leaf, xn["sport"]))
     C.hard = "origin is a host-facing port whose host is outside the job with no node data; job NICs are only victims"
@@ -289,7 +289,7 @@ def dr10(C):
             n["ctr"]["np_ecn_marked"] = C.ctr(100, 0.5, 3000.0)
             n["ctr"]["rp_cnp_handled"] = C.ctr(100, 0.5, 2800.0)
     C.dcgm.update(label="hostname", reasons="DCGM_FI_DEV_CLOCKS_EVENT_REASONS")
-    C.title = "After network change window, 16-node job 1.8x slower"
+    C.title = "After network change window, 16-node job ~25% slower"
     C.reported = "Network team changed the hashing profile on the aggregation layer at 01:50. Host links all show 400G up."
     C.truth = ("ecmp_hash_polarization", "tor-02")
     C.hard = "one uplink of tor-02 carries most traffic with discards while its peers idle; CNPs on hosts are a symptom"
@@ -309,7 +309,7 @@ def dr11(C):
     throttle(C, h, g, 1890, 0x40 | 0x8, temp=86, t0=C.T0 + 900, t1=C.T0 + 1200)  # brief, real, too small
     C.dcgm.update(label="hostname", reasons="DCGM_FI_DEV_CLOCKS_EVENT_REASONS", extra=("viol",))
     C.alerts = [alert("GPUThermalSlowdown", "warning", {"Hostname": h["name"], "gpu": "4"}, "HW thermal slowdown active", C.T0 + 910)]
-    C.title = "24-node run: step time 2.3x since 02:10"
+    C.title = "24-node run: step time up 30% since 02:10"
     C.reported = "Alert on n015 GPU4 fired during the slowdown. Please check the node."
     C.truth = ("ecmp_hash_polarization", "l2")
     C.hard = "a real but brief 5% thermal slowdown on one GPU (alert fires) coexists; it cannot explain 2.3x for 5 minutes only"
@@ -338,7 +338,7 @@ def dr12(C):
     throttle(C, hs[8], g2, 1335, 0x40 | 0x8, temp=85, t0=C.T0 + 2400, t1=C.T0 + 2700)
     C.dcgm.update(label="Hostname", reasons="DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", extra=("ecc",))
     C.truncate = ["nodes/%s/cmd/dmesg.txt" % hs[5]["name"]]
-    C.title = "HDR partition: training 2x slower, intermittent"
+    C.title = "HDR partition: training ~40% slower, link alarms intermittent"
     C.reported = "Saw a GPU thermal event on gpu-q009 in Grafana. Also ECC counts on two GPUs."
     C.truth = ("link_degradation", "%s/%s" % (h["name"], n["ibdev"]))
     C.hard = "a real 5-minute thermal slowdown and static ECC decoys coexist; link flaps and half rate on one HCA"
@@ -364,7 +364,7 @@ def dr13(C):
     swcap(C, hs, 0.5)
     aer_few(C, hs[2], hs[2]["gpus"][0], 2)
     C.dcgm.update(label="hostname", reasons="DCGM_FI_DEV_CLOCKS_EVENT_REASONS")
-    C.title = "Retransmissions on rack 2 hosts; job 1.8x slower"
+    C.title = "Retransmissions on rack 2 hosts; job ~20% slower"
     C.reported = "Hosts on leaf02 show out-of-sequence and retransmit counters climbing. Host FEC counters look normal."
     C.truth = ("link_degradation", "leaf02/%s" % up[0])
     C.hard = "errors counted only at a switch uplink's receive side; host symptoms are retransmits, host FEC clean"
@@ -391,7 +391,7 @@ def dr14(C):
     swcap(C, hs, 0.4)
     C.logs["train-rank37.log"] = ["[%s] RuntimeError: CUDA error: uncorrectable ECC error encountered" % iso(t1 + 2),
                                   "[%s] torchrun: restarting worker group (attempt 1/3)" % iso(t1 + 30),
-                                  "[%s] resumed from checkpoint step %d" % (iso(t1 + 420), 0)]
+                                  "[%s] resumed from latest checkpoint" % iso(t1 + 420)]
     C.title = "Job crashed once and resumed; iteration time creeping up"
     C.reported = "One crash with a CUDA error, auto-restarted. Not sure which node."
     C.truth = ("hbm_degradation", "%s/gpu5" % h["name"])
@@ -421,7 +421,7 @@ def dr15(C):
     C.steps.update(log_every=50, compute_col=False, loss=False)
     C.node_metrics.update(on=False)
     C.write_ranks = False
-    C.title = "2176-GPU run: 20% slower since 02:10"
+    C.title = "2176-GPU run: ~14% slower since 02:10"
     C.reported = "No XIDs in the fleet dashboard. A few GPUs have had ECC counts for months."
     C.truth = ("hbm_degradation", "%s/gpu6" % h["name"])
     C.hard = "only a climbing correctable-ECC counter among 2176 GPUs with old static counts; no XID, no compute_s"
@@ -496,7 +496,7 @@ def dr18(C):
     swcap(C, hs, 0.5)
     C.dcgm.update(label="hostname", reasons="DCGM_FI_DEV_CLOCKS_EVENT_REASONS", extra=("nvlink",))
     C.title = "Tensor-parallel job slower since 02:11"
-    C.reported = "Step time up 40-50%. One node was swapped into the pool this morning."
+    C.reported = "Step time up ~15%. One node was swapped into the pool this morning."
     C.truth = ("nvlink_fault", "%s/gpu7" % h["name"])
     C.hard = "old static NVLink counts on another GPU; the live one climbs with Xid 74"
 
@@ -520,7 +520,7 @@ def dr19(C):
     swcap(C, hs, 0.6)
     C.dcgm.update(label="Hostname", reasons="DCGM_FI_DEV_CLOCKS_EVENT_REASONS", extra=("nvlink",))
     C.gz = {"metrics/", "job/steps"}
-    C.title = "512-GPU job: 35% slower, no errors anywhere"
+    C.title = "512-GPU job: 13% slower, no errors anywhere"
     C.reported = "No XIDs, no NCCL warnings. Some GPUs have had NVLink CRC counts since install."
     C.truth = ("nvlink_fault", "%s/gpu2" % h["name"])
     C.hard = "counters only: NVLink replay/CRC growth on one GPU among static decoy counts; no XID, no compute_s"
@@ -580,7 +580,7 @@ def dr22(C):
     C.node_metrics.update(cpu=True)
     swcap(C, hs, 0.5)
     C.dcgm.update(label="hostname", reasons="DCGM_FI_DEV_CLOCKS_EVENT_REASONS")
-    C.title = "64-GPU job 35% slower since 02:10"
+    C.title = "64-GPU job ~30% slower since 02:10"
     C.reported = "A log rotation change went out to the compute nodes at 02:00."
     C.truth = ("host_contention", h["name"])
     C.hard = "all 8 ranks of one host arrive late with no GPU reason; CPU pressure and top on that host only"
@@ -604,7 +604,7 @@ def dr23(C):
     swcap(C, hs, 0.4)
     hs[2]["gpus"][7]["temp"] = 81
     C.dcgm.update(label="Hostname", reasons="DCGM_FI_DEV_CLOCK_THROTTLE_REASONS")
-    C.title = "Throughput down a third; one OOM message in the logs"
+    C.title = "Throughput down a quarter; one OOM message in the logs"
     C.reported = "Someone may have run a post-processing job on a compute node."
     C.truth = ("host_contention", h["name"])
     C.hard = "memory pressure and swap on one host; node_exporter series not recorded"
@@ -681,7 +681,7 @@ def dr26(C):
         nccl_init(C, hs[1], [(r, g) for r, h, g in C.rank_map() if h is hs[1]], ["mlx5_0"], env=env)
     swcap(C, hs, 0.5)
     C.dcgm.update(label="hostname", reasons="DCGM_FI_DEV_CLOCKS_EVENT_REASONS")
-    C.title = "New launcher template: job 2x slower than the reference run"
+    C.title = "New launcher template: job 1.6x slower than the reference run"
     C.reported = "The reference run on the same nodes last week was much faster. mlx5_0 on every node is very busy; is it failing?"
     C.truth = ("nccl_misconfiguration", "job")
     C.hard = "one HCA of eight carries all traffic from step 1 on every host; the busy link is healthy"
@@ -708,7 +708,7 @@ def dr27(C):
     swcap(C, hs, 0.5)
     hs[1]["nics"][3]["ctr"]["symbol_error"] = 2
     C.dcgm.update(label="hostname", reasons="DCGM_FI_DEV_CLOCKS_EVENT_REASONS")
-    C.title = "RoCE cluster: new container image, throughput about half of baseline"
+    C.title = "RoCE cluster: new container image, throughput 20% below baseline"
     C.reported = "Image moved to NCCL 2.21. ECN marks are climbing on some ports."
     C.truth = ("nccl_misconfiguration", "job")
     C.hard = "two of four NICs carry all traffic from job start; ECN marks on the busy ones are a consequence"
