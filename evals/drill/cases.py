@@ -312,7 +312,7 @@ def dr11(C):
     C.title = "24-node run: step time up 30% since 02:10"
     C.reported = "Alert on n015 GPU4 fired during the slowdown. Please check the node."
     C.truth = ("ecmp_hash_polarization", "l2")
-    C.hard = "a real but brief 5% thermal slowdown on one GPU (alert fires) coexists; it cannot explain 2.3x for 5 minutes only"
+    C.hard = "a real but brief 5% thermal slowdown on one GPU (alert fires) coexists; it lasts 5 minutes and costs 5% on one rank, the job is 30% slower for an hour"
 
 
 # ---------------------------------------------------------------- link degradation
@@ -338,6 +338,7 @@ def dr12(C):
     throttle(C, hs[8], g2, 1335, 0x40 | 0x8, temp=85, t0=C.T0 + 2400, t1=C.T0 + 2700)
     C.dcgm.update(label="Hostname", reasons="DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", extra=("ecc",))
     C.truncate = ["nodes/%s/cmd/dmesg.txt" % hs[5]["name"]]
+    hs[6]["collected_keys"] = ("before", "now")  # boot time not recorded; its kernel log has wall-clock prefixes
     C.title = "HDR partition: training ~40% slower, link alarms intermittent"
     C.reported = "Saw a GPU thermal event on gpu-q009 in Grafana. Also ECC counts on two GPUs."
     C.truth = ("link_degradation", "%s/%s" % (h["name"], n["ibdev"]))
@@ -425,7 +426,7 @@ def dr15(C):
     C.reported = "No XIDs in the fleet dashboard. A few GPUs have had ECC counts for months."
     C.truth = ("hbm_degradation", "%s/gpu6" % h["name"])
     C.hard = "only a climbing correctable-ECC counter among 2176 GPUs with old static counts; no XID, no compute_s"
-    C.missing_desc = "node data for 9 of 272 hosts; no node_exporter metrics; no rank table (implicit placement)"
+    C.missing_desc = "node data for 7 of 272 hosts; no node_exporter metrics; no rank table (implicit placement)"
 
 
 # ---------------------------------------------------------------- fell off bus
@@ -660,7 +661,7 @@ def dr25(C):
     C.reported = "Only two nodes could be sampled before the allocation ended."
     C.truth = ("input_pipeline_stall", "job")
     C.hard = "node data for 2 of 32 hosts, no node metrics; every rank waits equally; Lustre timeouts and IO pressure"
-    C.missing_desc = "node data for 30 of 32 hosts, no node metrics, no before/ snapshot on one host"
+    C.missing_desc = "no node data for 30 of 32 hosts, no node metrics, no before/ snapshot on one host"
 
 
 # ---------------------------------------------------------------- nccl config
@@ -799,7 +800,7 @@ def dr31(C):
     C.title = "GPUs idle for 20 minutes then power capping on most of them"
     C.reported = "Job was requeued; after it started, the dashboard shows SW power cap on ~70% of GPUs."
     C.truth = ("healthy", None)
-    C.hard = "a requeue (idle gap) and the normal SW power cap fleet-wide; peermem message at job teardown"
+    C.hard = "a requeue (idle gap) and the normal SW power cap fleet-wide; a peermem message around the requeue"
 
 
 @case
