@@ -65,6 +65,7 @@ BUILDERS: dict[str, Callable[[Path], None]] = {
     # Scored once only after the work it measures, so no change is tuned to it: see evals/frontier/README.md.
     "frontier": _script("frontier"),
     "rehearsal": _script("rehearsal"),
+    "drill": _script("drill"),
 }
 
 
