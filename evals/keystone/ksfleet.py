@@ -473,11 +473,10 @@ class Case:
         for h in self.hosts:
             for n in h.nics:
                 c = n.c
-                for k, b in (("symbol_error", 0), ("port_rcv_errors", 0), ("link_downed", 0),
-                             ("link_error_recovery", 0), ("port_xmit_discards", 0)):
+                for k, b in (("symbol_error", 0), ("port_rcv_errors", 0), ("link_downed", 0)):
                     c.setdefault(k, Ctr(b))
                 c.setdefault("port_xmit_wait", Ctr(self.rng.randrange(10 ** 8, 4 * 10 ** 9), 3e4 if n.used else 0))
-                for k in ("out_of_sequence", "packet_seq_err", "local_ack_timeout_err"):
+                for k in ("out_of_sequence", "local_ack_timeout_err"):
                     n.hw.setdefault(k, Ctr(self.rng.choice([0, 0, 1, 3])))
                 if n.ll == "Ethernet":
                     n.hw.setdefault("np_cnp_sent", Ctr(self.rng.randrange(10 ** 5, 10 ** 6), 40 if n.used else 0))

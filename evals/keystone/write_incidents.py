@@ -57,8 +57,9 @@ def ks01(c):
     # the GPU's rail now moves at Gen3 x16 (~16 GB/s) instead of the NIC's 50 GB/s: the ring runs at that rate
     c.comm.append((on, 2.35))
     old_xid(c, hosts[6], hosts[6].gpus[1], 9, 13, "pid=88121, name=python3, Graphics SM Warp Exception on (GPC 2, TPC 1, SM 0): Illegal Instruction Parameter")
-    c.title = "Step time up ~50%% since %s on llm-34b-pretrain" % hm(on)
-    c.reported = "Throughput fell mid-run, no job changes. Per-rank compute times look flat. Someone noticed one node's GPUs sitting at PCIe Gen1 in the dashboard."
+    c.title = "Step time up ~{pct}%% since %s on llm-34b-pretrain" % hm(on)
+    c.onset = on
+    c.reported = "Throughput fell mid-run, no job changes. Per-rank compute times look flat. Someone noticed one node's GPUs idle in the dashboard."
     c.truth = {"root_cause": "pcie_downtrain", "component": "%s/gpu5" % h.name}
     c.job.update(name="llm-34b-pretrain")
     c.opts["plain_metrics"] = True
@@ -88,7 +89,8 @@ def ks02(c):
             for m in hh.nics:
                 m.eth["rx_prio3_pause"] = Ctr(300).at(resume, 25.0)
                 m.eth["rx_prio3_pause_duration"] = Ctr(900).at(resume, 25.0 * 14)
-    c.title = "Tokens/s ~30% lower after resuming from checkpoint"
+    c.title = "Tokens/s ~{tput}% lower after resuming from checkpoint"
+    c.onset = resume
     c.reported = "We resumed after the maintenance window (BIOS updates on a few nodes). Same config, same nodes. Some RoCE pause counters are non-zero."
     c.alerts = [alert("RoCEPauseFramesTx", {"instance": h.name + ":9100", "device": n.ibdev}, "NIC transmitting PFC pauses", resume + 600)]
     c.truth = {"root_cause": "pcie_downtrain", "component": "%s/%s" % (h.name, n.ibdev)}
@@ -133,8 +135,9 @@ def ks03(c):
     c.comm.append((on, 2.2))
     c.keep = [hosts[11], hosts[4], hosts[0], hosts[9]]
     c._post = lambda c: _uplink_storm(c, leaves, sp, on, src_leaf=leaves[1])
-    c.title = "All-reduce bandwidth collapsed; NCCL busbw from 180 to ~70 GB/s"
-    c.reported = "RoCE pause counters are climbing on many hosts, worst on %s. Nothing changed in the job." % hosts[4].name
+    c.title = "Step time up {x} since %s; all-reduce busbw from 180 to ~{bw} GB/s" % hm(on)
+    c.onset = on
+    c.reported = "Nothing changed in the job. A host alert fired on %s." % hosts[4].name
     c.alerts = [alert("RoCEPauseFramesRx", {"instance": hosts[4].name + ":9100"}, "Host receiving many PFC pauses", on + 300)]
     c.truth = {"root_cause": "pfc_pause_storm", "component": "%s/%s" % (hosts[11].name, o.ibdev)}
     c.job.update(name="dlrm-ft", gpn=8)
@@ -181,7 +184,8 @@ def ks04(c):
                 m.eth["rx_prio3_pause"] = Ctr(200).at(on, 1400.0 + 30 * m.idx)
                 m.eth["rx_prio3_pause_duration"] = Ctr(800).at(on, 1400.0 * 280)
     c.comm.append((on, 1.9))
-    c.title = "Training throughput down 40%% since %s, no host alerts" % hm(on)
+    c.title = "Training throughput down ~{tput}%% since %s, no host alerts" % hm(on)
+    c.onset = on
     c.reported = "Node collector did not run (credentials expired), only fabric and exporter data. Step times are uniform across ranks."
     c.truth = {"root_cause": "pfc_pause_storm", "component": "%s/%s" % (spine.name, spp.name)}
     c.job.update(name="llm-13b-sft", compute=False)
@@ -213,8 +217,9 @@ def ks05(c):
     c._post = lambda c: _uplink_storm(c, leaves, sp, on, src_leaf=leaf, rate=900.0)
     # decoy: one job NIC also transmitted a short burst of pauses long before the window
     hosts[2].nics[1].eth["tx_prio3_pause"] = Ctr(1840)
-    c.title = "Step time 1.5x since %s" % hm(on)
-    c.reported = "Storage team says the new checkpoint gateway went live this week. PFC pause counters climbing on every job host."
+    c.title = "Step time {x} since %s" % hm(on)
+    c.onset = on
+    c.reported = "Storage team says the new checkpoint gateway went live this week. Step times are uniform across ranks."
     c.truth = {"root_cause": "pfc_pause_storm", "component": "%s/%s" % (leaf.name, ext.name)}
     c.job.update(name="vit-22b", c0=4.2, m0=1.3)
     c.opts.update(old_driver=True, driver="525.147.05", cuda="12.0", node_instance_port=False, dmesg="kmsg")
@@ -308,8 +313,9 @@ def ks08(c):
     d.c["symbol_error"] = Ctr(4012)
     d.c["port_rcv_errors"] = Ctr(37)
     c.alerts = [alert("InfinibandSymbolErrors", {"instance": hosts[2].name + ":9100", "device": d.ibdev}, "symbol_error above 1000", c.S + 600)]
-    c.title = "Step time 1.6x since %s; NCCL retries in logs" % hm(on)
-    c.reported = "One alert on IB symbol errors since yesterday."
+    c.title = "Step time {x} since %s; NCCL warnings in logs" % hm(on)
+    c.onset = on
+    c.reported = "One IB alert has been firing since yesterday on another node."
     c.logs_extra.append((on + 3, "%s:22114:22290 [3] NCCL INFO NET/IB : %s:1 Got async event : port error" % (h.name, n.ibdev)))
     c.truth = {"root_cause": "link_degradation", "component": "%s/%s" % (h.name, n.ibdev)}
     c.job.update(name="llm-34b-pretrain")
@@ -332,7 +338,8 @@ def ks09(c):
     n.hw["packet_seq_err"] = Ctr(0).at(on, 12.0)
     n.hw["local_ack_timeout_err"] = Ctr(0).at(on, 0.4)
     c.comm.append((on, 1.45))
-    c.title = "~30% throughput regression, no errors reported by the job"
+    c.title = "~{tput}% throughput regression, no errors reported by the job"
+    c.onset = on
     c.reported = ("Nothing in dmesg. A few GPUs show SW power cap active in the dashboard. "
                   "Pause counters look normal.")
     c.truth = {"root_cause": "link_degradation", "component": "%s/%s" % (h.name, n.ibdev)}
@@ -358,8 +365,9 @@ def ks10(c):
     warm = hosts[6].gpus[1]
     warm.temp = 84
     c.alerts = [alert("GPUTemperatureHigh", {"Hostname": hosts[6].name, "gpu": "1"}, "GPU temperature above 82C", c.S + 900)]
-    c.title = "Iteration time regressed from 7.7 s to ~11 s at %s" % hm(on)
-    c.reported = "Alert on a hot GPU fired earlier. Most GPUs show power capping, as usual."
+    c.title = "Iteration time regressed from {old} s to ~{new} s at %s" % hm(on)
+    c.onset = on
+    c.reported = "An alert fired earlier on one node. Dashboards otherwise look as usual."
     c.truth = {"root_cause": "thermal_throttle", "component": "%s/gpu4" % h.name}
     c.job.update(name="llm-34b-pretrain")
     c.opts.update(dmesg="T")
@@ -384,8 +392,9 @@ def ks11(c):
                  temp=88 + g.index % 3, power=330)
         g._tv = Ctr(0).at(on, 0.8e9)
     c.opts["garbage"] = {"nodes/%s/cmd/dmesg.txt" % h.name}
-    c.title = "Job slowed to ~65%% of normal around %s" % hm(on)
-    c.reported = "dmesg on one host could not be read by the collector. Rack r02 had work done by facilities yesterday."
+    c.title = "Job slowed to ~{keep}%% of normal speed around %s" % hm(on)
+    c.onset = on
+    c.reported = "dmesg on one host could not be read by the collector. Facilities replaced a PDU in another row yesterday."
     c.truth = {"root_cause": "thermal_throttle", "component": h.name}
     c.job.update(name="bert-xxl", compute=False, c0=5.2, m0=1.1)
     c.opts.update(old_driver=True, driver="525.147.05", cuda="12.0", dmesg="plain", sys_old_speed=True)
@@ -411,8 +420,9 @@ def ks12(c):
              (c.S - 40 * 86400, "System Event", "Timestamp Clock Sync", "Asserted")]
     for g in h.gpus:
         throttle(c, g, on, 1005 + 10 * (g.index % 3), 0x88, temp=g.temp - 8, power=300 + g.index)
-    c.title = "Throughput dropped ~45%% at %s" % hm(on)
-    c.reported = "Every GPU in the fleet shows SW Power Cap in the dashboard; is someone capping power?"
+    c.title = "Throughput dropped ~{tput}%% at %s" % hm(on)
+    c.onset = on
+    c.reported = "No job change, no alerts fired, per-rank timings were not enabled for this run."
     c.truth = {"root_cause": "power_throttle", "component": h.name}
     c.job.update(name="llm-70b-pretrain", compute=True)
     c.opts.update(dmesg="journal", hostname_label="hostname")
@@ -426,7 +436,8 @@ def ks13(c):
     on = c.job["start"]
     g.plim = 400
     throttle(c, g, on, 1290, 0x4, temp=g.temp - 9, power=398)
-    c.title = "New run is ~30% slower than last week's run of the same config"
+    c.title = "New run is ~{pct}% slower than last week's run of the same config"
+    c.onset = None
     c.reported = "Same container, same NCCL settings. Nodes came back from a burn-in test suite on Tuesday."
     c.truth = {"root_cause": "power_throttle", "component": "%s/gpu2" % h.name}
     c.job.update(name="llm-34b-pretrain", compute=False, start=c.S + 300)
@@ -556,9 +567,10 @@ def ks18(c):
                 k = rng.randrange(18)
                 gg.nvl["crc"][k] = Ctr(rng.choice([1, 4, 17, 120, 340, 1802, 9911]))
                 gg.nvl["replay"][k] = Ctr(rng.choice([0, 1, 2, 30]))
-    c.comm.append((on, 1.32))
+    c.comm.append((on, 1.8))
     c.keep = [hosts[i] for i in sorted(set(rng.sample(range(256), 9)) | {173, 172, 174})]
-    c.title = "2048-GPU pretraining ~20%% slower since %s" % hm(on)
+    c.title = "2048-GPU pretraining ~{pct}%% slower since %s" % hm(on)
+    c.onset = on
     c.reported = "No XIDs, no job errors, no straggler visible in the per-rank timings we log. Node collector ran on a sample of hosts."
     c.truth = {"root_cause": "nvlink_fault", "component": "%s/gpu5" % bad.name}
     c.job.update(name="llm-405b-pretrain", compute=False, log_every=60, c0=9.0, m0=2.2)
@@ -583,7 +595,8 @@ def ks19(c):
     # tensor parallel inside the node: every rank of the host waits on the slow link before the DP collective
     for gg in h.gpus:
         gg.slow.append((on, 1.42))
-    c.title = "Step time up ~40%% since %s" % hm(on)
+    c.title = "Step time up ~{pct}%% since %s" % hm(on)
+    c.onset = on
     c.reported = "Per-rank timings point at one node's ranks. That node had a GPU tray reseated last week."
     c.truth = {"root_cause": "nvlink_fault", "component": "%s/gpu6" % h.name}
     c.job.update(name="llm-1t-moe", c0=8.0, m0=1.8)
@@ -623,7 +636,7 @@ def ks21(c):
     c.restarts = [(c.S + 2600, c.S + 2900, 560)]
     hosts[2].gpus[4].sbe_agg_extra = 11
     hosts[0].gpus[1].temp = 79
-    c.title = "Loss curve diverged slightly after a restart; replicas disagree"
+    c.title = "Replica consistency check failing after a restart from checkpoint"
     c.reported = "We restarted from the step-560 checkpoint after a scheduler hiccup. The consistency checker flags disagreements."
     c.truth = {"root_cause": "silent_data_corruption", "component": "%s/gpu%d" % (h.name, g.index)}
     c.job.update(name="speech-2b", c0=3.2, m0=0.9, shuffle=True)
@@ -649,7 +662,8 @@ def ks22(c):
     h.top_extra = [(88123, "root", 20, 0, "2.1g", "1.4g", "3124", "R", 1594.0, 0.1, "831:02.44", "pigz"),
                    (88119, "root", 20, 0, "211m", "12m", "3100", "S", 42.0, 0.0, "20:11.02", "tar")]
     c.opts["truncated"] = {"metrics/node.om"}
-    c.title = "Iteration time up ~35%% since %s" % hm(on)
+    c.title = "Iteration time up ~{pct}%% since %s" % hm(on)
+    c.onset = on
     c.reported = "A log-archival cron job was rolled out to the fleet today. Node exporter data looks partial."
     c.truth = {"root_cause": "host_contention", "component": h.name}
     c.job.update(name="llm-34b-pretrain")
@@ -666,8 +680,9 @@ def ks23(c):
                    (142, "root", 20, 0, "0", "0", "0", "R", 97.1, 0.0, "13:58.07", "kswapd1"),
                    (2231988, "svc-etl", 20, 0, "1.6t", "1.2t", "1.1g", "S", 12.0, 61.0, "70:11.42", "java")]
     hosts[8].load = 62.0
-    c.title = "Throughput down a quarter since %s" % hm(on)
-    c.reported = "A data-team ETL job was given access to idle CPU on GPU nodes this week."
+    c.title = "Throughput down ~{tput}%% since %s" % hm(on)
+    c.onset = on
+    c.reported = "A data-team ETL service was scheduled onto some GPU nodes this week."
     c.truth = {"root_cause": "host_contention", "component": h.name}
     c.job.update(name="moe-141b", compute=False)
     c.opts.update(dmesg="journal", hostname_label="hostname")
@@ -687,8 +702,9 @@ def ks24(c):
     warm = hosts[11].gpus[7]
     warm.temp = 85
     c.alerts = [alert("GPUTemperatureHigh", {"Hostname": hosts[11].name, "gpu": "7"}, "GPU temperature above 82C", on + 120)]
-    c.title = "MFU down from 48%% to ~33%% since %s" % hm(on)
-    c.reported = "A GPU temperature alert fired around the same time. Most GPUs show SW power cap as usual."
+    c.title = "MFU down from {mfu0}%% to ~{mfu1}%% since %s" % hm(on)
+    c.onset = on
+    c.reported = "A GPU temperature alert fired around the same time on one node."
     c.truth = {"root_cause": "input_pipeline_stall", "component": "job"}
     c.job.update(name="llm-70b-pretrain")
     c.opts.update(dmesg="T")
@@ -732,7 +748,8 @@ def ks26(c):
     c.nccl_env = [("NCCL_IB_HCA", "mlx5_0"), ("NCCL_IB_TIMEOUT", "22")]
     c.nccl_using = "[0]mlx5_0:1/IB"
     c.alerts = [alert("InfinibandXmitWaitHigh", {"instance": hosts[2].name + ":9100", "device": "mlx5_0"}, "port_xmit_wait rate high", c.S + 1800)]
-    c.title = "New launch of llm-34b is 2.5x slower than the previous run"
+    c.title = "New launch of llm-34b is {x} slower than the previous run"
+    c.onset = None
     c.reported = "Launcher scripts were migrated to the new template this morning. IB congestion alert on one port."
     c.truth = {"root_cause": "nccl_misconfiguration", "component": "job"}
     c.job.update(name="llm-34b-pretrain")
@@ -750,7 +767,7 @@ def ks27(c):
     c.comm.append((c.S + 420, 3.3))
     c.opts["nccl_log"] = False
     c.title = "Restarted run is much slower than yesterday's on the same nodes"
-    c.reported = "NCCL_DEBUG was turned off in the new image. No hardware alerts."
+    c.reported = "Debug logging was turned off in the new image. No hardware alerts."
     c.truth = {"root_cause": "nccl_misconfiguration", "component": "job"}
     c.job.update(name="moe-141b", compute=False)
     c.opts.update(dmesg="journal", hostname_label="hostname")
@@ -864,7 +881,7 @@ def choose_node_hosts(c):
     else:
         jh = c.job_hosts()
         keep = set(h.name for h in c.hosts if interesting(h))
-        for h in jh[:2] + jh[-1:]:
+        for h in jh[:1] + jh[-1:]:
             keep.add(h.name)
         spares = [h for h in c.hosts if h not in jh]
         for h in spares[:1]:
@@ -872,6 +889,26 @@ def choose_node_hosts(c):
     for h in c.hosts:
         if h.name not in keep:
             h.node_data = False
+
+
+def fill_title(c):
+    """Numbers in a title are measured from the simulated job, never asserted."""
+    if "{" not in c.title:
+        return
+    on = getattr(c, "onset", None)
+    ref = c.job["c0"] + c.job["m0"]
+    if on is None:
+        before = ref
+        after = c.mean_dur(c.job["start"] + 120, c.now)
+    else:
+        before = c.mean_dur(c.job["start"], on) or ref
+        after = c.mean_dur(on + 300, c.now)
+    r = after / before
+    mfu0 = c.job.get("mfu0", 0.48) * 100
+    c.title = c.title.format(pct=int(round((r - 1) * 100)), tput=int(round((1 - 1 / r) * 100)), x="%.1fx" % r,
+                             old="%.1f" % before, new="%.1f" % after, keep=int(round(100 / r)),
+                             mfu0=int(round(mfu0)), mfu1=int(round(mfu0 * ref / after)),
+                             bw=int(round(180 / c._piece(c.comm, c.now, 1.0))))
 
 
 def make(idx, fn, outdir):
@@ -884,6 +921,7 @@ def make(idx, fn, outdir):
     if not c.opts.get("plain_metrics"):
         c.opts["gz"] = set(c.opts["gz"]) | {"metrics/dcgm.om", "metrics/node.om", "metrics/switch.om"}
     c.simulate()
+    fill_title(c)
     c.traffic()
     c.defaults()
     post = getattr(c, "_post", None)
