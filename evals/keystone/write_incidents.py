@@ -431,7 +431,7 @@ def ks13(c):
     hosts, spares, leaves, sp = build(c, 8, "H100", naming="node", ports="ib", sonic=False, leafname="l%d", spinename="s%d")
     h = hosts[4]
     g = h.gpus[2]
-    on = c.job["start"]
+    on = c.S - 7200
     g.plim = 400
     throttle(c, g, on, 1290, 0x4, temp=g.temp - 9, power=398)
     c.title = "New run is ~{pct}% slower than last week's run of the same config"
@@ -631,11 +631,11 @@ def ks21(c):
     c.job["checksum"] = True
     c.sdc = (13, 310)
     rk, h, g = c.ranks[13]
-    c.restarts = [(c.S + 2600, c.S + 2900, 560)]
+    c.restarts = [(c.S + 2600, c.S + 2900, None)]
     hosts[2].gpus[4].sbe_agg_extra = 11
     hosts[0].gpus[1].temp = 79
     c.title = "Replica consistency check failing after a restart from checkpoint"
-    c.reported = "We restarted from the step-560 checkpoint after a scheduler hiccup. The consistency checker flags disagreements."
+    c.reported = "We restarted from the latest checkpoint after a scheduler hiccup. The consistency checker flags disagreements."
     c.truth = {"root_cause": "silent_data_corruption", "component": "%s/gpu%d" % (h.name, g.index)}
     c.job.update(name="speech-2b", c0=3.2, m0=0.9, shuffle=True)
     c.opts.update(old_driver=True, driver="535.161.08", cuda="12.2", dmesg="journal", node_instance_port=False,
@@ -805,11 +805,11 @@ def ks29(c):
 @case
 def ks30(c):
     hosts, spares, leaves, sp = build(c, 12, "H100", naming="node", ports="sonic", ll="Ethernet", per_leaf=6, nnic=4)
-    c.restarts = [(c.S + 2000, c.S + 2450, 740)]
+    c.restarts = [(c.S + 2000, c.S + 2450, None)]
     old_xid(c, hosts[4], hosts[4].gpus[2], 12, 79, "pid='<unknown>', name=<unknown>, GPU has fallen off the bus.")
     old_xid(c, hosts[9], hosts[9].gpus[6], 5, 13, "pid=4411, name=python3, Graphics SM Warp Exception on (GPC 7, TPC 7, SM 0): Illegal Instruction Parameter")
-    c.logs_extra += [(c.S + 1990, "[rank0] Saving checkpoint to /ckpt/moe-141b/step_000740 (planned preemption for maintenance)"),
-                     (c.S + 2450, "[rank0] Resuming from /ckpt/moe-141b/step_000740")]
+    c.logs_extra += [(c.S + 1990, "[rank0] Saving checkpoint to /ckpt/moe-141b/latest (planned preemption for maintenance)"),
+                     (c.S + 2450, "[rank0] Resuming from /ckpt/moe-141b/latest")]
     c.title = "Gap in training metrics around %s" % hm(c.S + 2000)
     c.reported = "Was this a hardware failure? DCGM shows a non-zero XID on two GPUs."
     c.truth = {"root_cause": "healthy", "component": None}
