@@ -456,8 +456,13 @@ def rh17():
     for h in hs:
         for x in h.gpus:
             if c.rng.random() < 0.05:
-                x.sbe = Ctr(c.rng.randint(1, 900)); x.sbe_agg = c.rng.randint(100, 3000)
-                x.remap = {"corrected": c.rng.randint(0, 2), "uncorrected": 0, "pending": False, "failure": False}
+                # Team fix after the first scoring: the draws are kept (every other byte of the set is
+                # unchanged), but the faulty GPU is no longer overwritten with a static decoy history,
+                # which had erased the climbing counter and the pending remap this case is about.
+                sbe, agg = Ctr(c.rng.randint(1, 900)), c.rng.randint(100, 3000)
+                remap = {"corrected": c.rng.randint(0, 2), "uncorrected": 0, "pending": False, "failure": False}
+                if x is not g:
+                    x.sbe, x.sbe_agg, x.remap = sbe, agg, remap
     set_traffic(c, 160)
     model_steps(c, 1.4, 0.4, 30, rank_slow={61 * 8 + 3: (1.07, on)}, with_compute=False)
     slow_job(c, on, 1.05)
