@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from forensic.sandbox.errors import ForensicError
+from forensic.sandbox.errors import ForensicError, TruncatedStreamError
 
 #: Metric file suffixes of a bundle (as :class:`~forensic.sandbox.sources.OpenMetricsFiles`).
 _SUFFIXES = (".om", ".prom", ".txt")
@@ -72,6 +72,8 @@ class ScanResult:
     found: set[str] = field(default_factory=set)
     sources: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    #: Files read only in part (a compressed stream cut short), with what was lost.
+    partial: list[str] = field(default_factory=list)
 
 
 def _floats(raw: Any) -> np.ndarray:
@@ -101,6 +103,8 @@ class _Acc:
         self.start, self.end = start, end
         self.keys: dict[tuple[bytes, bytes], int] = {}
         self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        #: Series forgotten at a cut: neither judged nor counted.
+        self.dropped: set[int] = set()
 
     def add(self, block: bytes, heads: tuple[bytes, ...]) -> None:
         """The samples of the wanted metrics among the complete lines of ``block``, in numpy: a
@@ -129,9 +133,18 @@ class _Acc:
         t = np.where(t > _MS_THRESHOLD, t / 1000.0, t)
         self.parts.append((gid[inverse.reshape(-1)], _floats(value), t))
 
+    def drop_last(self) -> None:
+        """Forget the series of the last sample added: at a cut, it ends where the reading ended,
+        not where its device stopped (read as a stop, it would be a fault that is not there)."""
+        if not self.parts:
+            return
+        last = self.parts[-1][0][-1]
+        self.dropped.add(int(last))
+        self.parts = [(g[keep], v[keep], t[keep]) for g, v, t in self.parts if (keep := g != last).any()]
+
     def result(self) -> tuple[list[SeriesSpan], dict[str, int]]:
         counts: dict[str, int] = {}
-        names = [n.decode() for n, _ in self.keys]
+        names = [n.decode() for gid, (n, _) in enumerate(self.keys) if gid not in self.dropped]
         for n in names:
             counts[n] = counts.get(n, 0) + 1
         if not self.parts:
@@ -207,6 +220,15 @@ def _scan_bundle(bundle: Any, names: tuple[str, ...], start: float | None, end: 
                     pending = buf[cut + 1 :]
                 if pending:
                     acc.add(pending, heads)
+        except TruncatedStreamError as exc:
+            # A stream cut short: its complete lines before the damage are kept (the line the cut
+            # went through is still pending, never added). Nothing before it: unread.
+            if not size:
+                out.errors.append(f"{rel}: {exc}")
+                continue
+            out.partial.append(f"{rel}: {exc}: the samples before the damage were read, the rest is lost")
+            acc.drop_last()
+            kept = None  # a later full parse must meet the cut itself, not take the prefix as whole
         except ForensicError as exc:
             out.errors.append(f"{rel}: {exc}")
             continue
@@ -231,6 +253,7 @@ def _scan_series(source: Any, names: tuple[str, ...], start: float | None, end: 
             out.errors.append(f"{name}: {exc}")
             continue
         out.errors.extend(e for e in got.errors if e not in out.errors)
+        out.partial.extend(e for e in getattr(got, "partial", ()) if e not in out.partial)
         out.sources.extend(s for s in got.sources if s not in out.sources)
         for s in got.series:
             span = SeriesSpan(name, dict(s.labels))

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
-from forensic.sandbox.errors import ForensicError, NotFoundError
+from forensic.sandbox.errors import ForensicError, NotFoundError, TruncatedStreamError
 
 from forensic.names import is_host_name
 
@@ -110,6 +110,9 @@ class MetricRead:
     errors: list[str] = field(default_factory=list)
     #: Why nothing could be read at all (the source is down, slow, or has no metrics), else None.
     unavailable: str | None = None
+    #: Files read only in part (a compressed stream cut short): the lines before the damage were
+    #: parsed and count; what was lost is named, one "what: why" each.
+    partial: list[str] = field(default_factory=list)
 
 
 @runtime_checkable
@@ -337,9 +340,12 @@ def clip(series: Series, start: float | None, end: float | None) -> Series:
 class MetricSets:
     """A metric source over already-parsed OpenMetrics texts (one per file)."""
 
-    def __init__(self, sets: Sequence[tuple[MetricSet, str]], errors: Sequence[str] = ()) -> None:
+    def __init__(
+        self, sets: Sequence[tuple[MetricSet, str]], errors: Sequence[str] = (), partial: Sequence[str] = ()
+    ) -> None:
         self._sets = list(sets)
         self._errors = list(errors)
+        self._partial = list(partial)
 
     def series(
         self,
@@ -348,7 +354,7 @@ class MetricSets:
         start: float | None = None,
         end: float | None = None,
     ) -> MetricRead:
-        out = MetricRead(errors=list(self._errors))
+        out = MetricRead(errors=list(self._errors), partial=list(self._partial))
         if not self._sets:
             out.unavailable = (
                 ("no metrics files readable: " + self._errors[0]) if self._errors else "no metrics files"
@@ -369,7 +375,7 @@ class OpenMetricsFiles(MetricSets):
     def __init__(self, bundle: Bundle) -> None:
         from forensic.openmetrics import parse_openmetrics
 
-        sets, errors = [], []
+        sets, errors, partial = [], [], []
         # Text the counter scan already read (small files only) is parsed from memory: no file is
         # opened twice in one investigation.
         kept: dict[str, bytes] = bundle.__dict__.pop("_metric_text", {})
@@ -379,12 +385,45 @@ class OpenMetricsFiles(MetricSets):
                     text = kept.pop(rel).decode("utf-8", errors="replace")
                     sets.append((parse_openmetrics(text), bundle.fs.source_of(rel)))
                     continue
-                sets.append(
-                    (parse_openmetrics(bundle.fs.iter_lines(rel)), bundle.fs.source_of(rel))
-                )  # streamed
+                cut: list[str] = []
+                ms = parse_openmetrics(_until_cut(bundle.fs.iter_lines(rel), cut))  # streamed
+                if cut and not ms.samples:
+                    errors.append(f"{rel}: {cut[0]}")  # nothing before the damage: unread, not partial
+                    continue
+                if cut:
+                    partial.append(
+                        f"{rel}: {cut[0]}: the samples before the damage were read, the rest is lost"
+                    )
+                sets.append((ms, bundle.fs.source_of(rel)))
             except ForensicError as exc:
                 errors.append(f"{rel}: {exc}")
-        super().__init__(sets, errors)
+        super().__init__(sets, errors, partial)
+
+
+def _until_cut(lines: Iterator[str], cut: list[str]) -> Iterator[str]:
+    """``lines`` until a compressed stream ends short (the reason goes into ``cut``). The complete
+    lines before the damage are a metric file's first samples, as good as they were written; a
+    line the cut went through is never handed on (the line reader yields only whole lines).
+
+    The series the cut went through ends where the reading ended, not where its GPU stopped: its
+    lines are held back until a line of another series shows it complete, and dropped at a cut, so
+    no reader takes a truncated series for one that stopped."""
+    held: list[str] = []
+    key = None
+    try:
+        for line in lines:
+            k = None if line.startswith("#") else line.rstrip().rsplit(" ", 2)[0].split("}", 1)[0]
+            if held and k != key:
+                yield from held
+                held = []
+            if k is None:
+                yield line
+            else:
+                held.append(line)
+            key = k
+        yield from held
+    except TruncatedStreamError as exc:
+        cut.append(str(exc))
 
 
 class _LazyMetrics:

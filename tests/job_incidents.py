@@ -197,3 +197,66 @@ def nccl_from_launch(root: Path, *, fleet: str, setting: str, title: str) -> Pat
     _log(root, "nccl.log", nccl)
     _log(root, "train.log", _train_log(root, extra=3.0, onset=None, data_time=False))
     return root
+
+
+#: How people state that a job runs short of a level it reached before, as a share of a rate or
+#: the level as a multiple (no onset named: the job was slow from its launch).
+SHORTFALL = {
+    "half": ("New run at half the expected throughput", "Same config as last week's run."),
+    "percent": ("pretrain job at 45% of baseline tokens/s", "Nothing changed in the recipe."),
+    "multiple": (
+        "Fine-tune much slower on the new pool",
+        "Last week's run did 2x this with the same config.",
+    ),
+}
+#: How a loader says a worker waited for its next sample or batch (one wording per presentation).
+LOADER_WAIT = {
+    "sample": "{ts} WARNING dataloader: DataLoader worker {w} waited {s:.1f}s for sample from https://obj.internal/b/part-{n:05d}.tar",
+    "batch_ms": "{ts} [W] input reader {w} waited {ms} ms for the next batch",
+    "data": "{ts} loader: prefetch thread {w} waited {s:.2f} seconds on data (shard {n})",
+}
+
+
+def input_stall_from_launch(root: Path, *, fleet: str, shortfall: str, wording: str | None) -> Path:
+    """Every rank waits for input from the first step (no onset in the window); the incident states
+    the shortfall against an earlier level in ``shortfall``'s words, and the loader logs its waits
+    in ``wording``'s (None: the loader says nothing, so nothing explains the stated shortfall)."""
+    names = FLEETS[fleet]
+    build_bundle(root, None, steps=False, spare_idle_low_gen=False)
+    _rename(root, names)
+    _incident(root, *SHORTFALL[shortfall])
+    extra = 2.0
+    _steps(root, extra=extra, onset=None, compute=False)
+    _log(root, "train.log", _train_log(root, extra=extra, onset=None, data_time=False))
+    _log(root, "nccl.log", _nccl_ok(names))
+    if wording is not None:
+        lines = [
+            LOADER_WAIT[wording].format(
+                ts=_iso(START + 300 + k * 600), w=k % 4, s=1.2 + 0.1 * k, ms=1200 + 100 * k, n=400 + k
+            )
+            for k in range(6)
+        ]
+        _log(root, "dataloader.log", lines)
+    return root
+
+
+#: Incident texts that name a lasting state of something other than the job's speed (an alert,
+#: an exporter, counters): no shortfall of the job is stated, so flat steps answer the question.
+NOT_A_SHORTFALL = {
+    "alerts": ("Throughput dips every half hour", "Power cap alerts fire all day on this pod. Related?"),
+    "exporter": ("Check job after exporter issue", "The DCGM exporter was degraded; is the job fine?"),
+    "counters": ("ECC question", "Correctable ECC counts on a few GPUs since yesterday. Anything to do?"),
+}
+
+
+def healthy_with_a_lasting_remark(root: Path, *, fleet: str, text: str) -> Path:
+    """A steady job whose incident text says something has lasted (all day, since yesterday, degraded)
+    of an alert, an exporter or counters, not of the job's speed."""
+    names = FLEETS[fleet]
+    build_bundle(root, None, steps=False, spare_idle_low_gen=False)
+    _rename(root, names)
+    _incident(root, *NOT_A_SHORTFALL[text])
+    _steps(root, extra=0.0, onset=None, compute=True)
+    _log(root, "train.log", _train_log(root, extra=0.0, onset=None, data_time=False))
+    _log(root, "nccl.log", _nccl_ok(names))
+    return root

@@ -62,22 +62,75 @@ _RATIO = re.compile(
 )
 
 
+#: The rate the job reaches as a share of a level the text names: "at half the expected
+#: throughput", "a third of last week's tokens/s", "60% of baseline throughput", or the level as a
+#: multiple of the rate ("last week's run did 2x this", "used to do twice that"). A step takes as
+#: many times longer as the rate fell short (same work per step: a reconfigured job is told apart
+#: by the trainer's own rates, not here).
+_FRACTION = {"half": 2.0, "a third": 3.0, "one third": 3.0, "a quarter": 4.0, "one quarter": 4.0}
+_RATE = r"(?:throughput|tokens?/s(?:ec)?|samples?/s(?:ec)?|speed|mfu|rate|tflops?|it/s)"
+_LEVEL_WORD = (
+    r"(?:expected|usual|normal|planned|baseline|target|previous|nominal|"
+    r"(?:last|previous)\s{1,3}(?:week|month|run|night|time)(?:'s)?|(?:yesterday|the old \w{1,20})(?:'s)?)"
+)
+_SHORTFALL = re.compile(
+    r"\b(half|a third|one third|a quarter|one quarter)\s{1,3}(?:of\s{1,3})?(?:the\s{1,3}|our\s{1,3}|its\s{1,3})?"
+    + _LEVEL_WORD
+    + r"\s{1,3}"
+    + _RATE
+    + r"\b|"
+    r"\b(\d{1,2}(?:\.\d{1,2})?)\s{0,1}(?:%|percent)\s{1,3}of\s{1,3}(?:the\s{1,3}|our\s{1,3}|its\s{1,3})?"
+    + _LEVEL_WORD
+    + r"(?:\s{1,3}"
+    + _RATE
+    + r")?\b|"
+    r"\b(?:did|does|do|got|gets|ran at|runs at|reached|hit|was|were|used to (?:do|get|run at|reach))\s{1,3}"
+    r"(?:(\d(?:\.\d{1,2})?)\s{0,1}(?:x|×|times)|(twice|double|three times))\s{1,3}"
+    r"(?:this|that|what we (?:see|get)|(?:the|our|its)\s{1,3}(?:current\s{1,3})?"
+    + _RATE
+    + r"|as (?:fast|much))\b",
+    re.I,
+)
+_WORD_FACTOR = {"twice": 2.0, "double": 2.0, "three times": 3.0}
+
+
 def stated_slowdown_ratio(text: str) -> float | None:
-    """How many times longer the text says a step is (``3x slower`` -> 3.0, ``40% slower`` -> 1.4);
-    None when it states no such factor, or one that is not a slowdown."""
+    """How many times longer the text says a step is (``3x slower`` -> 3.0, ``40% slower`` -> 1.4,
+    ``half the expected throughput`` -> 2.0, ``last week's run did 2x this`` -> 2.0); None when it
+    states no such factor, or one that is not a slowdown."""
     if m := _RATIO.search(text or ""):
         ratio = float(m.group(1)) if m.group(1) else 1.0 + float(m.group(2)) / 100.0
         return ratio if ratio > 1.0 else None
+    if m := _SHORTFALL.search(text or ""):
+        if m.group(1):
+            ratio = _FRACTION[re.sub(r"\s+", " ", m.group(1).lower())]
+        elif m.group(2):
+            share = float(m.group(2))
+            ratio = 100.0 / share if share > 0 else 0.0
+        elif m.group(3):
+            ratio = float(m.group(3))
+        else:
+            ratio = _WORD_FACTOR[re.sub(r"\s+", " ", m.group(4).lower())]
+        return round(ratio, 4) if ratio > 1.0 else None
     return None
 
 
+#: A state that lasts ("all day", "since yesterday", "degraded"): a shortfall only where it is said of
+#: the job or its speed, within the same sentence ("slow all day", "job degraded"). Said of anything
+#: else ("power-cap alerts fire all day", "the DCGM exporter is degraded") it says nothing of the job.
+_DURATION = r"\b(?:degraded|all day|since (?:yesterday|last (?:week|night)))\b"
 #: A shortfall against a level rather than a change: "40% below plan", "below baseline", "slower
-#: than the same config on the old allocation", "lower than expected", "degraded", "all day".
+#: than the same config on the old allocation", "lower than expected", "throughput degraded", "slow all day".
 _LEVEL = re.compile(
     r"\b(?:below|under|short of)\s{1,3}(?:the\s{1,3}|our\s{1,3})?(?:plan(?:ned)?|baseline|target|expect\w{0,7}|forecast|budget|spec)\b|"
     r"\b(?:slower|lower|worse|less)\s{1,3}than\s{1,3}(?:the\s{1,3}|on\s{1,3}the\s{1,3})?(?:same\s{1,3}(?:config\w{0,8}|job|run|model|recipe|code)|"
     r"old\s{1,3}\w{1,20}|previous\s{1,3}\w{1,20}|other\s{1,3}(?:clusters?|allocations?|pools?)|plan(?:ned)?|expect\w{0,6}|baseline|usual|normal)\b|"
-    r"\bdegraded\b|\ball day\b|\bsince (?:yesterday|last (?:week|night))\b",
+    r"\b(?:slow\w{0,4}|sluggish|lagg\w{0,3}|behind|mfu|throughput|tokens?/s|samples/s|step[ -]?times?|s/it|perf\w{0,9}|"
+    r"job|run|training)\b[^.!?;\n]{0,30}?"
+    + _DURATION
+    + r"|"
+    + _DURATION
+    + r"[^.!?;\n]{0,20}?\b(?:slow\w{0,4}|mfu|throughput|tokens?/s|step[ -]?times?|perf\w{0,9})\b",
     re.I,
 )
 #: A time the text gives for the onset ("since 11:05", "after the 01:53 restart", "since the

@@ -119,6 +119,19 @@ INPUT_STALL = [
             re.I,
         ),
     ),
+    # A loader (or one of its workers) timing how long it waited for its next sample or batch
+    # ("DataLoader worker 1 waited 1.4s for sample from https://...", "reader waited 900 ms for
+    # the next batch"): the trainer's own measure of input starvation, as data_time is.
+    (
+        "loader_wait",
+        re.compile(
+            r"\b(?:data[ _-]?loader|loader|workers?|readers?|prefetch\w{0,4}|input)\b.{0,60}\bwait(?:ed|ing)\s{1,2}"
+            r"(?:(?:[1-9]\d{0,5}(?:\.\d{1,6})?|0\.[3-9]\d{0,6})\s{0,2}s(?:ec(?:onds?)?)?|"
+            r"(?:[3-9]\d{2}|[1-9]\d{3,8})(?:\.\d{1,6})?\s{0,2}ms)\s{1,2}(?:for|on)\s{1,2}(?:a\s{1,2}|the\s{1,2}|its\s{1,2})?"
+            r"(?:next\s{1,2})?(?:samples?|batch(?:es)?|data|input|shards?|records?|items?)\b",
+            re.I,
+        ),
+    ),
 ]
 
 #: (label, pattern): storage clients and file systems in trouble.
@@ -292,6 +305,7 @@ _STALL_GATES: tuple[tuple[str, ...], ...] = (
     ("dali",),
     ("is empty",),
     ("took",),
+    ("waited", "waiting"),
 )
 _STORAGE_GATES: tuple[tuple[str, ...], ...] = (
     ("slowdown", "slow down", "reduce your request rate", "requesttimeout", "readtimeouterror", "botocore"),

@@ -153,7 +153,7 @@ def _read(fn: Callable[[], Any], host: str, unread: list[str]) -> Any:
 
 def _series_growth(
     ctx: ToolContext, hosts: list[str]
-) -> tuple[dict[tuple[str, int, str], float], dict[str, int], list[str], list[str]]:
+) -> tuple[dict[tuple[str, int, str], float], dict[str, int], list[str], list[str], list[str]]:
     """Growth in the window per (host, gpu, family) of the series that moved, the number of GPUs
     per family whose series held one value (zero growth), the sources and the problems; from the
     fleet-wide counter pass (one read of the metric files, shared with the sweep planner)."""
@@ -185,7 +185,7 @@ def _series_growth(
     for fam, names in SERIES.items():
         gpus = max((scan.series.get(n, 0) for n in names), default=0)
         quiet[fam] = max(0, gpus - sum(1 for k in growth if k[2] == fam))
-    return growth, quiet, list(scan.sources), list(scan.errors)
+    return growth, quiet, list(scan.sources), list(scan.errors), list(scan.partial)
 
 
 @dataclass
@@ -196,6 +196,8 @@ class _Fleet:
     quiet: dict[str, int]
     series_sources: list[str]
     series_errors: list[str]
+    #: Metric files read only in part (cut short): their samples before the damage were judged.
+    series_partial: list[str]
     keys: list[tuple[str, int]] = field(default_factory=list)
     now: list[dict[str, float]] = field(default_factory=list)
     before: list[dict[str, float]] = field(default_factory=list)
@@ -289,6 +291,7 @@ class ErrorCounters(Tool):
                 summary="no GPU error counters recorded (no nvidia-smi nvlink -e, nvml.json, nvidia-smi -q or DCGM "
                 "ECC/remap series)" + (f": {unread[0]}" if unread else ""),
                 unread=unread,
+                partial=list(fleet.series_partial),
             )
         judged_text = ", ".join(
             f"{fam.what} on {judged[fam.signal]}" for fam in FAMILIES if judged[fam.signal]
@@ -306,6 +309,7 @@ class ErrorCounters(Tool):
             covered=sorted(set(covered)),
             data={"judged": judged},
             unread=list(dict.fromkeys(unread)),
+            partial=list(fleet.series_partial),
         )
 
 

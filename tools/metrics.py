@@ -113,6 +113,7 @@ def read_metrics(ctx: ToolContext, names: tuple[str, ...]) -> MetricRead:
         out.series.extend(got.series)
         out.sources.extend(s for s in got.sources if s not in out.sources)
         out.errors.extend(e for e in got.errors if e not in out.errors)
+        out.partial.extend(e for e in got.partial if e not in out.partial)
         if got.unavailable and got.unavailable not in reasons:
             reasons.append(got.unavailable)
     if reasons and not out.series:
@@ -250,8 +251,14 @@ class Metrics(Tool):
         in_job = {k: (k in job) for k in gpus}
         scope = {k: g for k, g in gpus.items() if hosts is None or k[0] in hosts}
         if not scope:
+            # A metric file that could not be read may have held them: say so, never plain absence.
             return ToolResult(
-                status="no_data", summary=f"no DCGM series for {args.host or 'any host'}", source=sources
+                status="error" if errors else "no_data",
+                summary=f"no DCGM series for {args.host or 'any host'}"
+                + (f": {errors[0]}" if errors else ""),
+                source=sources,
+                unread=errors,
+                partial=got.partial,
             )
 
         # Peers: every in-job GPU of the fleet, not only the ones in scope.
@@ -428,6 +435,7 @@ class Metrics(Tool):
             covered=[gpu_component(h, i) for h, i in scope],
             data={"peer_median_sm_mhz": peer_clock, "gpus": len(scope), "errors": errors},
             unread=errors,
+            partial=got.partial,
         )
 
 

@@ -98,6 +98,17 @@ def test_a_stated_factor(text: str, ratio: float | None) -> None:
         ("iteration 1000 | step_time 2.987s | data_time 0.023s", False),
         ("iteration 9 | data_time=40ms", False),
         ("compiled graph took 30s", False),
+        # A loader or its worker timing its wait for the next sample or batch.
+        (
+            "WARNING dataloader: DataLoader worker 1 waited 1.4s for sample from https://o.internal/p-1.tar",
+            True,
+        ),
+        ("input reader 3 waited 1500 ms for the next batch", True),
+        ("prefetch thread 0 waited 2.25 seconds on data", True),
+        # Short waits, and waits for something other than data (a rendezvous key, a peer, a lock).
+        ("DataLoader worker 1 waited 0.05s for sample", False),
+        ("worker 2 waited 5s for key /torch/elastic/store", False),
+        ("NCCL proxy worker waited 3s for peer", False),
     ],
 )
 def test_loader_timings_that_are_waits(line: str, stall: bool) -> None:
@@ -108,9 +119,73 @@ def test_loader_timings_that_are_waits(line: str, stall: bool) -> None:
 
 @pytest.mark.parametrize(
     "data",
-    [b"", b"\x00\xff" * 4000, ("shard fetch " + "x" * 100_000 + " took 9s").encode(), b"took 9s\n" * 50_000],
+    [
+        b"",
+        b"\x00\xff" * 4000,
+        ("shard fetch " + "x" * 100_000 + " took 9s").encode(),
+        b"took 9s\n" * 50_000,
+        ("worker waited " + "9" * 60_000 + "s for batch").encode(),
+    ],
 )
 def test_loader_patterns_meet_hostile_input(data: bytes) -> None:
     t = TrainerFacts()
     t.add_text(data.decode("utf-8", "replace"))
     assert t.stall_lines == 0
+
+
+@pytest.mark.parametrize(
+    "fleet,shortfall,wording",
+    [("dc", "half", "sample"), ("ip", "percent", "batch_ms"), ("short", "multiple", "data")],
+)
+def test_a_stall_from_launch_against_a_stated_level_is_the_verdict(
+    tmp_path: Path, fleet, shortfall, wording
+) -> None:
+    # No onset in the window, so the steps cannot show a regression: the level the incident states
+    # ("half the expected throughput", "45% of baseline", "last week's run did 2x this") is the
+    # baseline, and the loader's own timed waits say where the time goes.
+    b = ji.input_stall_from_launch(tmp_path / "b", fleet=fleet, shortfall=shortfall, wording=wording)
+    rep = investigate(str(b), state=tmp_path / "s", timeout=180)
+    assert (rep["verdict"]["root_cause"], rep["verdict"]["component"]) == ("input_pipeline_stall", "job"), (
+        rep["notes"]
+    )
+    assert rep["status"] in ("confirmed", "probable"), rep["status_reason"]
+    slow = next(e for e in rep["evidence"] if e["tool"] == "job_steps")
+    assert any(s["name"] == "job_slowdown" for s in slow["signals"]), slow["summary"]
+
+
+@pytest.mark.parametrize("fleet,shortfall", [("dc", "multiple"), ("ip", "half")])
+def test_a_stated_shortfall_with_nothing_to_explain_it_is_not_healthy(
+    tmp_path: Path, fleet, shortfall
+) -> None:
+    # Flat steps inside the window are no answer to "half of last week's throughput".
+    b = ji.input_stall_from_launch(tmp_path / "b", fleet=fleet, shortfall=shortfall, wording=None)
+    rep = investigate(str(b), state=tmp_path / "s", timeout=180)
+    assert rep["status"] != "healthy", rep["status_reason"]
+    assert rep["status"] != "confirmed", rep["status_reason"]
+
+
+@pytest.mark.parametrize("fleet,text", [("dc", "alerts"), ("ip", "exporter"), ("short", "counters")])
+def test_a_lasting_state_of_something_else_is_no_stated_slowdown(tmp_path: Path, fleet, text) -> None:
+    b = ji.healthy_with_a_lasting_remark(tmp_path / "b", fleet=fleet, text=text)
+    rep = investigate(str(b), state=tmp_path / "s", timeout=180)
+    assert rep["status"] == "healthy", rep["status_reason"]
+    assert rep["verdict"]["component"] is None
+
+
+@pytest.mark.parametrize(
+    "text,ratio",
+    [
+        ("moe job at half the expected throughput", 2.0),
+        ("we get a third of last week's tokens/s", 3.0),
+        ("runs at 40% of baseline throughput", 2.5),
+        ("the same recipe used to do twice that", 2.0),
+        ("last week's run did 2x this", 2.0),
+        ("half of the GPUs are idle", None),
+        ("it did 2x better on 3 nodes", None),
+        ("at 100% of expected throughput", None),
+    ],
+)
+def test_a_stated_shortfall_of_the_rate(text: str, ratio: float | None) -> None:
+    from forensic.tools._incident_text import stated_slowdown_ratio
+
+    assert stated_slowdown_ratio(text) == ratio
