@@ -18,8 +18,10 @@ from forensic.harness.failure_graph import (
     observe,
 )
 from forensic.harness.health import (
+    EXPLAINED,
     MATERIAL_LATE_PCT,
     PARTIAL_CAP,
+    SYMPTOMS,
     check_healthy,
     noise,
     partial_evidence,
@@ -235,12 +237,19 @@ def explained_shares(
     explain the symptom, the plain posterior stands."""
     judge = _Judge(graph, records, symptom)
     aside = {id(h) for h in hyps if h.root_cause != "healthy" and judge(h) is not None}
+    # "Healthy" cannot explain a slowdown or a hang the steps show and nothing explains (the rule
+    # that withholds a healthy verdict, harness.health): it takes no share either.
+    names = {s.get("name") for r in records if r.get("status") == "ok" for s in r.get("signals") or []}
+    if names & set(SYMPTOMS) and not names & set(EXPLAINED):
+        aside |= {id(h) for h in hyps if h.root_cause == "healthy"}
     total = sum(h.probability for h in hyps if id(h) not in aside)
     if not aside or total <= 0:
         return {id(h): h.probability for h in hyps}
     return {id(h): 0.0 if id(h) in aside else h.probability / total for h in hyps}
 
 
+#: The most an inconclusive report's confidence may say: even odds (the verdict is not established).
+INCONCLUSIVE_CAP = 0.5
 #: A part whose ranks are late by less than this share of the job's slowdown cannot be its cause.
 EXPLAINED_SHARE = 0.25
 
@@ -324,7 +333,15 @@ def _status_reason(
         elif not top.impact_shown:
             why = "not confirmed: the fault is present, but no evidence ties it to the job's symptom"
         else:
-            why = "not confirmed by its playbook's rule"
+            # Its rule is met, yet it did not lead on its own score: the note that made it lead says so.
+            why = next(
+                (
+                    f"not confirmed: {n}"
+                    for n in notes
+                    if " leads: its playbook's confirmation rule is met" in n
+                ),
+                "not confirmed by its playbook's rule",
+            )
         return why + _why_low(confidence, alternatives)
     if status == "inconclusive":
         for first in (
@@ -465,12 +482,16 @@ def build_report(inv: Investigator, state: State) -> Report:
             status = "inconclusive"
             notes.append(f"not healthy: {unearned}; the strongest candidates are listed, none is established")
     else:
+        displaced = None
         if cannot_explain(graph, top, records, view_symptom):
             # The headline must explain the symptom: an anomaly that cannot does not lead. The
-            # strongest cause that can is named, never as confirmed: its probability was measured
-            # against the one set aside, so the run is inconclusive and says why.
+            # strongest cause that can is named, never as confirmed (it did not lead on its own
+            # score). Unless its own playbook's rule is met, nothing established explains the
+            # symptom: the run is inconclusive and says why.
+            displaced = top
             top = _explaining(graph, hyps, records, view_symptom, notes) or top
-            unearned = "nothing found explains the symptom"
+            if top is displaced or not top.confirmed:
+                unearned = "nothing found explains the symptom"
         outranked = None
         if unearned is None and not top.impact_shown and top.unexplained:
             # The leader is not tied to the symptom and leaves a fault unexplained that is, by its
@@ -487,7 +508,13 @@ def build_report(inv: Investigator, state: State) -> Report:
                 ),
                 top,
             )
-        status = "confirmed" if top.confirmed and outranked is None else "probable"
+        status = "confirmed" if top.confirmed and outranked is None and displaced is None else "probable"
+        if displaced is not None and unearned is None:
+            notes.append(
+                f"{top.root_cause} on {top.component} leads: its playbook's confirmation rule is met and it "
+                f"explains the symptom, while {displaced.root_cause} on {displaced.component}, which scored "
+                "higher, cannot; probable, not confirmed"
+            )
         if outranked is not None and top is not outranked:
             notes.append(
                 f"{top.root_cause} on {top.component} leads: its playbook's confirmation rule is met, while "
@@ -524,6 +551,11 @@ def build_report(inv: Investigator, state: State) -> Report:
         status = "inconclusive"
         notes.append("no evidence could be read: nothing supports a verdict")
         verdict.confidence = round(min(verdict.confidence, graph.root_causes["healthy"].prior), 4)
+
+    if status == "inconclusive":
+        # Not established: never stated as more likely than not, whatever share of the belief the
+        # best candidate holds among those left (status and confidence must read alike).
+        verdict.confidence = round(min(verdict.confidence, INCONCLUSIVE_CAP), 4)
 
     if verdict.root_cause != "healthy":
         findings += _symptom_findings(graph, view_symptom, records, findings)
