@@ -7,7 +7,8 @@ keeps, per record:
 
 - ``covered``, ``sources`` and ``unread``: the entries that concern a component the verdict, an alternative
   or a signal names (and its host), then the first ones up to :data:`MAX_LIST`;
-- ``signals``: those on the components that matter first, then the rest up to :data:`MAX_LIST`;
+- ``signals``: the job-wide ones (a slowdown, a hang: few, and what a claim about the job cites),
+  then those on the components that matter, then the rest up to :data:`MAX_LIST`;
 - ``data``: every list, and every mapping, longer than :data:`MAX_LIST` (at any depth) cut the
   same way, rows (or keys) that mention a component that matters kept first;
 
@@ -90,6 +91,10 @@ def _cut_data(
     return value
 
 
+def _job_wide(sig: Any) -> bool:
+    return isinstance(sig, dict) and (sig.get("component") == "job" or sig.get("kind") == "job")
+
+
 def bound_record(
     rec: dict[str, Any], components: Iterable[str | None], limit: int = MAX_LIST
 ) -> dict[str, Any]:
@@ -104,6 +109,16 @@ def bound_record(
         items = rec.get(field)
         if isinstance(items, list):
             out[field], dropped = _cut(items, keep, limit, also)
+            if field == "signals" and dropped:
+                # A job-wide signal concerns every claim about the job, and a claim about the job
+                # names no part to keep it by: among 102 stragglers it was cut, and the slowdown's
+                # numbers with it, so the report's own finding no longer verified against it.
+                whole = [s for s in items if _job_wide(s)]
+                rest, dropped = _cut(
+                    [s for s in items if not _job_wide(s)], keep, max(limit - len(whole), 0), also
+                )
+                chosen = {id(r) for r in rest}
+                out[field] = [s for s in items if _job_wide(s) or id(s) in chosen]
             if dropped:
                 omitted[field] = dropped
     if isinstance(rec.get("data"), dict):

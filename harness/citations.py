@@ -30,14 +30,20 @@ def _record_text(rec: dict[str, Any], component: str | None) -> str:
     a number the record states about the claim's subject."""
     parts = [rec.get("summary", "")]
     for sig in rec.get("signals") or []:
-        if (
-            component in (None, "job")
-            or sig.get("component") in (component, component.split("/", 1)[0])
-            or sig.get("kind") == "job"
-        ):
+        if reads(sig, component):
             parts.append(sig.get("detail", ""))
             parts.append(json.dumps(sig.get("values", {})))
     return "\n".join(parts)
+
+
+def reads(sig: dict[str, Any], component: str | None) -> bool:
+    """Whether a claim about ``component`` may take its numbers from ``sig``: a signal on that part
+    or its host, or a job-wide one; a claim about the job (or none) reads every signal."""
+    return (
+        component in (None, "job")
+        or sig.get("component") in (component, component.split("/", 1)[0])
+        or sig.get("kind") == "job"
+    )
 
 
 def concerns(rec: dict[str, Any], component: str | None) -> bool:

@@ -18,8 +18,10 @@ from forensic.harness.failure_graph import (
     observe,
 )
 from forensic.harness.health import (
+    EXPLAINED,
     MATERIAL_LATE_PCT,
     PARTIAL_CAP,
+    SYMPTOMS,
     check_healthy,
     noise,
     partial_evidence,
@@ -124,14 +126,89 @@ def _steps_with_compute(records: list[dict[str, Any]]) -> dict[str, Any] | None:
     return None
 
 
-def _part_kind(h: Hypothesis, records: list[dict[str, Any]]) -> str:
-    """The kind of part a hypothesis names, as the tools that saw it said (a root cause that can
-    blame a GPU or a NIC names one or the other); the hypothesis' own kind otherwise."""
-    for rec in records:
-        for sig in rec.get("signals") or []:
-            if sig.get("component") == h.component and sig.get("kind"):
-                return str(sig["kind"])
-    return h.kind
+class _Judge:
+    """:func:`cannot_explain` for many hypotheses of one ledger: what every judgement reads (the
+    parts' kinds as the tools said them, the steps record, its slowdown and late ranks, which
+    symptom each cause cannot reach) is found once, not once per hypothesis (a large job's
+    inconclusive report judges hundreds of per-GPU hypotheses)."""
+
+    def __init__(self, graph: FailureGraph, records: list[dict[str, Any]], symptom: str) -> None:
+        self.graph, self.records, self.symptom = graph, records, symptom
+        self._kinds: dict[str, str] | None = None
+        self._reach: dict[str, str | None] = {}
+        self.steps = _steps_with_compute(records)
+        sigs = list((self.steps or {}).get("signals") or [])
+        self.slow = next((s for s in sigs if s["name"] == "job_slowdown"), None)
+        self.late = [
+            (s["component"], float((s.get("values") or {}).get("slowdown_pct") or 0.0))
+            for s in sigs
+            if s["name"] == "straggler"
+        ]
+
+    def kind(self, h: Hypothesis) -> str:
+        """The kind of part a hypothesis names, as the tools that saw it said (a root cause that
+        can blame a GPU or a NIC names one or the other); the hypothesis' own kind otherwise."""
+        if self._kinds is None:
+            self._kinds = {}
+            for rec in self.records:
+                for sig in rec.get("signals") or []:
+                    if sig.get("kind") and sig.get("component"):
+                        self._kinds.setdefault(sig["component"], str(sig["kind"]))
+        return self._kinds.get(h.component or "", h.kind)
+
+    def out_of_reach(self, spec: RootCauseSpec, what: str) -> str | None:
+        if spec.id not in self._reach:
+            self._reach[spec.id] = _symptom_out_of_reach(
+                self.graph, spec, "{what}", self.records, self.symptom
+            )
+        why = self._reach[spec.id]
+        return why.replace("{what}", what, 1) if why is not None else None
+
+    def __call__(self, h: Hypothesis) -> str | None:
+        spec = self.graph.root_causes.get(h.root_cause)
+        # A hypothesis whose only evidence is its part's lateness is held to the same rule whatever
+        # its cause: the lateness is all that ties it to the slowdown, so it must be the size of it.
+        lateness_only = bool(h.support) and all(k.split("@", 1)[0] == "straggler" for k in h.support)
+        if spec is None or not (spec.straggler_kinds or lateness_only) or not h.component:
+            return None
+        kind = self.kind(h)
+        if kind not in spec.straggler_kinds and not lateness_only:
+            return None
+        what = f"{h.root_cause} on {h.component}"
+        if (why := self.out_of_reach(spec, what)) is not None:
+            return why
+        rec, slow, late = self.steps, self.slow, self.late
+        if rec is None:
+            return None
+        if self.symptom != "mfu_drop" and slow is None:
+            return None
+        part, host = h.component, host_of(h.component)
+        if not late:
+            return (
+                f"{what} cannot explain the slowdown: per-rank compute times show no late rank [{rec['id']}], "
+                f"and a {kind} that slowed the job would make its ranks compute late"
+            )
+        mine = [pct for comp, pct in late if comp == part or (kind == "host" and host_of(comp) == host)]
+        if not mine:
+            elsewhere = sorted({host_of(c) for c, _ in late})
+            return (
+                f"{what} cannot explain the slowdown: the ranks that compute late are on {', '.join(elsewhere[:3])}"
+                f"{' …' if len(elsewhere) > 3 else ''}, not on {part} [{rec['id']}]"
+            )
+        ratio = float((slow.get("values") or {}).get("ratio") or 0.0) if slow else 0.0
+        if ratio > 1.0 and max(mine) / 100.0 < EXPLAINED_SHARE * (ratio - 1.0):
+            return (
+                f"{what} cannot explain the slowdown's size: its ranks compute {max(mine):.1f}% late, "
+                f"against a step period up {100 * (ratio - 1):.0f}% [{rec['id']}]"
+            )
+        if ratio <= 1.0 and max(mine) < MATERIAL_LATE_PCT:
+            # No slowdown measured in the steps, so the one reported is what must be explained: a rank
+            # this little late costs each step no more than that, which is no slowdown anyone reports.
+            return (
+                f"{what} cannot explain the slowdown: its ranks compute only {max(mine):.1f}% late "
+                f"(chip-to-chip spread), and the steps show no regression for it to account for [{rec['id']}]"
+            )
+        return None
 
 
 def cannot_explain(
@@ -145,61 +222,34 @@ def cannot_explain(
     slowdown in which no rank is late. With no slowdown measured in the steps, a part only a few
     per cent late cannot explain the one reported; and such a cause cannot explain replicas that
     disagree or a hang that the job's own telemetry shows."""
-    spec = graph.root_causes.get(h.root_cause)
-    # A hypothesis whose only evidence is its part's lateness is held to the same rule whatever
-    # its cause: the lateness is all that ties it to the slowdown, so it must be the size of it.
-    lateness_only = bool(h.support) and all(k.split("@", 1)[0] == "straggler" for k in h.support)
-    # The cheap tests first: this runs for every hypothesis of an inconclusive report, and the
-    # part's kind is found by scanning every record's signals.
-    if spec is None or not (spec.straggler_kinds or lateness_only) or not h.component:
-        return None
-    kind = _part_kind(h, records)
-    if kind not in spec.straggler_kinds and not lateness_only:
-        return None
-    what = f"{h.root_cause} on {h.component}"
-    if (why := _symptom_out_of_reach(graph, spec, what, records, symptom)) is not None:
-        return why
-    rec = _steps_with_compute(records)
-    if rec is None:
-        return None
-    sigs = list(rec.get("signals") or [])
-    slow = next((s for s in sigs if s["name"] == "job_slowdown"), None)
-    if symptom != "mfu_drop" and slow is None:
-        return None
-    part, host = h.component, host_of(h.component)
-    late = [
-        (s["component"], float((s.get("values") or {}).get("slowdown_pct") or 0.0))
-        for s in sigs
-        if s["name"] == "straggler"
-    ]
-    if not late:
-        return (
-            f"{what} cannot explain the slowdown: per-rank compute times show no late rank [{rec['id']}], "
-            f"and a {kind} that slowed the job would make its ranks compute late"
-        )
-    mine = [pct for comp, pct in late if comp == part or (kind == "host" and host_of(comp) == host)]
-    if not mine:
-        elsewhere = sorted({host_of(c) for c, _ in late})
-        return (
-            f"{what} cannot explain the slowdown: the ranks that compute late are on {', '.join(elsewhere[:3])}"
-            f"{' …' if len(elsewhere) > 3 else ''}, not on {part} [{rec['id']}]"
-        )
-    ratio = float((slow.get("values") or {}).get("ratio") or 0.0) if slow else 0.0
-    if ratio > 1.0 and max(mine) / 100.0 < EXPLAINED_SHARE * (ratio - 1.0):
-        return (
-            f"{what} cannot explain the slowdown's size: its ranks compute {max(mine):.1f}% late, "
-            f"against a step period up {100 * (ratio - 1):.0f}% [{rec['id']}]"
-        )
-    if ratio <= 1.0 and max(mine) < MATERIAL_LATE_PCT:
-        # No slowdown measured in the steps, so the one reported is what must be explained: a rank
-        # this little late costs each step no more than that, which is no slowdown anyone reports.
-        return (
-            f"{what} cannot explain the slowdown: its ranks compute only {max(mine):.1f}% late "
-            f"(chip-to-chip spread), and the steps show no regression for it to account for [{rec['id']}]"
-        )
-    return None
+    return _Judge(graph, records, symptom)(h)
 
 
+def explained_shares(
+    graph: FailureGraph, hyps: list[Hypothesis], records: list[dict[str, Any]], symptom: str
+) -> dict[int, float]:
+    """Each hypothesis' probability among those that can explain the symptom (keyed by ``id``):
+    the ones :func:`cannot_explain` sets aside get 0, the others share what is left. This is the
+    confidence the report states. The failure graph scores each hypothesis on its own signals;
+    whether a part 2% late can be the cause of a job 75% slower is a judgement across them, and
+    without it 500 such per-GPU hypotheses of a large job took 96% of the belief from the one
+    cause that explains the slowdown, which then read "probable at 0.04". When nothing can
+    explain the symptom, the plain posterior stands."""
+    judge = _Judge(graph, records, symptom)
+    aside = {id(h) for h in hyps if h.root_cause != "healthy" and judge(h) is not None}
+    # "Healthy" cannot explain a slowdown or a hang the steps show and nothing explains (the rule
+    # that withholds a healthy verdict, harness.health): it takes no share either.
+    names = {s.get("name") for r in records if r.get("status") == "ok" for s in r.get("signals") or []}
+    if names & set(SYMPTOMS) and not names & set(EXPLAINED):
+        aside |= {id(h) for h in hyps if h.root_cause == "healthy"}
+    total = sum(h.probability for h in hyps if id(h) not in aside)
+    if not aside or total <= 0:
+        return {id(h): h.probability for h in hyps}
+    return {id(h): 0.0 if id(h) in aside else h.probability / total for h in hyps}
+
+
+#: The most an inconclusive report's confidence may say: even odds (the verdict is not established).
+INCONCLUSIVE_CAP = 0.5
 #: A part whose ranks are late by less than this share of the job's slowdown cannot be its cause.
 EXPLAINED_SHARE = 0.25
 
@@ -246,30 +296,53 @@ def _explaining(
     return None
 
 
+def _why_low(confidence: float, alternatives: list[Verdict]) -> str:
+    """For a fault verdict below one half, what holds the rest of the belief, said beside the
+    status so that "confirmed at 0.37" or "probable at 0.30" reads as what it is: the best of
+    several hypotheses that fit, not a contradiction."""
+    if confidence >= 0.5:
+        return ""
+    a = next((a for a in alternatives if a.confidence > 0), None)
+    if a is None:
+        return f"; confidence {confidence:.2f}: the rest of the belief is spread over many hypotheses"
+    return (
+        f"; confidence {confidence:.2f} because {a.root_cause}"
+        f"{' on ' + a.component if a.component else ''} fits the same evidence ({a.confidence:.2f})"
+    )
+
+
 def _status_reason(
-    graph: FailureGraph, status: str, top: Hypothesis, alternatives: list[Verdict], notes: list[str]
+    graph: FailureGraph,
+    status: str,
+    top: Hypothesis,
+    confidence: float,
+    alternatives: list[Verdict],
+    notes: list[str],
 ) -> str:
     """One sentence on why the status is what it is, naming what would change it."""
     found = {key.split("@", 1)[0] for key in top.support}
     if status == "confirmed":
-        why = "its confirmation rule is met"
-        if top.probability < 0.5 and alternatives:
-            a = alternatives[0]
-            why += (
-                f"; confidence {top.probability:.2f} because {a.root_cause}"
-                f"{' on ' + a.component if a.component else ''} fits the same evidence ({a.confidence:.2f})"
-            )
-        return why
+        return "its confirmation rule is met" + _why_low(confidence, alternatives)
     if status == "probable":
         rule = graph.root_causes[top.root_cause].confirm
         unmet = [g for g in rule.require if not found & set(g)]
         if unmet:
-            return f"not confirmed: none of {' or '.join(s.replace('_', ' ') for s in unmet[0])} was found on {top.component or 'the job'}"
-        if top.unexplained:
-            return f"not confirmed: the evidence also shows {', '.join(top.unexplained[:2])}, which this does not explain"
-        if not top.impact_shown:
-            return "not confirmed: the fault is present, but no evidence ties it to the job's symptom"
-        return "not confirmed by its playbook's rule"
+            why = f"not confirmed: none of {' or '.join(s.replace('_', ' ') for s in unmet[0])} was found on {top.component or 'the job'}"
+        elif top.unexplained:
+            why = f"not confirmed: the evidence also shows {', '.join(top.unexplained[:2])}, which this does not explain"
+        elif not top.impact_shown:
+            why = "not confirmed: the fault is present, but no evidence ties it to the job's symptom"
+        else:
+            # Its rule is met, yet it did not lead on its own score: the note that made it lead says so.
+            why = next(
+                (
+                    f"not confirmed: {n}"
+                    for n in notes
+                    if " leads: its playbook's confirmation rule is met" in n
+                ),
+                "not confirmed by its playbook's rule",
+            )
+        return why + _why_low(confidence, alternatives)
     if status == "inconclusive":
         for first in (
             "budget exhausted",
@@ -284,6 +357,32 @@ def _status_reason(
         (n for n in notes if n.startswith("healthy, at most probable:")),
         next((n for n in notes if n.startswith("healthy:")), "no fault found in the evidence read"),
     )
+
+
+def _bounded(
+    records: list[dict[str, Any]], components: list[str | None], findings: list[Finding], default: str | None
+) -> list[dict[str, Any]]:
+    """The report's records, bounded (``bound_record``), such that every finding still verifies
+    against them: whoever reads the report (a person, the eval) re-checks its citations there, not
+    in the checkpoint. A record cut so far that a finding citing it no longer verifies keeps every
+    signal the check reads for that finding's subject."""
+    out = [bound_record(r, components) for r in records]
+    by = {r["id"]: r for r in out}
+    whole = by_id(records)
+    for f in findings:
+        subject = f.subject or default
+        if citations.check(f, by, subject).verified:
+            continue
+        for ev in f.evidence:
+            if ev in by and ev in whole and by[ev] is not whole[ev]:
+                full = whole[ev].get("signals") or []
+                kept = {id(x) for x in by[ev].get("signals") or []}
+                need = {id(x) for x in full if citations.reads(x, subject)}
+                by[ev]["signals"] = [x for x in full if id(x) in kept | need]
+                left = len(full) - len(by[ev]["signals"])
+                omitted = {k: v for k, v in (by[ev].get("omitted") or {}).items() if k != "signals"}
+                by[ev]["omitted"] = {**omitted, **({"signals": left} if left else {})}
+    return out
 
 
 def _healthy_findings(records: list[dict[str, Any]]) -> list[Finding]:
@@ -318,6 +417,12 @@ def build_report(inv: Investigator, state: State) -> Report:
     hyps = beliefs(graph, obs)
     top = hyps[0]
     view_symptom = state.get("symptom") or "alert"
+    # Confidence is stated among the hypotheses that can explain the symptom (explained_shares).
+    share = explained_shares(graph, hyps, records, view_symptom)
+
+    def conf(h: Hypothesis) -> float:
+        return round(share.get(id(h), h.probability), 4)
+
     notes = list(state.get("notes") or [])
     # The source may learn of problems during the run (a host whose agent stopped answering).
     notes.extend(n for n in inv.source.notes() if n not in notes)
@@ -345,7 +450,7 @@ def build_report(inv: Investigator, state: State) -> Report:
             status = "healthy"
             # Confidence reflects coverage: classes no tool could test are not ruled out.
             verdict = Verdict(
-                root_cause="healthy", component=None, confidence=round(top.probability * health.coverage, 4)
+                root_cause="healthy", component=None, confidence=round(conf(top) * health.coverage, 4)
             )
             chain = [view_symptom, "healthy"]
             findings = _healthy_findings(records)
@@ -367,9 +472,7 @@ def build_report(inv: Investigator, state: State) -> Report:
             # Healthy must be earned: name the strongest fault candidate, inconclusive, not a weak "healthy".
             unearned = health.why
             top = _explaining(graph, faults, records, view_symptom, notes) or faults[0]
-            verdict = Verdict(
-                root_cause=top.root_cause, component=top.component, confidence=round(top.probability, 4)
-            )
+            verdict = Verdict(root_cause=top.root_cause, component=top.component, confidence=conf(top))
             chain = (
                 [view_symptom, m, top.root_cause]
                 if (m := _mechanism(graph, top))
@@ -379,12 +482,16 @@ def build_report(inv: Investigator, state: State) -> Report:
             status = "inconclusive"
             notes.append(f"not healthy: {unearned}; the strongest candidates are listed, none is established")
     else:
+        displaced = None
         if cannot_explain(graph, top, records, view_symptom):
             # The headline must explain the symptom: an anomaly that cannot does not lead. The
-            # strongest cause that can is named, never as confirmed: its probability was measured
-            # against the one set aside, so the run is inconclusive and says why.
+            # strongest cause that can is named, never as confirmed (it did not lead on its own
+            # score). Unless its own playbook's rule is met, nothing established explains the
+            # symptom: the run is inconclusive and says why.
+            displaced = top
             top = _explaining(graph, hyps, records, view_symptom, notes) or top
-            unearned = "nothing found explains the symptom"
+            if top is displaced or not top.confirmed:
+                unearned = "nothing found explains the symptom"
         outranked = None
         if unearned is None and not top.impact_shown and top.unexplained:
             # The leader is not tied to the symptom and leaves a fault unexplained that is, by its
@@ -401,16 +508,20 @@ def build_report(inv: Investigator, state: State) -> Report:
                 ),
                 top,
             )
-        status = "confirmed" if top.confirmed and outranked is None else "probable"
+        status = "confirmed" if top.confirmed and outranked is None and displaced is None else "probable"
+        if displaced is not None and unearned is None:
+            notes.append(
+                f"{top.root_cause} on {top.component} leads: its playbook's confirmation rule is met and it "
+                f"explains the symptom, while {displaced.root_cause} on {displaced.component}, which scored "
+                "higher, cannot; probable, not confirmed"
+            )
         if outranked is not None and top is not outranked:
             notes.append(
                 f"{top.root_cause} on {top.component} leads: its playbook's confirmation rule is met, while "
                 f"{outranked.root_cause} on {outranked.component} (p={outranked.probability:.2f}) is not tied to it "
                 "and does not explain it; probable, not confirmed"
             )
-        verdict = Verdict(
-            root_cause=top.root_cause, component=top.component, confidence=round(top.probability, 4)
-        )
+        verdict = Verdict(root_cause=top.root_cause, component=top.component, confidence=conf(top))
         chain = (
             [view_symptom, m, top.root_cause]
             if (m := _mechanism(graph, top))
@@ -441,6 +552,11 @@ def build_report(inv: Investigator, state: State) -> Report:
         notes.append("no evidence could be read: nothing supports a verdict")
         verdict.confidence = round(min(verdict.confidence, graph.root_causes["healthy"].prior), 4)
 
+    if status == "inconclusive":
+        # Not established: never stated as more likely than not, whatever share of the belief the
+        # best candidate holds among those left (status and confidence must read alike).
+        verdict.confidence = round(min(verdict.confidence, INCONCLUSIVE_CAP), 4)
+
     if verdict.root_cause != "healthy":
         findings += _symptom_findings(graph, view_symptom, records, findings)
     # A model planner may add its own claims; they face the same citation check as ours.
@@ -458,7 +574,7 @@ def build_report(inv: Investigator, state: State) -> Report:
     findings = [f for f in checked if f.verified]
 
     alternatives = [
-        Verdict(root_cause=h.root_cause, component=h.component, confidence=round(h.probability, 4))
+        Verdict(root_cause=h.root_cause, component=h.component, confidence=conf(h))
         for h in hyps
         if h is not top and h.probability >= 0.001
     ][:3]
@@ -466,7 +582,7 @@ def build_report(inv: Investigator, state: State) -> Report:
         healthy = next((h for h in hyps if h.root_cause == "healthy"), None)
         if healthy and healthy.probability >= 0.001:
             alternatives = alternatives[:2] + [
-                Verdict(root_cause="healthy", component=None, confidence=round(healthy.probability, 4))
+                Verdict(root_cause="healthy", component=None, confidence=conf(healthy))
             ]
     leading: list[Hypothesis] = []
     if status == "inconclusive":
@@ -518,18 +634,18 @@ def build_report(inv: Investigator, state: State) -> Report:
         # Bounded: the rows about the verdict, the alternatives and the signals; the checkpoint
         # keeps every record whole (forensic evidence THREAD ev-N).
         evidence=[
-            EvidenceRecord.model_validate(
-                bound_record(
-                    r,
-                    [
-                        verdict.component,
-                        *(f.subject for f in findings),
-                        *(a.component for a in alternatives),
-                        *(h.component for h in leading),
-                    ],
-                )
+            EvidenceRecord.model_validate(r)
+            for r in _bounded(
+                records,
+                [
+                    verdict.component,
+                    *(f.subject for f in findings),
+                    *(a.component for a in alternatives),
+                    *(h.component for h in leading),
+                ],
+                findings,
+                verdict.component,
             )
-            for r in records
         ],
         budget=BudgetReport(
             tool_calls=usage.tool_calls,
@@ -544,11 +660,10 @@ def build_report(inv: Investigator, state: State) -> Report:
         planner=state.get("planner") or inv.planner.name,
         notes=notes,
         leading=[
-            Verdict(root_cause=h.root_cause, component=h.component, confidence=round(h.probability, 4))
-            for h in leading
+            Verdict(root_cause=h.root_cause, component=h.component, confidence=conf(h)) for h in leading
         ],
         untested=_untested(graph, obs, leading),
         unread=[*unread, *partial][:UNREAD_LISTED],
-        status_reason=_status_reason(graph, status, top, alternatives, notes),
+        status_reason=_status_reason(graph, status, top, verdict.confidence, alternatives, notes),
         evidence_source=origin,
     )

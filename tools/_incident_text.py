@@ -117,10 +117,19 @@ def stated_slowdown_ratio(text: str) -> float | None:
 
 #: A state that lasts ("all day", "since yesterday", "degraded"): a shortfall only where it is said of
 #: the job or its speed, within the same sentence ("slow all day", "job degraded"). Said of anything
-#: else ("power-cap alerts fire all day", "the DCGM exporter is degraded") it says nothing of the job.
-_DURATION = r"\b(?:degraded|all day|since (?:yesterday|last (?:week|night)))\b"
+#: else ("power-cap alerts fire all day", "the DCGM exporter is degraded", "PCIe degraded alert") it
+#: says nothing of the job.
+_DURATION = r"\b(?:all day|since (?:yesterday|last (?:week|night)))\b"
+#: Words that say the degraded thing is the job or its speed (the same sentence, near the word).
+_JOB_BEFORE = re.compile(
+    r"\b(?:slow\w{0,4}|sluggish|lagg\w{0,3}|behind|mfu|throughput|tokens?/s|samples/s|step[ -]?times?|s/it|perf\w{0,9}|"
+    r"job|run|training)\b[^.!?;\n]{0,30}$",
+    re.I,
+)
+_JOB_AFTER = re.compile(r"^[^.!?;\n]{0,20}?\b(?:slow\w{0,4}|mfu|throughput|tokens?/s|step[ -]?times?|perf\w{0,9})\b", re.I)
 #: A shortfall against a level rather than a change: "40% below plan", "below baseline", "slower
-#: than the same config on the old allocation", "lower than expected", "throughput degraded", "slow all day".
+#: than the same config on the old allocation", "lower than expected", "slow all day"; and "degraded"
+#: when it is the job that is (:func:`degraded_job`).
 _LEVEL = re.compile(
     r"\b(?:below|under|short of)\s{1,3}(?:the\s{1,3}|our\s{1,3})?(?:plan(?:ned)?|baseline|target|expect\w{0,7}|forecast|budget|spec)\b|"
     r"\b(?:slower|lower|worse|less)\s{1,3}than\s{1,3}(?:the\s{1,3}|on\s{1,3}the\s{1,3})?(?:same\s{1,3}(?:config\w{0,8}|job|run|model|recipe|code)|"
@@ -133,6 +142,32 @@ _LEVEL = re.compile(
     + r"[^.!?;\n]{0,20}?\b(?:slow\w{0,4}|mfu|throughput|tokens?/s|step[ -]?times?|perf\w{0,9})\b",
     re.I,
 )
+_DEGRADED = re.compile(r"\bdegraded\b", re.I)
+#: Parts and alert words that "degraded" may qualify instead of the job: "PCIe degraded alert",
+#: "link degraded", "NIC port degraded", "degraded link". Such a text reports a device state (an
+#: alert's name), not a job below its level.
+_DEVICE_WORD = re.compile(
+    r"^(?:pcie?|pci-?e|links?|lanes?|width|gen\d?|generation|nics?|hcas?|ports?|gpus?|nvlinks?|cables?|"
+    r"optics?|transceivers?|fans?|psus?|supply|disks?|drives?|raid|arrays?|volumes?|dimms?|ecc|alerts?|alarms?|"
+    r"state|mode|status|warnings?|health|ib|infiniband|roce|ethernet|bmc|sensors?)$",
+    re.I,
+)
+
+
+def degraded_job(text: str) -> bool:
+    """The text says the job or its speed is "degraded": a job or speed word in the same sentence
+    near it, and no part or alert word as what is degraded within three words before it or the
+    word after it ("PCIe degraded alert", "degraded link" are a device's state, not the job's)."""
+    for m in _DEGRADED.finditer(text or ""):
+        before = re.findall(r"[\w-]+", text[max(0, m.start() - 60) : m.start()])[-3:]
+        after = re.findall(r"[\w-]+", text[m.end() : m.end() + 40])[:1]
+        if any(_DEVICE_WORD.match(w) for w in (*before, *after)):
+            continue
+        if _JOB_BEFORE.search(text[max(0, m.start() - 200) : m.start()]) or _JOB_AFTER.search(text[m.end() :]):
+            return True
+    return False
+
+
 #: A time the text gives for the onset ("since 11:05", "after the 01:53 restart", "since the
 #: maintenance"): the window should hold the change.
 _ONSET = re.compile(
@@ -148,7 +183,9 @@ def slow_from_start(text: str) -> bool:
     baseline, another allocation) with no onset named: there is no onset to find in the window, so
     "no regression" inside it is not evidence of health."""
     text = text or ""
-    return bool(_FROM_START.search(text)) or (bool(_LEVEL.search(text)) and not _ONSET.search(text))
+    return bool(_FROM_START.search(text)) or (
+        (bool(_LEVEL.search(text)) or degraded_job(text)) and not _ONSET.search(text)
+    )
 
 
 #: "relaunched with the long-context recipe", "restarted with global batch 1536", "resubmitted with a

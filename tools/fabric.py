@@ -8,9 +8,10 @@
 - A port whose receive (or transmit) error counter stands far above every other port of its switch
   carries a failing link: frames arrive corrupted (FCS/CRC). ``show interfaces counters`` RX_ERR /
   TX_ERR name the switch port; the spec names that port when the errors show from the switch side.
-- ECMP spreads flows over a leaf's uplinks. Polarization puts most of them on a few: the
+- ECMP spreads flows over a switch's uplinks. Polarization puts most of them on a few: the
   uplinks' transmit rates (``ifHCOutOctets`` from snmp_exporter) are then very unequal. The
-  uplinks are the ports that topology lists as links to other switches.
+  uplinks are the cables topology lists toward a switch one level further from the hosts (a
+  leaf's to its spines, a spine's to its cores); a spine's cables down to its leaves are not.
 """
 
 from __future__ import annotations
@@ -157,14 +158,76 @@ def _origin_signal(
     )
 
 
+#: Declared tiers, lowest first: ``leaf`` and ``spine`` are the spec's words, the rest common synonyms.
+_TIER_WORDS = (
+    ("leaf", "tor", "access", "edge", "t0"),
+    ("spine", "agg", "aggregation", "distribution", "t1"),
+    ("core", "superspine", "super-spine", "super_spine", "t2"),
+)
+
+
+def _levels(ctx: ToolContext) -> dict[str, int]:
+    """Switch -> its level in the fabric (0 for leaves, 1 for spines, 2 for cores).
+
+    The declared tier when it is a known word; otherwise hops from the switches hosts are cabled
+    to (level 0) over the inter-switch cables, listed on either end. A switch that neither places
+    has no level."""
+    topo = ctx.source.topology
+    if not topo:
+        return {}
+    names = {s.name for s in topo.switches}
+    level: dict[str, int] = {}
+    for s in topo.switches:
+        word = (s.tier or "").strip().lower()
+        if (rank := next((i for i, w in enumerate(_TIER_WORDS) if word in w), None)) is not None:
+            level[s.name] = rank
+    adj: dict[str, set[str]] = defaultdict(set)
+    for s in topo.switches:
+        for link in s.links:
+            if link.peer in names and link.peer != s.name:
+                adj[s.name].add(link.peer)
+                adj[link.peer].add(s.name)
+    hops = {n.switch: 0 for h in topo.hosts for n in h.nics if n.switch in names}
+    frontier = list(hops)
+    while frontier:
+        nxt = []
+        for sw in frontier:
+            for peer in adj[sw] - hops.keys():
+                hops[peer] = hops[sw] + 1
+                nxt.append(peer)
+        frontier = nxt
+    return {**hops, **level}
+
+
 def _uplinks(ctx: ToolContext) -> dict[str, set[str]]:
+    """Switch -> its uplinks: the ports whose cable leads one level up (toward the spine or core),
+    the only ports among which the switch's own ECMP hash chooses. A spine's cables down to its
+    leaves are not uplinks: what each carries is the traffic bound for that leaf, unequal whenever
+    the job is placed unevenly, and no hash of the spine's picks between them. A cable to a switch
+    of unknown level, or to no listed switch, counts as an uplink (nothing says otherwise)."""
     topo = ctx.source.topology
     names = {s.name for s in topo.switches} if topo else set()
+    level = _levels(ctx)
     out: dict[str, set[str]] = defaultdict(set)
     for s in topo.switches if topo else []:
+        mine = level.get(s.name)
         for link in s.links:
-            if link.peer in names or link.peer is None:
+            if link.peer is None or (
+                link.peer in names
+                and (mine is None or level.get(link.peer) is None or level[link.peer] > mine)
+            ):
                 out[s.name].add(link.port)
+    # A cable listed only on its upper end is an uplink of the lower switch all the same.
+    for s in topo.switches if topo else []:
+        for link in s.links:
+            if (
+                link.peer in names
+                and link.peer_port
+                and level.get(s.name) is not None
+                and level.get(link.peer) is not None
+                and level[s.name] > level[link.peer]
+            ):
+                out[link.peer].add(link.peer_port)
     return out
 
 

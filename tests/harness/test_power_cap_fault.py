@@ -153,9 +153,10 @@ def test_a_slowing_cause_never_heads_replicas_that_disagree(tmp_path: Path, cap:
     assert report["verdict"]["component"] == f"{names[1]}/gpu3"
     if cap == "spread":
         assert report["status"] == "confirmed"
-    else:  # a real fault was set aside for it: named, not confirmed
-        assert report["status"] == "inconclusive"
+    else:  # a real fault scored higher and was set aside for it: named, not confirmed
+        assert report["status"] == "probable"
         assert any("cannot explain the loss anomaly" in n for n in report["notes"]), report["notes"]
+        assert "which scored higher, cannot" in report["status_reason"]
 
 
 def test_clocks_far_below_peers_at_the_default_cap_need_a_straggler(tmp_path: Path) -> None:

@@ -61,16 +61,17 @@ def _hyp(**kw) -> Hypothesis:
 
 def test_a_probable_verdict_at_high_confidence_says_what_confirmation_lacks() -> None:
     graph = load_failure_graph()
-    no_rule = _status_reason(graph, "probable", _hyp(support=["straggler@h1/gpu0"]), [], [])
+    no_rule = _status_reason(graph, "probable", _hyp(support=["straggler@h1/gpu0"]), 0.99, [], [])
     assert no_rule.startswith("not confirmed: none of ") and "h1/gpu0" in no_rule
     required = graph.root_causes["pcie_downtrain"].confirm.require[0]
     met = [f"{required[0]}@h1/gpu0"]
-    no_tie = _status_reason(graph, "probable", _hyp(support=met, required_met=True), [], [])
+    no_tie = _status_reason(graph, "probable", _hyp(support=met, required_met=True), 0.99, [], [])
     assert "no evidence ties it to the job's symptom" in no_tie
     other = _status_reason(
         graph,
         "probable",
         _hyp(support=met, required_met=True, impact_shown=True, unexplained=["thermal_throttle@h2/gpu1"]),
+        0.99,
         [],
         [],
     )
@@ -86,7 +87,7 @@ def test_a_probable_verdict_at_high_confidence_says_what_confirmation_lacks() ->
 def test_a_confirmed_verdict_below_one_half_names_what_else_fits() -> None:
     graph = load_failure_graph()
     alt = [Verdict(root_cause="thermal_throttle", component="h1/gpu0", confidence=0.33)]
-    why = _status_reason(graph, "confirmed", _hyp(probability=0.37), alt, [])
+    why = _status_reason(graph, "confirmed", _hyp(probability=0.37), 0.37, alt, [])
     assert (
         why.startswith("its confirmation rule is met")
         and "thermal_throttle on h1/gpu0 fits the same evidence (0.33)" in why
