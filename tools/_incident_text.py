@@ -126,7 +126,9 @@ _JOB_BEFORE = re.compile(
     r"job|run|training)\b[^.!?;\n]{0,30}$",
     re.I,
 )
-_JOB_AFTER = re.compile(r"^[^.!?;\n]{0,20}?\b(?:slow\w{0,4}|mfu|throughput|tokens?/s|step[ -]?times?|perf\w{0,9})\b", re.I)
+_JOB_AFTER = re.compile(
+    r"^[^.!?;\n]{0,20}?\b(?:slow\w{0,4}|mfu|throughput|tokens?/s|step[ -]?times?|perf\w{0,9})\b", re.I
+)
 #: A shortfall against a level rather than a change: "40% below plan", "below baseline", "slower
 #: than the same config on the old allocation", "lower than expected", "slow all day"; and "degraded"
 #: when it is the job that is (:func:`degraded_job`).
@@ -163,7 +165,9 @@ def degraded_job(text: str) -> bool:
         after = re.findall(r"[\w-]+", text[m.end() : m.end() + 40])[:1]
         if any(_DEVICE_WORD.match(w) for w in (*before, *after)):
             continue
-        if _JOB_BEFORE.search(text[max(0, m.start() - 200) : m.start()]) or _JOB_AFTER.search(text[m.end() :]):
+        if _JOB_BEFORE.search(text[max(0, m.start() - 200) : m.start()]) or _JOB_AFTER.search(
+            text[m.end() :]
+        ):
             return True
     return False
 
