@@ -208,7 +208,7 @@ def c03(k):  # PFC storm originated by a NIC (RoCE), victims everywhere
             summary="rx pause frames high on %s mlx5_5" % c.fl.job_hosts[7])
     b, a = sym(c)
     c.title = "All-reduce bandwidth collapsed, multiple nodes paging"
-    c.reported = "Step time tripled (%.1fs -> %.1fs). A pause-frame alert fired on one node; several nodes show pause counters." % (b, a)
+    c.reported = "Step time went from %.1fs to %.1fs. A pause-frame alert fired on one node; several nodes show pause counters." % (b, a)
     decoy_static_sbe(c, c.fl.job_hosts[0], 5)
     c.notes = dict(hard="every NIC receives pauses; the alert names a victim; only one NIC transmits them (with rx_out_of_buffer and PCIe stalls)",
                    missing="-")
@@ -327,7 +327,7 @@ def c06(k):  # ECMP polarization on IB-ish naming, spine-facing, with decoy disc
 
 @case
 def c07(k):  # link degradation NIC IB: symbol errors, downshift to HDR, flaps
-    c = Case(k, "link_degradation", None, 107, n_hosts=8, model="H100", naming="hgx")
+    c = Case(k, "link_degradation", None, 107, n_hosts=8, model="H100", naming="b7")
     std_presentation(c, k)
     h = c.fl.job_hosts[4]
     s = c.ns(h, "mlx5_5")
@@ -433,7 +433,7 @@ def c10(k):  # thermal host: fan failure
 
 @case
 def c11(k):  # power throttle single GPU: lowered enforced limit (vs normal cap decoy)
-    c = Case(k, "power_throttle", None, 111, n_hosts=8, model="H100", naming="hgx")
+    c = Case(k, "power_throttle", None, 111, n_hosts=8, model="H100", naming="b7")
     std_presentation(c, k)
     h = c.fl.job_hosts[6]
     gpu_throttle(c, h, 1, 1140, 0x4, pw=399, lim=400, pviol=0.95e9)
@@ -588,7 +588,7 @@ def c16(k):  # fell off bus: raw kmsg multi-line form, nvml missing, metrics sto
 
 @case
 def c17(k):  # NVLink fault with XID 74
-    c = Case(k, "nvlink_fault", None, 117, n_hosts=8, model="H100", naming="hgx")
+    c = Case(k, "nvlink_fault", None, 117, n_hosts=8, model="H100", naming="b7")
     std_presentation(c, k)
     h = c.fl.job_hosts[2]
     s = c.gs(h, 7)
@@ -729,7 +729,7 @@ def c21(k):  # host contention: CPU hog
 
 @case
 def c22(k):  # host contention: memory pressure
-    c = Case(k, "host_contention", None, 122, n_hosts=16, model="H200", naming="hgx")
+    c = Case(k, "host_contention", None, 122, n_hosts=16, model="H200", naming="b7")
     std_presentation(c, k)
     h = c.fl.job_hosts[10]
     for gi in range(8):
@@ -813,7 +813,7 @@ def c24(k):  # input pipeline stall, no compute column, steps truncated, logs mi
 
 @case
 def c25(k):  # NCCL restricted to one HCA
-    c = Case(k, "nccl_misconfiguration", "job", 125, n_hosts=8, model="H100", naming="hgx")
+    c = Case(k, "nccl_misconfiguration", "job", 125, n_hosts=8, model="H100", naming="b7")
     std_presentation(c, k)
     c.start_slow = True
     c.comm_f = 4.5
@@ -917,7 +917,7 @@ def c29(k):  # correctable AER + old XID + static counters; checkpoint spikes
 
 @case
 def c30(k):  # benign: planned restart + RoCE pause noise, metrics missing
-    c = healthy_base(k, 130, n_hosts=12, model="H200", ll="Ethernet", naming="hgx", hosts_per_leaf=4, spines=2)
+    c = healthy_base(k, 130, n_hosts=12, model="H200", ll="Ethernet", naming="b7", hosts_per_leaf=4, spines=2)
     c.restart = (c.start + 1500, c.start + 2100)
     for hh in c.fl.job_hosts:
         for ni in c.n[hh].values():
