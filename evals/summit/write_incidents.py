@@ -16,6 +16,11 @@ def sym(c):
     return b, a
 
 
+def ratio(c):
+    b, a = sym(c)
+    return a / b
+
+
 def pct(c):
     b, a = sym(c)
     return int(round(100 * (a - b) / b))
@@ -146,7 +151,7 @@ def c02(k):  # pcie downtrain on a NIC, RoCE; no compute_s (job-wide comm slowdo
     c.comm_f = 2.6
     for hh in c.fl.job_hosts:
         for ni in c.n[hh].values():
-            ni["bytes"] = Cnt(ni["bytes"].base, ni["util"] * ni["bps"], ni["util"] * ni["bps"] / 1.45, c.onset)
+            ni["bytes"] = Cnt(ni["bytes"].base, ni["util"] * ni["bps"], ni["util"] * ni["bps"] / ratio(c), c.onset)
     s["bytes"] = Cnt(s["bytes"].base, s["util"] * s["bps"], 0.04 * s["bps"], c.onset)
     s["stall"] = Cnt(0, 0, 900, c.onset)
     s["txp"] = Cnt(0, 0, 35, c.onset)  # modest pauses: host cannot drain fast enough
@@ -186,7 +191,7 @@ def c03(k):  # PFC storm originated by a NIC (RoCE), victims everywhere
             if (hh, d) != (h, dev):
                 rate = 9000 if c.fl.byname[hh]["leaf"] == leaf else 2500
                 ni["rxp"] = Cnt(ni["rxp"].base, 0, rate, c.onset)
-                ni["bytes"] = Cnt(ni["bytes"].base, ni["util"] * ni["bps"], ni["util"] * ni["bps"] / 2.2, c.onset)
+                ni["bytes"] = Cnt(ni["bytes"].base, ni["util"] * ni["bps"], ni["util"] * ni["bps"] / ratio(c), c.onset)
     for (sw, port), p in c.sw.items():
         if sw == leaf:
             p["txp"] = Cnt(0, 0, 8000, c.onset)
@@ -239,7 +244,7 @@ def c04(k):  # PFC storm originated by a leaf uplink port; switch-side counters 
         for d, ni in c.n[hh].items():
             if leaf != src_leaf:
                 ni["rxp"] = Cnt(ni["rxp"].base, 0, 1600, c.onset)
-                ni["bytes"] = Cnt(ni["bytes"].base, ni["util"] * ni["bps"], ni["util"] * ni["bps"] / 1.7, c.onset)
+                ni["bytes"] = Cnt(ni["bytes"].base, ni["util"] * ni["bps"], ni["util"] * ni["bps"] / ratio(c), c.onset)
     c.switch_cmd = True
     c.extra_switch_hosts = list(c.fl.job_hosts)
     c.node_hosts = []
@@ -267,16 +272,16 @@ def c05(k):  # ECMP polarization at one leaf
     for (sw, port), p in c.sw.items():
         if c.fl.switches[sw]["tier"] != "leaf":
             continue
-        tot = 4 * 400e9 / 8 * 0.35 * 4 / 4
+        u0 = 10.2e9  # average bytes/s per uplink before (bursty: saturates only during collectives)
+        R = ratio(c)
         if sw == bad:
             i = int(port[8:]) // 8 - 32
             share = [0.47, 0.03, 0.47, 0.03][i]
-            p["out"] = Cnt(p["out"].base, tot / 4, tot * share / 1.9 * 4 / 4 * 2 if share > 0.1 else tot * share, c.onset)
-            p["out"].r1 = min(p["out"].r1, 49.0e9)
+            p["out"] = Cnt(p["out"].base, u0, 4 * u0 * share / R, c.onset)
             p["disc"] = Cnt(0, 0, 800 if share > 0.1 else 0, c.onset)
         else:
-            p["out"] = Cnt(p["out"].base, tot / 4, tot / 4 / 1.9, c.onset)
-        p["in"] = Cnt(p["in"].base, tot / 4, tot / 4 / 1.9, c.onset)
+            p["out"] = Cnt(p["out"].base, u0, u0 / R, c.onset)
+        p["in"] = Cnt(p["in"].base, u0, u0 / R, c.onset)
         c.snmp_ports.append((sw, port))
     c.snmp_ports.sort()
     c.compute_col = c.rng.random() < 0.5
@@ -299,20 +304,21 @@ def c06(k):  # ECMP polarization on IB-ish naming, spine-facing, with decoy disc
     bad = c.fl.leaves[0]
     c.comm_f = 1.6
     c.snmp = True
-    tot = 0.33 * 8 * 200e9 / 8
+    tot = 2 * 6.1e9
+    R = ratio(c)
     for (sw, port), p in c.sw.items():
         if c.fl.switches[sw]["tier"] != "leaf":
             continue
         i = (int(port[8:]) - 256) // 8
         if sw == bad:
             share = [0.96, 0.04][i]
-            p["out"] = Cnt(p["out"].base, tot / 2, min(tot * share / 1.6, 24.5e9), c.onset)
+            p["out"] = Cnt(p["out"].base, tot / 2, tot * share / R, c.onset)
             p["disc"] = Cnt(0, 0, 1500 if share > 0.5 else 0, c.onset)
         else:
-            p["out"] = Cnt(p["out"].base, tot / 2, tot / 2 / 1.6, c.onset)
+            p["out"] = Cnt(p["out"].base, tot / 2, tot / 2 / R, c.onset)
             if sw == c.fl.leaves[2] and i == 1:
                 p["disc"] = Cnt(4000, 0)  # old, static
-        p["in"] = Cnt(p["in"].base, tot / 2, tot / 2 / 1.6, c.onset)
+        p["in"] = Cnt(p["in"].base, tot / 2, tot / 2 / R, c.onset)
         c.snmp_ports.append((sw, port))
     c.snmp_ports.sort()
     c.comp = bad
@@ -337,7 +343,7 @@ def c07(k):  # link degradation NIC IB: symbol errors, downshift to HDR, flaps
     s["down"] = Cnt(0, 0, 0, c.onset, jumps=[(c.onset, 1), (c.onset + 900, 1), (c.onset + 2000, 1)])
     s["rate0"], s["rate"] = 400, 200
     c.comm_f = 1.8
-    s["bytes"] = Cnt(s["bytes"].base, s["util"] * s["bps"], s["util"] * s["bps"] * 0.5 / 1.8 * 1.0, c.onset)
+    s["bytes"] = Cnt(s["bytes"].base, s["util"] * s["bps"], s["util"] * s["bps"] / ratio(c), c.onset)
     bus = c.fl.byname[h]["nics"][5]["bus"]
     for t in (c.onset, c.onset + 900, c.onset + 2000):
         c.add_dmesg(h, t, "mlx5_core 0000:%s:00.0 mlx5_5: Port: 1 Link DOWN" % bus)
