@@ -68,6 +68,8 @@ BUILDERS: dict[str, Callable[[Path], None]] = {
     "drill": _script("drill"),
     # Scored once only after the work it measures, so no change is tuned to it: see evals/keystone/README.md.
     "keystone": _script("keystone"),
+    # Scored once only after the work it measures, so no change is tuned to it: see evals/summit/README.md.
+    "summit": _script("summit"),
 }
 
 
