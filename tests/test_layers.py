@@ -21,7 +21,19 @@ PACKAGES = {
     "evals": "forensic.evals",
 }
 #: Eval sets written by outside authors: data generators, kept byte for byte.
-OUTSIDE = {"blind", "fresh", "frontier", "independent", "outside", "sealed", "rehearsal", "drill", "keystone", "summit", "examples"}
+OUTSIDE = {
+    "blind",
+    "fresh",
+    "frontier",
+    "independent",
+    "outside",
+    "sealed",
+    "rehearsal",
+    "drill",
+    "keystone",
+    "summit",
+    "examples",
+}
 
 #: Layers from the bottom up: (name, module prefixes). The longest matching prefix decides.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
