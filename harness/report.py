@@ -486,11 +486,11 @@ def build_report(inv: Investigator, state: State) -> Report:
         if cannot_explain(graph, top, records, view_symptom):
             # The headline must explain the symptom: an anomaly that cannot does not lead. The
             # strongest cause that can is named, never as confirmed (it did not lead on its own
-            # score). Unless its own playbook's rule is met, nothing established explains the
-            # symptom: the run is inconclusive and says why.
+            # score). Unless its own playbook's required evidence is present on its part, nothing
+            # established explains the symptom: the run is inconclusive and says why.
             displaced = top
             top = _explaining(graph, hyps, records, view_symptom, notes) or top
-            if top is displaced or not top.confirmed:
+            if top is displaced or not (top.confirmed or top.required_met):
                 unearned = "nothing found explains the symptom"
         outranked = None
         if unearned is None and not top.impact_shown and top.unexplained:
@@ -511,8 +511,9 @@ def build_report(inv: Investigator, state: State) -> Report:
         status = "confirmed" if top.confirmed and outranked is None and displaced is None else "probable"
         if displaced is not None and unearned is None:
             notes.append(
-                f"{top.root_cause} on {top.component} leads: its playbook's confirmation rule is met and it "
-                f"explains the symptom, while {displaced.root_cause} on {displaced.component}, which scored "
+                f"{top.root_cause} on {top.component} leads: "
+                f"{'its playbook' + chr(39) + 's confirmation rule is met' if top.confirmed else 'its required evidence is present'} "
+                f"and it explains the symptom, while {displaced.root_cause} on {displaced.component}, which scored "
                 "higher, cannot; probable, not confirmed"
             )
         if outranked is not None and top is not outranked:

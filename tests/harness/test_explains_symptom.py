@@ -188,4 +188,51 @@ def test_the_part_kind_comes_from_the_evidence_not_the_playbooks_first_kind() ->
     }
     recs = [_rec([{"name": "job_slowdown", "component": "job", "values": {"ratio": 1.3}}]), nic_seen]
     assert cannot_explain(graph, _hyp("pcie_downtrain", "b/mlx5_3", "gpu"), recs, "mfu_drop") is None
-    assert cannot_explain(graph, _hyp("pcie_downtrain", "b/gpu3", "gpu"), recs, "mfu_drop") is not None
+    # A GPU's narrow link slows its copies and its GPUDirect traffic (communication), not its
+    # kernels: no late rank does not rule it out either.
+    assert cannot_explain(graph, _hyp("pcie_downtrain", "b/gpu3", "gpu"), recs, "mfu_drop") is None
+    assert cannot_explain(graph, _hyp("thermal_throttle", "b/gpu3", "gpu"), recs, "mfu_drop") is not None
+
+
+def _narrow(root: Path, host: str, gpu: int, how: str) -> None:
+    """Train ``host``'s ``gpu`` below its link's capability, as sysfs and NVML both say."""
+    p = root / f"nodes/{host}/nvml.json"
+    d = json.loads(p.read_text())
+    g = d["devices"][gpu]
+    sysdir = root / f"nodes/{host}/sys/bus/pci/devices/0000:{g['pci_bus_id'][9:11].lower()}:00.0"
+    if how == "width":
+        g["nvmlDeviceGetCurrPcieLinkWidth"] = 4
+        (sysdir / "current_link_width").write_text("4\n")
+    else:  # Gen5 -> Gen3
+        g["nvmlDeviceGetCurrPcieLinkGeneration"] = 3
+        (sysdir / "current_link_speed").write_text("8.0 GT/s PCIe\n")
+    p.write_text(json.dumps(d))
+
+
+@pytest.mark.parametrize(
+    "host,gpu,how,decoy,title",
+    [
+        (1, 3, "speed", None, "Step time up ~30% since 02:10"),
+        (0, 1, "width", "power_cap", "MFU down by a third since 02:10"),
+        (1, 0, "speed", "thermal", "Training throughput dropped overnight"),
+    ],
+)
+def test_a_gpus_downtrained_link_explains_a_communication_slowdown_with_no_late_rank(
+    tmp_path: Path, host: int, gpu: int, how: str, decoy: str | None, title: str
+) -> None:
+    """The slowdown is all in communication and no rank computes late: a GPU whose PCIe link
+    trained below its capability still explains it (its collectives cross that link), so it leads
+    rather than being set aside as a straggler cause; the spare host's idle GPUs at Gen1 (power
+    saving) and a normal local anomaly elsewhere stay decoys."""
+    root = _bundle(tmp_path, f"{how}-{host}{gpu}", title)
+    _steps(root, comm_after=0.55)
+    _narrow(root, HOSTS[host], gpu, how)
+    if decoy:
+        _decoy(root, decoy, host=1 - host, gpu=2)
+    report = Investigator(root).run()
+    part = f"{HOSTS[host]}/gpu{gpu}"
+    assert report["verdict"]["root_cause"] == "pcie_downtrain", (report["verdict"], report["notes"])
+    assert report["verdict"]["component"] == part
+    assert report["status"] in ("probable", "confirmed"), report["status_reason"]
+    assert not any("cannot explain" in n and part in n for n in report["notes"]), report["notes"]
+    assert not any(p["target"].startswith("spare") for p in report["proposals"])
