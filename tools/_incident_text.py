@@ -186,7 +186,7 @@ _ONSET = re.compile(
 #: throughput drop?". A question that opens with a question word ("Why is the job slow since
 #: launch?") takes the slowness as given, and still counts.
 _YES_NO = re.compile(
-    r"(?:^|(?<=[.!?;\n]))\s*(?:[\w-]{1,30}\s{0,2}[:,]\s{0,2})?(?:is|isn't|are|aren't|was|wasn't|were|do|does|did|has|have|"
+    r"(?:^|(?<=[.!?;\n]))[ \t]{0,4}(?:[\w-]{1,30}\s{0,2}:\s{0,2})?(?:is|isn't|are|aren't|was|wasn't|were|do|does|did|has|have|"
     r"had|can|could|should|would|will|may|might|am)\b[^.!?;\n]{0,200}\?",
     re.I,
 )

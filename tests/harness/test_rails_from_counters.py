@@ -166,3 +166,11 @@ def test_one_port_far_above_the_rest_is_still_an_origin() -> None:
     counts["Ethernet96"] = 250_000.0
     got = trace(_leaf(counts), {})
     assert [o.component for o in got] == ["leaf-1/Ethernet96"]
+
+
+@pytest.mark.parametrize(
+    "text", ["", "?", "\n" * 100_000 + "is it?", "is " * 50_000, "\x00\xff" * 50_000, "Ops:" * 20_000 + "?"]
+)
+def test_hostile_texts_are_read_without_error(text: str) -> None:
+    assert isinstance(slow_from_start(text), bool)
+    assert len(stated(text)) <= len(text)
