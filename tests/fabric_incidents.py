@@ -705,7 +705,7 @@ class RailCase:
     name: str
     nics: int = 8
     used: tuple[int, ...] = (0,)
-    presentation: str = "env"  # "env" (a launcher's env dump) | "info" (NCCL INFO lines only) | "both"
+    presentation: str = "env"  # "env" (a launcher's env dump) | "info" (NCCL INFO lines only) | "both" | "counters" (no NCCL lines: only the hosts' counters show it)
     env_form: str = "export"  # "export" | "dump" | "nccl" | "exclude" | "json"
     link_layer: str = "InfiniBand"
     style: str = "dash"
@@ -715,6 +715,12 @@ class RailCase:
     compute: bool = True
     control: bool = False
     """Every NIC used and nothing slow: a healthy job whose logs name NCCL_IB_HCA all the same."""
+    title: str | None = None
+    """The incident's title and report, when not the defaults (a stated step time)."""
+    reported: str | None = None
+    switch_load: bool = False
+    """The leaves' ``show pfc counters``: the busy job ports receive a spread of load pauses (a few
+    hundred to just over a thousand frames) from their leaf, which receives none."""
     seed: int = 0
 
 
@@ -726,6 +732,9 @@ def write_rails(root: Path, case: RailCase) -> dict:
     gpus = 8
     if case.control:
         case.used = tuple(range(case.nics))
+    if case.title is not None:
+        _incident(root, fab, gpus, case.title, case.reported or "")
+    elif case.control:
         _incident(root, fab, gpus, "Routine check after the launch-script change", "")
     else:
         _incident(
@@ -776,15 +785,33 @@ def write_rails(root: Path, case: RailCase) -> dict:
             env_lines = [f"NCCL_IB_HCA set by environment to {value}"]
     using = case.presentation in ("info", "both")
     log = "\n".join(header) + ("\n" if header else "")
-    log += _nccl_lines(
-        fab,
-        gpus,
-        list(case.used) if using or case.presentation == "both" else list(case.used),
-        env_lines=env_lines,
-        using=using,
-        channels=using,
-    )
+    if case.presentation == "counters":
+        # NCCL's debug lines off: the trainer's own lines say nothing of transports or NICs
+        log += "".join(
+            f"[rank0] step {k * 20} loss {3.2 - 0.01 * k:.3f} lr 3.0e-04 grad_norm 1.02\n" for k in range(20)
+        )
+    else:
+        log += _nccl_lines(
+            fab,
+            gpus,
+            list(case.used) if using or case.presentation == "both" else list(case.used),
+            env_lines=env_lines,
+            using=using,
+            channels=using,
+        )
     _w(root, "job/logs/rank0.log", log)
+    if case.switch_load:
+        busy = {(h, f"mlx5_{u}") for h in fab.job_hosts for u in case.used}
+        for sw in [*fab.leaf_names, *fab.spine_names]:
+            ports = fab.ports(sw)
+            tx = {
+                p: float(rng.uniform(380, 1150))
+                for p in ports
+                if (peer := fab.peer[(sw, p)]) is not None and peer[0] == "nic" and (peer[1], peer[2]) in busy
+            }
+            _w(root, f"switches/{sw}/cmd/show-pfc-counters.txt", pfc_counters_text(ports, {}, tx, True))
+            if fab.tier[sw] == 0:
+                _w(root, f"switches/{sw}/cmd/show-pfcwd-stats.txt", pfcwd_text(ports, {}))
     node_hosts = list(fab.job_hosts) + ([fab.hosts[-1]] if case.decoy_bad_nic else [])
     if case.counters:
         per_host_words = 2.5e9 * WINDOW / 4 * 2  # what the job sends per host over the window

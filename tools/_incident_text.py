@@ -130,12 +130,12 @@ _JOB_AFTER = re.compile(
     r"^[^.!?;\n]{0,20}?\b(?:slow\w{0,4}|mfu|throughput|tokens?/s|step[ -]?times?|perf\w{0,9})\b", re.I
 )
 #: A shortfall against a level rather than a change: "40% below plan", "below baseline", "slower
-#: than the same config on the old allocation", "lower than expected", "slow all day"; and "degraded"
+#: than the same config on the old allocation", "much slower than yesterday's", "lower than expected", "slow all day"; and "degraded"
 #: when it is the job that is (:func:`degraded_job`).
 _LEVEL = re.compile(
     r"\b(?:below|under|short of)\s{1,3}(?:the\s{1,3}|our\s{1,3})?(?:plan(?:ned)?|baseline|target|expect\w{0,7}|forecast|budget|spec)\b|"
     r"\b(?:slower|lower|worse|less)\s{1,3}than\s{1,3}(?:the\s{1,3}|on\s{1,3}the\s{1,3})?(?:same\s{1,3}(?:config\w{0,8}|job|run|model|recipe|code)|"
-    r"old\s{1,3}\w{1,20}|previous\s{1,3}\w{1,20}|other\s{1,3}(?:clusters?|allocations?|pools?)|plan(?:ned)?|expect\w{0,6}|baseline|usual|normal)\b|"
+    r"old\s{1,3}\w{1,20}|previous\s{1,3}\w{1,20}|(?:yesterday|last\s{1,3}(?:week|night|month|run|time))(?:'s)?|other\s{1,3}(?:clusters?|allocations?|pools?)|plan(?:ned)?|expect\w{0,6}|baseline|usual|normal)\b|"
     r"\b(?:slow\w{0,4}|sluggish|lagg\w{0,3}|behind|mfu|throughput|tokens?/s|samples/s|step[ -]?times?|s/it|perf\w{0,9}|"
     r"job|run|training)\b[^.!?;\n]{0,30}?"
     + _DURATION
@@ -182,11 +182,27 @@ _ONSET = re.compile(
 )
 
 
+#: A yes/no question asks, it does not state: "Is the job degraded?", "Are we below plan?", "Did
+#: throughput drop?". A question that opens with a question word ("Why is the job slow since
+#: launch?") takes the slowness as given, and still counts.
+_YES_NO = re.compile(
+    r"(?:^|(?<=[.!?;\n]))[ \t]{0,4}(?:[\w-]{1,30}\s{0,2}:\s{0,2})?(?:is|isn't|are|aren't|was|wasn't|were|do|does|did|has|have|"
+    r"had|can|could|should|would|will|may|might|am)\b[^.!?;\n]{0,200}\?",
+    re.I,
+)
+
+
+def stated(text: str) -> str:
+    """The text without its yes/no questions: what the person states, not what they ask."""
+    return _YES_NO.sub(" ", text or "")
+
+
 def slow_from_start(text: str) -> bool:
     """The text says the job has been slow since it started, or short of a level (a plan, a
     baseline, another allocation) with no onset named: there is no onset to find in the window, so
-    "no regression" inside it is not evidence of health."""
-    text = text or ""
+    "no regression" inside it is not evidence of health. A yes/no question ("Is the job degraded?")
+    states nothing (:func:`stated`)."""
+    text = stated(text)
     return bool(_FROM_START.search(text)) or (
         (bool(_LEVEL.search(text)) or degraded_job(text)) and not _ONSET.search(text)
     )

@@ -173,10 +173,14 @@ def trace(
         else:
             if node not in recorded:
                 continue  # its own ports were not read: it may receive pauses we cannot see
-            hot = [x for x in sent if x.frames >= bar]
-            if len(hot) > max(MAX_ORIGIN_PORTS, int(MAX_HOT_SHARE * per_switch[node])):
-                continue  # pausing many ports at once: congestion at this switch, not one port
             e = max(sent, key=lambda x: x.frames)
+            # Ports that send within a factor HOT_FACTOR of the strongest send at its level, hot or
+            # not: a leaf pausing every busy job port at 400-1100 frames is loaded, and the one port
+            # that crossed the bar is the top of that spread, not an origin.
+            level = [p for p in ports if p.switch == node and p.tx > 0 and p.tx * HOT_FACTOR >= e.frames]
+            hot = [x for x in sent if x.frames >= bar]
+            if max(len(hot), len(level)) > max(MAX_ORIGIN_PORTS, int(MAX_HOT_SHARE * per_switch[node])):
+                continue  # pausing many ports at once: congestion at this switch, not one port
             sender = "switch"
         reached, victims = _downstream(g, e)
         found.append(

@@ -305,7 +305,8 @@ class JobSteps(Tool):
             if stated is not None:
                 out.extend(stated)
             else:
-                text = f"{ctx.source.incident.title} {ctx.source.incident.reported}"
+                # title and report are separate sentences: a question opening the report stays a question
+                text = f"{ctx.source.incident.title}\n{ctx.source.incident.reported}"
                 from_start = slow_from_start(text)
         # "Steady" needs the step period to be flat, not merely a rise too noisy to be significant:
         # a 5% rise over few steps does not rule out the slowdown someone reported.
