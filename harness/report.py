@@ -136,6 +136,7 @@ class _Judge:
         self.graph, self.records, self.symptom = graph, records, symptom
         self._kinds: dict[str, str] | None = None
         self._reach: dict[str, str | None] = {}
+        self._judged: dict[tuple[str, str | None, str, tuple[str, ...]], str | None] = {}
         self.steps = _steps_with_compute(records)
         sigs = list((self.steps or {}).get("signals") or [])
         self.slow = next((s for s in sigs if s["name"] == "job_slowdown"), None)
@@ -165,6 +166,13 @@ class _Judge:
         return why.replace("{what}", what, 1) if why is not None else None
 
     def __call__(self, h: Hypothesis) -> str | None:
+        # A report asks of one hypothesis several times (its share, the headline, the leading list).
+        key = (h.root_cause, h.component, h.kind, tuple(h.support))
+        if key not in self._judged:
+            self._judged[key] = self._judge(h)
+        return self._judged[key]
+
+    def _judge(self, h: Hypothesis) -> str | None:
         spec = self.graph.root_causes.get(h.root_cause)
         # A hypothesis whose only evidence is its part's lateness is held to the same rule whatever
         # its cause: the lateness is all that ties it to the slowdown, so it must be the size of it.
@@ -226,7 +234,11 @@ def cannot_explain(
 
 
 def explained_shares(
-    graph: FailureGraph, hyps: list[Hypothesis], records: list[dict[str, Any]], symptom: str
+    graph: FailureGraph,
+    hyps: list[Hypothesis],
+    records: list[dict[str, Any]],
+    symptom: str,
+    judge: _Judge | None = None,
 ) -> dict[int, float]:
     """Each hypothesis' probability among those that can explain the symptom (keyed by ``id``):
     the ones :func:`cannot_explain` sets aside get 0, the others share what is left. This is the
@@ -235,7 +247,7 @@ def explained_shares(
     without it 500 such per-GPU hypotheses of a large job took 96% of the belief from the one
     cause that explains the slowdown, which then read "probable at 0.04". When nothing can
     explain the symptom, the plain posterior stands."""
-    judge = _Judge(graph, records, symptom)
+    judge = judge or _Judge(graph, records, symptom)
     aside = {id(h) for h in hyps if h.root_cause != "healthy" and judge(h) is not None}
     # "Healthy" cannot explain a slowdown or a hang the steps show and nothing explains (the rule
     # that withholds a healthy verdict, harness.health): it takes no share either.
@@ -280,15 +292,13 @@ def _symptom_out_of_reach(
     )
 
 
-def _explaining(
-    graph: FailureGraph, hyps: list[Hypothesis], records: list[dict[str, Any]], symptom: str, notes: list[str]
-) -> Hypothesis | None:
+def _explaining(judge: _Judge, hyps: list[Hypothesis], notes: list[str]) -> Hypothesis | None:
     """The best fault hypothesis with support that can explain the symptom; a note for each
     stronger one that cannot (so the report says what was set aside and why)."""
     for h in hyps:
         if h.root_cause == "healthy" or not h.support:
             continue
-        why = cannot_explain(graph, h, records, symptom)
+        why = judge(h)
         if why is None:
             return h
         if why not in notes:
@@ -418,7 +428,8 @@ def build_report(inv: Investigator, state: State) -> Report:
     top = hyps[0]
     view_symptom = state.get("symptom") or "alert"
     # Confidence is stated among the hypotheses that can explain the symptom (explained_shares).
-    share = explained_shares(graph, hyps, records, view_symptom)
+    judge = _Judge(graph, records, view_symptom)
+    share = explained_shares(graph, hyps, records, view_symptom, judge)
 
     def conf(h: Hypothesis) -> float:
         return round(share.get(id(h), h.probability), 4)
@@ -471,7 +482,7 @@ def build_report(inv: Investigator, state: State) -> Report:
         else:
             # Healthy must be earned: name the strongest fault candidate, inconclusive, not a weak "healthy".
             unearned = health.why
-            top = _explaining(graph, faults, records, view_symptom, notes) or faults[0]
+            top = _explaining(judge, faults, notes) or faults[0]
             verdict = Verdict(root_cause=top.root_cause, component=top.component, confidence=conf(top))
             chain = (
                 [view_symptom, m, top.root_cause]
@@ -483,13 +494,13 @@ def build_report(inv: Investigator, state: State) -> Report:
             notes.append(f"not healthy: {unearned}; the strongest candidates are listed, none is established")
     else:
         displaced = None
-        if cannot_explain(graph, top, records, view_symptom):
+        if judge(top):
             # The headline must explain the symptom: an anomaly that cannot does not lead. The
             # strongest cause that can is named, never as confirmed (it did not lead on its own
             # score). Unless its own playbook's required evidence is present on its part, nothing
             # established explains the symptom: the run is inconclusive and says why.
             displaced = top
-            top = _explaining(graph, hyps, records, view_symptom, notes) or top
+            top = _explaining(judge, hyps, notes) or top
             if top is displaced or not (top.confirmed or top.required_met):
                 unearned = "nothing found explains the symptom"
         outranked = None
@@ -504,7 +515,7 @@ def build_report(inv: Investigator, state: State) -> Report:
                     for h in hyps
                     if h.confirmed
                     and f"{h.root_cause}@{h.component}" in outranked.unexplained
-                    and cannot_explain(graph, h, records, view_symptom) is None
+                    and judge(h) is None
                 ),
                 top,
             )
@@ -594,11 +605,7 @@ def build_report(inv: Investigator, state: State) -> Report:
         for h in hyps:  # the set-aside are in the notes
             if len(leading) >= LEADING:
                 break
-            if (
-                h.root_cause != "healthy"
-                and h is not top
-                and cannot_explain(graph, h, records, view_symptom) is None
-            ):
+            if h.root_cause != "healthy" and h is not top and judge(h) is None:
                 leading.append(h)
     if unread:
         shown = "; ".join(unread[:UNREAD_IN_NOTE]) + (
