@@ -17,7 +17,9 @@ Each incident varies the naming (three styles, with switch port names in Etherne
 ``Ethernet49/1`` or Cumulus ``swp`` form), the tiers (2, or 3 with the fault on a spine), the
 parallel cables per leaf and spine, the words for the tiers (the spec's, ``T0``/``T1``/``T2``,
 none at all, or words nobody agreed on), which end of a cable topology lists, and where the
-switch rates come from (snmp series or a SONiC snapshot). ``truth`` is returned, never written
+switch rates come from (snmp series or a SONiC snapshot), how many uplinks a switch has (two or
+more) and how many of them the hash crowds the flows onto (one, or half of them), and whether a
+spine is drained for maintenance (its cables carry only keepalives, with every hash working). ``truth`` is returned, never written
 into the bundle.
 """
 
@@ -58,6 +60,10 @@ class EcmpCase:
     listed: str = "both"  # "both" | "upper" | "lower": which end of each cable topology lists
     source: str = "snmp"  # "snmp" | "sonic"
     uneven: bool = False  # the job placed unevenly over the leaves (spine downlinks unequal)
+    uplinks: int = 4  # a leaf's uplinks (spines x parallel cables)
+    cores: int = 3  # with 3 tiers: a spine's uplinks, one to each core
+    hot: int = 1  # how many of the polarized switch's uplinks the hash crowds the flows onto
+    drained: bool = False  # the first spine drained for maintenance: routing sends nothing to it
     compute: bool = True
     seed: int = 0
 
@@ -69,8 +75,8 @@ def write_ecmp(root: Path, case: EcmpCase) -> dict:
     port = PORTS[case.style]
     gpus, nics = 8, 4
     n_leaves = 4 if case.tiers == 3 else 3
-    n_spines = 4 // case.parallel  # a leaf has four uplinks: four spines, or two with two cables each
-    n_cores = 3 if case.tiers == 3 else 0
+    n_spines = case.uplinks // case.parallel  # e.g. four uplinks: four spines, or two with two cables each
+    n_cores = case.cores if case.tiers == 3 else 0
     leaves = [leaf_f.format(i + 1) for i in range(n_leaves)]
     spines = [spine_f.format(i + 1) for i in range(n_spines)]
     cores = [core_f.format(i + 1) for i in range(n_cores)]
@@ -117,15 +123,31 @@ def write_ecmp(root: Path, case: EcmpCase) -> dict:
     host_bps = float(rng.uniform(18e9, 26e9))  # each host's traffic to other leaves
     inter_pod = 0.5  # share of a spine's traffic that crosses the cores (3 tiers)
 
+    drained = spines[0] if case.drained else None
+    # what a drained spine's cables still carry: routing protocol keepalives, a few kB/s
+    keepalive = 2e3
+
     def spread(sw: str, total: float, ups: list[int], after: bool) -> dict[int, float]:
         if not ups:
             return {}
-        if after and sw == polarized:
-            hot = ups[int(rng.integers(0, len(ups)))]
+        idle = [i for i in ups if drained in (cables[i][0], cables[i][2])]
+        ups = [i for i in ups if i not in idle]
+        out = dict.fromkeys(idle, keepalive)
+        if not ups:
+            return out
+        if after and sw == polarized and case.hot == 1:
+            one = ups[int(rng.integers(0, len(ups)))]
             share = float(rng.uniform(0.75, 0.9))
             rest = (1 - share) / (len(ups) - 1)
-            return {i: total * (share if i == hot else rest) for i in ups}
-        return {i: total / len(ups) * float(rng.uniform(0.96, 1.04)) for i in ups}
+            return out | {i: total * (share if i == one else rest) for i in ups}
+        if after and sw == polarized:
+            n_hot = min(case.hot, len(ups) - 1)
+            hot = {ups[int(i)] for i in rng.choice(len(ups), n_hot, replace=False)}
+            share = float(rng.uniform(0.78, 0.92))
+            return out | {
+                i: total * (share / n_hot if i in hot else (1 - share) / (len(ups) - n_hot)) for i in ups
+            }
+        return out | {i: total / len(ups) * float(rng.uniform(0.96, 1.04)) for i in ups}
 
     def rates(after: bool) -> list[float]:
         out = [0.0] * len(cables)
@@ -284,6 +306,33 @@ CASES = [
         seed=8,
     ),
 ]
+# Two uplinks (the median of two rates is their mean) and half the uplinks hot (the median falls
+# between the groups): a max/median test can never see these.
+CASES += [
+    EcmpCase("leaf-two-uplinks", uplinks=2, seed=21),
+    EcmpCase("leaf-half-hot-sonic", hot=2, source="sonic", style="dotted", seed=22),
+    EcmpCase(
+        "leaf-two-uplinks-cumulus-no-tiers-upper-listed",
+        uplinks=2,
+        style="ip",
+        tier_words="none",
+        listed="upper",
+        seed=23,
+    ),
+    EcmpCase("leaf-half-of-eight-hot-parallel", uplinks=8, hot=4, parallel=2, tier_words="t", seed=24),
+    EcmpCase("spine-3tier-two-cores", where="spine", tiers=3, cores=2, seed=25),
+    EcmpCase(
+        "spine-3tier-half-of-four-cores-sonic",
+        where="spine",
+        tiers=3,
+        cores=4,
+        hot=2,
+        style="dotted",
+        source="sonic",
+        seed=26,
+    ),
+    EcmpCase("leaf-beside-a-drained-spine", drained=True, style="ip", seed=27),
+]
 CONTROLS = [
     EcmpCase("control-uneven-placement", where="none", uneven=True, seed=11),
     EcmpCase(
@@ -303,6 +352,21 @@ CONTROLS = [
         listed="upper",
         style="ip",
         seed=13,
+    ),
+    EcmpCase("control-two-uplinks-uneven", where="none", uplinks=2, uneven=True, seed=31),
+    # a drained spine: routing sends the leaves nothing over its cables (not a hash choice)
+    EcmpCase("control-drained-spine", where="none", drained=True, seed=32),
+    EcmpCase(
+        "control-two-uplinks-one-drained-sonic",
+        where="none",
+        uplinks=2,
+        drained=True,
+        source="sonic",
+        style="ip",
+        seed=33,
+    ),
+    EcmpCase(
+        "control-3tier-two-cores-uneven", where="none", tiers=3, cores=2, uneven=True, style="dotted", seed=34
     ),
 ]
 

@@ -520,6 +520,12 @@ class StormCase:
     commas: bool = True
     decoy_static: bool = False
     decoy_bad_nic: bool = False
+    #: Counters cleared when the window opened: nothing counts but the storm and every leaf's light
+    #: pausing of its own host ports (a few thousand frames each, over the absolute floor).
+    cleared: bool = False
+    #: Host ports the storm reaches whose PFC watchdog reports ``stormed`` while their own
+    #: received-PFC count reads 0 (a watchdog that contradicts the counters, on victims).
+    watchdog_on_victims: int = 0
     compute: bool = True
     seed: int = 0
 
@@ -604,10 +610,32 @@ def write_storm(root: Path, case: StormCase) -> dict:
         # an old storm on a port of the spare's leaf: counted last week, nothing since
         leaf = fab.leaf_names[-1]
         static = (leaf, fab.ports(leaf)[1])
+    victims = sorted(
+        (sw, p)
+        for (sw, p), n in st.tx.items()
+        if n > 0 and (fab.peer.get((sw, p)) or ("",))[0] == "nic" and fab.peer[(sw, p)][1] in fab.job_hosts
+    )
+    decoys = (
+        {victims[int(i)] for i in rng.choice(len(victims), case.watchdog_on_victims, replace=False)}
+        if case.watchdog_on_victims
+        else set()
+    )
+    light: dict[tuple[str, str], float] = {}  # (host, ibdev) -> light pauses its leaf sent it
     for sw in [*fab.leaf_names, *fab.spine_names, *fab.core_names]:
         ports = fab.ports(sw)
         noise_rx = {p: float(rng.integers(0, 3000)) for p in ports}
         noise_tx = {p: float(rng.integers(0, 3000)) for p in ports}
+        if case.cleared:
+            noise_rx = {p: 0.0 for p in ports}
+            noise_tx = {p: 0.0 for p in ports}
+            for p in ports:
+                peer = fab.peer.get((sw, p))
+                if peer and peer[0] == "nic":
+                    noise_tx[p] = float(rng.integers(1_000, 3_000))
+                    light[(peer[1], peer[2])] = noise_tx[p]
+        for d_sw, d_port in decoys:
+            if d_sw == sw:
+                noise_rx[d_port] = 0.0
         if case.switch_source == "sonic":
             rx = {p: noise_rx[p] + st.rx.get((sw, p), 0) for p in ports}
             tx = {p: noise_tx[p] + st.tx.get((sw, p), 0) for p in ports}
@@ -615,6 +643,9 @@ def write_storm(root: Path, case: StormCase) -> dict:
             for p in ports:
                 if (sw, p) in st.stormed:
                     wd[p] = ("stormed", 2, 1, int(st.rx[(sw, p)] * 3))
+            for d_sw, d_port in decoys:
+                if d_sw == sw:
+                    wd[d_port] = ("stormed", 1, 0, int(st.tx[(sw, d_port)]))
             if static and static[0] == sw:
                 rx[static[1]] += 1_900_000
                 wd[static[1]] = ("operational", 1, 1, 220_000)
@@ -677,7 +708,11 @@ def write_storm(root: Path, case: StormCase) -> dict:
                 rcv_words=2.5e9 * WINDOW / 4 * rng.uniform(0.9, 1.1),
             )
             s.xmit_wait = s.xmit_words * 0.02
-            s.rx_pause = st.nic_rx.get((h, f"mlx5_{j}"), 0.0) + float(rng.integers(0, 200))
+            s.rx_pause = (
+                st.nic_rx.get((h, f"mlx5_{j}"), 0.0)
+                + light.get((h, f"mlx5_{j}"), 0.0)
+                + float(rng.integers(0, 200))
+            )
             s.tx_pause = st.nic_tx.get((h, f"mlx5_{j}"), 0.0) + float(rng.integers(0, 100))
             if s.rx_pause > 1e5:
                 s.xmit_wait *= 6  # paused: it waits to send

@@ -17,8 +17,9 @@ nothing pauses it:
 that receives them; inter-switch cables from ``topology.json``, both ends of a cable read as one
 edge) and walks it against the pauses from every sender until it reaches devices that receive
 none. A switch counts as an origin only when its own counters were read (a switch nobody recorded
-may receive pauses we cannot see). A switch that *transmits* on many ports at once with nothing
-pausing it is congested (incast), not one bad port: no origin is named there.
+may receive pauses we cannot see). A switch that *transmits* at its strongest port's level (within
+``HOT_FACTOR``) on many ports at once with nothing pausing it is congested (incast), not one bad
+port: no origin is named there.
 
 Counts come from ``show pfc counters`` (cumulative since the counters were cleared) or from
 per-port series (``ieee8021PfcRequests`` sent / ``ieee8021PfcIndications`` received from
@@ -174,12 +175,14 @@ def trace(
             if node not in recorded:
                 continue  # its own ports were not read: it may receive pauses we cannot see
             e = max(sent, key=lambda x: x.frames)
-            # Ports that send within a factor HOT_FACTOR of the strongest send at its level, hot or
-            # not: a leaf pausing every busy job port at 400-1100 frames is loaded, and the one port
-            # that crossed the bar is the top of that spread, not an origin.
+            # "Many ports" is judged against the strongest sender, not against the bar: ports that
+            # send within a factor HOT_FACTOR of it send at its level, hot or not (a leaf pausing
+            # every busy job port at 400-1100 frames is loaded, and the one port that crossed the
+            # bar is the top of that spread), while ports more than HOT_FACTOR below it are the
+            # switch's background, however many of them cross the absolute bar (a port sending
+            # 100M frames beside host ports trickling a few thousand is one origin).
             level = [p for p in ports if p.switch == node and p.tx > 0 and p.tx * HOT_FACTOR >= e.frames]
-            hot = [x for x in sent if x.frames >= bar]
-            if max(len(hot), len(level)) > max(MAX_ORIGIN_PORTS, int(MAX_HOT_SHARE * per_switch[node])):
+            if len(level) > max(MAX_ORIGIN_PORTS, int(MAX_HOT_SHARE * per_switch[node])):
                 continue  # pausing many ports at once: congestion at this switch, not one port
             sender = "switch"
         reached, victims = _downstream(g, e)
@@ -217,10 +220,12 @@ def _downstream(g: _Graph, first: _Edge) -> tuple[list[str], list[tuple[str, str
             continue
         if node in seen:
             continue
-        seen.add(node)
         strongest = max(g.into.get(node, [e]), key=lambda x: x.frames)
         if strongest is not e and strongest.frames > e.frames:
+            # Not marked seen: its strongest edge may still come later in the walk (the order of
+            # the edges is the order ports were read in, which says nothing about the storm).
             continue
+        seen.add(node)
         reached.append(node)
         todo.extend(g.out.get(node, []))
     return reached, victims

@@ -12,6 +12,9 @@
   uplinks' transmit rates (``ifHCOutOctets`` from snmp_exporter) are then very unequal. The
   uplinks are the cables topology lists toward a switch one level further from the hosts (a
   leaf's to its spines, a spine's to its cores); a spine's cables down to its leaves are not.
+  The busiest uplink is compared with the colder half of them, not with their median: the median
+  of two rates is their mean (a hot/cold pair never reads over 2x), and when half the uplinks are
+  hot the median falls between the two groups.
 """
 
 from __future__ import annotations
@@ -29,9 +32,12 @@ from forensic.tools.parsers.openmetrics import counter_increase
 from forensic.tools.parsers.sonic import parse_interfaces_counters, parse_pfc_counters, parse_pfcwd_stats
 from pydantic import Field
 
-#: Max/median ratio of uplink transmit rates above which ECMP is not spreading the load.
+#: Ratio of the busiest uplink's transmit rate to the colder half's mean above which ECMP is not
+#: spreading the load.
 IMBALANCE_RATIO = 2.5
-#: Uplinks must carry traffic at all for balance to mean anything (bytes/s).
+#: An uplink must carry this much (bytes/s) to count among those the switch's hash spreads over:
+#: one carrying less is down, drained or withdrawn from routing (a routing fact, not the hash's),
+#: and its counter cannot tell that from a hash that starves it.
 MIN_UPLINK_RATE = 1e6
 #: A port's RX_ERR + TX_ERR must reach this count, this share of its frames, and this multiple of
 #: its switch's median port to be a failing link (a few errors happen on any healthy port).
@@ -158,6 +164,29 @@ def _origin_signal(
     )
 
 
+def _watchdog_storms(
+    watchdog: dict[tuple[str, str], Signal], origins: list[Origin], pauses: list[PortPause]
+) -> tuple[list[Signal], list[str]]:
+    """The watchdog storms that stand as storms received from what is cabled to the port, and the
+    ports (``switch/port``) whose watchdog storm is read as the traced storm's victim instead.
+
+    A stormed queue means pauses arrive on that port. Where the port's own counters read no PFC
+    frame received at all and a traced origin's pauses reach the port (the switch transmits them
+    toward the NIC), the watchdog's word is the traced storm seen from its victim: the NIC sent
+    nothing, and naming it would blame a victim. A port whose receive count was not recorded keeps
+    its storm (an unread counter is no evidence that nothing arrived)."""
+    rx = {(p.switch, p.port): p.rx for p in pauses}
+    reached = {v for o in origins for v in o.victims}
+    kept: list[Signal] = []
+    victims: list[str] = []
+    for key, sig in watchdog.items():
+        if key in reached and rx.get(key) == 0:
+            victims.append(f"{key[0]}/{key[1]}")
+        else:
+            kept.append(sig)
+    return kept, victims
+
+
 #: Declared tiers, lowest first: ``leaf`` and ``spine`` are the spec's words, the rest common synonyms.
 _TIER_WORDS = (
     ("leaf", "tor", "access", "edge", "t0"),
@@ -269,6 +298,8 @@ class Fabric(Tool):
         unread: list[str] = []
         stormed: set[tuple[str, str]] = set()
         history: set[tuple[str, str]] = set()
+        # Watchdog storms on host-facing ports, held until the trace has run: (switch, port) -> signal.
+        watchdog: dict[tuple[str, str], Signal] = {}
         for name in scope:
             try:
                 sw = ctx.source.switch(name)
@@ -299,7 +330,8 @@ class Fabric(Tool):
                         comp = owner.get(key)
                         in_job = comp is not None and _in_job(comp, job)
                         target = comp if in_job else f"{name}/{q.port}"
-                        signals.append(
+                        watchdog.setdefault(
+                            key,
                             Signal(
                                 name="pfcwd_storm",
                                 component=target,
@@ -316,11 +348,11 @@ class Fabric(Tool):
                                     "cabled_to": comp or "",
                                     "origin_host": comp.split("/", 1)[0] if comp and not in_job else "",
                                 },
-                            )
+                            ),
                         )
                 else:
                     parsed = parse_pfc_counters(text)
-                    for p in parsed.rx.keys() | parsed.tx.keys():
+                    for p in sorted(parsed.rx.keys() | parsed.tx.keys()):  # a set: read in a fixed order
                         pauses.append(
                             PortPause(
                                 name,
@@ -337,7 +369,10 @@ class Fabric(Tool):
             seen_any = True
             pauses.extend(series_pauses)
             sources.extend(series_sources)
-        for origin in trace(pauses, links, stormed=stormed, history=history):
+        origins = trace(pauses, links, stormed=stormed, history=history)
+        storms, storm_victims = _watchdog_storms(watchdog, origins, pauses)
+        signals.extend(storms)
+        for origin in origins:
             sig = _origin_signal(origin, owner, job, links)
             if sig is not None:
                 signals.append(sig)
@@ -348,7 +383,8 @@ class Fabric(Tool):
             signals.extend(errs)
             covered.extend(err_checked)
             sources.extend(err_sources)
-        imbalance, checked = self._ecmp(ctx, scope)
+        idle: list[str] = []
+        imbalance, checked = self._ecmp(ctx, scope, idle)
         signals.extend(imbalance)
         if checked:
             seen_any = True
@@ -357,7 +393,7 @@ class Fabric(Tool):
         # Switches without snmp series may still have a `show interfaces counters` snapshot: the
         # same question (are the uplinks evenly loaded?) from its TX_BPS column.
         snap, snap_checked, snap_sources = self._ecmp_snapshot(
-            ctx, [n for n in scope if n not in checked], unread
+            ctx, [n for n in scope if n not in checked], unread, idle
         )
         signals.extend(snap)
         if snap_checked:
@@ -376,18 +412,27 @@ class Fabric(Tool):
         summary += (
             ("; ".join(s.detail for s in signals[:4])) if found else "no PFC storm and uplinks evenly loaded"
         )
+        if storm_victims:
+            summary += (
+                f"; PFC watchdog storms on {', '.join(storm_victims[:4])}{' …' if len(storm_victims) > 4 else ''} "
+                "read as the traced storm's victims (no PFC frame received there, pauses sent toward them)"
+            )
+        if idle:
+            summary += f"; idle uplinks left out of the balance (down or drained): {', '.join(idle[:4])}" + (
+                " …" if len(idle) > 4 else ""
+            )
         return ToolResult(
             status="ok",
             summary=summary,
             signals=signals,
             source=sorted(set(sources)),
             covered=sorted(set(covered)),
-            data={"uplinks_checked": checked},
+            data={"uplinks_checked": checked, "idle_uplinks": idle, "watchdog_on_victims": storm_victims},
             unread=list(dict.fromkeys(unread)),
         )
 
     def _ecmp_snapshot(
-        self, ctx: ToolContext, scope: list[str], unread: list[str]
+        self, ctx: ToolContext, scope: list[str], unread: list[str], idle: list[str]
     ) -> tuple[list[Signal], list[str], list[str]]:
         uplinks = _uplinks(ctx)
         signals, checked, sources = [], [], []
@@ -405,17 +450,18 @@ class Fabric(Tool):
             rows = {
                 r.iface: r.tx_bps
                 for r in parse_interfaces_counters(text).interfaces
-                if r.iface in uplinks[name] and r.tx_bps is not None and r.state != "disabled"
+                if r.iface in uplinks[name] and r.tx_bps is not None and r.state not in ("disabled", "down")
             }
             if len(rows) < 2:
                 continue
             checked.append(name)
             sources.append(ctx.source.switch(name).command_source(argv))
+            idle.extend(f"{name}/{p}" for p, r in rows.items() if r < MIN_UPLINK_RATE)
             if (sig := _imbalance(name, rows, "show interfaces counters TX_BPS")) is not None:
                 signals.append(sig)
         return signals, checked, sources
 
-    def _ecmp(self, ctx: ToolContext, scope: list[str]) -> tuple[list[Signal], list[str]]:
+    def _ecmp(self, ctx: ToolContext, scope: list[str], idle: list[str]) -> tuple[list[Signal], list[str]]:
         uplinks = _uplinks(ctx)
         start, end = ctx.source.window
         rates: dict[str, dict[str, float]] = defaultdict(dict)
@@ -438,30 +484,60 @@ class Fabric(Tool):
             # Polarization starts somewhere in the window (a reroute, a new flow set): a window
             # average dilutes it. Judge the latest stretch in which the imbalance persists.
             by_port = _persistent_rates(series[sw]) or by_port
+            idle.extend(f"{sw}/{p}" for p, r in by_port.items() if r < MIN_UPLINK_RATE)
             if (sig := _imbalance(sw, by_port, "ifHCOutOctets")) is not None:
                 signals.append(sig)
         return signals, checked
 
 
+def _cold_half(vals: np.ndarray) -> float:
+    """Mean rate of the colder half of the uplinks (the middle one with them when their number is
+    odd). One idle or slow uplink among four or more shares its half with a busy one, so it alone
+    never makes the switch look polarized; a polarized switch leaves a whole half (or more) cold."""
+    s = np.sort(vals)
+    return float(s[: len(s) - len(s) // 2].mean())
+
+
+def _spread_ratio(vals: np.ndarray) -> float:
+    """The busiest uplink's rate over the colder half's mean, among the uplinks that carry traffic
+    at all (NaN with fewer than two of them)."""
+    vals = vals[np.isfinite(vals) & (vals >= MIN_UPLINK_RATE)]
+    if vals.size < 2:
+        return float("nan")
+    return float(vals.max() / max(_cold_half(vals), 1.0))
+
+
 def _imbalance(sw: str, by_port: dict[str, float], basis: str) -> Signal | None:
     """The uplink-imbalance signal for per-uplink transmit rates (bytes/s), or None when balanced."""
+    by_port = {p: r for p, r in by_port.items() if r >= MIN_UPLINK_RATE}
     vals = np.array(list(by_port.values()))
-    med = float(np.median(vals))
-    top = max(by_port, key=lambda port: by_port[port])
-    if not (vals.max() >= MIN_UPLINK_RATE and vals.max() > IMBALANCE_RATIO * max(med, 1.0)):
+    if not (vals.size >= 2 and _spread_ratio(vals) > IMBALANCE_RATIO):
         return None
-    share = float(np.sort(vals)[-2:].sum() / vals.sum()) if vals.sum() else 0.0
+    top = max(by_port, key=lambda port: by_port[port])
+    cold = _cold_half(vals)
+    # The hot uplinks: those far above the cold half, as the busiest is (one, or up to half of them).
+    hot = sorted(
+        (p for p, r in by_port.items() if r > IMBALANCE_RATIO * max(cold, 1.0)), key=lambda p: -by_port[p]
+    )
+    share = float(sum(by_port[p] for p in hot) / vals.sum()) if vals.sum() else 0.0
+    carry = (
+        f"{top} alone carries {100 * share:.0f}% of the traffic of {len(vals)} uplinks"
+        if len(hot) == 1
+        else f"{len(hot)} of {len(vals)} uplinks ({', '.join(hot[:4])}{' …' if len(hot) > 4 else ''}) "
+        f"carry {100 * share:.0f}% of the traffic"
+    )
     return Signal(
         name="switch_uplink_imbalance",
         component=sw,
         kind="switch",
-        detail=f"{sw} uplinks unevenly loaded: {top} at {by_port[top] * 8 / 1e9:.1f} Gb/s vs median "
-        f"{med * 8 / 1e9:.1f} Gb/s; the top two of {len(vals)} uplinks carry {100 * share:.0f}% of the traffic ({basis})",
+        detail=f"{sw} uplinks unevenly loaded: {top} at {by_port[top] * 8 / 1e9:.1f} Gb/s vs "
+        f"{cold * 8 / 1e9:.1f} Gb/s on the colder half; {carry} ({basis})",
         values={
             "max_gbps": round(by_port[top] * 8 / 1e9, 1),
-            "median_gbps": round(med * 8 / 1e9, 1),
+            "cold_half_gbps": round(cold * 8 / 1e9, 1),
             "uplinks": len(vals),
-            "top2_share_pct": round(100 * share),
+            "hot_uplinks": len(hot),
+            "hot_share_pct": round(100 * share),
         },
     )
 
@@ -490,8 +566,7 @@ def _persistent_rates(by_port: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict
         d[d < 0] = np.nan
         per[port] = d / np.diff(ts)
     mat = np.vstack(list(per.values()))  # ports x intervals
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = np.nanmax(mat, axis=0) / np.maximum(np.nanmedian(mat, axis=0), 1.0)
+    ratio = np.array([_spread_ratio(mat[:, j]) for j in range(mat.shape[1])])
     run = 0
     for r in ratio[::-1]:
         if not np.isfinite(r) or r <= IMBALANCE_RATIO:

@@ -3,7 +3,8 @@
 downlinks differ because the job sits unevenly over the leaves (``tests/ecmp_incidents.py``:
 2 and 3 tiers, parallel cables, tiers named by the spec's words, by ``T0``/``T1``/``T2``, by
 words nobody agreed on or not at all, cables listed on either end, snmp series or a SONiC
-snapshot, three naming styles)."""
+snapshot, three naming styles, two uplinks or more, one hot uplink or half of them hot). A
+drained spine, whose cables carry only keepalives, is routing, not hashing: no imbalance."""
 
 from __future__ import annotations
 

@@ -5,7 +5,9 @@ proposal touches the job's own nodes when they are only victims.
 - A PFC storm whose origin is a switch port (a leaf uplink, a spine or core port) or a host outside
   the job behind a leaf port, with every job NIC only receiving pauses; 2- and 3-tier fabrics,
   switch counters as ``show pfc counters`` or as IEEE8021-PFC series (both directions or one), with and without host
-  counters, with an old static pause count and a genuinely bad NIC on a spare as decoys.
+  counters, with an old static pause count and a genuinely bad NIC on a spare as decoys; with
+  counters cleared at the window's start (every leaf's light host-port pausing over the absolute
+  floor) and with PFC watchdogs calling victim ports stormed while they received no PFC frame.
 - NCCL held to one or two NICs of four or eight from the first step, shown by an environment dump
   in several wordings or by NCCL's INFO lines only; the busy NICs sending pauses on every host.
 """
@@ -91,6 +93,78 @@ def test_a_pause_storm_is_named_where_it_starts(tmp_path: Path, case: StormCase)
     if case.origin == "outside-host":
         spare = json.loads((root / "topology.json").read_text())["hosts"][-1]["name"]
         assert ("cordon_node", spare) in {(p["action"], p["target"]) for p in report["proposals"]}
+
+
+# Counters cleared at the window's start: the fabric's quiet level is 0, so every leaf's light
+# pausing of its own host ports crosses the absolute floor; and PFC watchdogs that call victim
+# ports stormed while those ports received no PFC frame at all.
+CLEARED = [
+    StormCase(
+        "uplink-cleared-watchdog-on-victims", "leaf-uplink", cleared=True, watchdog_on_victims=2, seed=41
+    ),
+    StormCase(
+        "uplink-3tier-cleared-no-commas",
+        "leaf-uplink",
+        style="dotted",
+        tiers=3,
+        cleared=True,
+        watchdog_on_victims=2,
+        commas=False,
+        seed=42,
+    ),
+    StormCase(
+        "uplink-cleared-series", "leaf-uplink", style="ip", cleared=True, switch_source="series", seed=43
+    ),
+    StormCase(
+        "spine-port-cleared-watchdog-on-victims",
+        "spine-port",
+        cleared=True,
+        watchdog_on_victims=3,
+        style="ip",
+        seed=44,
+    ),
+    StormCase("uplink-watchdog-on-victims", "leaf-uplink", watchdog_on_victims=2, seed=45),
+    StormCase(
+        "core-port-cleared-switch-only",
+        "core-port",
+        tiers=3,
+        cleared=True,
+        watchdog_on_victims=1,
+        host_counters=False,
+        seed=46,
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CLEARED, ids=lambda c: c.name)
+def test_a_switch_ports_storm_stands_out_from_its_switchs_background_and_victims_watchdogs(
+    tmp_path: Path, case: StormCase
+) -> None:
+    root = tmp_path / case.name
+    truth = write_storm(root, case)
+    report = Investigator(root).run()
+    v = report["verdict"]
+    assert (v["root_cause"], v["component"]) == (truth["root_cause"], truth["component"]), (
+        report["status_reason"],
+        report["leading"],
+    )
+    assert report["status"] in ("confirmed", "probable")
+    # a victim's watchdog names no NIC: the job's NICs only receive the traced storm
+    fabric = [e for e in report["evidence"] if e["tool"] == "fabric"]
+    assert not [s for e in fabric for s in e.get("signals") or [] if s["name"] == "pfcwd_storm"]
+    if case.watchdog_on_victims and case.switch_source == "sonic":
+        assert any("victims" in e["summary"] for e in fabric)
+    job_hosts = {r["host"] for r in json.loads((root / "topology.json").read_text())["ranks"]}
+    assert not [p for p in report["proposals"] if p["target"].split("/", 1)[0] in job_hosts]
+
+
+def test_light_pausing_on_every_leaf_after_a_counter_clear_is_no_storm(tmp_path: Path) -> None:
+    root = tmp_path / "cleared-control"
+    write_storm(root, StormCase("cleared-control", "none", cleared=True, seed=47))
+    report = Investigator(root).run()
+    assert (report["status"], report["verdict"]["root_cause"]) == ("healthy", "healthy"), report[
+        "status_reason"
+    ]
 
 
 def test_an_old_static_pause_count_is_not_a_storm(tmp_path: Path) -> None:

@@ -246,3 +246,42 @@ def test_a_host_outside_the_job_behind_the_origin_port_is_cordoned_and_no_job_no
     got = {(p.action, p.target) for p in make_proposals(G, report)}
     assert got == {("disable_port", "leaf-3/Ethernet64"), ("cordon_node", "spare-9")}
     assert not any("no cordon_node proposed" in n for n in report.notes)
+
+
+def _cleared_leaf(uplink_tx: float, busy_host_tx: float = 0.0, busy: int = 0) -> list[PortPause]:
+    """A leaf whose counters were cleared: host ports sending a light 1,000-3,000 frames each (over
+    the absolute floor), ``busy`` of them ``busy_host_tx``, its uplink ``uplink_tx`` to a spine that
+    passes them on to its other leaf."""
+    leaf = [
+        PortPause("leaf-1", f"Ethernet{4 * i}", busy_host_tx if i < busy else 1_000.0 + 70 * i, 0.0, "t")
+        for i in range(30)
+    ]
+    leaf.append(PortPause("leaf-1", "Ethernet256", uplink_tx, 0.0, "t"))
+    spine = [
+        PortPause("spine-1", "Ethernet0", 0.0, uplink_tx, "t"),
+        PortPause("spine-1", "Ethernet8", uplink_tx * 0.8, 0.0, "t"),
+    ]
+    other = [PortPause("leaf-2", "Ethernet256", 0.0, uplink_tx * 0.8, "t")]
+    other += [PortPause("leaf-2", f"Ethernet{4 * i}", uplink_tx * 0.2, 0.0, "t") for i in range(4)]
+    return leaf + spine + other
+
+
+_CLEARED_LINKS = {
+    ("leaf-1", "Ethernet256"): ("spine-1", "Ethernet0"),
+    ("spine-1", "Ethernet0"): ("leaf-1", "Ethernet256"),
+    ("leaf-2", "Ethernet256"): ("spine-1", "Ethernet8"),
+    ("spine-1", "Ethernet8"): ("leaf-2", "Ethernet256"),
+}
+
+
+def test_ports_far_below_the_strongest_are_background_however_many_cross_the_floor() -> None:
+    # the quiet level is 0 (cleared counters), so all 30 light host ports cross the 1,000 floor;
+    # they stay more than 10x below the uplink's 90M, which is one origin
+    got = trace(_cleared_leaf(90_000_000), _CLEARED_LINKS)
+    assert [(o.switch, o.port, o.sender) for o in got] == [("leaf-1", "Ethernet256", "switch")]
+    assert set(got[0].reached) == {"spine-1", "leaf-2"} and len(got[0].victims) == 4
+
+
+def test_a_leaf_pausing_several_ports_at_its_strongest_level_is_congested() -> None:
+    # six host ports within 10x of the uplink: the leaf pauses widely, no one port starts it
+    assert trace(_cleared_leaf(90_000_000, busy_host_tx=20_000_000, busy=6), _CLEARED_LINKS) == []
