@@ -35,9 +35,8 @@ from pydantic import Field
 #: Ratio of the busiest uplink's transmit rate to the colder half's mean above which ECMP is not
 #: spreading the load.
 IMBALANCE_RATIO = 2.5
-#: An uplink must carry this much (bytes/s) to count among those the switch's hash spreads over:
-#: one carrying less is down, drained or withdrawn from routing (a routing fact, not the hash's),
-#: and its counter cannot tell that from a hash that starves it.
+#: An uplink carrying less than this (bytes/s) is idle: drained or withdrawn from routing, or
+#: starved by the hash; ``_hashed`` says which from how many of its siblings are idle with it.
 MIN_UPLINK_RATE = 1e6
 #: A port's RX_ERR + TX_ERR must reach this count, this share of its frames, and this multiple of
 #: its switch's median port to be a failing link (a few errors happen on any healthy port).
@@ -456,7 +455,7 @@ class Fabric(Tool):
                 continue
             checked.append(name)
             sources.append(ctx.source.switch(name).command_source(argv))
-            idle.extend(f"{name}/{p}" for p, r in rows.items() if r < MIN_UPLINK_RATE)
+            idle.extend(f"{name}/{p}" for p in _idle(rows))
             if (sig := _imbalance(name, rows, "show interfaces counters TX_BPS")) is not None:
                 signals.append(sig)
         return signals, checked, sources
@@ -484,7 +483,7 @@ class Fabric(Tool):
             # Polarization starts somewhere in the window (a reroute, a new flow set): a window
             # average dilutes it. Judge the latest stretch in which the imbalance persists.
             by_port = _persistent_rates(series[sw]) or by_port
-            idle.extend(f"{sw}/{p}" for p, r in by_port.items() if r < MIN_UPLINK_RATE)
+            idle.extend(f"{sw}/{p}" for p in _idle(by_port))
             if (sig := _imbalance(sw, by_port, "ifHCOutOctets")) is not None:
                 signals.append(sig)
         return signals, checked
@@ -498,18 +497,45 @@ def _cold_half(vals: np.ndarray) -> float:
     return float(s[: len(s) - len(s) // 2].mean())
 
 
+def _hashed(vals: np.ndarray) -> np.ndarray:
+    """Which uplinks (a mask over ``vals``, bytes/s) the switch's hash spreads traffic over.
+
+    An idle uplink (under ``MIN_UPLINK_RATE``) beside at least two busy ones that outnumber the
+    idle is one that routing withdrew, a spine drained for maintenance: left out, the rest are
+    judged among themselves. Idle uplinks as many as the busy ones, or beside one busy uplink of
+    three or more, are the hash's doing: a polarized hash leaves the other uplinks with nothing,
+    and draining most of a switch's spines at once is not how maintenance is done. Two uplinks,
+    one idle, cannot be told apart from counters: read as drained, and said so."""
+    finite = np.isfinite(vals)
+    busy = finite & (vals >= MIN_UPLINK_RATE)
+    n_busy, n_idle = int(busy.sum()), int((finite & ~busy).sum())
+    if n_busy >= 2 and n_idle < n_busy:
+        return busy
+    if n_busy == 1 and n_idle == 1:
+        return busy
+    return finite
+
+
+def _idle(by_port: dict[str, float]) -> list[str]:
+    """The uplinks read as drained (left out of the balance)."""
+    vals = np.array(list(by_port.values()), dtype=float)
+    mask = _hashed(vals)
+    return [p for p, r, m in zip(by_port, vals, mask, strict=True) if not m and np.isfinite(r)]
+
+
 def _spread_ratio(vals: np.ndarray) -> float:
-    """The busiest uplink's rate over the colder half's mean, among the uplinks that carry traffic
-    at all (NaN with fewer than two of them)."""
-    vals = vals[np.isfinite(vals) & (vals >= MIN_UPLINK_RATE)]
-    if vals.size < 2:
+    """The busiest uplink's rate over the colder half's mean, among the uplinks the hash spreads
+    over (NaN with fewer than two of them, or when none carries traffic)."""
+    vals = vals[_hashed(vals)]
+    if vals.size < 2 or vals.max() < MIN_UPLINK_RATE:
         return float("nan")
     return float(vals.max() / max(_cold_half(vals), 1.0))
 
 
 def _imbalance(sw: str, by_port: dict[str, float], basis: str) -> Signal | None:
     """The uplink-imbalance signal for per-uplink transmit rates (bytes/s), or None when balanced."""
-    by_port = {p: r for p, r in by_port.items() if r >= MIN_UPLINK_RATE}
+    drained = set(_idle(by_port))
+    by_port = {p: r for p, r in by_port.items() if p not in drained}
     vals = np.array(list(by_port.values()))
     if not (vals.size >= 2 and _spread_ratio(vals) > IMBALANCE_RATIO):
         return None
@@ -517,7 +543,8 @@ def _imbalance(sw: str, by_port: dict[str, float], basis: str) -> Signal | None:
     cold = _cold_half(vals)
     # The hot uplinks: those far above the cold half, as the busiest is (one, or up to half of them).
     hot = sorted(
-        (p for p, r in by_port.items() if r > IMBALANCE_RATIO * max(cold, 1.0)), key=lambda p: -by_port[p]
+        (p for p, r in by_port.items() if r > IMBALANCE_RATIO * max(cold, MIN_UPLINK_RATE)),
+        key=lambda p: -by_port[p],
     )
     share = float(sum(by_port[p] for p in hot) / vals.sum()) if vals.sum() else 0.0
     carry = (

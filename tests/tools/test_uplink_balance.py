@@ -28,6 +28,23 @@ def test_half_the_uplinks_hot() -> None:
 
 
 @pytest.mark.parametrize(
+    ("rates", "hot"),
+    [
+        # a polarized hash can leave the other uplinks with nothing at all: every flow that reached
+        # this tier took the same branch at the one below
+        ({"a": 120 * G, "b": 2e3, "c": 0.0, "d": 1e4}, 1),
+        ({"a": 90 * G, "b": 88 * G, "c": 0.0, "d": 0.0}, 2),  # half of them idle: not a drain
+        ({f"e{i}": (60 * G if i < 2 else 5e3) for i in range(8)}, 2),
+        ({"a": 130 * G, "b": 0.0, "c": 0.0}, 1),
+    ],
+)
+def test_idle_uplinks_beside_few_busy_ones_are_the_hash(rates: dict[str, float], hot: int) -> None:
+    sig = _imbalance("leaf-z", rates, "t")
+    assert sig is not None and sig.values["uplinks"] == len(rates)
+    assert sig.values["hot_uplinks"] == hot
+
+
+@pytest.mark.parametrize(
     "rates",
     [
         {"a": 71 * G, "b": 70 * G, "c": 72 * G, "d": 69 * G},  # evenly spread
