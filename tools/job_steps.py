@@ -15,7 +15,12 @@ from collections import defaultdict
 
 import numpy as np
 from forensic.sandbox import ForensicError
-from forensic.tools._incident_text import expected_step_s, slow_from_start, stated_slowdown_ratio
+from forensic.tools._incident_text import (
+    expected_step_s,
+    slow_from_start,
+    stated_slowdown_ratio,
+    states_change,
+)
 from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, gpu_component, register
 from forensic.tools.detectors.core import analyze
 from forensic.tools.detectors.models import StepAnalysis
@@ -358,23 +363,41 @@ class JobSteps(Tool):
             return None
         if period < STATED_RATIO * expected:
             return None
+        changed = states_change(text)
         detail = (
             f"step time {period:.3f} s for the whole window vs {expected:.3f} s expected from the incident's words: "
-            "slow from the first logged step (no onset)"
+            + (
+                "the steps hold only the slower level (the change came before them)"
+                if changed
+                else "slow from the first logged step (no onset)"
+            )
         )
+        where = "before_steps" if changed else "from_start"
+        slow = Signal(
+            name="job_slowdown",
+            component="job",
+            kind="job",
+            detail=detail,
+            values={
+                "ratio": round(period / expected, 4),
+                "where": where,
+                "expected_s": expected,
+                "observed_s": round(period, 4),
+            },
+        )
+        unattributed = Signal(
+            name="slowdown_unattributed",
+            component="job",
+            kind="job",
+            detail="the steps hold only the slower level: there is no before and after to split the time by",
+            values={"ratio": round(period / expected, 4), "where": where},
+        )
+        if changed:
+            # "went from 2.06 s to 2.60 s": the person saw the change, so it had an onset the steps
+            # do not hold; nothing says it came with the launch.
+            return [slow, unattributed]
         return [
-            Signal(
-                name="job_slowdown",
-                component="job",
-                kind="job",
-                detail=detail,
-                values={
-                    "ratio": round(period / expected, 4),
-                    "where": "from_start",
-                    "expected_s": expected,
-                    "observed_s": round(period, 4),
-                },
-            ),
+            slow,
             Signal(
                 name="slowdown_since_launch",
                 component="job",
