@@ -39,6 +39,10 @@ from forensic.harness.failure_graph import FailureGraph, Observation
 from forensic.sandbox import EvidenceSource
 from forensic.tools._incident_text import expected_step_s, slow_from_start
 
+# Share of the window the steps must span to clear the job (job_steps withholds job_steady and
+# steps_clean below it), and to clear every rank when some evidence was read only in part.
+from forensic.tools.job_steps import CLEAR_WINDOW_SHARE
+
 #: Signals that show the job is fine (its steps did not regress).
 FINE = ("steps_clean", "job_steady")
 #: With no slowdown in the steps, ranks less late than this (per cent) are chip-to-chip spread: a
@@ -50,10 +54,8 @@ EXPLAINED = ("job_reconfigured", "gpu_work_held")
 SYMPTOMS = {
     "job_hang": "the steps show the job hung and no tool explains it",
     "job_slowdown": "the steps show a slowdown and no tool explains it",
+    "fleet_activity_drop": "every GPU's activity and the hosts' network traffic fell together and no tool explains it",
 }
-#: Share of the window the per-rank steps must span, and of the job's ranks they must hold, to
-#: clear every rank when some evidence was read only in part.
-CLEAR_WINDOW_SHARE = 0.8
 #: The most a ``healthy`` resting on partly read evidence may claim: a probable verdict's
 #: strength, below the 0.9 at which the planner takes a confirmed leader as settled.
 PARTIAL_CAP = 0.8

@@ -3,6 +3,7 @@
 from forensic.tools import (  # noqa: F401  (imported to register each tool)
     error_counters,
     fabric,
+    fleet_activity,
     gpu_health,
     gpu_work,
     host_events,

@@ -35,6 +35,16 @@ _EXPECTED = [
         re.I,
     ),
 ]
+#: "Step time went from 2.06s to 2.60s", "step time 2.23s -> 2.56s", "step time up from 2.45s to
+#: 2.71s", "(step 1.41s -> 1.82s)": a change the person saw, the first number the level before it.
+_STEP_CHANGE = re.compile(
+    r"\bstep(?:[ _-]?times?)?\s{1,3}(?:(?:went|has gone|jumped|rose|climbed|increased|grew|regressed|up)\s{1,3})?"
+    r"(?:from\s{1,3})?(?:about\s{1,2}|~\s{0,1})?"
+    + _NUM
+    + r"\s{0,3}(?:->|→|=>|to)\s{0,3}(?:about\s{1,2}|~\s{0,1})?"
+    r"\d{1,5}(?:\.\d{1,4})?\s{0,2}(?:ms|s|sec|secs|seconds?)\b",
+    re.I,
+)
 _FROM_START = re.compile(
     r"\b(?:slow|sluggish|underperform\w{0,4}|low (?:mfu|throughput))\b.{0,40}\b(?:since (?:launch|the (?:start|launch|first step)|"
     r"it started|start(?:up)?|the job started|day one|the beginning)|from (?:the )?(?:start|launch|first step|the beginning)|"
@@ -45,11 +55,17 @@ _FROM_START = re.compile(
 
 def expected_step_s(text: str) -> float | None:
     """The step time the text states as expected or past, in seconds; None when it states none."""
-    for pat in _EXPECTED:
+    for pat in (*_EXPECTED, _STEP_CHANGE):
         if m := pat.search(text or ""):
             value, unit = float(m.group(1)), m.group(2).lower()
             return value / 1000.0 if unit == "ms" else value
     return None
+
+
+def states_change(text: str) -> bool:
+    """The text states a change of step time ("went from 2.06s to 2.60s"): it had an onset, even
+    where the recorded steps hold only the slower level."""
+    return bool(_STEP_CHANGE.search(text or ""))
 
 
 #: "3x slower than on the old cluster", "2.5 times slower", "steps take 2x longer", "40% slower

@@ -15,11 +15,17 @@ from collections import defaultdict
 
 import numpy as np
 from forensic.sandbox import ForensicError
-from forensic.tools._incident_text import expected_step_s, slow_from_start, stated_slowdown_ratio
+from forensic.tools._incident_text import (
+    expected_step_s,
+    slow_from_start,
+    stated_slowdown_ratio,
+    states_change,
+)
 from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, gpu_component, register
 from forensic.tools.detectors.core import analyze
 from forensic.tools.detectors.models import StepAnalysis
 from forensic.tools.detectors.steps import StepTable, load_steps_csv
+from forensic.tools.fleet_activity import running_after
 from forensic.tools.parsers.step_files import merge_step_files
 
 #: Share of a host's ranks that must straggle together to blame the host, not one GPU.
@@ -28,6 +34,9 @@ HOST_SHARE = 0.75
 #: ends has hung.
 HANG_PERIODS = 20
 HANG_MIN_S = 300.0
+#: Share of the window the steps must span for "no regression" to clear the job (job_steady,
+#: steps_clean): fourteen minutes of steady steps say nothing about the hour after them.
+CLEAR_WINDOW_SHARE = 0.8
 #: A job this much slower than the step time its incident states as expected is slow (from start).
 STATED_RATIO = 1.10
 #: The time outside compute rose by at least this share of the baseline period, and the median
@@ -156,12 +165,15 @@ class JobSteps(Tool):
         placement = ctx.source.rank_map()
         rank_host = {r: h for r, (h, _) in placement.items()}
         a = analyze(table, rank_host=rank_host)
-        signals = self._signals(ctx, table, a, placement)
+        cut = self._cut(ctx, table)
+        signals = self._signals(ctx, table, a, placement, hang_possible=cut is None)
         # Without compute_s no rank can be told apart from the others: the tool looked at the job,
         # not at any GPU or host, and the absence of a straggler there is no evidence.
         covered = ["job"]
         if table.compute is not None:
             covered += [gpu_component(h, g) for h, g in placement.values()] + sorted(set(rank_host.values()))
+        if cut is not None:
+            covered = []  # the steps stop long before the window does: their silence covers none of the rest
         return ToolResult(
             status="ok",
             # The summary is read by people; the signals travel as data in ``signals``.
@@ -169,6 +181,7 @@ class JobSteps(Tool):
             source=sources,
             signals=signals,
             covered=covered,
+            partial=[cut] if cut else [],
             data={
                 "n_steps": a.n_steps,
                 "n_ranks": a.n_ranks,
@@ -186,7 +199,13 @@ class JobSteps(Tool):
         )
 
     def _signals(
-        self, ctx: ToolContext, table: StepTable, a: StepAnalysis, placement: dict[int, tuple[str, int]]
+        self,
+        ctx: ToolContext,
+        table: StepTable,
+        a: StepAnalysis,
+        placement: dict[int, tuple[str, int]],
+        *,
+        hang_possible: bool = True,
     ) -> list[Signal]:
         out: list[Signal] = []
         by_host: dict[str, list] = defaultdict(list)
@@ -296,7 +315,7 @@ class JobSteps(Tool):
                             },
                         )
                     )
-        hang = self._hang(ctx, table)
+        hang = self._hang(ctx, table) if hang_possible else None
         if hang is not None:
             out.append(hang)
         from_start = False
@@ -313,6 +332,12 @@ class JobSteps(Tool):
         flat = slow is None or slow.ratio < 1.0 + slow.min_ratio
         if not out and not flat:
             pass
+        elif (
+            not out
+            and (share := _window_share(table, ctx.source.window)) is not None
+            and share < CLEAR_WINDOW_SHARE
+        ):
+            pass  # steady over part of the window says nothing about the rest of it
         elif not out and from_start:
             pass  # slow since launch: no onset to find, so "no regression" is not evidence of health
         elif not out and table.compute is not None:
@@ -358,23 +383,41 @@ class JobSteps(Tool):
             return None
         if period < STATED_RATIO * expected:
             return None
+        changed = states_change(text)
         detail = (
             f"step time {period:.3f} s for the whole window vs {expected:.3f} s expected from the incident's words: "
-            "slow from the first logged step (no onset)"
+            + (
+                "the steps hold only the slower level (the change came before them)"
+                if changed
+                else "slow from the first logged step (no onset)"
+            )
         )
+        where = "before_steps" if changed else "from_start"
+        slow = Signal(
+            name="job_slowdown",
+            component="job",
+            kind="job",
+            detail=detail,
+            values={
+                "ratio": round(period / expected, 4),
+                "where": where,
+                "expected_s": expected,
+                "observed_s": round(period, 4),
+            },
+        )
+        unattributed = Signal(
+            name="slowdown_unattributed",
+            component="job",
+            kind="job",
+            detail="the steps hold only the slower level: there is no before and after to split the time by",
+            values={"ratio": round(period / expected, 4), "where": where},
+        )
+        if changed:
+            # "went from 2.06 s to 2.60 s": the person saw the change, so it had an onset the steps
+            # do not hold; nothing says it came with the launch.
+            return [slow, unattributed]
         return [
-            Signal(
-                name="job_slowdown",
-                component="job",
-                kind="job",
-                detail=detail,
-                values={
-                    "ratio": round(period / expected, 4),
-                    "where": "from_start",
-                    "expected_s": expected,
-                    "observed_s": round(period, 4),
-                },
-            ),
+            slow,
             Signal(
                 name="slowdown_since_launch",
                 component="job",
@@ -391,6 +434,24 @@ class JobSteps(Tool):
                 values={"ratio": round(period / expected, 4), "where": "from_start"},
             ),
         ]
+
+    @staticmethod
+    def _cut(ctx: ToolContext, table: StepTable) -> str | None:
+        """What was lost when the steps end long before the window does (as long as a hang) but
+        the job did not stop there: the file was cut mid-row, or the fleet's GPUs and NICs went on
+        working after the last logged step. The steps then end where the record ends, not where the
+        job did: read in part, not a hang."""
+        silent = _silent_tail(ctx, table)
+        if silent is None:
+            return None
+        last = float(np.nanmax(table.start))
+        why = "its last line is cut mid-row" if table.cut_short else running_after(ctx, last)
+        if why is None:
+            return None
+        return (
+            f"job/steps.csv: the steps end at {_utc(last)}, {silent:.0f} s before the window does, and {why}: "
+            "the steps after it were not recorded"
+        )
 
     @staticmethod
     def _hang(ctx: ToolContext, table: StepTable) -> Signal | None:
@@ -415,6 +476,33 @@ class JobSteps(Tool):
                 values={"silent_s": round(silent, 1), "period_s": round(period, 3)},
             )
         return None
+
+
+def _silent_tail(ctx: ToolContext, table: StepTable) -> float | None:
+    """Seconds between the last logged step and the window's end when that is as long as a hang."""
+    _, end = ctx.source.window
+    if end is None or table.start.size < 3:
+        return None
+    periods = np.diff(table.start)
+    periods = periods[np.isfinite(periods) & (periods > 0)]
+    if not periods.size:
+        return None
+    period = float(np.median(periods))
+    silent = end - (float(np.nanmax(table.start)) + period)
+    return silent if silent > max(HANG_MIN_S, HANG_PERIODS * period) else None
+
+
+def _window_share(table: StepTable, window: tuple[float | None, float | None]) -> float | None:
+    """Share of the window the logged steps span; None for relative times or no window."""
+    start, end = window
+    span = _span(table)
+    if start is None or end is None or end <= start or span is None:
+        return None
+    periods = np.diff(table.start)
+    periods = periods[np.isfinite(periods) & (periods > 0)]
+    period = float(np.median(periods)) if periods.size else 0.0
+    inside = max(0.0, min(end, span[1] + period) - max(start, span[0]))
+    return inside / (end - start)
 
 
 def _slowdown_shape(slow) -> list[Signal]:

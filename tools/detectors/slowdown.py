@@ -25,6 +25,23 @@ _SHARED_FRACTION = 0.9
 _RESTART_FACTOR = 5.0
 
 
+def _min_window(alpha: float) -> int:
+    """The fewest steps per window with which the rank test can reach ``alpha`` at all.
+
+    With n steps in each window the Mann-Whitney z is at most n * sqrt(3 / (2n + 1)) (every late
+    step slower than every baseline step): 2.88 for 6 against 6, below the 3.09 that alpha 0.001
+    needs. A window of a fifth of a short log (up to 32 logged steps) could never show a
+    regression, however clean the jump. The floor is the smallest n that clears the bar even with
+    one pair out of order (a tie or one noisy step), so a clean jump is not lost to one outlier.
+    """
+    bar = normal_isf(alpha)
+    for n in range(2, 64):
+        var = n * n * (2 * n + 1) / 12.0
+        if (n * n / 2.0 - 1.0) / math.sqrt(var) >= bar:
+            return n
+    return 64
+
+
 def _window_delta(v: np.ndarray, base: slice, late: slice) -> float:
     return trimmed_mean(v, late) - trimmed_mean(v, base)
 
@@ -91,7 +108,7 @@ def _slowdown_core(
 ) -> UniformSlowdown:
     """Job-level regression from per-step series; ``own_rise``: each rank's own compute, late / base - 1."""
     s_n = step_time.size
-    n_w = int(min(max(1, round(baseline_fraction * s_n)), max(1, s_n // 2)))
+    n_w = int(min(max(_min_window(alpha), round(baseline_fraction * s_n)), max(1, s_n // 2)))
     period = restart = None
     if start is not None and s_n >= 2:
         period, restart = _per_step_period(start, lab.steps, step_time)

@@ -66,6 +66,9 @@ class StepTable(BaseModel):
     """Rows replaced by a later rerun of the same (step, rank)."""
     warnings: list[str] = Field(default_factory=list)
     """What was skipped or repaired while reading, in words (at most ~20 messages)."""
+    cut_short: bool = False
+    """The file's last line was cut mid-row (a writer that died, a copy taken mid-write): the
+    steps after it, if any, were not recorded, so the file's end is not the job's."""
 
     @model_validator(mode="after")
     def _shapes_agree(self) -> StepTable:
@@ -128,6 +131,7 @@ class _Warnings:
     def __init__(self) -> None:
         self.messages: list[str] = []
         self.dropped = 0
+        self.cut_short = False
 
     def add(self, msg: str) -> None:
         if len(self.messages) < _MAX_WARNINGS:
@@ -303,6 +307,7 @@ def _read_columns(blocks, ncol, where, quoted, warn, last_end, last_line, max_ro
             truncated = c0 < last_end <= c1 and last_line.count(",") < ncol - 1
             if truncated:
                 warn.add("last line is truncated (fewer fields than the header); skipped")
+                warn.cut_short = True
                 n_wrong -= 1
                 n_bad += 1
             if n_wrong:
@@ -479,5 +484,6 @@ def _assemble(cols: dict[str, np.ndarray], n_bad: int, warn: _Warnings) -> StepT
         rows_skipped=int(n_bad),
         rows_rerun=n_rerun,
         warnings=warn.done(),
+        cut_short=warn.cut_short,
         **optional,
     )
