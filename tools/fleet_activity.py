@@ -185,13 +185,13 @@ class FleetActivity(Tool):
         act_name, busy, act = got
         nic, nic_src = _read(ctx, NIC_BYTES)
         sources = [*act.sources, *(s for s in nic_src if s not in act.sources)]
-        gpus = []
+        gpus: list[_Drop] = []
         for s in act.series:
             t, v = _window_values(s, start, end)
             if t.size < 2 * MIN_SIDE or float(np.median(v[:MIN_SIDE])) < busy:
                 continue  # not running the job at the window's start (a spare, an idle GPU)
-            gpus.append(_split(t, v))
-        gpus = [g for g in gpus if g is not None]
+            if (split := _split(t, v)) is not None:
+                gpus.append(split)
         if len(gpus) < 2:
             return ToolResult(
                 status="ok",
@@ -226,8 +226,7 @@ class FleetActivity(Tool):
         act_b = float(np.median([g.before for g in dropped]))
         act_a = float(np.median([g.after for g in dropped]))
         hosts = _rates(nic, start, end)
-        nic_drops = {h: _split(t, r) for h, (t, r) in hosts.items()}
-        nic_drops = {h: d for h, d in nic_drops.items() if d is not None}
+        nic_drops = {h: d for h, (t, r) in hosts.items() if (d := _split(t, r)) is not None}
         if not nic_drops:
             return ToolResult(
                 status="ok",
