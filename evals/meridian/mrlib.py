@@ -141,7 +141,8 @@ class GPU:
             x = x + int(round(1.2 * noise(self.name, k, int(t))))
         if k == "power":
             x = x * (1 + 0.006 * noise(self.name, k, int(t)))
-            x = min(x, self.limit * 1.002)
+            lim = self.limit if (self.ton is None or t >= self.ton) else self.m["limit"]
+            x = min(x, lim * 1.002)
         if k == "tensor":
             x = max(0.0, x * (1 + 0.02 * noise(self.name, k, int(t))))
         return x

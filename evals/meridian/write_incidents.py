@@ -158,9 +158,9 @@ def mr01():
     bad = hs[3].gpus[3]
     bad.cur_gen = 1  # busy at 2.5 GT/s
     bad.c["replay"] = Ctr(0, 0)
-    c.comm_after = 3.1
+    c.comm_after = 6.0
     c.truth = ("pcie_downtrain", bad.name)
-    c.title = "llm-70b step time up ~2.3x since 02:12 on all ranks"
+    c.title = "llm-70b step time up ~2x since 02:12 on all ranks"
     c.reported = "Every rank got slower at the same moment, no error in the job log. The node gpu-a031 was added as a spare yesterday."
     c.job = "llm-70b-pretrain"
     for h in hs + [spare]:
@@ -198,7 +198,7 @@ def mr02():
     p = c.sw(bad.switch).port(bad.port)
     p["rx_pfc3"] = bad.c["tx_prio3_pause"].now
     c.truth = ("pcie_downtrain", bad.name)
-    c.title = "6-node RoCE job: throughput 62% of the acceptance run, unchanged since restart"
+    c.title = "6-node RoCE job: throughput ~73% of the acceptance run, unchanged since restart"
     c.reported = "After the 10-90-43-143 motherboard swap the job never got back to the acceptance number. Fabric team says no drops."
     c.compute_col = False
     c.missing.add(("*", "nvml.json"))
@@ -236,9 +236,9 @@ def mr03():
     for p in sorted(leaf.ports):
         if p != bad.port:
             leaf.pfcwd.append(("%s:3" % p, "operational", "0/0", "0/0", "0/0", "0/0", "0/0"))
-    c.comm_after = 2.6
+    c.comm_after = 4.0
     c.truth = ("pfc_pause_storm", bad.name)
-    c.title = "Step time 2.6x since 07:51; alerts on several nodes"
+    c.title = "Step time +60% since 07:51; alerts on several nodes"
     victim = hs[1]
     c.alerts = [alert("RoCEPauseFramesHigh", {"instance": victim.name + ":9100", "device": "mlx5_0"},
                       "Rx pause frames above 1000/s on %s mlx5_0" % victim.name, c.ton + 120)]
@@ -287,9 +287,9 @@ def mr04():
         l1.ports[lk["port"]]["rx_pfc3"] = v
         l1.ports[lk["port"]]["tx_pfc3"] = 0
     l2.pfcwd.append(("Ethernet44:3", "stormed", "9/8", "0/0", "0/5200133", "0/0", "0/5200133"))
-    c.comm_after = 3.0
+    c.comm_after = 5.0
     c.truth = ("pfc_pause_storm", "leaf-02/Ethernet44")
-    c.title = "All ranks ~3x slower since 22:37, nothing on the GPUs"
+    c.title = "All ranks ~1.8x slower since 22:37, nothing on the GPUs"
     c.reported = "Only two nodes had the collector running; GPUs and host logs look clean. A storage tenant shares the leaves."
     c.compute_col = True
     c.dmesg_style = "journal"
@@ -320,9 +320,9 @@ def mr05():
             uplink_traffic(c, lf, [0.25, 0.25, 0.26, 0.24], 8 * 16 * 5.0e9 / 4 * 0.5, c.ton,
                            [0.25, 0.24, 0.26, 0.25])
     c.snmp = True
-    c.comm_after = 1.7
+    c.comm_after = 2.0
     c.truth = ("ecmp_hash_polarization", "leaf-03")
-    c.title = "Throughput down ~40% after the 03:30 maintenance window"
+    c.title = "Throughput down ~17% after the 03:30 maintenance window"
     c.reported = "Network change 03:25: spine-02 routing daemon restarted (planned). The change owner says the spines look fine."
     c.compute_col = True
     c.dcgm_hosts = [h for h in hs if h.node]
@@ -342,9 +342,9 @@ def mr06():
                ton_traffic=c.ton, r1=5.9e9, node=["b200-01", "b200-05"])
     uplink_traffic(c, "leaf-1a", [0.125] * 8, 8 * 8 * 9e9 / 2 * 0.5, c.ton, [0.40, 0.01, 0.01, 0.02, 0.39, 0.01, 0.15, 0.01])
     uplink_traffic(c, "leaf-1b", [0.125] * 8, 8 * 8 * 9e9 / 2 * 0.5, c.ton, [0.13, 0.12, 0.125, 0.125, 0.13, 0.12, 0.125, 0.125])
-    c.comm_after = 1.55
+    c.comm_after = 3.2
     c.truth = ("ecmp_hash_polarization", "leaf-1a")
-    c.title = "B200 job slowed by a third at 16:31"
+    c.title = "B200 job ~1.45x slower since 16:31"
     c.reported = "No hardware alerts. leaf-1a got a config push (new BGP peer group) at 16:30, leaf-1b the same push at 16:40."
     c.compute_col = False
     c.node_exp = False
@@ -379,9 +379,9 @@ def mr07():
         hs[7].dmesg.append((tt, "mlx5_core %s %s: Port: 1 Link DOWN" % (bad.sys_bus(), bad.ibdev)))
         hs[7].dmesg.append((tt + 9, "mlx5_core %s %s: Port: 1 Link INIT" % (bad.sys_bus(), bad.ibdev)))
         hs[7].dmesg.append((tt + 11, "mlx5_core %s %s: Port: 1 Link ACTIVE" % (bad.sys_bus(), bad.ibdev)))
-    c.comm_after = 1.8
+    c.comm_after = 2.5
     c.truth = ("link_degradation", bad.name)
-    c.title = "Periodic stalls and 1.8x slower steps on the 96-GPU run"
+    c.title = "Periodic stalls and ~30% slower steps on the 96-GPU run"
     c.reported = "Stalls began mid-morning. gpu-b103 had a NIC replaced last month."
     c.compute_col = True
     c.dmesg_style = "plain"
@@ -411,9 +411,9 @@ def mr08():
             if n is not bad:
                 n.c["fec_corrected"] = Ctr(900 + n.i, 1300 + n.i)
     c.fec_cmd = True
-    c.comm_after = 1.6
+    c.comm_after = 2.2
     c.truth = ("link_degradation", "%s/%s" % (bad.switch, bad.port))
-    c.title = "Job 1.6x slower; NCCL retransmits on one node"
+    c.title = "Job ~25% slower; NCCL retransmits on one node"
     c.reported = "h200-15 looks guilty (retransmit counters), we'd like to know whether to pull it."
     c.missing.add((hs[4].name, "nvml.json"))
     c.missing.add((hs[4].name, "dmesg.txt"))
@@ -439,7 +439,7 @@ def mr09():
             if g is not bad and g.idx in (2, 4):
                 g.base["temp"] = 77 + (g.idx % 3)  # warm without reasons
     c.truth = ("thermal_throttle", bad.name)
-    c.title = "A100 job ~1.3x slower since 12:41"
+    c.title = "A100 job ~15% slower since 12:41"
     c.reported = "Several GPUs in that row run warm all the time; facilities rebalanced the CRAH units at noon."
     c.drv = "470.199.02"
     c.old_smi = True
@@ -477,7 +477,7 @@ def mr10():
                   "FAN3             | 33h | ok  |  7.1 | 9060 RPM\nFAN4             | 34h | ok  |  7.1 | 9140 RPM\n")
     other.sel = "   1 | 11/02/2026 | 14:02:10 | Power Supply #0x62 | Redundancy Lost | Asserted\n   2 | 11/02/2026 | 14:40:57 | Power Supply #0x62 | Redundancy Lost | Deasserted\n"
     c.truth = ("thermal_throttle", bh.name)
-    c.title = "h200 job 1.5x slower since 04:26"
+    c.title = "h200 job ~1.3x slower since 04:26"
     c.reported = ""
     c.compute_col = True
     c.dmesg_style = "ctime"
@@ -507,7 +507,7 @@ def mr11():
                 g.c["pviol"] = Ctr(int(5e10 * abs(L.noise(g.name))), int(5e10 * abs(L.noise(g.name)) + 3.1e9))
     hs[6].dmesg.append((c.ton - 40, "audit: type=1105 audit(%d.118:9312): pid=811202 uid=0 auid=1004 ses=44 subj=unconfined msg='op=PAM:session_open grantors=pam_limits acct=\"root\" exe=\"/usr/bin/sudo\" hostname=? addr=? terminal=/dev/pts/3 res=success'" % (c.ton - 40)))
     c.truth = ("power_throttle", bad.name)
-    c.title = "MFU dropped from 49% to 33% at 20:33"
+    c.title = "MFU dropped from 49% to 34% at 20:33"
     c.reported = "Nothing changed in the job. Ops ran maintenance scripts on some nodes around 20:30."
     c.alerts = [alert("GPUPowerCapped", {"hostname": hs[0].name, "gpu": "0"}, "SW power cap active for 10m", c.t0 + 600)]
     c.compute_col = False
@@ -536,7 +536,7 @@ def mr12():
               "   3 | 11/14/2026 | 10:18:53 | Power Unit #0x01 | Redundancy Lost | Asserted\n")
     hs[5].sel = "   1 | 09/22/2026 | 03:11:07 | Fan #0x31 | Lower Critical going low | Asserted\n   2 | 09/22/2026 | 03:19:40 | Fan #0x31 | Lower Critical going low | Deasserted\n"
     c.truth = ("power_throttle", bh.name)
-    c.title = "Step time doubled at 10:19"
+    c.title = "Step time up 65% at 10:19"
     c.reported = "PDU maintenance in rack r02 was scheduled for this morning."
     c.compute_col = True
     c.dmesg_style = "kmsg"
@@ -613,7 +613,7 @@ def mr14():
     hs[13].cfac_gpu = bad
     for h in hs:
         boot_noise(c, h)
-    c.slow_gpu = (bad, 1.10)
+    c.slow_gpu = (bad, 1.20)
     return c
 
 
@@ -680,9 +680,9 @@ def mr17():
     bad.c["nvrecov"] = Ctr(0, 6, c.ton)
     xid(c, bad, c.ton + 1500, 74, "new", XIDTXT[74] % 7)
     c.nvlink_cmd = True
-    c.comm_after = 1.45
+    c.comm_after = 2.0
     c.truth = ("nvlink_fault", bad.name)
-    c.title = "Step time up 45% since 11:34"
+    c.title = "Step time up ~20% since 11:34"
     c.reported = "No node alarms. A quick bus-bandwidth test on gpu-f012 looked normal."
     c.dcgm_fams = ["DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_POWER_USAGE", "REASONS", "DCGM_FI_DEV_XID_ERRORS",
                    "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL"]
@@ -718,9 +718,9 @@ def mr18():
         g.static_crc = {link: v}
         g.c["nvreplay"] = Ctr(v // 40, v // 40)
     c.nvlink_cmd = True
-    c.comm_after = 1.3
+    c.comm_after = 1.6
     c.truth = ("nvlink_fault", bad.name)
-    c.title = "2048-GPU run: step time +30% since 02:21"
+    c.title = "2048-GPU run: step time +15% since 02:21"
     c.reported = "No XIDs anywhere per the on-call dashboard."
     c.dcgm_fams = ["DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL",
                    "DCGM_FI_DEV_XID_ERRORS"]
@@ -730,6 +730,8 @@ def mr18():
     c.compute_col = False
     c.loss_col = False
     c.nexp_hosts = [h for h in hs if h.node]
+    c.dcgm_hosts = hs
+    c.node_cap = 5
     c.dcgm_label = "hostname"
     c.c0, c.m0 = 3.1, 1.1
     for h in hs:
@@ -801,7 +803,7 @@ def mr21():
     bh.top_extra = [(772101, "root", 20, 0, "11.2g", "6.1g", "21m", "R", 2311.0, 0.3, "611:02.14", "clamscan"),
                     (772144, "root", 20, 0, "1.1g", "402m", "12m", "R", 388.0, 0.0, "98:41.20", "rsync")]
     c.truth = ("host_contention", bh.name)
-    c.title = "Step time 1.35x since 15:31"
+    c.title = "Step time 1.3x since 15:31"
     c.reported = "Security team rolled out a new agent this afternoon, reportedly only to idle nodes."
     c.compute_col = True
     c.corrupt.add((bh.name, "dmesg.txt"))
@@ -833,7 +835,7 @@ def mr22():
         g.after = dict(util=71, tensor=0.27)
     bh.dmesg.append((c.ton + 400, "INFO: task python3:2211901 blocked for more than 120 seconds."))
     c.truth = ("host_contention", bh.name)
-    c.title = "Step time up 40% since 22:40"
+    c.title = "Step time up ~35% since 22:40"
     c.compute_col = False
     c.dmesg_style = "plain"
     for h in hs:
@@ -860,7 +862,7 @@ def mr23():
     dec.base["temp"] = 81
     c.alerts = [alert("GPUUtilLow", {"hostname": hs[0].name}, "GPU utilization below 70% for 10m", c.ton + 700)]
     c.truth = ("input_pipeline_stall", "job")
-    c.title = "Tokens/s down 45% at 09:35 on every node"
+    c.title = "Tokens/s down ~40% at 09:35 on every node"
     c.reported = "A kernel live patch was rolled out cluster-wide at 09:30 (no reboot)."
     c.logs["train.log"] = (lambda case: train_log(case, 30)(case) +
                            "".join("[%s] WARNING dataloader: worker 3 waited %.1fs for next batch\n" % (
@@ -913,9 +915,9 @@ def mr25():
     c.inc_id = "new-job-1127"
     hs = fleet(c, names("gpu-m%03d", 16, 1), traffic=0)
     for h in hs:
-        c.traffic([h.nics[0]], 21.0e9)
+        c.traffic([h.nics[0]], 46.0e9)
         c.traffic(h.nics[1:], 2.0e4)
-    c.m0 = 1.95
+    c.m0 = 3.6
     c.truth = ("nccl_misconfiguration", "job")
     c.title = "New 128-GPU job runs at 40% of the benchmark throughput from the first step"
     c.reported = "Same container image as the benchmark; the launcher script was rewritten for the new scheduler."
@@ -940,7 +942,7 @@ def mr26():
         for n in h.nics[:2]:
             ib_err(n, c, np_cnp_sent=(10 ** 6, 10 ** 6 + 81200), rp_cnp_handled=(9 * 10 ** 5, 9 * 10 ** 5 + 80044),
                    np_ecn_marked_roce_packets=(3 * 10 ** 6, 3 * 10 ** 6 + 244100))
-    c.m0 = 1.6
+    c.m0 = 1.8
     c.truth = ("nccl_misconfiguration", "job")
     c.title = "RoCE cluster: job far below expected bus bandwidth"
     c.reported = "All links up at 400G per the fabric team. ECN marks visible on some NICs."
@@ -1105,7 +1107,7 @@ def mr32():
     c.comm_after = 2.4
     # decoy: the host that sits on the same leaf and got drained shows old pauses it sent
     c.truth = ("pfc_pause_storm", bad.name)
-    c.title = "All-reduce time 2.4x since 05:29"
+    c.title = "Step time +30% since 05:29"
     c.reported = "gpu-s002 logged NCCL timeouts first and was drained; the job is still slow."
     c.switch_cmds = False
     c.compute_col = True
