@@ -264,6 +264,10 @@ def mr04():
     # the pause source: a host-facing port on leaf-02 whose host is not in the job or the topology
     l1, l2 = c.sw("leaf-01"), c.sw("leaf-02")
     org = l2.port("Ethernet44")
+    org["in_oct"] = Rate(8123001772211, 2.1e9, 0.6e9, c.ton, c.t0, c.t1)
+    org["out_oct"] = Rate(9120331001717, 3.9e9, 0.4e9, c.ton, c.t0, c.t1)
+    uplink_traffic(c, "leaf-01", [0.25, 0.25, 0.25, 0.25], 8 * 4 * 5.5e9 * 0.5 / 4, c.ton, [0.25, 0.25, 0.25, 0.25])
+    uplink_traffic(c, "leaf-02", [0.25, 0.25, 0.25, 0.25], 3.0e9, c.ton, [0.25, 0.24, 0.26, 0.25])
     org["rx_pfc3"] = 6210443
     org["tx_pfc3"] = 0
     for h in hs:
