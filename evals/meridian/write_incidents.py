@@ -436,7 +436,7 @@ def mr09():
     hs = fleet(c, names("dgx-a100-%02d", 6, 3), model="a100", rate=200, traffic=4e9, nnic=4, ton_traffic=c.ton, r1=3e9)
     bad = hs[1].gpus[5]
     bad.ton = c.ton
-    bad.after = dict(clk=1005, temp=88, reasons=0x60, power=265.0, tensor=0.29)
+    bad.after = dict(clk=1005, temp=88, reasons=0x68, power=265.0, tensor=0.29)
     bad.c["tviol"] = Ctr(0, 2.2e9, c.ton)
     for h in hs:
         for g in h.gpus:
@@ -467,7 +467,7 @@ def mr10():
     bh = hs[3]
     for i, g in enumerate(bh.gpus):
         g.ton = c.ton + i * 20
-        g.after = dict(clk=1290 - 25 * (i % 3), temp=87 + (i % 3), reasons=0x60 if i % 2 else 0x20, power=480.0, tensor=0.27)
+        g.after = dict(clk=1290 - 25 * (i % 3), temp=87 + (i % 3), reasons=0x68 if i % 2 else 0x20, power=480.0, tensor=0.27)
         g.c["tviol"] = Ctr(0, int(3.4e9 - i * 1e8), g.ton)
     bh.sel = ("   1 | 10/30/2026 | 08:12:44 | Event Logging Disabled #0x51 | Log area reset/cleared | Asserted\n"
               "   2 | 11/12/2026 | 04:25:31 | Fan #0x33 | Lower Critical going low  | Asserted\n"
