@@ -70,6 +70,8 @@ BUILDERS: dict[str, Callable[[Path], None]] = {
     "keystone": _script("keystone"),
     # Scored once only after the work it measures, so no change is tuned to it: see evals/summit/README.md.
     "summit": _script("summit"),
+    # Scored once only after the work it measures, so no change is tuned to it: see evals/meridian/README.md.
+    "meridian": _script("meridian"),
 }
 
 

@@ -32,6 +32,7 @@ OUTSIDE = {
     "drill",
     "keystone",
     "summit",
+    "meridian",
     "examples",
 }
 
