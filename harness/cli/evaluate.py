@@ -41,12 +41,16 @@ def evaluate(
 ) -> None:
     """Score the investigator against evaluation incidents."""
     from forensic.evals.runner import render_scoreboard, run_eval
-    from forensic.evals.sets import BUILDERS, EvalSetError, ensure_set
+    from forensic.evals.sets import BUILDERS, EVALS, EvalSetError, ensure_set
 
-    if not directory.exists() and str(directory).removeprefix("evals/") in BUILDERS:
+    # A generated set is named, or its generator's folder given (`evals/blind` holds the
+    # generator, not the cases): either way the cases are the ones generated and verified.
+    generator = directory.exists() and directory.resolve().parent == EVALS
+    name = directory.name if generator else str(directory).removeprefix("evals/")
+    if name in BUILDERS and (generator or not directory.exists()):
         try:
             directory = ensure_set(
-                str(directory).removeprefix("evals/"),
+                name,
                 progress=lambda m: print(f"forensic: {m}", file=sys.stderr),
             )
         except EvalSetError as exc:

@@ -52,3 +52,20 @@ def test_unknown_set_is_a_clear_error() -> None:
 @pytest.mark.parametrize("name", sorted(sets.BUILDERS))
 def test_every_set_has_a_manifest(name: str) -> None:
     assert len(read_manifest(name)) >= 14
+
+
+def test_eval_given_a_generator_folder_scores_the_generated_cases(
+    tiny: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    from forensic.harness.cli import _register, app
+    from typer.testing import CliRunner
+
+    _register()
+    monkeypatch.setattr(sets, "EVALS", tiny / "evals")
+    generator = tiny / "evals" / "tiny"
+    generator.mkdir(parents=True)  # holds the generator, no cases
+    res = CliRunner().invoke(app, ["eval", str(generator), "--json", "--no-baselines"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["summary"]["n"] == 2
