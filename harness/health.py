@@ -37,17 +37,24 @@ from dataclasses import dataclass, field
 
 from forensic.harness.failure_graph import FailureGraph, Observation
 from forensic.sandbox import EvidenceSource
-from forensic.tools._incident_text import expected_step_s, slow_from_start
+from forensic.tools._incident_text import expected_step_s, slow_from_start, stated_slowdown_ratio
 
 # Share of the window the steps must span to clear the job (job_steps withholds job_steady and
 # steps_clean below it), and to clear every rank when some evidence was read only in part.
 from forensic.tools.job_steps import CLEAR_WINDOW_SHARE
+from forensic.tools.metrics import DEEP_CLOCK_RATIO
 
 #: Signals that show the job is fine (its steps did not regress).
 FINE = ("steps_clean", "job_steady")
 #: With no slowdown in the steps, ranks less late than this (per cent) are chip-to-chip spread: a
 #: rank that late costs each step no more than that, no slowdown anyone reports.
 MATERIAL_LATE_PCT = 5.0
+#: With no slowdown in the steps, a rank late by at most this much (per cent) on a GPU at its
+#: normal SW power cap is the chip spread under the cap (the clock bound the GPU tools use).
+CAP_SPREAD_PCT = 100.0 * (1.0 / DEEP_CLOCK_RATIO - 1.0)
+#: Late ranks at least this share of the job are a crowd, not a straggler: where the GPUs read
+#: among them sit at the normal SW power cap, the rest of the crowd is the same population.
+CROWD_SHARE = 0.2
 #: Signals that explain a slowdown as the job's own doing.
 EXPLAINED = ("job_reconfigured", "gpu_work_held")
 #: Signals that show a symptom a healthy verdict would have to explain, and what it says (first match wins).
@@ -147,11 +154,13 @@ def check_healthy(
     unread: Sequence[str] = (),
     partial: Sequence[str] = (),
     cleared: str | None = None,
+    records: Sequence[dict] = (),
 ) -> HealthCheck:
     """Is a ``healthy`` verdict earned by the evidence in ``obs``, given what the incident reports?
     ``unread``: what could not be read (:func:`unread_evidence`); any of it means not earned.
     ``partial``: what was read only in part (:func:`partial_evidence`); it means not earned unless
-    ``cleared`` (:func:`ranks_cleared`) says the per-rank steps clear every rank."""
+    ``cleared`` (:func:`ranks_cleared`) says the per-rank steps clear every rank. ``records``: the
+    evidence records, whose GPU readings say which late ranks sit at the normal SW power cap."""
     names = {s.name for _, s in obs.signals if s.kind == "job"}
     tested, untestable = coverage(graph, obs)
     if unread:
@@ -172,7 +181,7 @@ def check_healthy(
             untestable,
         )
     if partial:
-        got = check_healthy(graph, obs, incident_text)
+        got = check_healthy(graph, obs, incident_text, records=records)
         got.partial = list(partial)
         if got.earned:
             got.why += f"; {cleared}, so what was lost did not slow any rank"
@@ -197,6 +206,15 @@ def check_healthy(
             tested,
             untestable,
         )
+    # A job said to be slow from its start, or short of a level the text names, has no onset for
+    # the steps to miss: its pace all along is the question, so the cap's lateness does not answer it.
+    if (
+        not slow_from_start(incident_text)
+        and stated_slowdown_ratio(incident_text) is None
+        and expected_step_s(incident_text) is None
+        and (capped := _capped_late(obs, records)) is not None
+    ):
+        return HealthCheck(True, f"the steps show no regression, and {capped}", tested, untestable)
     if slowdown_reported(incident_text):
         return HealthCheck(
             False,
@@ -217,6 +235,96 @@ def _only_spread(obs: Observation) -> float | None:
     if not late or any(s.name not in ("straggler", "host_stragglers") for s in steps):
         return None
     return max(late) if max(late) < MATERIAL_LATE_PCT else None
+
+
+def normal_capped(records: Sequence[dict]) -> tuple[dict[str, float], set[str], list[str]]:
+    """(GPU -> its clock as a share of its peers' for the GPUs read at their normal SW power cap,
+    GPUs whose clocks were read, the ids of the records that read a capped one), over every
+    ``gpu_health`` and ``metrics`` call that succeeded. A GPU that one reading shows capped and
+    another does not is not counted as capped."""
+    capped: dict[str, float] = {}
+    uncapped: set[str] = set()
+    ids: list[str] = []
+    for r in records:
+        if r.get("status") != "ok" or r.get("tool") not in ("gpu_health", "metrics"):
+            continue
+        data = r.get("data") or {}
+        these: dict[str, float] = {}
+        if r["tool"] == "gpu_health":
+            gpus = data.get("gpus") if isinstance(data.get("gpus"), dict) else {}
+            peer = data.get("peer_median_sm_mhz")
+            read = {c for c, g in gpus.items() if isinstance(g, dict) and g.get("sm_mhz") is not None}
+            for c, g in gpus.items():
+                if isinstance(g, dict) and g.get("normal_cap") and peer:
+                    these[c] = float(g["sm_mhz"]) / float(peer)
+        else:
+            got = data.get("normal_cap")
+            these = {c: float(v) for c, v in got.items()} if isinstance(got, dict) else {}
+            read = set(r.get("covered") or [])
+        for c, ratio in these.items():
+            capped[c] = min(ratio, capped.get(c, ratio))
+        uncapped |= read - set(these)
+        if these:
+            ids.append(r["id"])
+    return {c: v for c, v in capped.items() if c not in uncapped}, set(capped) | uncapped, ids
+
+
+def _capped_late(obs: Observation, records: Sequence[dict]) -> str | None:
+    """Why the late ranks are the fleet at its normal SW power cap, or None.
+
+    Busy GPUs at the default power limit clock a few per cent apart; where many sit at the cap,
+    their ranks compute that much late from the job's first step, and the job's pace was always
+    theirs: no regression and no fault. It holds when the steps were read with per-rank compute
+    times and show no slowdown or hang, at least one late GPU was read at the normal cap, no late
+    GPU was read anywhere else, and no rank is later than the deepest capped clock accounts for
+    (the size of the symptom must follow from the cause). A late rank whose GPU was not read, or
+    whose GPU is only guessed (no topology places the ranks), is counted with the capped ones only
+    in a crowd (at least :data:`CROWD_SHARE` of the ranks late alike): one GPU or host late alone
+    is a straggler to explain by its own reading."""
+    steps = [s for tool, s in obs.signals if tool == "job_steps"]
+    if not steps or any(s.name not in ("straggler", "host_stragglers") for s in steps):
+        return None
+    rec = next(
+        (r for r in reversed(records) if r.get("tool") == "job_steps" and r.get("status") == "ok"), None
+    )
+    data = (rec or {}).get("data") or {}
+    if rec is None or not data.get("has_compute"):
+        return None
+    late = [s for s in steps if s.name == "straggler"]
+    capped, read, ids = normal_capped(records)
+    if not late or not capped:
+        return None
+    # The signals name only the placed ranks; the steps' own list holds the latest of all.
+    listed = [
+        100.0 * float(x.get("lateness") or 0.0) for x in data.get("stragglers") or [] if isinstance(x, dict)
+    ]
+    worst = max([float(s.values.get("slowdown_pct") or 0.0) for s in late] + listed)
+    # Compute time goes as 1/clock: the deepest capped clock bounds the lateness the cap explains.
+    explained = 100.0 * (1.0 / min(capped.values()) - 1.0)
+    if worst > min(explained + 1.0, CAP_SPREAD_PCT):
+        return None
+    n_late = int(data.get("n_stragglers") or len(late))
+    crowd = bool(data.get("n_ranks")) and n_late >= CROWD_SHARE * float(data["n_ranks"])
+    trusted = data.get("placement") != "guessed"
+    hosts_capped = {c.split("/", 1)[0] for c in capped}
+    shown = 0
+    for s in steps:
+        comp = s.component or ""
+        if s.name == "host_stragglers":
+            if not (crowd and comp in hosts_capped):
+                return None
+        elif comp in capped:
+            shown += 1
+        elif not crowd or (trusted and comp in read):
+            return None
+    if not shown and not (crowd and not trusted):
+        return None
+    return (
+        f"the {n_late} late rank{'s' if n_late != 1 else ''} compute at most {worst:.1f}% late, as GPUs "
+        f"at their normal SW power cap do ({len(capped)} read there, clocks down to "
+        f"{100 * min(capped.values()):.0f}% of their peers'): chip spread under the cap, the job's pace "
+        f"all along, no fault [{', '.join([rec['id'], *ids][:4])}]"
+    )
 
 
 #: A GPU at least this warm (C), below gpu_health's hot mark and with no clock-event reason set, is

@@ -262,6 +262,9 @@ def explained_shares(
 
 #: The most an inconclusive report's confidence may say: even odds (the verdict is not established).
 INCONCLUSIVE_CAP = 0.5
+#: The least a ``probable`` verdict may say when its playbook's required evidence was not found:
+#: below it the leader is a guess among look-alikes, and the status says so (inconclusive).
+PROBABLE_FLOOR = 0.25
 #: A part whose ranks are late by less than this share of the job's slowdown cannot be its cause.
 EXPLAINED_SHARE = 0.25
 
@@ -454,6 +457,7 @@ def build_report(inv: Investigator, state: State) -> Report:
             unread,
             partial,
             ranks_cleared(records, inv.source.window) if partial else None,
+            records,
         )
         faults = [h for h in hyps if h.root_cause != "healthy"]
         # With nothing read at all the rule below (absence of evidence) says inconclusive already.
@@ -548,6 +552,14 @@ def build_report(inv: Investigator, state: State) -> Report:
             notes.append(
                 f"not confirmed: the evidence also shows {', '.join(top.unexplained)}, which this verdict does not explain"
             )
+    if status == "probable" and not top.required_met and verdict.confidence < PROBABLE_FLOOR:
+        # Status and confidence must read alike: a probable at a few per cent, with none of the
+        # evidence its own playbook requires, is not more likely than not; it is a lead to check.
+        status = "inconclusive"
+        notes.append(
+            f"inconclusive: {top.root_cause} on {top.component} leads at {verdict.confidence:.2f}, "
+            "without the evidence its playbook requires; it is a lead, not a finding"
+        )
     if unearned == "nothing found explains the symptom":
         status = "inconclusive"
         notes.insert(set_aside, "inconclusive: nothing found explains the symptom; no part is blamed for it")

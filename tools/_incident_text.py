@@ -86,7 +86,7 @@ _RATIO = re.compile(
 _FRACTION = {"half": 2.0, "a third": 3.0, "one third": 3.0, "a quarter": 4.0, "one quarter": 4.0}
 _RATE = r"(?:throughput|tokens?/s(?:ec)?|samples?/s(?:ec)?|speed|mfu|rate|tflops?|it/s)"
 _LEVEL_WORD = (
-    r"(?:expected|usual|normal|planned|baseline|target|previous|nominal|"
+    r"(?:expected|usual|normal|planned|baseline|benchmark(?:ed)?|reference|target|previous|nominal|"
     r"(?:last|previous)\s{1,3}(?:week|month|run|night|time)(?:'s)?|(?:yesterday|the old \w{1,20})(?:'s)?)"
 )
 _SHORTFALL = re.compile(

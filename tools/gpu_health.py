@@ -32,6 +32,7 @@ from forensic.tools.base import (
     gpu_component,
     register,
 )
+from forensic.tools.metrics import DEEP_CLOCK_RATIO  # one chip-spread bound for both readings
 from forensic.tools.parsers.nvidia_smi import parse_nvidia_smi_q
 from forensic.tools.parsers.nvml import decode_clock_event_reasons, parse_nvml_readings
 
@@ -50,9 +51,6 @@ CLOCK_MAX_RATIO = 0.85
 HOST_WIDE_SIGNALS = {"thermal_slowdown": "host_thermal_slowdown", "power_slowdown": "host_power_slowdown"}
 #: An enforced power limit below this fraction of the board's default (or the peers') limit was lowered.
 LOWERED_CAP_RATIO = 0.9
-#: Under the SW power cap at an unlowered limit, a clock below this fraction of the peers' median
-#: is beyond what chip-to-chip spread at the same limit gives (a few per cent, up to ~10%).
-DEEP_CLOCK_RATIO = 0.85
 #: Hot enough to be worth saying even with no slowdown bit (H100 slowdown is ~87-90 C).
 HOT_C = 87
 
@@ -228,6 +226,28 @@ def _clock_low(r: Reading, peer_median: float | None) -> bool:
     return r.sm_max is not None and r.sm_max > 0 and r.sm < CLOCK_MAX_RATIO * r.sm_max
 
 
+def normal_cap(r: Reading, peer_median: float | None, peer_limit: float | None = None) -> bool:
+    """The GPU runs at its normal SW power cap: that bit is its only clock-event reason, it draws
+    its limit, the limit was not lowered, it is not hot, and its clock sits within the chip spread
+    under the cap of its peers'. Such a GPU clocks a few per cent below uncapped peers by design:
+    its deficit is no clock fault (and in a fleet where many GPUs sit at the cap, a crowd of them
+    does)."""
+    reasons = r.reasons or 0
+    return (
+        reasons == _SW_POWER_CAP
+        and r.sm is not None
+        and r.power_w is not None
+        and r.limit_w is not None
+        and r.power_w >= 0.97 * r.limit_w
+        and lowered_cap(r, peer_limit) is None
+        and not (
+            r.temp is not None
+            and (r.temp >= HOT_C or (r.slowdown_temp is not None and r.temp >= r.slowdown_temp - 3))
+        )
+        and (peer_median is None or r.sm >= DEEP_CLOCK_RATIO * peer_median)
+    )
+
+
 def lowered_cap(r: Reading, peer_limit: float | None) -> float | None:
     """The limit the enforced one was lowered from (the board's default, else the peers'), or
     None when it was not lowered or nothing says what it should be."""
@@ -331,7 +351,7 @@ def assess(r: Reading, peer_median: float | None, peer_limit: float | None = Non
             sm_max_mhz=r.sm_max,
             why=why,
         )
-    if low:
+    if low and not normal_cap(r, peer_median, peer_limit):
         ref = f" vs peer median {peer_median:g} MHz" if peer_median else ""
         sig(
             "clocks_reduced",
@@ -457,6 +477,7 @@ class GpuHealth(Tool):
                         "power_w": r.power_w,
                         "reasons": r.reasons,
                         "in_job": r.in_job,
+                        "normal_cap": normal_cap(r, peer_median if r.in_job else None, peer_limit),
                     }
                     for r in readings
                 },

@@ -78,6 +78,13 @@ def table_or_result(ctx: ToolContext) -> tuple[StepTable, list[str]] | ToolResul
     return got
 
 
+def _placement(ctx: ToolContext) -> str:
+    topology = ctx.source.topology
+    if topology is not None and topology.ranks:
+        return "topology"
+    return "host_order" if topology is not None else "guessed"
+
+
 def _utc(t: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
 
@@ -192,6 +199,10 @@ class JobSteps(Tool):
                 "span_unix": _span(table),
                 "pattern": a.pattern,
                 "stragglers": [s.model_dump() for s in a.stragglers[:20]],
+                "n_stragglers": len(a.stragglers),
+                # Where a rank's GPU comes from: topology.json's placement (or its host order), or a
+                # guess over the hosts that happen to be recorded (no topology), which may be wrong.
+                "placement": _placement(ctx),
                 "slowdown": a.slowdown.model_dump() if a.slowdown else None,
                 "notes": a.notes[:10],
                 **({"outside_window": [near]} if (near := outside_window(table, ctx.source.window)) else {}),

@@ -31,6 +31,11 @@ from forensic.tools.parsers.openmetrics import Series, counter_increase, series_
 _THERMAL_BITS = 0x20 | 0x40
 _POWER_BRAKE = 0x80
 _SW_POWER_CAP = 0x4
+#: Under the SW power cap at an unlowered limit, a clock below this fraction of the peers' median
+#: is beyond what chip-to-chip spread at the same limit gives (a few per cent, up to ~10%).
+DEEP_CLOCK_RATIO = 0.85
+#: Reason bits that are a clock fault (HW slowdown, SW/HW thermal, power brake), unlike the SW cap.
+_NOT_CAP_BITS = 0x8 | 0x20 | 0x40 | 0x80
 NVLINK_COUNTERS = (
     "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL",
     "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL",
@@ -294,6 +299,8 @@ class Metrics(Tool):
         peer_nvl = statistics.median([v for k, v in nvl.items() if in_job[k]] or [0.0])
 
         signals: list[Signal] = []
+        #: GPU -> its clock as a share of the peers' median, for the GPUs at the normal SW cap.
+        normal_cap: dict[str, float] = {}
         for (host, idx), g in sorted(scope.items()):
             comp = gpu_component(host, idx)
 
@@ -360,7 +367,21 @@ class Metrics(Tool):
                     limit_w=None if mine_limit is None else round(mine_limit, 1),
                     lowered=bool(lowered),
                 )
-            if low and clock is not None and peer_clock is not None:
+            # At the normal SW power cap (that bit alone through the window, an unlowered limit,
+            # within the chip spread under the cap) a clock below the peers' is how the chip runs
+            # capped, not a clock fault: many GPUs of a busy fleet sit there at once.
+            other = _bit_share(_reasons(g), _NOT_CAP_BITS, start, end)
+            at_normal_cap = (
+                (cap or 0) >= 0.5
+                and (other or 0) < VIOLATION_SHARE
+                and not lowered
+                and clock is not None
+                and peer_clock is not None
+                and clock >= DEEP_CLOCK_RATIO * peer_clock
+            )
+            if at_normal_cap:
+                normal_cap[comp] = round(clock / peer_clock, 4)
+            if low and clock is not None and peer_clock is not None and not at_normal_cap:
                 sig(
                     "metric_clock_low",
                     f"{comp} median SM clock {clock:.0f} MHz vs in-job peer median {peer_clock:.0f} MHz",
@@ -433,7 +454,12 @@ class Metrics(Tool):
             source=sources,
             signals=signals,
             covered=[gpu_component(h, i) for h, i in scope],
-            data={"peer_median_sm_mhz": peer_clock, "gpus": len(scope), "errors": errors},
+            data={
+                "peer_median_sm_mhz": peer_clock,
+                "gpus": len(scope),
+                "errors": errors,
+                "normal_cap": normal_cap,
+            },
             unread=errors,
             partial=got.partial,
         )
