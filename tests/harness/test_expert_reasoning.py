@@ -45,10 +45,14 @@ def test_sw_power_cap_well_under_the_limit_is_not_power_throttling() -> None:
     # it says the deficit (power_cap_clocks_low), which counts only with a straggler that explains.
     deep = {s.name for s in assess(at_cap, peer_median=1980.0)}
     assert "power_slowdown" not in deep and "power_cap_clocks_low" in deep
-    # ... a few per cent below the peers at that cap is chip spread: not even that.
+    # ... a few per cent below the peers at that cap is chip spread: not even that, and not a
+    # clock reduction either (the cap is how it runs; clocks_reduced would feed clock faults).
     spread = Reading(
         host="h", index=1, in_job=True, power_w=693.0, limit_w=700.0, sm=1803.0, sm_max=1980.0, reasons=0x4
     )
+    assert {s.name for s in assess(spread, peer_median=1955.0)} == set()
+    # The same clock with no reason bit (or a thermal one) is a clock reduction to explain.
+    spread.reasons = 0
     assert {s.name for s in assess(spread, peer_median=1955.0)} == {"clocks_reduced"}
     # A limit lowered below the board's default (or the peers') is a fault; the power brake always is.
     lowered = Reading(
