@@ -251,7 +251,8 @@ def normal_capped(records: Sequence[dict]) -> tuple[dict[str, float], set[str], 
         data = r.get("data") or {}
         these: dict[str, float] = {}
         if r["tool"] == "gpu_health":
-            gpus = data.get("gpus") if isinstance(data.get("gpus"), dict) else {}
+            got_gpus = data.get("gpus")
+            gpus: dict = got_gpus if isinstance(got_gpus, dict) else {}
             peer = data.get("peer_median_sm_mhz")
             read = {c for c, g in gpus.items() if isinstance(g, dict) and g.get("sm_mhz") is not None}
             for c, g in gpus.items():

@@ -379,7 +379,7 @@ class Metrics(Tool):
                 and peer_clock is not None
                 and clock >= DEEP_CLOCK_RATIO * peer_clock
             )
-            if at_normal_cap:
+            if at_normal_cap and clock is not None and peer_clock is not None:
                 normal_cap[comp] = round(clock / peer_clock, 4)
             if low and clock is not None and peer_clock is not None and not at_normal_cap:
                 sig(
