@@ -72,6 +72,9 @@ _INPUT_TASK = re.compile(
     re.I,
 )
 
+#: Labels of blocked-task lines: they name no file system.
+_BLOCKED = ("blocked_input_task", "blocked_task")
+
 #: I/O pressure (share of time some task waited for I/O, %) that starves a training host.
 IO_PRESSURE_PCT = 20.0
 #: iowait share in top (%) that does the same.
@@ -188,9 +191,15 @@ class InputPipeline(Tool):
                 unread=errors,
             )
         signals: list[Signal] = []
-        strong = [x for x in lines if x[1] != "blocked_task"]
-        if strong or len(lines) >= 3:
-            use = strong or lines
+        # A file system's own words name the shared input. A task blocked in D state names nothing:
+        # it is the shared input only when many hosts' tasks block; on a minority of the hosts read
+        # it is that host's trouble (its memory thrashing, its local disk), not the job's input.
+        blocked_hosts = {h for h, label, _ in lines if label in _BLOCKED}
+        local = sorted(blocked_hosts) if len(blocked_hosts) < max(1.0, IO_SHARE * len(set(read))) else []
+        shared = [x for x in lines if x[0] not in local or x[1] not in _BLOCKED]
+        strong = [x for x in shared if x[1] != "blocked_task"]
+        if strong or len(shared) >= 3:
+            use = strong or shared
             kinds = sorted({label for _, label, _ in use})
             hosts = sorted({h for h, _, _ in use})
             signals.append(
@@ -237,6 +246,7 @@ class InputPipeline(Tool):
                 "lines": [list(x) for x in lines[:20]],
                 "history": history,
                 "errors": errors,
+                "blocked_on_few_hosts": local,
                 **({"sweep": sweep.data()} if sweep is not None and not sweep.whole else {}),
             },
             unread=errors,

@@ -8,6 +8,7 @@ communication (after the last arrival) and gaps between steps (the input pipelin
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from forensic.tools.detectors._labels import Labels as _Labels
@@ -23,6 +24,76 @@ _SHARED_FRACTION = 0.9
 
 #: A start-to-start interval this many times the typical one is a restart, not a slow step.
 _RESTART_FACTOR = 5.0
+#: A step this many times the typical one is a stall: the job stopped for it, it did not slow down.
+_STALL_FACTOR = 3.0
+#: Stalls must cost at least this share of the period before them (plain means) to be a
+#: regression: a rare long step (a checkpoint) is the job's own work, not a slowdown.
+_STALL_MIN_RISE = 0.10
+#: Fewest stalls after the split: below this, a rate has no meaning.
+_STALL_MIN_COUNT = 3
+#: What the search over split points costs, in independent tests: neighbouring splits share
+#: almost all their steps, so a scan over one change point is worth about a dozen tests, not one
+#: per step (the bar is Bonferroni over this many).
+_STALL_SPLITS = 12
+#: More intervals than this that look like restarts, with the step number advancing as usual, are
+#: stalls: a job is not relaunched every minute or two without its step counter noticing.
+_MAX_RESTARTS = 3
+
+
+class _Stalled(NamedTuple):
+    ratio: float
+    z: float
+    split: int
+    onset: int
+
+
+def _stalls(series: np.ndarray, n_w: int, alpha: float) -> _Stalled | None:
+    """Stalls that began at some point and carry a regression the typical step does not show.
+
+    The trimmed means and the rank test look at the typical step, so a job that stops for 30 s every
+    minute or two and runs at full speed between the stops looks unchanged to them, while it loses
+    a third of its throughput. What it loses is the plain mean, so that is what is compared: before
+    and after each split point between the two baseline-sized ends (Welch's t, which counts how
+    long the stops are as well as how often they come), the best split against a bar raised for
+    the search (``_STALL_SPLITS`` tests' worth, at the same one-sided ``alpha``). The steps after
+    it must hold stalls (steps at least ``_STALL_FACTOR`` times the typical one) at a higher rate
+    than before it: a stall rate the job had from the start (a checkpoint every N steps) is its own.
+    """
+    v = np.asarray(series, dtype=np.float64)
+    ok = np.isfinite(v)
+    n = v.size
+    if ok.sum() < 2 * n_w or n < 2 * n_w or n_w < 4:
+        return None
+    typical = float(np.median(v[ok]))
+    if not typical > 0:
+        return None
+    x = np.where(ok, v, 0.0)
+    long = ok & (v >= _STALL_FACTOR * typical)
+    c_n, c_s, c_q, c_l = (np.cumsum(a) for a in (ok.astype(float), x, x * x, long.astype(float)))
+    k = np.arange(n_w, n - n_w + 1)
+    nb, sb, qb, lb = c_n[k - 1], c_s[k - 1], c_q[k - 1], c_l[k - 1]
+    nl, sl, ql, ll = c_n[-1] - nb, c_s[-1] - sb, c_q[-1] - qb, c_l[-1] - lb
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mb, ml = sb / nb, sl / nl
+        vb = np.maximum(qb / nb - mb * mb, 0.0) * nb / np.maximum(nb - 1, 1)
+        vl = np.maximum(ql / nl - ml * ml, 0.0) * nl / np.maximum(nl - 1, 1)
+        t = (ml - mb) / np.sqrt(vb / nb + vl / nl)
+    rising = (
+        (ll >= _STALL_MIN_COUNT) & (ll / np.maximum(nl, 1) > lb / np.maximum(nb, 1)) & (nb >= 8) & (nl >= 8)
+    )
+    t = np.where(rising & np.isfinite(t), t, -np.inf)
+    i = int(np.argmax(t))
+    if not t[i] >= normal_isf(alpha / _STALL_SPLITS):
+        return None
+    split = int(k[i])
+    b_mean, l_mean = float(mb[i]), float(ml[i])
+    if not (b_mean > 0 and l_mean - b_mean >= _STALL_MIN_RISE * b_mean):
+        return None
+    # Onset: the first stall at or after the split (the first of all when none came before it).
+    before = bool(long[:split].any())
+    after = np.flatnonzero(long[split:] if before else long)
+    onset = (split if before else 0) + int(after[0]) if after.size else split
+    return _Stalled(ratio=l_mean / b_mean, z=float(t[i]), split=split, onset=onset)
 
 
 def _min_window(alpha: float) -> int:
@@ -42,8 +113,8 @@ def _min_window(alpha: float) -> int:
     return 64
 
 
-def _window_delta(v: np.ndarray, base: slice, late: slice) -> float:
-    return trimmed_mean(v, late) - trimmed_mean(v, base)
+def _window_delta(v: np.ndarray, base: slice, late: slice, trim: float = 0.2) -> float:
+    return trimmed_mean(v, late, trim) - trimmed_mean(v, base, trim)
 
 
 def _per_step_period(
@@ -73,7 +144,10 @@ def _per_step_period(
         own = np.nan_to_num(np.asarray(step_time, dtype=np.float64)[:-1], nan=0.0)
         with np.errstate(invalid="ignore", divide="ignore"):
             idle = period - np.maximum(own - typical, 0.0) / np.where(inc > 0, inc, 1.0)
-    restart = ~np.isfinite(period) | (idle > _RESTART_FACTOR * typical)
+    long = np.isfinite(period) & (idle > _RESTART_FACTOR * typical)
+    if int(long.sum()) > _MAX_RESTARTS:
+        long[:] = False  # recurring waits with the step counter running on: stalls, kept in the series
+    restart = ~np.isfinite(period) | long
     period = np.where(restart, np.nan, period)
     idx = np.flatnonzero(restart)
     return period, (int(idx[-1]) if idx.size else None)
@@ -127,16 +201,31 @@ def _slowdown_core(
     regressed = bool(
         s_n >= 8 and math.isfinite(ratio) and ratio - 1.0 >= min_ratio and z >= normal_isf(alpha)
     )
+    stalled = None
+    if not regressed and s_n >= 8 and restart is None:
+        stalled = _stalls(series, n_w, alpha)
+    if stalled is not None:
+        # The typical step held but stalls took the time: the job is slower by what they cost, and
+        # the time went where the stalls are (plain means over the runs before and after them).
+        regressed, ratio, z = True, stalled.ratio, stalled.z
+        base, late = slice(0, stalled.split), slice(stalled.split, series.size)
+        st_base, st_late = slice(0, stalled.split), slice(stalled.split, s_n)
+        b_mean, l_mean = float(np.nanmean(series[base])), float(np.nanmean(series[late]))
+        st_b = float(np.nanmean(step_time[st_base]))
+        st_ratio = float(np.nanmean(step_time[st_late])) / st_b if st_b else math.nan
+    trim = 0.0 if stalled is not None else 0.2
     onset = (
         (restart + 1 if restart is not None and base.stop == restart else series_cusum(series, n_w, alpha)[1])
         if regressed
         else None
     )
+    if stalled is not None:
+        onset = stalled.onset
 
     deltas: dict[str, float] = {}
     if period is not None:
         gap = period - step_time[:-1]
-        deltas["gaps"] = _window_delta(gap, base, late)
+        deltas["gaps"] = _window_delta(gap, base, late, trim)
     shared = frac = None
     if center is not None and top is not None:
         comps = {
@@ -145,7 +234,7 @@ def _slowdown_core(
             "communication": step_time - top,
         }
         for name, v in comps.items():
-            deltas[name] = _window_delta(v, st_base, st_late)
+            deltas[name] = _window_delta(v, st_base, st_late, trim)
         c_base = trimmed_mean(center, st_base)
         rise = deltas["compute"] / c_base if c_base else 0.0
         if own_rise is not None and math.isfinite(rise) and rise >= 0.5 * min_ratio:
@@ -153,7 +242,7 @@ def _slowdown_core(
             frac = float((own >= 0.5 * rise).mean()) if own.size else 0.0
             shared = frac >= _SHARED_FRACTION
     else:
-        deltas["step_time"] = _window_delta(step_time, st_base, st_late)
+        deltas["step_time"] = _window_delta(step_time, st_base, st_late, trim)
     deltas = {k: _finite(v) for k, v in deltas.items()}
     outside = step_time - center if center is not None else step_time
     out_rise, med_share = _outside_rise(outside, st_base, st_late)
