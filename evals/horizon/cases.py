@@ -162,6 +162,7 @@ def pause_chain(case, origin_leaf, fs, rate, origin_port=None, victim_frac=0.25)
 # =====================================================================================
 def hz01():
     c = Case("hz-01", "2026-03-10T01:40:00Z", 80)
+    c.steps_gz = False
     c.build(6, NAMES["a"], hosts_per_leaf=4)
     c.place_ranks()
     decoys(c, ["warm", "static_ecc", "aer", "old_xid13"], avoid=("gpu-a019",))
@@ -196,6 +197,7 @@ def hz02():
     c.build(8, NAMES["ip"], ll="Ethernet", nics=4, hosts_per_leaf=8, gpus=8)
     c.place_ranks()
     c.instance_ip = True
+    c.nic_pci = True
     decoys(c, ["warm", "static_ecc", "aer"])
     h = c.host("10-90-43-106")
     n = h.nics[2]
@@ -233,6 +235,7 @@ def hz03():
     c.switches[n.switch].pfcwd[n.sport] = ([fs + 3, fs + 900, fs + 1900], None, 8241332)
     c.comm.append((fs, 2.4))
     c.switch_cli = {n.switch, "spine-01"}
+    c.nic_pci = True
     c.title = "All-reduce bandwidth collapsed; step time 2x since 08:25"
     c.reported = "Job step time went from ~1.55 s to ~2.4 s. Every node shows rising rx pause counters. Network team says fabric links are all up."
     c.truth = ("pfc_pause_storm", "h100-r04-n03/mlx5_3")
@@ -273,6 +276,7 @@ def hz04():
 
 def hz05():
     c = Case("hz-05", "2026-06-03T03:00:00Z", 75)
+    c.steps_gz = False
     c.build(16, NAMES["node"], nics=8, hosts_per_leaf=4, spines=4, uplinks_per_spine=1,
             port_fmt=lambda i: "Ethernet%d" % (i * 4))
     c.place_ranks()
@@ -367,6 +371,7 @@ def hz08():
     n.acktmo_rate_f = 2.0
     c.comm.append((fs, 1.35))
     c.switch_cli = {n.switch}
+    c.nic_pci = True
     c.extra_cmds = {"fec"}
     c.title = "Step time up 35% since 18:18; rank 40 logs retransmissions"
     c.reported = "gpu-a022's NIC counters look clean (no symbol or FEC errors) but NCCL on that node reports timeouts/retransmits. Cable was reseated last week."
@@ -379,6 +384,7 @@ def hz08():
 
 def hz09():
     c = Case("hz-09", "2026-08-04T11:00:00Z", 60)
+    c.steps_gz = False
     c.build(4, NAMES["dgx"], model="b200", nics=8, hosts_per_leaf=4)
     c.place_ranks()
     c.driver, c.dcgm_new = "570.124.06", True
@@ -666,7 +672,7 @@ def hz18():
     c.extra_cmds = {"nvlink"}
     c.no_snmp = set(c.switches)
     c.title = "2048-GPU run: +30% step time since 12:17, no errors anywhere"
-    c.reported = "No XIDs, no alerts, NCCL quiet. Many nodes show non-zero NVLink CRC counts on the dashboard, but those have been there for months."
+    c.reported = "No XIDs, no alerts, NCCL quiet. Many GPUs show non-zero link error counts on the dashboard, but those have been there for months."
     c.truth = ("nvlink_fault", "tk1-gpu-0337/gpu3")
     c.notes = dict(hard="256 hosts; one GPU link's CRC/replay counters grow in the window among 40 GPUs with old static counts; no XID, no per-rank timing column", missing="node data for 7 of 256 hosts; no switch metrics")
     return finish(c)
@@ -674,6 +680,7 @@ def hz18():
 
 def hz19():
     c = Case("hz-19", "2026-12-01T07:00:00Z", 45)
+    c.steps_gz = False
     c.build(4, NAMES["rn"], nics=8, hosts_per_leaf=4)
     c.place_ranks()
     decoys(c, ["old_xid13", "warm", "static_ecc", "aer"])
@@ -840,6 +847,7 @@ def hz26():
 
 def hz27():
     c = Case("hz-27", "2026-12-04T15:00:00Z", 60)
+    c.steps_gz = False
     c.build(6, NAMES["a"], nics=8, hosts_per_leaf=8, spares=1)
     c.place_ranks()
     decoys(c, ["warm", "aer", "static_ecc"])
@@ -915,6 +923,7 @@ def hz30():
         for n in h.nics:
             n.rxp = 6.0 + c.rng.random()
     c.switch_cli = {"leaf-01", "leaf-02", "spine-01"}
+    c.nic_pci = True
     c.step_cols = ["loss"]
     c.title = "PFC pause counters increasing on all nodes"
     c.reported = "New dashboard shows rx_prio3_pause going up on every NIC. Job seems OK but we want to be sure before the big run."

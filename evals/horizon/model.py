@@ -48,7 +48,7 @@ class Case:
         # presentation
         self.step_every = 5
         self.step_cols = ["compute_s", "loss"]
-        self.steps_gz = False
+        self.steps_gz = True
         self.step_start = None
         self.restart = None  # (t_crash, t_resume, resume_step)
         self.crash_at = None
@@ -77,6 +77,7 @@ class Case:
         self.uplink_weights = {}
         self.driver_major = 550
         self.key_hosts = set()
+        self.nic_pci = False
         self.uplink_weights_before = {}
         self.collected_drop = {}
         self.mem_pressure = {}
@@ -437,11 +438,11 @@ class Case:
         for g, t, code in self.xids:
             keep.add(g.host.name)
         for h in self.hosts:
-            if h.spare or h.sel or h.top_extra or any(n.fs for n in h.nics if n.sym_rate_f or n.txp_f) \
+            if h.spare or (h.sel and h.sel[-1][0] > self.t0 - 86400) or h.top_extra or any(n.fs for n in h.nics if n.sym_rate_f or n.txp_f) \
                     or any(g.fs or g.lost_at or g.aer_cor or g.sbe0 or g.temp > 75 for g in h.gpus):
                 keep.add(h.name)
         job = [h for h in self.hosts if not h.spare]
-        for h in job[:2]:
+        for h in job[:1]:
             keep.add(h.name)
         return [h for h in self.hosts if h.name in keep]
 

@@ -498,6 +498,8 @@ def sysfs_files(case, h, t, before=False):
     for g in h.gpus:
         d = g.at(t)
         base = "sys/bus/pci/devices/%s/" % gpu_sysfs(g)
+        if before and not (g.gen_f or g.width_f or g.lost_at):
+            continue
         if d is None:
             files += [(base + "current_link_speed", "Unknown\n"), (base + "current_link_width", "63\n"),
                       (base + "max_link_speed", "Unknown\n"), (base + "max_link_width", "255\n")]
@@ -512,7 +514,8 @@ def sysfs_files(case, h, t, before=False):
                       "Receiver Error %d\nBad TLP 0\nBad DLLP %d\nRELAY_NUM Rollover 0\nReplay Timer Timeout 0\n"
                       "Advisory Non-Fatal 0\nCorrected Internal Error 0\nHeader Log Overflow 0\nTOTAL_ERR_COR %d\n"
                       % (g.aer_cor - g.aer_cor // 3, g.aer_cor // 3, g.aer_cor)))
-        files.append((base + "aer_dev_fatal", "Undefined 0\nData Link Protocol 0\nSurprise Down Error %d\nPoisoned TLP 0\n"
+        if d is None:
+            files.append((base + "aer_dev_fatal", "Undefined 0\nData Link Protocol 0\nSurprise Down Error %d\nPoisoned TLP 0\n"
                       "Flow Control Protocol 0\nCompletion Timeout 0\nCompleter Abort 0\nUnexpected Completion 0\n"
                       "Receiver Overflow 0\nMalformed TLP 0\nECRC 0\nUnsupported Request 0\nACS Violation 0\n"
                       "Uncorrectable Internal Error 0\nMC Blocked TLP 0\nAtomicOp Egress Blocked 0\n"
@@ -522,7 +525,7 @@ def sysfs_files(case, h, t, before=False):
         base = "sys/bus/pci/devices/%s/" % nic_sysfs(n)
         sp = SPEED_OLD if old else SPEED
         fmt = "%s GT/s\n" if old else "%s GT/s PCIe\n"
-        if not before:
+        if not before and (n.gen < 5 or n.width < 16 or case.nic_pci):
             files += [(base + "current_link_speed", fmt % sp[n.gen]), (base + "max_link_speed", fmt % sp[5]),
                   (base + "current_link_width", "%d\n" % n.width), (base + "max_link_width", "16\n")]
         ib = "sys/class/infiniband/%s/ports/1/" % n.ibdev
@@ -535,10 +538,8 @@ def sysfs_files(case, h, t, before=False):
                       (ib + "phys_state", "5: LinkUp\n" if up else "2: Polling\n"),
                       (ib + "rate", rs + "\n"), (ib + "link_layer", n.ll + "\n")]
         cnt = {"port_rcv_data": c["rx"] // 4, "port_xmit_data": c["tx"] // 4,
-               "port_rcv_packets": c["rx"] // 4096, "port_xmit_packets": c["tx"] // 4096,
                "port_rcv_errors": c["rcverr"], "symbol_error": c["sym"], "link_downed": c["downs"],
-               "link_error_recovery": c["downs"] * 3 + c["sym"] // 50, "port_xmit_wait": c["wait"],
-               "port_xmit_discards": 0}
+               "port_xmit_wait": c["wait"]}
         for k in sorted(cnt):
             files.append((ib + "counters/" + k, "%d\n" % cnt[k]))
         hw = {"out_of_sequence": n.c0.get("oos", 0) + c["acktmo"] * 5, "packet_seq_err": n.c0.get("pse", 0) + c["acktmo"],
@@ -546,9 +547,11 @@ def sysfs_files(case, h, t, before=False):
         if n.ll == "Ethernet":
             hw.update({"np_cnp_sent": c["cnp"], "rp_cnp_handled": c["cnp"] + 17,
                        "np_ecn_marked_roce_packets": c["cnp"] * 2 + 3, "rp_cnp_ignored": 0})
+        if before:
+            continue
         for k in sorted(hw):
             files.append((ib + "hw_counters/" + k, "%d\n" % hw[k]))
-        if before:
+        if n.ll != "Ethernet" and not c["downs"]:
             continue
         files += [("sys/class/net/%s/operstate" % n.netdev, "up\n" if up else "down\n"),
                   ("sys/class/net/%s/carrier_changes" % n.netdev, "%d\n" % (2 + 2 * c["downs"]))]
