@@ -247,11 +247,11 @@ class Case:
                     n.tx_rate = n.rx_rate = 2.0e6
                     continue
                 share = self.nic_share(h, n)
-                n.tx_rate = n.rx_rate = self.bytes_per_step_nic * share / s0
+                n.tx_rate = n.rx_rate = self.bytes_per_step_nic * share * len(h.nics) / s0
                 if fs and n.fs is None:
                     n.fs = fs
                 if fs:
-                    n.tx_rate_f = n.rx_rate_f = self.bytes_per_step_nic * share / s1
+                    n.tx_rate_f = n.rx_rate_f = self.bytes_per_step_nic * share * len(h.nics) / s1
                 if n.rxp == 0.0:
                     n.rxp = self.rng.choice([0.0, 0.2, 0.5, 1.5])
         # leaf uplinks carry the off-leaf share of their hosts
@@ -267,8 +267,7 @@ class Case:
             weights = self.uplink_weights.get(sw.name)
             for i, p in enumerate(up):
                 w = (weights[i] if weights else 1.0 / len(up))
-                w0 = (self.uplink_weights_before.get(sw.name, [1.0 / len(up)] * len(up))[i]
-                      if sw.name in self.uplink_weights_before else w)
+                w0 = self.uplink_weights_before.get(sw.name, [1.0 / len(up)] * len(up))[i]
                 p.out_rate = tot0 * w0
                 p.in_rate = tot0 * w0
                 if fs:
