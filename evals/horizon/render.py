@@ -22,7 +22,7 @@ def dmesg_line(style, host, t, text, seq):
         return "%s %2d %02d:%02d:%02d %s kernel: %s" % (MON[d.month - 1], d.day, d.hour, d.minute, d.second,
                                                        host.name, text)
     if style == "kmsg":
-        pr = 3 if ("Xid" in text or "error" in text.lower()) else 6
+        pr = 3 if ("Xid" in text or "error" in text.lower() or "fallen" in text) else 6
         return "%d,%d,%d,-;%s" % (pr, seq, int(u * 1e6), text)
     raise ValueError(style)
 
@@ -299,6 +299,10 @@ def yn(b):
 
 def render_smi_q(case, h, t):
     new = case.driver_major >= 535
+    lost = [g for g in h.gpus if g.at(t) is None]
+    if lost:
+        # nvidia-smi gives up on the whole query when one device handle cannot be opened
+        return "Unable to determine the device handle for GPU%s: Unknown Error\n" % gpu_nvml_bus(lost[0])
     out = ["", "==============NVSMI LOG==============", "",
            "Timestamp                                 : %s" % utc(t).strftime("%a %b %d %H:%M:%S %Y"),
            "Driver Version                            : %s" % case.driver,

@@ -154,6 +154,10 @@ def check_case(root, cid):
         if os.path.exists(nv_p) and smi_p:
             nv = json.load(open(nv_p))
             smi = read(smi_p)
+            if smi.startswith("Unable to determine the device handle"):
+                if not any("error" in d for d in nv["devices"]):
+                    P(cid, "%s nvidia-smi failed but nvml reads every GPU" % h)
+                continue
             blocks = re.split(r"\nGPU (0000\S+)\n", smi)
             sm = {blocks[i]: blocks[i + 1] for i in range(1, len(blocks) - 1, 2)}
             for d in nv["devices"]:
