@@ -809,6 +809,7 @@ def hz25():
     c.place_ranks()
     decoys(c, ["static_ecc", "warm", "old_xid13", "aer"])
     c.step_start = c.t0 + 300
+    c.job_start = c.step_start
     c.first_step = 1
     c.comm.append((c.t0 - 7200, 3.1))
     c.nic_share = lambda h, n: 1.0 if n.idx == 0 else 0.0005
@@ -828,6 +829,7 @@ def hz26():
     c.place_ranks()
     decoys(c, ["static_ecc", "warm"])
     c.step_start = c.t0 + 240
+    c.job_start = c.step_start
     c.first_step = 1
     c.comm.append((c.t0 - 7200, 1.6))
     c.nic_share = lambda h, n: 0.5 if n.idx in (2, 3) else 0.0002

@@ -96,6 +96,7 @@ class Gpu:
         self.agg_extra = 0
         self.gen_f = None
         self.idle_after = None
+        self.idle_before = None
         self.width_f = None
         self.nvl_static = {}
         self.t0 = 0
@@ -106,7 +107,8 @@ class Gpu:
         f = self.fs is not None and t >= self.fs
         if self.lost_at is not None and t >= self.lost_at:
             return None
-        busy = self.busy and not (self.idle_after is not None and t >= self.idle_after)
+        busy = self.busy and not (self.idle_after is not None and t >= self.idle_after) \
+            and not (self.idle_before is not None and t < self.idle_before)
         d = {}
         d["clk"] = (self.clk_f if (f and self.clk_f is not None) else self.clk) if busy else 345
         d["temp"] = (self.temp_f if (f and self.temp_f is not None) else self.temp) if busy else self.temp

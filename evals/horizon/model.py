@@ -77,6 +77,7 @@ class Case:
         self.uplink_weights = {}
         self.driver_major = 550
         self.key_hosts = set()
+        self.job_start = None
         self.nic_pci = False
         self.uplink_weights_before = {}
         self.collected_drop = {}
@@ -193,13 +194,13 @@ class Case:
         return self._ru
 
     def tensor_at(self, h, g, t):
-        if not g.busy or (self.crash_at and t >= self.crash_at):
+        if (self.job_start and t < self.job_start) or not g.busy or (self.crash_at and t >= self.crash_at):
             return 0.0
         st = self.step_nominal(t)
         return 0.71 * self.base_compute * self.mult(h, g, t) / st * (1.0 / self.mult(h, g, t) ** 0.15)
 
     def util_at(self, h, g, t):
-        if not g.busy or (self.crash_at and t >= self.crash_at + 600):
+        if (self.job_start and t < self.job_start) or not g.busy or (self.crash_at and t >= self.crash_at + 600):
             return 0
         if self.stall and t >= self.stall[0]:
             st = self.step_nominal(t)
@@ -277,6 +278,24 @@ class Case:
                 q = p.mirror
                 q.out_rate, q.in_rate = p.in_rate, p.out_rate
                 q.fs, q.out_rate_f, q.in_rate_f = p.fs, p.in_rate_f, p.out_rate_f
+
+        if self.job_start:
+            # nothing ran before the job: idle links and GPUs until its first step
+            for h in self.hosts:
+                if h.name not in job_hosts:
+                    continue
+                for n in h.nics:
+                    n.tx_rate_f, n.rx_rate_f = n.tx_rate, n.rx_rate
+                    n.tx_rate = n.rx_rate = 2.0e6
+                    n.fs = self.job_start
+                for g in h.gpus:
+                    g.idle_before = self.job_start
+            for sw in self.switches.values():
+                for p in sw.uplinks:
+                    if p.nic is None and p.out_rate_f is None:
+                        p.out_rate_f, p.in_rate_f = p.out_rate, p.in_rate
+                    p.out_rate = p.in_rate = 1.0e6
+                    p.fs = self.job_start
 
     def nic_share(self, h, n):
         return 1.0 / len(h.nics)
