@@ -72,6 +72,8 @@ BUILDERS: dict[str, Callable[[Path], None]] = {
     "summit": _script("summit"),
     # Scored once only after the work it measures, so no change is tuned to it: see evals/meridian/README.md.
     "meridian": _script("meridian"),
+    # Scored once only after the work it measures, so no change is tuned to it: see evals/horizon/README.md.
+    "horizon": _script("horizon"),
 }
 
 

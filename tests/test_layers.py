@@ -33,6 +33,7 @@ OUTSIDE = {
     "keystone",
     "summit",
     "meridian",
+    "horizon",
     "examples",
 }
 
