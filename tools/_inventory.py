@@ -123,26 +123,34 @@ def _build(ctx: ToolContext, host: str) -> HostInventory:
 
 
 def _gpus_from_commands(ctx: ToolContext, host: str, inv: HostInventory) -> None:
-    """Without topology or NVML, number GPUs as NVML does: by PCI address, from nvidia-smi or lspci."""
+    """Without topology or NVML, number GPUs as NVML does: by PCI address, over every GPU that
+    nvidia-smi (now or at the window's start) or lspci lists. A GPU that fell off the bus leaves
+    nvidia-smi's list (its line says only that its handle is lost, or nothing at all), so one
+    source alone would renumber the others; lspci and the earlier snapshot still list it."""
     from forensic.tools.parsers.lspci import parse_lspci_vv
     from forensic.tools.parsers.nvidia_smi import parse_nvidia_smi_q
 
-    try:
-        node = ctx.source.host(host)
-        addrs: list[PciAddress] = []
-        if node.has_command(["nvidia-smi", "-q"]):
-            addrs = [g.pci for g in parse_nvidia_smi_q(node.run(["nvidia-smi", "-q"])) if g.pci is not None]
-        if not addrs and node.has_command(["lspci", "-vv"]):
-            addrs = [
-                d.address
-                for d in parse_lspci_vv(node.run(["lspci", "-vv"]))
-                if "NVIDIA" in d.description and (d.class_name or "").startswith(("3D controller", "VGA"))
-            ]
-    except ForensicError:
-        return
+    addrs: list[PciAddress] = []
+    smi, lspci = ["nvidia-smi", "-q"], ["lspci", "-vv"]
+    for snapshot in ("now", "before"):
+        try:
+            node = ctx.source.host(host) if snapshot == "now" else ctx.source.host(host, "before")
+            if node.has_command(smi):
+                addrs += [g.pci for g in parse_nvidia_smi_q(node.run(smi)) if g.pci is not None]
+            if node.has_command(lspci):
+                addrs += [
+                    d.address
+                    for d in parse_lspci_vv(node.run(lspci))
+                    if "NVIDIA" in d.description and (d.class_name or "").startswith(("3D controller", "VGA"))
+                ]
+        except (ForensicError, TypeError):  # TypeError: a source with no window-start snapshot
+            continue
     key = lambda a: (a.domain, a.bus, a.device, a.function or 0)  # noqa: E731
-    for i, addr in enumerate(sorted(set(addrs), key=key)):
-        inv.gpus[i] = Device("gpu", f"gpu{i}", addr)
+    seen: dict[tuple, PciAddress] = {}
+    for addr in addrs:
+        seen.setdefault(key(addr), addr)
+    for i, k in enumerate(sorted(seen)):
+        inv.gpus[i] = Device("gpu", f"gpu{i}", seen[k])
 
 
 def _netdev_of(node, ibdev: str) -> str | None:

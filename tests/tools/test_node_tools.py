@@ -101,3 +101,37 @@ def test_without_topology_or_nvml_gpus_are_numbered_by_pci_address(make_bundle) 
     (b / "nodes/node-b.example/cmd/lspci-vv.txt").write_text(lspci)
     res = run(b, "kernel_log", host="node-b.example")
     assert [s.component for s in res.signals] == ["node-b.example/gpu2"]
+
+
+def _smi_block(bus: str, minor: int) -> str:
+    return f"GPU 00000000:{bus.upper()}:00.0\n    Product Name                          : NVIDIA H100 80GB HBM3\n    Minor Number                          : {minor}\n\n"
+
+
+@pytest.mark.parametrize("other_source", ["lspci", "smi_before"])
+def test_a_gpu_gone_from_nvidia_smi_keeps_its_place_among_the_others(make_bundle, other_source: str) -> None:
+    """A GPU off the bus leaves nvidia-smi with one line about its lost handle: numbering by that
+    list alone made it gpu0. Its place comes from every GPU the host lists (lspci, or nvidia-smi
+    at the window's start), so the lost one is named as NVML numbers it."""
+    b = make_bundle("gpu_fell_off_bus")
+    (b / "topology.json").unlink()
+    for h in ("node-a.example", "node-b.example", "spare-c.example"):
+        (b / "nodes" / h / "nvml.json").unlink()
+    node = b / "nodes/node-b.example"
+    (node / "cmd").mkdir(parents=True, exist_ok=True)
+    (node / "cmd/nvidia-smi-q.txt").write_text(
+        "Unable to determine the device handle for GPU00000000:3A:00.0: Unknown Error\n"
+    )
+    if other_source == "lspci":
+        (node / "cmd/lspci-vv.txt").write_text(
+            "".join(
+                f"{bus}:00.0 3D controller: NVIDIA Corporation Device 2330 (rev a1)\n\n"
+                for bus in ["5d", "18", "3a", "2a"]
+            )
+        )
+    else:
+        (node / "before/cmd").mkdir(parents=True, exist_ok=True)
+        (node / "before/cmd/nvidia-smi-q.txt").write_text(
+            "".join(_smi_block(bus, i) for i, bus in enumerate(["18", "2a", "3a", "5d"]))
+        )
+    res = run(b, "gpu_health", host="node-b.example")
+    assert {s.component for s in res.signals if s.name == "device_lost"} == {"node-b.example/gpu2"}
