@@ -34,6 +34,12 @@ _EXPECTED = [
         + r"\s{0,3}(?:/|per)\s{0,2}(?:step|iter(?:ation)?|it)\s{0,2}\)",
         re.I,
     ),
+    # "step time is ~2.3 s (was ~1.6 s)": the level before, in brackets after the step time's own
+    re.compile(
+        r"\bstep[ _-]?times?\b[^!?;()\n]{0,40}\(\s{0,2}(?:was|previously|before|expected|normally|usually)"
+        r"\s{1,3}(?:about\s{1,2}|~\s{0,1})?" + _NUM + r"\s{0,2}\)",
+        re.I,
+    ),
 ]
 #: "Step time went from 2.06s to 2.60s", "step time 2.23s -> 2.56s", "step time up from 2.45s to
 #: 2.71s", "(step 1.41s -> 1.82s)": a change the person saw, the first number the level before it.
@@ -73,6 +79,9 @@ def states_change(text: str) -> bool:
 #: or a percentage of step time (a drop of throughput, "tokens/s down 35%", is not read here).
 _RATIO = re.compile(
     r"\b(\d{1,2}(?:\.\d{1,2})?)\s{0,1}(?:x|×|times)\s{1,3}(?:slower|longer)\b|"
+    # "all-reduce time roughly 2.5x what it was last week": a time (not a rate) that many times its level
+    r"\b(?:time|latency|duration)\b[^.!?;\n]{0,30}?\b(\d{1,2}(?:\.\d{1,2})?)\s{0,1}(?:x|×)\s{1,3}"
+    r"(?:what it (?:was|used to be)|(?:the|its)\s{1,3}(?:usual|normal|baseline|expected|previous))\b|"
     r"\b(\d{1,3}(?:\.\d{1,2})?)\s{0,1}(?:%|percent)\s{1,3}(?:slower|longer)\b",
     re.I,
 )
@@ -115,7 +124,8 @@ def stated_slowdown_ratio(text: str) -> float | None:
     ``half the expected throughput`` -> 2.0, ``last week's run did 2x this`` -> 2.0); None when it
     states no such factor, or one that is not a slowdown."""
     if m := _RATIO.search(text or ""):
-        ratio = float(m.group(1)) if m.group(1) else 1.0 + float(m.group(2)) / 100.0
+        factor = m.group(1) or m.group(2)
+        ratio = float(factor) if factor else 1.0 + float(m.group(3)) / 100.0
         return ratio if ratio > 1.0 else None
     if m := _SHORTFALL.search(text or ""):
         if m.group(1):

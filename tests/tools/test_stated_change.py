@@ -71,3 +71,30 @@ def test_steps_holding_only_the_slow_level_are_slow_but_not_since_launch(
     (root / "incident.json").write_text(json.dumps(inc))
     res = get_tool("job_steps")(ToolContext(Bundle(root)), {})
     assert "slowdown_since_launch" in {s.name for s in res.signals}
+
+
+@pytest.mark.parametrize(
+    "text,before",
+    [
+        ("Since the job restarted, step time is ~2.3 s (was ~1.6 s). NCCL tests not run yet.", 1.6),
+        ("step time now 1.9s (previously 1.25s)", 1.25),
+        ("Step time is 2.3 s (eval every 400 steps)", None),
+    ],
+)
+def test_a_level_in_brackets_after_the_step_time_is_the_level_before(text: str, before: float | None) -> None:
+    assert expected_step_s(text) == before
+
+
+@pytest.mark.parametrize(
+    "text,ratio",
+    [
+        ("After the reboots, all-reduce time roughly 2.5x what it was last week", 2.5),
+        ("step time is 2x the usual", 2.0),
+        ("throughput is 2x what it was", None),  # a rate that many times is no slowdown
+        ("the 2x what it was figure came from a dashboard", None),
+    ],
+)
+def test_a_time_that_many_times_its_level_is_a_stated_slowdown(text: str, ratio: float | None) -> None:
+    from forensic.tools._incident_text import stated_slowdown_ratio
+
+    assert stated_slowdown_ratio(text) == ratio
