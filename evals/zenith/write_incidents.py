@@ -113,7 +113,7 @@ class Case:
 
     def nodes_with_data(self):
         if self.node_hosts is None:
-            if len(self.hosts) <= 6:
+            if len(self.hosts) <= 4:
                 return [h["name"] for h in self.hosts]
             th = (self.truth[1] or "").split("/")[0]
             keep = [h["name"] for i, h in enumerate(self.hosts)
@@ -394,13 +394,15 @@ def write_node(c, w, h):
                    "link_downed": n["downed0"] if before else n["downed1"],
                    "port_xmit_wait": 5000000 + int(4.0e7 * n["share"] * f) + (n["txp0"] if before else n["txp1"]) * 4 // 1000,
                    "port_rcv_data": words + int(WIN * 40e9 / 4 * n["share"] * f),
-                   "port_xmit_data": words + int(WIN * 40e9 / 4 * n["share"] * f) + 77}
+                   }
+            if not before:
+                ctr["port_xmit_data"] = words + int(WIN * 40e9 / 4 * n["share"]) + 77
             for k, v in ctr.items():
                 w.put(base + pre + ip + "counters/" + k, "%d\n" % v)
             hw = {"out_of_sequence": 0, "packet_seq_err": 0, "local_ack_timeout_err": 0}
             if c.ll == "Ethernet":
                 hw.update(np_cnp_sent=int(1200 * f), rp_cnp_handled=int(900 * f), np_ecn_marked_roce_packets=int(1500 * f))
-            for k, v in hw.items():
+            for k, v in (hw.items() if c.ll == "Ethernet" or n["rcv_err"] else ()):
                 w.put(base + pre + ip + "hw_counters/" + k, "%d\n" % v)
             w.put(base + pre + "sys/class/net/%s/carrier_changes" % n["netdev"], "%d\n" % (2 + 2 * (n["downed0"] if before else n["downed1"])))
             if c.ll == "Ethernet":
@@ -421,7 +423,7 @@ def dcgm_metrics(c):
             "DCGM_FI_DEV_GPU_UTIL", thr, "DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL",
             "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
             "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_POWER_VIOLATION", "DCGM_FI_DEV_THERMAL_VIOLATION"]
-    times = list(range(c.start - 600, c.end + 1, 300 if c.nhosts >= 128 else (120 if c.nhosts >= 24 else 60)))
+    times = list(range(c.start - 600, c.end + 1, 300 if c.nhosts >= 24 else 120))
     out = []
     for fam in fams:
         out.append("# HELP %s %s" % (fam, fam.lower()))
@@ -468,7 +470,7 @@ def dcgm_metrics(c):
 
 
 def node_metrics(c):
-    times = list(range(c.start - 600, c.end + 1, 60))
+    times = list(range(c.start - 600, c.end + 1, 120))
     out = []
     hosts = [c.hmap[n] for n in c.nodes_with_data()]
     for fam, kind in (("node_infiniband_port_data_transmitted_bytes_total", "counter"), ("node_infiniband_port_errors_received_total", "counter"),
@@ -659,9 +661,9 @@ def write_case(c, outdir):
     if "logs" not in c.missing:
         w.put("job/logs/train-rank0.log", train_log(c))
     if "dcgm" not in c.missing:
-        w.put("metrics/dcgm.om", dcgm_metrics(c), c.gz or c.nhosts >= 12)
+        w.put("metrics/dcgm.om", dcgm_metrics(c), c.gz or c.nhosts > 4)
     if "node_metrics" not in c.missing:
-        w.put("metrics/node.om", node_metrics(c), c.gz or c.nhosts >= 24)
+        w.put("metrics/node.om", node_metrics(c), c.gz or c.nhosts > 4)
     if c.switch_data:
         w.put("metrics/snmp-switch.om", switch_metrics(c))
         switch_cmds(c, w)
