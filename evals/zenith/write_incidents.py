@@ -56,7 +56,7 @@ class Case:
                  driver="550.90.07", hostname_label="Hostname", dmesg="plain", ranks_explicit=False,
                  compute_col=True, gz=False, node_hosts=None, old_kernel=False, port_fmt="Ethernet%d",
                  switch_data=False, steps=30, base_step=1.6, start=T0, spare=0, missing=(),
-                 title="", reported="", alerts=(), job="llm-pretrain", nstride=1,
+                 title="", reported="", alerts=(), job="llm-pretrain", nstride=0,
                  job_slow_in_compute=False, shuffle_rows=False, nccl_ver="2.21.5", used_nics=None)
         d.update(kw); self.__dict__.update(d)
         self.start = T0 + seed * 86400 + 7 * 3600
@@ -443,9 +443,9 @@ def dcgm_metrics(c):
                     elif fam == "DCGM_FI_DEV_POWER_USAGE":
                         v = "%.3f" % ((62.0 if g["idle"] else (g["power"] if on else g.get("power0", g["power"])) / 1000.0) + ((t // 60) % 7) * 0.37)
                     elif fam == "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE":
-                        v = "%.4f" % (0.0 if g["idle"] else (0.52 / (c.job_slow if on else 1.0)) * g.get("util", 1.0))
+                        v = "%.4f" % (0.0 if g["idle"] else (0.52 / (c.ratio if on else 1.0)) * (g["slow"] if on else 1.0) * (g.get("util", 1.0) if on else 1.0))
                     elif fam == "DCGM_FI_DEV_GPU_UTIL":
-                        v = 0 if g["idle"] else int(min(100, 97 * g.get("util", 1.0)))
+                        v = 0 if g["idle"] else int(min(100, 97 * (g.get("util", 1.0) if on else 1.0)))
                     elif fam == thr:
                         v = 1 if g["idle"] else (g["reasons"] if on else g.get("reasons0", 0))
                     elif fam == "DCGM_FI_DEV_XID_ERRORS":
@@ -562,8 +562,14 @@ def steps_csv(c):
     hdr = "step,rank,start_unix,duration_s" + (",compute_s" if c.compute_col else "") + ",loss" + (",param_checksum" if c.sdc is not None else "")
     t = float(c.start + 5)
     fault_step = None
-    for s in range(c.steps):
+    if not c.nstride:
+        c.nstride = max(1, int((WIN - 120) / (c.steps * c.base_step)))
+    lost = any(g["lost"] for h in c.hosts for g in h["gpus"])
+    c.ratio = 1.0
+    for s in range(c.steps * 4):
         st = s * c.nstride + 1
+        if t > c.end - 30 or (lost and t > c.fault_t + 61):
+            break
         on = t >= c.fault_t
         if on and fault_step is None:
             fault_step = st
@@ -576,6 +582,8 @@ def steps_csv(c):
         dur = max(comps.values()) + comm
         if on and c.job_slow > 1:
             dur *= c.job_slow
+        if on:
+            c.ratio = dur / c.base_step
         loss = 2.9 - 0.0004 * st
         for rk, hn, gi in c.ranks:
             d = dur * (1 + r.uniform(0, 0.002))
@@ -627,8 +635,11 @@ def train_log(c):
     lines.append("%s:4101:4190 [0] NCCL INFO NET/IB : Using %s [RO]; OOB eth0:10.12.0.11<0>" % (h0, " ".join("[%d]%s:1/%s" % (k, nics[i]["ib"], proto) for k, i in enumerate(used))))
     lines.append("%s:4101:4190 [0] NCCL INFO comm 0x55d1c0a3e100 rank 0 nranks %d cudaDev 0 nvmlDev 0 busId %x000 commId 0x7f3e2a11c0de5b17 - Init COMPLETE" % (h0, len(c.ranks), GPU_BUS[0]))
     t = c.start + 5
-    for s in range(0, c.steps, 5):
-        lines.append("%s [rank0] step %d | loss %.4f | tokens/s/gpu %d" % (iso(t + s * c.base_step), s * c.nstride + 1, 2.9 - 0.0004 * s, int(3900 / (c.job_slow if t + s * c.base_step > c.fault_t else 1))))
+    for s in range(0, c.steps, 3):
+        ts = t + s * c.nstride * c.base_step
+        if ts > c.end:
+            break
+        lines.append("%s [rank0] step %d | loss %.4f | tokens/s/gpu %d" % (iso(ts), s * c.nstride + 1, 2.9 - 0.0004 * s * c.nstride, int(3900 / (c.ratio if ts > c.fault_t else 1))))
     lines += c.extra_logs
     return "\n".join(lines) + "\n"
 
@@ -656,8 +667,9 @@ def write_case(c, outdir):
         if c.ranks_explicit:
             topo["ranks"] = [{"rank": rk, "host": hn, "gpu": gi} for rk, hn, gi in c.ranks]
         w.put("topology.json", json.dumps(topo, indent=1, sort_keys=True) + "\n", c.nhosts >= 128)
+    stext = steps_csv(c)
     if "steps" not in c.missing:
-        w.put("job/steps.csv", steps_csv(c), c.gz or len(c.ranks) > 256)
+        w.put("job/steps.csv", stext, c.gz or len(c.ranks) > 256)
     if "logs" not in c.missing:
         w.put("job/logs/train-rank0.log", train_log(c))
     if "dcgm" not in c.missing:

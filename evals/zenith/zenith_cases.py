@@ -160,7 +160,7 @@ def build_all(Case):
     c.truth = ("link_degradation", "%s/mlx5_6" % h); cs.append(fin(c))
 
     # 08 the large one: 288 hosts, link errors only in counters, static decoys elsewhere
-    c = mk(Case, "zn-08", 8, nhosts=288, gpn=8, nics=8, naming="gpu%05d", compute_col=False, steps=12, nstride=10, gz=True,
+    c = mk(Case, "zn-08", 8, nhosts=288, gpn=8, nics=8, naming="gpu%05d", compute_col=False, steps=12, gz=True,
            title="MFU 47% -> 41% over the night, no alerts", reported="Large pretrain; nothing in alerting. Checked the storage cluster: fine.",
            hostname_label="Hostname")
     bad = H(c, 201); n = c.n(bad, 4); n.update(sym=96_000, rcv_err=21_500)
@@ -242,7 +242,7 @@ def build_all(Case):
                            (c.fault_t + 61, "NVRM: GPU 0000:%02x:00.0: GPU has fallen off the bus." % g["bus"])]
     rk = c.rank_of[(h, 2)]
     c.extra_logs += ["[rank%d]:[E ProcessGroupNCCL.cpp:616] [Rank %d] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=88121, OpType=ALLREDUCE, NumelIn=262144000, NumelOut=262144000, Timeout(ms)=600000) ran for 600043 milliseconds before timing out." % (r, r) for r in (0, 9, 31)]
-    c.steps = 22; old_xid(c, H(c, 1), 4, 13, 12); swcap(c, H(c, 3), 4)
+    old_xid(c, H(c, 1), 4, 13, 12); swcap(c, H(c, 3), 4)
     c.truth = ("gpu_fell_off_bus", "%s/gpu2" % h); cs.append(fin(c))
     c.post["nodes/%s/cmd/nvidia-smi-q.txt" % H(c, 1)] = "\n==============NVSMI LOG==============\n\nTimestamp                                 : Sat\nDriver Version                            : 550.90.07\nCUDA Vers"
 
@@ -251,7 +251,7 @@ def build_all(Case):
            reported="Auto-restart kicked in; restarted job excluded nothing. Need to know if a node should be drained.")
     h = H(c, 0); g = c.g(h, 7); g.update(lost=True)
     c.hmap[h]["dmesg"] += [(c.fault_t + 61, "NVRM: Xid (PCI:0000:%02x:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus." % g["bus"])]
-    c.steps = 20; warm(c, H(c, 2), 3, 80)
+    warm(c, H(c, 2), 3, 80)
     c.truth = ("gpu_fell_off_bus", "%s/gpu7" % h); cs.append(fin(c))
 
     # 17 nvlink fault with XID 74
@@ -266,7 +266,7 @@ def build_all(Case):
 
     # 18 nvlink counters only, 48 hosts, static decoys
     c = mk(Case, "zn-18", 18, nhosts=48, naming="gpu-i%03d", compute_col=False, hostname_label="hostname",
-           title="Throughput sag ~15%, no XIDs", reported="No XIDs anywhere. Some GPUs have had NVLink CRC counts for weeks.")
+           title="Throughput sag ~15%, no XIDs", reported="No XIDs anywhere. Several GPUs show old error counts on the dashboard.")
     h = H(c, 29); g = c.g(h, 3); g.update(nvl0=310, nvl1=3_120_000, replay1=52_000)
     for i in (2, 11, 30, 44):
         gg = c.g(H(c, i), (i * 3) % 8); gg.update(nvl0=40 + i, nvl1=40 + i)
@@ -282,7 +282,7 @@ def build_all(Case):
     c.truth = ("silent_data_corruption", "%s/gpu4" % H(c, 2)); cs.append(fin(c))
 
     # 20 SDC with explicit rank placement, shuffled gz rows
-    c = mk(Case, "zn-20", 20, nhosts=6, naming="n%d.cl7", ranks_explicit=True, shuffle_rows=True, gz=True, nstride=5,
+    c = mk(Case, "zn-20", 20, nhosts=6, naming="n%d.cl7", ranks_explicit=True, shuffle_rows=True, gz=True,
            title="Checkpoint validation mismatch", reported="Replica consistency check flagged the last checkpoint.")
     c.sdc = (H(c, 4), 0)
     warm(c, H(c, 4), 0, 79); swcap(c, H(c, 1), 2)
