@@ -57,7 +57,7 @@ class Case:
                  compute_col=True, gz=False, node_hosts=None, old_kernel=False, port_fmt="Ethernet%d",
                  switch_data=False, steps=30, base_step=1.6, start=T0, spare=0, missing=(),
                  title="", reported="", alerts=(), job="llm-pretrain", nstride=0,
-                 job_slow_in_compute=False, shuffle_rows=False, nccl_ver="2.21.5", used_nics=None)
+                 job_slow_in_compute=False, drop_ranks=False, shuffle_rows=False, nccl_ver="2.21.5", used_nics=None)
         d.update(kw); self.__dict__.update(d)
         self.start = T0 + seed * 86400 + 7 * 3600
         self.end = self.start + WIN
@@ -587,6 +587,8 @@ def steps_csv(c):
         loss = 2.9 - 0.0004 * st
         for rk, hn, gi in c.ranks:
             d = dur * (1 + r.uniform(0, 0.002))
+            if c.drop_ranks and (st + rk) % 37 == 0:
+                continue  # this rank's logger missed the step
             row = "%d,%d,%.3f,%.4f" % (st, rk, t, d)
             if c.compute_col:
                 row += ",%.4f" % (comps[rk] * (c.job_slow if (on and c.job_slow > 1 and c.job_slow_in_compute) else 1.0))

@@ -164,19 +164,16 @@ def build_all(Case):
            title="MFU 47% -> 41% over the night, no alerts", reported="Large pretrain; nothing in alerting. Checked the storage cluster: fine.",
            hostname_label="Hostname")
     bad = H(c, 201); n = c.n(bad, 4); n.update(sym=96_000, rcv_err=21_500)
-    n["fec_c"] = 8_100_000_000; n["fec_u"] = 118_000; n["fec_cmd"] = True
     c.job_comm = 1.35
     for i in (7, 33, 90, 150, 260):
         c.n(H(c, i), i % 8)["staticsym"] = 2 + i % 9
     nh = [H(c, i) for i in (0, 7, 33, 90, 150, 199, 200, 201, 202, 260)]
     c.node_hosts = nh
-    for x in nh:
-        c.n(x, 4)["fec_cmd"] = True; c.n(x, 4)["fec_c"] = c.n(x, 4)["fec_c"] or 1_900_000 + 17 * len(x)
     for i in (0, 150): swcap(c, H(c, i), 7)
     c.truth = ("link_degradation", "%s/mlx5_4" % bad); cs.append(fin(c))
 
     # 09 thermal throttle, one GPU
-    c = mk(Case, "zn-09", 9, nhosts=6, naming="gpu-c%03d", dmesg="plain", title="One node in the job is hot? steps 1.4x",
+    c = mk(Case, "zn-09", 9, nhosts=6, naming="gpu-c%03d", port_fmt="swp%d", dmesg="plain", title="One node in the job is hot? steps 1.4x",
            reported="Facilities replaced a CRAC filter in row C this morning.")
     h = H(c, 2); g = c.g(h, 5); g.update(temp=90, reasons=0x40 | 0x20, clk=1305, slow=1.45, thermv=0.8, temp0=63)
     warm(c, H(c, 4), 1, 82); swcap(c, H(c, 0), 6); swcap(c, h, 2)
@@ -184,7 +181,7 @@ def build_all(Case):
     c.truth = ("thermal_throttle", "%s/gpu5" % h); cs.append(fin(c))
 
     # 10 thermal, whole host: fans failed
-    c = mk(Case, "zn-10", 10, nhosts=8, model="A100", driver="470.199.02", naming="dgx-%02d", dmesg="journal", old_kernel=True,
+    c = mk(Case, "zn-10", 10, nhosts=8, port_fmt="Eth1/%d", model="A100", driver="470.199.02", naming="dgx-%02d", dmesg="journal", old_kernel=True,
            title="Steps ~1.6x slower", reported="Happened after a BMC firmware push on some nodes.", hostname_label="Hostname")
     h = H(c, 6)
     for g in c.hmap[h]["gpus"]:
@@ -321,7 +318,7 @@ def build_all(Case):
     c.truth = ("input_pipeline_stall", "job"); cs.append(fin(c))
 
     # 24 input pipeline stall: no compute col; only node evidence + logs
-    c = mk(Case, "zn-24", 24, nhosts=16, naming="gpu%02d.ai.lan", compute_col=False, dmesg="journal", hostname_label="hostname",
+    c = mk(Case, "zn-24", 24, nhosts=16, drop_ranks=True, naming="gpu%02d.ai.lan", compute_col=False, dmesg="journal", hostname_label="hostname",
            title="MFU halved; nodes look idle", reported="Storage team upgraded the object store gateway at 08:15.")
     c.job_slow = 1.9
     for hh in c.hosts:
@@ -385,10 +382,11 @@ def build_all(Case):
 
     # 30 healthy RoCE with normal pause/CNP activity and a slight noise dip
     c = mk(Case, "zn-30", 30, nhosts=8, naming="rc-%02d", ll="Ethernet", switch_data=True, compute_col=False, hostname_label="hostname",
-           dmesg="kmsg", title="Is the fabric pausing us? PFC counters non-zero", reported="Network dashboard shows PFC and ECN counters moving on all ports.")
+           dmesg="kmsg", missing=("boot",), title="Is the fabric pausing us? PFC counters non-zero", reported="Network dashboard shows PFC and ECN counters moving on all ports.")
     for hh in c.hosts:
         for nn in hh["nics"]:
             nn["rxp0"] = 10_000; nn["rxp1"] = 10_000 + 2_400 + nn["bus"]; nn["txp0"] = 500; nn["txp1"] = 540
+            nn["fec_cmd"] = True; nn["fec_c"] = 3_100_000 + 977 * nn["bus"] + len(hh["name"])
     for i in (0, 4): swcap(c, H(c, i), 2)
     warm(c, H(c, 5), 6, 80)
     c.truth = ("healthy", None); cs.append(fin(c))
