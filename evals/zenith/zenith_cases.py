@@ -20,7 +20,8 @@ def hash_s(s):
 
 def base_dmesg(c, h):
     b = h["boot"]
-    h["dmesg"] += [(b + 1, "Linux version 5.15.0-105-generic (buildd@lcy02-amd64-007) (gcc 11.4.0) #115-Ubuntu SMP"),
+    kv = "5.4.0-150-generic (buildd@lcy02-amd64-010) (gcc version 9.4.0 (Ubuntu 9.4.0-1ubuntu1~20.04.1)) #167-Ubuntu SMP" if c.old_kernel else "5.15.0-105-generic (buildd@lcy02-amd64-007) (gcc 11.4.0) #115-Ubuntu SMP"
+    h["dmesg"] += [(b + 1, "Linux version " + kv),
                    (b + 9, "nvidia: loading out-of-tree module taints kernel."),
                    (b + 11, "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  %s" % c.driver)]
     for n in h["nics"]:
@@ -81,10 +82,10 @@ def build_all(Case):
     H = lambda c, i: c.hosts[i]["name"]
 
     # 01 pcie_downtrain on a GPU
-    c = mk(Case, "zn-01", 1, nhosts=6, naming="gpu-a%03d", dmesg="plain", title="Step time up ~18% since mid-morning on llm-34b",
+    c = mk(Case, "zn-01", 1, nhosts=6, naming="gpu-a%03d", dmesg="plain", title="Step time up ~13% since mid-morning on llm-34b",
            reported="Throughput dropped without a deploy. Someone reseated cables in rack r01 yesterday.", hostname_label="Hostname")
     h = H(c, 3); g = c.g(h, 5); g.update(gen=3, width=16, slow=1.22, pcie_replay=412)
-    c.hmap[h]["dmesg"].append((c.fault_t - 30, "nvidia 0000:%02x:00.0: 8.000 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x16 link at 0000:%02x:01.0 (capable of 504.112 Gb/s with 32.0 GT/s PCIe x16 link)" % (g["bus"], g["bus"] - 1)))
+    c.hmap[h]["dmesg"].append((c.fault_t - 30, "nvidia 0000:%02x:00.0: 126.016 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x16 link at 0000:%02x:01.0 (capable of 504.112 Gb/s with 32.0 GT/s PCIe x16 link)" % (g["bus"], g["bus"] - 1)))
     for i in (0, 2, 4): swcap(c, H(c, i), i + 1)
     aer(c, H(c, 1), 2, 2); old_xid(c, H(c, 5), 3)
     c.truth = ("pcie_downtrain", "%s/gpu5" % h); cs.append(fin(c))
@@ -102,7 +103,7 @@ def build_all(Case):
 
     # 03 pfc storm originated by a host NIC (RoCE), every other NIC a victim
     c = mk(Case, "zn-03", 3, nhosts=8, ll="Ethernet", naming="h100-%02d", dmesg="journal", switch_data=True, compute_col=False,
-           title="Training ~3x slower, PFC watchdog alarms on the leaf", reported="Network team says the leaf is dropping; job owners saw no code change.")
+           title="Training ~2.4x slower, switch alarms on the leaf", reported="Network team says the leaf is dropping; job owners saw no code change.")
     bad = H(c, 5); bn = c.n(bad, 2)
     for hh in c.hosts:
         for nn in hh["nics"]:
@@ -117,7 +118,7 @@ def build_all(Case):
 
     # 04 pfc storm from a spine port: only switch-side counters show the origin
     c = mk(Case, "zn-04", 4, nhosts=32, gpn=8, nics=4, ll="Ethernet", naming="10-90-43-%d", dmesg="kmsg", switch_data=True,
-           node_hosts=None, title="Job slowed 2.5x around 08:20, nothing on the nodes", reported="No node alerts. NIC counters show received pauses everywhere on leaf-02.")
+           node_hosts=None, title="Job slowed ~2.2x around 08:20, nothing on the nodes", reported="No node alerts. NIC counters show received pauses everywhere on leaf-02.")
     c.hosts = c.hosts
     leaf2 = [hh for hh in c.hosts if hh["leaf"] == "leaf-02"]
     for hh in c.hosts:
@@ -173,7 +174,7 @@ def build_all(Case):
     c.truth = ("link_degradation", "%s/mlx5_4" % bad); cs.append(fin(c))
 
     # 09 thermal throttle, one GPU
-    c = mk(Case, "zn-09", 9, nhosts=6, naming="gpu-c%03d", port_fmt="swp%d", dmesg="plain", title="One node in the job is hot? steps 1.4x",
+    c = mk(Case, "zn-09", 9, nhosts=6, naming="gpu-c%03d", port_fmt="swp%d", dmesg="plain", title="Steps ~1.3x slower since this morning",
            reported="Facilities replaced a CRAC filter in row C this morning.")
     h = H(c, 2); g = c.g(h, 5); g.update(temp=90, reasons=0x40 | 0x20, clk=1305, slow=1.45, thermv=0.8, temp0=63)
     warm(c, H(c, 4), 1, 82); swcap(c, H(c, 0), 6); swcap(c, h, 2)
@@ -182,7 +183,7 @@ def build_all(Case):
 
     # 10 thermal, whole host: fans failed
     c = mk(Case, "zn-10", 10, nhosts=8, port_fmt="Eth1/%d", model="A100", driver="470.199.02", naming="dgx-%02d", dmesg="journal", old_kernel=True,
-           title="Steps ~1.6x slower", reported="Happened after a BMC firmware push on some nodes.", hostname_label="Hostname")
+           title="Steps ~1.35x slower", reported="Happened after a BMC firmware push on some nodes.", hostname_label="Hostname")
     h = H(c, 6)
     for g in c.hmap[h]["gpus"]:
         g.update(temp=88 + g["index"] % 3, reasons=0x40, clk=1005 + 15 * g["index"], slow=1.55, thermv=0.7, temp0=64)
@@ -204,7 +205,7 @@ def build_all(Case):
 
     # 12 power throttle whole host: PSU lost -> power brake; nvml missing
     c = mk(Case, "zn-12", 12, nhosts=8, naming="xe9680-%02d", missing=("nvml",), dmesg="T", compute_col=True,
-           title="Job 1.9x slower since 08:2x", reported="nvml collector crashed on this capture.")
+           title="Job ~1.6x slower since 08:2x", reported="nvml collector crashed on this capture.")
     h = H(c, 3)
     for g in c.hmap[h]["gpus"]:
         g.update(reasons=0x80 | 0x08, clk=870 + 10 * g["index"], power=260000, slow=1.95)
@@ -223,7 +224,7 @@ def build_all(Case):
 
     # 14 HBM degradation seen only in counters, 64 hosts, logs missing
     c = mk(Case, "zn-14", 14, nhosts=64, naming="gpu%03d-f", compute_col=False, missing=("logs",), steps=20,
-           title="DCGM ECC dashboard busy; job ~6% slower", reported="Dashboard shows ECC on many GPUs (most counts are old).")
+           title="DCGM ECC dashboard busy; job ~3% slower", reported="Dashboard shows ECC on many GPUs (most counts are old).")
     h = H(c, 41); g = c.g(h, 6); g.update(sbe0=11, sbe1=26_400, remap_c=2, remap0=0, pending=True, slow=1.06)
     for i in (3, 9, 17, 40, 42, 55):
         static_sbe(c, H(c, i), i % 8, 20 + i)
@@ -286,7 +287,7 @@ def build_all(Case):
     c.truth = ("silent_data_corruption", "%s/gpu0" % H(c, 4)); cs.append(fin(c))
 
     # 21 host contention: rogue process; steps missing
-    c = mk(Case, "zn-21", 21, nhosts=6, naming="gpu-k%03d", missing=("steps",), title="Job ~1.5x slower since 08:20",
+    c = mk(Case, "zn-21", 21, nhosts=6, naming="gpu-k%03d", missing=("steps",), title="Job ~1.3x slower since 08:20",
            reported="Step logs were not captured. Security agent rollout started this morning across the fleet.")
     h = H(c, 3); c.hmap[h].update(load=211.4, load0=12.3, psi=61.2, hslow=1.5,
                                   top=[("python", 101.0), ("python", 99.0), ("av-scan", 5210.0), ("av-scan", 3990.0)])
@@ -297,7 +298,7 @@ def build_all(Case):
     c.truth = ("host_contention", h); cs.append(fin(c))
 
     # 22 host contention via memory pressure, no compute column
-    c = mk(Case, "zn-22", 22, nhosts=8, naming="gpu-l%03d", compute_col=False, title="Steps 1.4x, periodic", reported="")
+    c = mk(Case, "zn-22", 22, nhosts=8, naming="gpu-l%03d", compute_col=False, title="Steps ~1.25x slower", reported="")
     h = H(c, 6); c.hmap[h].update(load=96.0, psi=38.5, hslow=1.4, load0=11.0,
                                   top=[("python", 100.0), ("kswapd0", 99.0), ("page-cache-warm", 1400.0)])
     for g in c.hmap[h]["gpus"]: g["util"] = 0.71
