@@ -164,8 +164,8 @@ def nvidia_smi_q(c, h, snap_t):
                 "        GPU Link Info",
                 "            PCIe Generation",
                 "                Max                       : %d" % m["gen"],
-                "                Current                   : %d" % g["gen"],
-                "                Device Current            : %d" % g["gen"],
+                "                Current                   : %d" % (1 if g["idle"] else g["gen"]),
+                "                Device Current            : %d" % (1 if g["idle"] else g["gen"]),
                 "                Device Max                : %d" % m["gen"],
                 "                Host Max                  : %d" % m["gen"],
                 "            Link Width",
@@ -255,12 +255,13 @@ def lspci(c, h):
         name = ("3D controller: NVIDIA Corporation Device %s (rev a1)" % m["devid"]) if kind == "gpu" else \
             ("Infiniband controller: Mellanox Technologies MT2910 Family [ConnectX-7]" if c.ll == "InfiniBand" else
              "Ethernet controller: Mellanox Technologies MT2910 Family [ConnectX-7]")
-        sp = "ok" if d["gen"] == maxg else "downgraded"; wd = "ok" if d["width"] == 16 else "downgraded"
+        cur = 1 if (kind == "gpu" and d["idle"]) else d["gen"]
+        sp = "ok" if cur == maxg else "downgraded"; wd = "ok" if d["width"] == 16 else "downgraded"
         aer = "RxErr+ BadTLP- BadDLLP- Rollover- Timeout- AdvNonFatalErr-" if d.get("aer") else "RxErr- BadTLP- BadDLLP- Rollover- Timeout- AdvNonFatalErr-"
         out += ["%02x:00.0 %s" % (bus, name),
                 "\tCapabilities: [60] Express (v2) Endpoint, MSI 00",
                 "\t\tLnkCap:\tPort #0, Speed %s, Width x16, ASPM L1, Exit Latency L1 <4us" % speed_lspci(maxg),
-                "\t\tLnkSta:\tSpeed %s (%s), Width x%d (%s)" % (speed_lspci(d["gen"]), sp, d["width"], wd),
+                "\t\tLnkSta:\tSpeed %s (%s), Width x%d (%s)" % (speed_lspci(cur), sp, d["width"], wd),
                 "\tCapabilities: [1b8 v2] Advanced Error Reporting",
                 "\t\tCESta:\t%s" % aer,
                 "\tKernel driver in use: %s" % ("nvidia" if kind == "gpu" else "mlx5_core"), ""]
@@ -434,7 +435,7 @@ def dcgm_metrics(c):
                 for t in times:
                     frac = min(1.0, max(0.0, (t - c.fault_t) / float(c.end - c.fault_t))) if t >= c.fault_t else 0.0
                     on = t >= c.fault_t
-                    if g["lost"] and t >= c.fault_t + 60:
+                    if g["lost"] and t >= c.fault_t + 180:
                         continue
                     if fam == "DCGM_FI_DEV_SM_CLOCK":
                         v = (210 if g["idle"] else (g["clk"] if on else g.get("clk0", MODELS[c.model]["sm"] if not (g.get("basecap")) else g["clk"])))
@@ -449,8 +450,8 @@ def dcgm_metrics(c):
                     elif fam == thr:
                         v = 1 if g["idle"] else (g["reasons"] if on else g.get("reasons0", 0))
                     elif fam == "DCGM_FI_DEV_XID_ERRORS":
-                        v = g["xid"] if on and g.get("xid_now") else g.get("xid_old", 0)
-                        if g.get("xid_now") and on:
+                        v = g.get("xid_old", 0)
+                        if g.get("xid_now") and t >= c.fault_t + g.get("xid_t", 61):
                             v = g["xid_now"]
                     elif fam == "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL":
                         v = int(g["sbe0"] + (g["sbe1"] - g["sbe0"]) * frac)

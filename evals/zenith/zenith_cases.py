@@ -216,7 +216,7 @@ def build_all(Case):
     # 13 HBM degradation with XID 63/94 and pending remap
     c = mk(Case, "zn-13", 13, nhosts=4, naming="gpu-e%03d", dmesg="plain", title="Loss spikes twice and a slowdown",
            reported="Loss spiked at 08:31 and 08:52; job kept running.")
-    h = H(c, 2); g = c.g(h, 1); g.update(sbe0=4, sbe1=3_911, remap_c=3, remap0=0, pending=True, slow=1.07, xid_now=94)
+    h = H(c, 2); g = c.g(h, 1); g.update(sbe0=4, sbe1=3_911, remap_c=3, remap0=0, pending=True, slow=1.07, xid_now=94, xid_t=1460)
     c.hmap[h]["dmesg"] += [(c.fault_t + 200, "NVRM: Xid (PCI:0000:%02x:00): 63, pid=51211, name=python3, Row Remapper: New row (0x00000000000a3b41) Marked for Remapping, reset gpu to activate." % g["bus"]),
                            (c.fault_t + 1460, "NVRM: Xid (PCI:0000:%02x:00): 94, pid=51211, name=python3, Contained: CE User Channel (0x9). RST: No, D-RST: No" % g["bus"])]
     static_sbe(c, H(c, 0), 3, 9); swcap(c, H(c, 1), 6)
@@ -234,7 +234,7 @@ def build_all(Case):
     # 15 GPU fell off the bus; smi file truncated
     c = mk(Case, "zn-15", 15, nhosts=8, naming="gpu-g%03d", dmesg="plain", title="Job hung then crashed with NCCL timeout",
            reported="Watchdog killed the job at 08:41. nvidia-smi capture on one node looks cut off.")
-    h = H(c, 5); g = c.g(h, 2); g.update(lost=True)
+    h = H(c, 5); g = c.g(h, 2); g.update(lost=True, xid_now=79)
     c.hmap[h]["events"] = [{"device": 2, "type": "XidCriticalError", "data": 79, "time": _t.strftime("%Y-%m-%dT%H:%M:%SZ", _t.gmtime(c.fault_t + 61))}]
     c.hmap[h]["dmesg"] += [(c.fault_t + 61, "NVRM: Xid (PCI:0000:%02x:00): 79, pid=61822, name=python3, GPU has fallen off the bus." % g["bus"]),
                            (c.fault_t + 61, "NVRM: GPU 0000:%02x:00.0: GPU has fallen off the bus." % g["bus"])]
@@ -247,7 +247,7 @@ def build_all(Case):
     # 16 GPU fell off the bus: nvml missing, kmsg dmesg, DCGM series stop
     c = mk(Case, "zn-16", 16, nhosts=4, naming="hgx-%d", dmesg="kmsg", missing=("nvml",), title="Job restarted by the scheduler",
            reported="Auto-restart kicked in; restarted job excluded nothing. Need to know if a node should be drained.")
-    h = H(c, 0); g = c.g(h, 7); g.update(lost=True)
+    h = H(c, 0); g = c.g(h, 7); g.update(lost=True, xid_now=79)
     c.hmap[h]["dmesg"] += [(c.fault_t + 61, "NVRM: Xid (PCI:0000:%02x:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus." % g["bus"])]
     warm(c, H(c, 2), 3, 80)
     c.truth = ("gpu_fell_off_bus", "%s/gpu7" % h); cs.append(fin(c))
@@ -255,7 +255,7 @@ def build_all(Case):
     # 17 nvlink fault with XID 74
     c = mk(Case, "zn-17", 17, nhosts=4, naming="gpu-h%03d", dmesg="T", title="Intra-node all-reduce slow on the job",
            reported="Ran nccl-tests per node this morning; did not finish before the incident.")
-    h = H(c, 1); g = c.g(h, 6); g.update(nvl0=0, nvl1=184_220, replay1=9_311)
+    h = H(c, 1); g = c.g(h, 6); g.update(nvl0=0, nvl1=184_220, replay1=9_311, xid_now=74, xid_t=30)
     c.hmap[h]["nvlink_cmd"] = True
     c.hmap[h]["dmesg"].append((c.fault_t + 30, "NVRM: Xid (PCI:0000:%02x:00): 74, pid=3319, name=python3, NVLink: fatal error detected on link 2(0x0, 0x0, 0x10000, 0x0, 0x0, 0x0, 0x0)" % g["bus"]))
     c.job_comm = 2.1
