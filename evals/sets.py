@@ -74,6 +74,8 @@ BUILDERS: dict[str, Callable[[Path], None]] = {
     "meridian": _script("meridian"),
     # Scored once only after the work it measures, so no change is tuned to it: see evals/horizon/README.md.
     "horizon": _script("horizon"),
+    # Scored once only after the work it measures, so no change is tuned to it: see evals/zenith/README.md.
+    "zenith": _script("zenith"),
 }
 
 

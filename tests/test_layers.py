@@ -34,6 +34,7 @@ OUTSIDE = {
     "summit",
     "meridian",
     "horizon",
+    "zenith",
     "examples",
 }
 
