@@ -285,9 +285,7 @@ def _capped_late(obs: Observation, records: Sequence[dict]) -> str | None:
     steps = [s for tool, s in obs.signals if tool == "job_steps"]
     if not steps or any(s.name not in ("straggler", "host_stragglers") for s in steps):
         return None
-    rec = next(
-        (r for r in reversed(records) if r.get("tool") == "job_steps" and r.get("status") == "ok"), None
-    )
+    rec = _latest(records, "job_steps")
     data = (rec or {}).get("data") or {}
     if rec is None or not data.get("has_compute"):
         return None

@@ -237,6 +237,13 @@ def count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
+def utc_text(t: float) -> str:
+    """'2026-04-02T13:30:00Z': a Unix time as summaries print it."""
+    import time
+
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
 def gpu_component(host: str, index: int) -> str:
     return f"{host}/gpu{index}"
 

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from forensic.sandbox import MetricRead
-from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, register
-from forensic.tools.metrics import read_metric
+from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, register, utc_text
+from forensic.tools.metrics import CLOCK_FAULT_BITS, in_window, read_metric
 from forensic.tools.parsers.openmetrics import Series, counter_increase, series_host
 
 #: GPU activity series, best first, with the level below which a GPU is not running the job.
@@ -46,8 +46,6 @@ NIC_WAIT = ("node_infiniband_port_transmit_wait_total",)
 NIC_ERRORS = ("node_infiniband_port_errors_received_total", "node_infiniband_link_downed_total")
 CLOCK = "DCGM_FI_DEV_SM_CLOCK"
 REASONS = ("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS")
-#: NVML clock-event bits that slow a GPU: HW slowdown, SW thermal, HW thermal, HW power brake.
-SLOWING_BITS = 0x8 | 0x20 | 0x40 | 0x80
 #: Interfaces that carry no job traffic.
 _NOT_JOB_NIC = ("lo", "docker", "veth", "virbr", "cali", "flannel", "cni", "br-", "tunl", "kube")
 
@@ -95,13 +93,8 @@ def _split(t: np.ndarray, v: np.ndarray) -> _Drop | None:
 
 
 def _window_values(s: Series, start: float | None, end: float | None) -> tuple[np.ndarray, np.ndarray]:
-    t, v = s.timestamps, s.values
-    m = np.isfinite(t) & np.isfinite(v)
-    if start is not None:
-        m &= t >= start
-    if end is not None:
-        m &= t <= end
-    return t[m], v[m]
+    m = in_window(s.timestamps, start, end) & np.isfinite(s.values)
+    return s.timestamps[m], s.values[m]
 
 
 def _rates(
@@ -138,6 +131,11 @@ def _activity(ctx: ToolContext) -> tuple[str, float, MetricRead] | None:
         if got.series:
             return name, busy, got
     return None
+
+
+def _short(name: str) -> str:
+    """'sm_active' for DCGM_FI_PROF_SM_ACTIVE: the activity series as a summary names it."""
+    return name.replace("DCGM_FI_PROF_", "").replace("DCGM_FI_DEV_", "").lower()
 
 
 def _read(ctx: ToolContext, names: tuple[str, ...]) -> tuple[list[Series], list[str]]:
@@ -185,9 +183,9 @@ class FleetActivity(Tool):
         act_name, busy, act = got
         nic, nic_src = _read(ctx, NIC_BYTES)
         sources = [*act.sources, *(s for s in nic_src if s not in act.sources)]
+        windows = [_window_values(s, start, end) for s in act.series]
         gpus: list[_Drop] = []
-        for s in act.series:
-            t, v = _window_values(s, start, end)
+        for t, v in windows:
             if t.size < 2 * MIN_SIDE or float(np.median(v[:MIN_SIDE])) < busy:
                 continue  # not running the job at the window's start (a spare, an idle GPU)
             if (split := _split(t, v)) is not None:
@@ -199,7 +197,7 @@ class FleetActivity(Tool):
                 source=sources,
             )
         step = _scrape_interval(act.series, start, end)
-        short = act_name.replace("DCGM_FI_PROF_", "").replace("DCGM_FI_DEV_", "").lower()
+        short = _short(act_name)
         onset = float(np.median([g.onset for g in gpus]))
         tol = ONSET_SCRAPES * step
         dropped = [g for g in gpus if g.after <= DROP * g.before and abs(g.onset - onset) <= tol]
@@ -251,7 +249,7 @@ class FleetActivity(Tool):
             )
         nic_b = float(np.median([d.before for d in nic_dropped]))
         nic_a = float(np.median([d.after for d in nic_dropped]))
-        when = _utc(onset)
+        when = utc_text(onset)
         drop = Signal(
             name="fleet_activity_drop",
             component="job",
@@ -274,10 +272,9 @@ class FleetActivity(Tool):
         # No busy GPU went idle anywhere in the window: the job ran on through the onset, with no
         # relaunch (which idles every GPU for a while) that could have brought in new settings.
         ran_on = sum(
-            float(_window_values(s, start, end)[1].min()) >= busy
-            for s in act.series
-            if _window_values(s, start, end)[1].size >= 2 * MIN_SIDE
-            and float(np.median(_window_values(s, start, end)[1][:MIN_SIDE])) >= busy
+            float(v.min()) >= busy
+            for _, v in windows
+            if v.size >= 2 * MIN_SIDE and float(np.median(v[:MIN_SIDE])) >= busy
         )
         if ran_on >= SHARE * len(gpus):
             signals.append(
@@ -367,7 +364,7 @@ def _slowed_share(series: list[Series], a: float, b: float) -> float:
     for s in series:
         _, v = _window_values(s, a, b)
         if v.size:
-            hits.append(bool(np.mean((v.astype(np.int64) & SLOWING_BITS) != 0) > 0.5))
+            hits.append(bool(np.mean((v.astype(np.int64) & CLOCK_FAULT_BITS) != 0) > 0.5))
     return float(np.mean(hits)) if hits else 0.0
 
 
@@ -383,12 +380,6 @@ def _scrape_interval(series: list[Series], start: float | None, end: float | Non
 def _median_step(hosts: dict[str, tuple[np.ndarray, np.ndarray]]) -> float:
     steps = [float(np.median(np.diff(t))) for t, _ in hosts.values() if t.size >= 2]
     return float(np.median(steps)) if steps else 0.0
-
-
-def _utc(t: float) -> str:
-    import time
-
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
 
 
 #: After a job's last logged step, the GPUs count as still running it when their activity stays at
@@ -425,7 +416,7 @@ def running_after(ctx: ToolContext, last: float) -> str | None:
     )
     if busy_before < 2 or still < SHARE * busy_before or not hosts or moving < SHARE * len(hosts):
         return None
-    short = act_name.replace("DCGM_FI_PROF_", "").replace("DCGM_FI_DEV_", "").lower()
+    short = _short(act_name)
     return (
         f"after it, {still} of {busy_before} GPUs stayed busy ({short}) and {moving} of {len(hosts)} hosts kept "
         "moving bytes on their NICs"

@@ -10,7 +10,6 @@ stragglers by GPU, hosts whose ranks are all slow, job-wide slowdowns by where t
 
 from __future__ import annotations
 
-import time
 from collections import defaultdict
 
 import numpy as np
@@ -21,7 +20,16 @@ from forensic.tools._incident_text import (
     stated_slowdown_ratio,
     states_change,
 )
-from forensic.tools.base import Signal, Tool, ToolContext, ToolInput, ToolResult, gpu_component, register
+from forensic.tools.base import (
+    Signal,
+    Tool,
+    ToolContext,
+    ToolInput,
+    ToolResult,
+    gpu_component,
+    register,
+    utc_text,
+)
 from forensic.tools.detectors.core import analyze
 from forensic.tools.detectors.models import StepAnalysis
 from forensic.tools.detectors.steps import StepTable, load_steps_csv
@@ -85,10 +93,6 @@ def _placement(ctx: ToolContext) -> str:
     return "host_order" if topology is not None else "guessed"
 
 
-def _utc(t: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
-
-
 def _span(table: StepTable) -> list[float] | None:
     """[first, last] step start in unix seconds; None for relative times or no steps."""
     times = table.start[np.isfinite(table.start)] if table.start.size else table.start
@@ -116,9 +120,9 @@ def outside_window(table: StepTable, window: tuple[float | None, float | None]) 
     span = max(end - start, 0.0)
     stale = last < start - span or first > end + span
     side = (
-        f"its last step started at {_utc(last)}, before"
+        f"its last step started at {utc_text(last)}, before"
         if last < start
-        else f"its first step started at {_utc(first)}, after"
+        else f"its first step started at {utc_text(first)}, after"
     )
     how = (
         "a stale file or a job that stopped long before, not weighed"
@@ -130,7 +134,7 @@ def outside_window(table: StepTable, window: tuple[float | None, float | None]) 
         "first": first,
         "last": last,
         "stale": stale,
-        "detail": f"job/steps.csv has no step in the window: {side} the window ({_utc(start)} to {_utc(end)}); {how}",
+        "detail": f"job/steps.csv has no step in the window: {side} the window ({utc_text(start)} to {utc_text(end)}); {how}",
     }
 
 
@@ -460,33 +464,30 @@ class JobSteps(Tool):
         if why is None:
             return None
         return (
-            f"job/steps.csv: the steps end at {_utc(last)}, {silent:.0f} s before the window does, and {why}: "
+            f"job/steps.csv: the steps end at {utc_text(last)}, {silent:.0f} s before the window does, and {why}: "
             "the steps after it were not recorded"
         )
 
     @staticmethod
     def _hang(ctx: ToolContext, table: StepTable) -> Signal | None:
-        _, end = ctx.source.window
-        if end is None or table.start.size < 3:
+        silent = _silent_tail(ctx, table)
+        if silent is None:
             return None
-        import numpy as np
+        period = _step_period(table)
+        return Signal(
+            name="job_hang",
+            component="job",
+            kind="job",
+            detail=f"the job logged no step for the last {silent:.0f} s of the window (step period {period:.1f} s)",
+            values={"silent_s": round(silent, 1), "period_s": round(period, 3)},
+        )
 
-        periods = np.diff(table.start)
-        periods = periods[np.isfinite(periods) & (periods > 0)]
-        if not periods.size:
-            return None
-        period = float(np.median(periods))
-        last = float(np.nanmax(table.start)) + period
-        silent = end - last
-        if silent > max(HANG_MIN_S, HANG_PERIODS * period):
-            return Signal(
-                name="job_hang",
-                component="job",
-                kind="job",
-                detail=f"the job logged no step for the last {silent:.0f} s of the window (step period {period:.1f} s)",
-                values={"silent_s": round(silent, 1), "period_s": round(period, 3)},
-            )
-        return None
+
+def _step_period(table: StepTable) -> float:
+    """The median time between step starts (0.0 when no two steps are ordered)."""
+    periods = np.diff(table.start)
+    periods = periods[np.isfinite(periods) & (periods > 0)]
+    return float(np.median(periods)) if periods.size else 0.0
 
 
 def _silent_tail(ctx: ToolContext, table: StepTable) -> float | None:
@@ -494,11 +495,9 @@ def _silent_tail(ctx: ToolContext, table: StepTable) -> float | None:
     _, end = ctx.source.window
     if end is None or table.start.size < 3:
         return None
-    periods = np.diff(table.start)
-    periods = periods[np.isfinite(periods) & (periods > 0)]
-    if not periods.size:
+    period = _step_period(table)
+    if not period:
         return None
-    period = float(np.median(periods))
     silent = end - (float(np.nanmax(table.start)) + period)
     return silent if silent > max(HANG_MIN_S, HANG_PERIODS * period) else None
 
@@ -509,10 +508,7 @@ def _window_share(table: StepTable, window: tuple[float | None, float | None]) -
     span = _span(table)
     if start is None or end is None or end <= start or span is None:
         return None
-    periods = np.diff(table.start)
-    periods = periods[np.isfinite(periods) & (periods > 0)]
-    period = float(np.median(periods)) if periods.size else 0.0
-    inside = max(0.0, min(end, span[1] + period) - max(start, span[0]))
+    inside = max(0.0, min(end, span[1] + _step_period(table)) - max(start, span[0]))
     return inside / (end - start)
 
 

@@ -35,7 +35,7 @@ _SW_POWER_CAP = 0x4
 #: is beyond what chip-to-chip spread at the same limit gives (a few per cent, up to ~10%).
 DEEP_CLOCK_RATIO = 0.85
 #: Reason bits that are a clock fault (HW slowdown, SW/HW thermal, power brake), unlike the SW cap.
-_NOT_CAP_BITS = 0x8 | 0x20 | 0x40 | 0x80
+CLOCK_FAULT_BITS = 0x8 | 0x20 | 0x40 | 0x80
 NVLINK_COUNTERS = (
     "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL",
     "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL",
@@ -370,17 +370,17 @@ class Metrics(Tool):
             # At the normal SW power cap (that bit alone through the window, an unlowered limit,
             # within the chip spread under the cap) a clock below the peers' is how the chip runs
             # capped, not a clock fault: many GPUs of a busy fleet sit there at once.
-            other = _bit_share(_reasons(g), _NOT_CAP_BITS, start, end)
-            at_normal_cap = (
-                (cap or 0) >= 0.5
-                and (other or 0) < VIOLATION_SHARE
-                and not lowered
-                and clock is not None
-                and peer_clock is not None
-                and clock >= DEEP_CLOCK_RATIO * peer_clock
-            )
-            if at_normal_cap and clock is not None and peer_clock is not None:
-                normal_cap[comp] = round(clock / peer_clock, 4)
+            other = _bit_share(_reasons(g), CLOCK_FAULT_BITS, start, end)
+            at_normal_cap = False
+            if clock is not None and peer_clock is not None:
+                at_normal_cap = (
+                    (cap or 0) >= 0.5
+                    and (other or 0) < VIOLATION_SHARE
+                    and not lowered
+                    and clock >= DEEP_CLOCK_RATIO * peer_clock
+                )
+                if at_normal_cap:
+                    normal_cap[comp] = round(clock / peer_clock, 4)
             if low and clock is not None and peer_clock is not None and not at_normal_cap:
                 sig(
                     "metric_clock_low",
